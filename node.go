@@ -1,0 +1,59 @@
+package strata
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// Node status values.
+const (
+	StatusOK          = "ok"
+	StatusOverBudget  = "over_budget"
+	StatusNeedsReview = "needs_review"
+)
+
+// Summary methods.
+const (
+	MethodExtractive = "extractive"
+	MethodLLM        = "llm"
+	MethodAggregate  = "aggregate"
+)
+
+// Node summarizes a contiguous span of turns at one level of the pyramid.
+// Level 1 nodes cover turns directly; a level k node covers consecutive
+// level k-1 nodes, listed in Children.
+type Node struct {
+	ID           string    `json:"id"`
+	Level        int       `json:"level"`
+	FirstSeq     int64     `json:"first_seq"`
+	LastSeq      int64     `json:"last_seq"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	Children     []string  `json:"children,omitempty"`
+	Summary      string    `json:"summary"`
+	Facts        []string  `json:"facts,omitempty"`
+	Themes       []string  `json:"themes,omitempty"`
+	SourceTokens int       `json:"source_tokens"`
+	Tokens       int       `json:"tokens"`
+	Method       string    `json:"method"`
+	Status       string    `json:"status"`
+	Fallback     string    `json:"fallback,omitempty"`
+	Created      time.Time `json:"created"`
+}
+
+// Turns is the number of turns the node covers.
+func (n *Node) Turns() int64 { return n.LastSeq - n.FirstSeq + 1 }
+
+// NodeID derives a node's id from what identifies it, so that the same input
+// always yields the same pyramid and a re-run rollup cannot duplicate a node.
+func NodeID(namespace, conversation string, level int, firstSeq, lastSeq int64) string {
+	h := sha256.New()
+	for _, s := range []string{namespace, conversation, strconv.Itoa(level),
+		strconv.FormatInt(firstSeq, 10), strconv.FormatInt(lastSeq, 10)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "n" + hex.EncodeToString(h.Sum(nil))[:16]
+}

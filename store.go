@@ -1,0 +1,132 @@
+package strata
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps conversations, turns and nodes. Every method is scoped by a
+// namespace; nothing crosses it. Implementations: sqlite (embedded). Every
+// implementation passes the conformance suite in package storetest.
+//
+// Errors: a missing conversation or node is ENOTFOUND; invalid arguments are
+// EINVALID; anything else is returned wrapped.
+type Store interface {
+	// EnsureConversation creates c if no conversation (c.Namespace, c.ID)
+	// exists, and returns the stored conversation either way (an existing
+	// conversation keeps its policy).
+	EnsureConversation(ctx context.Context, c Conversation) (Conversation, error)
+
+	// Conversation returns a conversation with its turn and session counts
+	// and its first and last turn times. ENOTFOUND if it does not exist.
+	Conversation(ctx context.Context, namespace, id string) (Conversation, error)
+
+	// Conversations lists the namespace's conversations by id.
+	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
+
+	// ExistingExtIDs returns the subset of extIDs already stored in the
+	// conversation (empty if the conversation does not exist).
+	ExistingExtIDs(ctx context.Context, namespace, conversation string, extIDs []string) (map[string]bool, error)
+
+	// AppendTurns appends turns, in order, at the end of an existing
+	// conversation in one transaction, assigning Seq from the current end.
+	// A turn whose ExtID is already stored in the conversation is skipped:
+	// appending is idempotent by ext_id. It returns the turns appended, with
+	// Seq set. Content is stored whole. ENOTFOUND if the conversation does
+	// not exist.
+	AppendTurns(ctx context.Context, namespace, conversation string, turns []Turn) ([]Turn, error)
+
+	// Turns returns the turns that match f, in seq order (newest first if
+	// f.Newest).
+	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
+
+	// PutNodes stores nodes of one conversation in one transaction. A node
+	// whose ID is already stored is replaced, so re-running a rollup creates
+	// no duplicate.
+	PutNodes(ctx context.Context, namespace, conversation string, nodes []Node) error
+
+	// Nodes returns the nodes that match f, ordered by level then first seq
+	// (newest first within a level if f.Newest).
+	Nodes(ctx context.Context, f NodeFilter) ([]Node, error)
+
+	// Search ranks turns and node summaries against q.Text with BM25 and
+	// returns at most q.K hits, best first. Text the store cannot parse as a
+	// query is treated as plain words, never as an error.
+	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+
+	// Stats reports counts and bytes on disk for the namespace.
+	Stats(ctx context.Context, namespace string) (Stats, error)
+
+	// Close releases the store.
+	Close() error
+}
+
+// TurnFilter selects turns of one conversation. Zero fields do not filter.
+type TurnFilter struct {
+	Namespace    string
+	Conversation string
+	FromSeq      int64   // first seq, inclusive
+	ToSeq        int64   // last seq, inclusive
+	Seqs         []int64 // only these seqs
+	ExtIDs       []string
+	PinnedOnly   bool // importance >= PinnedImportance
+	Newest       bool // order by seq descending
+	Limit        int
+}
+
+// NodeFilter selects nodes. Conversation may be empty only when IDs is set.
+type NodeFilter struct {
+	Namespace    string
+	Conversation string
+	IDs          []string
+	Level        int   // 0: all levels
+	FromSeq      int64 // nodes whose FirstSeq >= FromSeq
+	ToSeq        int64 // nodes whose LastSeq <= ToSeq
+	Newest       bool  // within a level, highest seq first
+	Limit        int
+}
+
+// Hit kinds.
+const (
+	KindTurn    = "turn"
+	KindSummary = "summary"
+)
+
+// SearchQuery asks a store for the best BM25 matches.
+type SearchQuery struct {
+	Namespace    string
+	Conversation string // empty: every conversation of the namespace
+	Text         string
+	K            int
+	Kind         string // "" (both), KindTurn or KindSummary
+}
+
+// Hit is one search result. Exactly one of Turn and Node is set.
+type Hit struct {
+	Kind         string  `json:"kind"`
+	Conversation string  `json:"conversation"`
+	Score        float64 `json:"score"` // higher is better
+	Turn         *Turn   `json:"turn,omitempty"`
+	Node         *Node   `json:"node,omitempty"`
+}
+
+// Stats describes what a store holds in one namespace.
+type Stats struct {
+	Conversations int          `json:"conversations"`
+	Turns         int64        `json:"turns"`
+	ContentBytes  int64        `json:"content_bytes"`
+	TurnTokens    int64        `json:"turn_tokens"`
+	Levels        []LevelStats `json:"levels"`
+	Bytes         int64        `json:"bytes_on_disk"`
+	Location      string       `json:"location"`
+	Oldest        time.Time    `json:"oldest,omitempty"`
+	Newest        time.Time    `json:"newest,omitempty"`
+}
+
+// LevelStats counts the nodes of one pyramid level.
+type LevelStats struct {
+	Level         int   `json:"level"`
+	Nodes         int64 `json:"nodes"`
+	SummaryTokens int64 `json:"summary_tokens"`
+	SourceTokens  int64 `json:"source_tokens"`
+}

@@ -1,0 +1,199 @@
+package strata
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Role is who produced a turn.
+type Role string
+
+// The four roles a turn can have.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool"
+)
+
+// ParseRole returns the Role named by s (case-insensitive), or an EINVALID
+// error naming the value.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(strings.ToLower(strings.TrimSpace(s))); r {
+	case RoleUser, RoleAssistant, RoleSystem, RoleTool:
+		return r, nil
+	}
+	return "", Errorf(EINVALID, "unknown role %q (want user, assistant, system or tool)", s)
+}
+
+// ToolCall is a request by an assistant turn to run a tool. Arguments are
+// kept as the JSON the model produced, byte for byte.
+type ToolCall struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolResult is the output of a tool, carried by a tool turn.
+type ToolResult struct {
+	CallID  string `json:"call_id,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Turn is one message of a conversation.
+//
+// Content is stored whole, whatever its size. Seq is the 1-based position of
+// the turn in its conversation and Session the 1-based ordinal of its
+// session; both are assigned on ingest. ExtID is the caller's id, unique per
+// conversation; when a source has none, one is derived from the turn itself
+// (see DeriveExtID) so that re-importing the same input adds nothing.
+type Turn struct {
+	Seq          int64          `json:"seq,omitempty"`
+	ExtID        string         `json:"ext_id"`
+	Session      int            `json:"session,omitempty"`
+	SessionLabel string         `json:"session_label,omitempty"`
+	Role         Role           `json:"role"`
+	Name         string         `json:"name,omitempty"`
+	Content      string         `json:"content"`
+	Time         time.Time      `json:"time"`
+	Model        string         `json:"model,omitempty"`
+	ToolCalls    []ToolCall     `json:"tool_calls,omitempty"`
+	ToolResults  []ToolResult   `json:"tool_results,omitempty"`
+	Tokens       int            `json:"tokens"`
+	Importance   float64        `json:"importance,omitempty"`
+	Tags         []string       `json:"tags,omitempty"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
+}
+
+// Pinned reports whether the turn is a milestone (importance >= 0.8).
+func (t *Turn) Pinned() bool { return t.Importance >= PinnedImportance }
+
+// PinnedImportance is the importance from which a turn is a milestone.
+const PinnedImportance = 0.8
+
+// Speaker is the name to show for the turn: its speaker name, or its role.
+func (t *Turn) Speaker() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return string(t.Role)
+}
+
+// Text is the turn as a model reads it: its content, followed by its tool
+// calls and tool results, one per line. Token counts are taken over Text.
+func (t *Turn) Text() string {
+	if len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
+		return t.Content
+	}
+	var b strings.Builder
+	b.WriteString(t.Content)
+	for _, c := range t.ToolCalls {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[tool call ")
+		b.WriteString(c.Name)
+		if c.ID != "" {
+			b.WriteString(" id=" + c.ID)
+		}
+		b.WriteString("] ")
+		b.Write(c.Arguments)
+	}
+	for _, r := range t.ToolResults {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[tool result")
+		if r.Name != "" {
+			b.WriteString(" " + r.Name)
+		}
+		if r.CallID != "" {
+			b.WriteString(" id=" + r.CallID)
+		}
+		if r.IsError {
+			b.WriteString(" error")
+		}
+		b.WriteString("] ")
+		b.WriteString(r.Content)
+	}
+	return b.String()
+}
+
+// Validate checks the fields a caller sets. It returns an EINVALID error
+// naming the first bad field.
+func (t *Turn) Validate() error {
+	if _, err := ParseRole(string(t.Role)); err != nil {
+		return Errorf(EINVALID, "role: %s", err.(*Error).Message)
+	}
+	if !utf8.ValidString(t.Content) {
+		return Errorf(EINVALID, "content: invalid UTF-8")
+	}
+	if !utf8.ValidString(t.Name) {
+		return Errorf(EINVALID, "name: invalid UTF-8")
+	}
+	if !utf8.ValidString(t.ExtID) {
+		return Errorf(EINVALID, "ext_id: invalid UTF-8")
+	}
+	if t.Importance < 0 || t.Importance > 1 || t.Importance != t.Importance {
+		return Errorf(EINVALID, "importance: %v is outside 0..1", t.Importance)
+	}
+	for i, c := range t.ToolCalls {
+		if c.Name == "" {
+			return Errorf(EINVALID, "tool_calls[%d].name: missing", i)
+		}
+		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+			return Errorf(EINVALID, "tool_calls[%d].arguments: not valid JSON", i)
+		}
+	}
+	for i, r := range t.ToolResults {
+		if !utf8.ValidString(r.Content) {
+			return Errorf(EINVALID, "tool_results[%d].content: invalid UTF-8", i)
+		}
+	}
+	return nil
+}
+
+// DeriveExtID returns a stable id for a turn that has none, from its role,
+// speaker, time and content, and occurrence: the number of earlier turns in
+// the same input that derive the same hash. Importing the same input twice
+// derives the same ids, so the second import adds nothing; two identical
+// turns in one input stay two turns.
+func DeriveExtID(t *Turn, occurrence int) string {
+	h := sha256.New()
+	h.Write([]byte(t.Role))
+	h.Write([]byte{0})
+	h.Write([]byte(t.Name))
+	h.Write([]byte{0})
+	if !t.Time.IsZero() {
+		h.Write([]byte(t.Time.UTC().Format(time.RFC3339Nano)))
+	}
+	h.Write([]byte{0})
+	h.Write([]byte(t.Text()))
+	id := "h" + hex.EncodeToString(h.Sum(nil))[:20]
+	if occurrence > 0 {
+		id += "-" + strconv.Itoa(occurrence)
+	}
+	return id
+}
+
+// Conversation is an ordered stream of turns in a namespace.
+type Conversation struct {
+	Namespace string    `json:"namespace"`
+	ID        string    `json:"id"`
+	Policy    string    `json:"policy"`
+	Created   time.Time `json:"created"`
+	Turns     int64     `json:"turns"`
+	Sessions  int       `json:"sessions"`
+	First     time.Time `json:"first,omitempty"`
+	Last      time.Time `json:"last,omitempty"`
+}
+
+// DefaultNamespace scopes reads and writes when the caller names none.
+const DefaultNamespace = "default"
