@@ -26,6 +26,7 @@ const (
 // level k-1 nodes, listed in Children.
 type Node struct {
 	ID           string    `json:"id"`
+	Conversation string    `json:"conversation"`
 	Level        int       `json:"level"`
 	FirstSeq     int64     `json:"first_seq"`
 	LastSeq      int64     `json:"last_seq"`

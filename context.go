@@ -1,0 +1,616 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// AssemblyOptions tunes how a context package spends its budget.
+type AssemblyOptions struct {
+	// PinnedShare caps milestones (importance >= 0.8). Default 0.15.
+	PinnedShare float64
+	// FreshShare caps the most recent raw turns. Default 0.35.
+	FreshShare float64
+	// RelevanceShare is kept for query hits before older history is
+	// refined. Default 0.30; unused without a query.
+	RelevanceShare float64
+	// SearchK is how many search hits a query considers. Default 24.
+	SearchK int
+	// Neighbours is how many turns on each side of a hit come with it.
+	// Default 1; -1 means none.
+	Neighbours int
+}
+
+func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
+	def := func(v *float64, d float64, name string) error {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < 0 || *v > 1 {
+			return Errorf(EINVALID, "assembly: %s %v is outside 0..1", name, *v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		v    *float64
+		d    float64
+		name string
+	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.35, "fresh share"}, {&o.RelevanceShare, 0.30, "relevance share"}} {
+		if err := def(f.v, f.d, f.name); err != nil {
+			return o, err
+		}
+	}
+	if o.SearchK == 0 {
+		o.SearchK = 24
+	}
+	if o.SearchK < 0 {
+		return o, Errorf(EINVALID, "assembly: search k %d is negative", o.SearchK)
+	}
+	switch {
+	case o.Neighbours == 0:
+		o.Neighbours = 1
+	case o.Neighbours < 0:
+		o.Neighbours = 0
+	}
+	return o, nil
+}
+
+// Item reasons: why an item is in a package.
+const (
+	ReasonPinned    = "pinned"
+	ReasonFresh     = "fresh"
+	ReasonCoverage  = "coverage"
+	ReasonRelevance = "relevance"
+)
+
+// Item is one piece of a context package, with its provenance.
+type Item struct {
+	Kind      string    `json:"kind"`   // KindTurn or KindSummary
+	Reason    string    `json:"reason"` // pinned, fresh, coverage, relevance
+	ExtID     string    `json:"ext_id,omitempty"`
+	NodeID    string    `json:"node_id,omitempty"`
+	Level     int       `json:"level"`
+	LevelName string    `json:"level_name"`
+	FirstSeq  int64     `json:"first_seq"`
+	LastSeq   int64     `json:"last_seq"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Speaker   string    `json:"speaker,omitempty"`
+	Role      Role      `json:"role,omitempty"`
+	Tokens    int       `json:"tokens"` // of this item's rendering
+	Text      string    `json:"text"`   // the turn's text or the summary
+
+	rendered string
+	prio     int // lower is dropped last
+}
+
+// Omission says what older history did not fit the budget.
+type Omission struct {
+	FirstSeq int64     `json:"first_seq"`
+	LastSeq  int64     `json:"last_seq"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+}
+
+// Package is a context package: what strata hands a model.
+type Package struct {
+	Conversation string    `json:"conversation"`
+	Query        string    `json:"query,omitempty"`
+	Format       string    `json:"format"`
+	Tokenizer    string    `json:"tokenizer"`
+	Budget       int       `json:"budget"`
+	Tokens       int       `json:"tokens"` // of Rendered, the whole package
+	Turns        int64     `json:"turns"`  // in the conversation
+	Items        []Item    `json:"items"`
+	Omitted      *Omission `json:"omitted,omitempty"`
+	Rendered     string    `json:"rendered"`
+}
+
+// ContextRequest asks for a context package.
+type ContextRequest struct {
+	Conversation string
+	Query        string
+	Budget       int
+	// Format is the rendering the budget is counted on: FormatText
+	// (default) or FormatMarkdown.
+	Format string
+}
+
+// Context assembles the most useful context for the next prompt within
+// req.Budget tokens, in priority order: milestones, the freshest raw turns,
+// summaries covering all older history (coarsest first, refined toward finer
+// levels and raw turns where the budget allows and the query points), and the
+// query's best search hits with their neighbouring turns. The rendered
+// package, headers and separators included, never exceeds the budget as
+// counted by the Tokenizer; a budget too small for the package header is an
+// EINVALID error.
+func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, error) {
+	if err := ValidateConversationID(req.Conversation); err != nil {
+		return nil, err
+	}
+	if req.Budget <= 0 {
+		return nil, Errorf(EINVALID, "budget %d: must be a positive number of tokens", req.Budget)
+	}
+	r, err := newRenderer(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := m.store.Conversation(ctx, m.ns, req.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.policyFor(conv)
+	if err != nil {
+		return nil, err
+	}
+	a := &assembler{m: m, ctx: ctx, req: req, conv: conv, policy: p, r: r,
+		turns: map[int64]bool{}, nodes: map[string]bool{}}
+	return a.run()
+}
+
+// assembler holds the state of one Context call.
+type assembler struct {
+	m      *Memory
+	ctx    context.Context
+	req    ContextRequest
+	conv   Conversation
+	policy Policy
+	r      renderer
+
+	items  []*Item
+	used   int
+	turns  map[int64]bool  // seqs present raw
+	nodes  map[string]bool // node ids present
+	fresh  int64           // first seq of the fresh run (conv.Turns+1 if none)
+	omit   *Omission
+	hits   []Hit
+	header string
+}
+
+func (a *assembler) run() (*Package, error) {
+	B := a.req.Budget
+	a.header = a.r.header(a.conv, a.m.tok.Name(), nil)
+	// The header is recounted with the final omission note; reserve room
+	// for that note now so the final check rarely has to drop anything.
+	a.used = a.m.tok.Count(a.header) + 24
+	if a.used > B {
+		return nil, Errorf(EINVALID, "budget %d is too small: the package header alone takes %d tokens", B, a.used)
+	}
+	if a.req.Query != "" && a.m.asm.SearchK > 0 {
+		hits, err := a.m.store.Search(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			Text: a.req.Query, K: a.m.asm.SearchK})
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		a.hits = hits
+	}
+	steps := []func() error{a.pinned, a.freshTurns, a.coverage, a.relevance, a.refine}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return a.finish()
+}
+
+// share returns the tokens a phase may use: its share of the budget,
+// capped by what is left.
+func (a *assembler) share(f float64) int {
+	return min(int(f*float64(a.req.Budget)), a.req.Budget-a.used)
+}
+
+// add appends it if it fits within limit more tokens; it reports whether it did.
+func (a *assembler) add(it *Item, limit int) bool {
+	it.rendered = a.r.item(it)
+	it.Tokens = a.m.tok.Count(it.rendered)
+	if it.Tokens > limit || a.used+it.Tokens > a.req.Budget {
+		return false
+	}
+	a.used += it.Tokens
+	a.items = append(a.items, it)
+	if it.Kind == KindTurn {
+		a.turns[it.FirstSeq] = true
+	} else {
+		a.nodes[it.NodeID] = true
+	}
+	return true
+}
+
+func (a *assembler) remove(it *Item) {
+	i := slices.Index(a.items, it)
+	if i < 0 {
+		return
+	}
+	a.items = slices.Delete(a.items, i, i+1)
+	a.used -= it.Tokens
+	if it.Kind == KindTurn {
+		delete(a.turns, it.FirstSeq)
+	} else {
+		delete(a.nodes, it.NodeID)
+	}
+}
+
+func (a *assembler) turnItem(t Turn, reason string, prio int) *Item {
+	return &Item{Kind: KindTurn, Reason: reason, ExtID: t.ExtID, LevelName: "turn",
+		FirstSeq: t.Seq, LastSeq: t.Seq, Start: t.Time, End: t.Time, Speaker: t.Speaker(), Role: t.Role,
+		Text: t.Text(), prio: prio}
+}
+
+func (a *assembler) nodeItem(n Node, reason string, prio int) *Item {
+	return &Item{Kind: KindSummary, Reason: reason, NodeID: n.ID, Level: n.Level, LevelName: a.policy.LevelName(n.Level),
+		FirstSeq: n.FirstSeq, LastSeq: n.LastSeq, Start: n.Start, End: n.End, Text: n.Summary, prio: prio}
+}
+
+// Drop priorities: the final budget check removes the highest first.
+const (
+	prioPinned = iota
+	prioFresh
+	prioCoverage
+	prioRefine
+	prioRelevance
+)
+
+// pinned adds milestones, newest first, within the pinned share.
+func (a *assembler) pinned() error {
+	limit := a.share(a.m.asm.PinnedShare)
+	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		PinnedOnly: true, Newest: true, Limit: 64})
+	if err != nil {
+		return err
+	}
+	spent := 0
+	for _, t := range ts {
+		it := a.turnItem(t, ReasonPinned, prioPinned)
+		if a.add(it, limit-spent) {
+			spent += it.Tokens
+		}
+	}
+	return nil
+}
+
+// freshTurns adds the most recent raw turns, newest first, until the fresh
+// share is spent or a turn does not fit.
+func (a *assembler) freshTurns() error {
+	a.fresh = a.conv.Turns + 1
+	limit := a.share(a.m.asm.FreshShare)
+	spent := 0
+	to := a.conv.Turns
+	for to >= 1 {
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			FromSeq: max(1, to-31), ToSeq: to, Newest: true})
+		if err != nil {
+			return err
+		}
+		if len(ts) == 0 {
+			return nil
+		}
+		for _, t := range ts {
+			if a.turns[t.Seq] { // pinned already
+				a.fresh = t.Seq
+				continue
+			}
+			it := a.turnItem(t, ReasonFresh, prioFresh)
+			if !a.add(it, limit-spent) {
+				return nil
+			}
+			spent += it.Tokens
+			a.fresh = t.Seq
+		}
+		to -= 32
+	}
+	return nil
+}
+
+// coverage covers turns 1..fresh-1 with the coarsest closed nodes, newest
+// first, and the open turns (in no closed node) raw. What does not fit the
+// coverage allowance (the budget minus the relevance reserve) is noted as
+// omitted.
+func (a *assembler) coverage() error {
+	end := a.fresh - 1
+	if end < 1 {
+		return nil
+	}
+	reserve := 0
+	if a.req.Query != "" && len(a.hits) > 0 {
+		reserve = int(a.m.asm.RelevanceShare * float64(a.req.Budget))
+	}
+	limit := a.req.Budget - a.used - reserve
+
+	// Tile 1..end from the top level down: each level covers what lies
+	// after the level above it.
+	var tiles []Node // newest first within each level; levels top first
+	boundary := int64(0)
+	top := len(a.policy.Levels)
+	for lvl := top; lvl >= 1; lvl-- {
+		f := NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Level: lvl,
+			FromSeq: boundary + 1, ToSeq: end, Newest: true}
+		if lvl == top {
+			f.Limit = 256
+		}
+		ns, err := a.m.store.Nodes(a.ctx, f)
+		if err != nil {
+			return err
+		}
+		if len(ns) > 0 {
+			tiles = append(ns, tiles...) // finer, newer tiles go first
+			boundary = ns[0].LastSeq
+		}
+	}
+	// tiles holds, newest first: finer levels' nodes, then the top level's.
+	slices.SortStableFunc(tiles, func(x, y Node) int { return cmpInt64(y.LastSeq, x.LastSeq) })
+
+	spent := 0
+	// Open turns after the last closed node come first: they are nearest
+	// to the fresh run.
+	if boundary < end {
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if a.turns[t.Seq] {
+				continue
+			}
+			it := a.turnItem(t, ReasonCoverage, prioCoverage)
+			if !a.add(it, limit-spent) {
+				a.noteOmitted(1, t.Seq, time.Time{}, t.Time)
+				return nil
+			}
+			spent += it.Tokens
+		}
+	}
+	for i, n := range tiles {
+		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
+		if !a.add(it, limit-spent) {
+			a.noteOmitted(1, n.LastSeq, time.Time{}, n.End)
+			if i+1 < len(tiles) || n.FirstSeq > 1 {
+				return nil
+			}
+			return nil
+		}
+		spent += it.Tokens
+	}
+	if len(tiles) > 0 && tiles[len(tiles)-1].FirstSeq > 1 {
+		// More top-level nodes exist than were fetched.
+		oldest := tiles[len(tiles)-1]
+		a.noteOmitted(1, oldest.FirstSeq-1, time.Time{}, oldest.Start)
+	}
+	return nil
+}
+
+func (a *assembler) noteOmitted(first, last int64, start, end time.Time) {
+	if last < first {
+		return
+	}
+	a.omit = &Omission{FirstSeq: first, LastSeq: last, Start: start, End: end}
+}
+
+func cmpInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// relevance adds the query's best hits: turns with their neighbours, and
+// summaries finer than what covers their span.
+func (a *assembler) relevance() error {
+	if len(a.hits) == 0 {
+		return nil
+	}
+	for _, h := range a.hits {
+		if a.used >= a.req.Budget {
+			return nil
+		}
+		switch {
+		case h.Turn != nil:
+			seq := h.Turn.Seq
+			k := int64(a.m.asm.Neighbours)
+			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+				FromSeq: max(1, seq-k), ToSeq: seq + k})
+			if err != nil {
+				return err
+			}
+			// The hit first, then its neighbours, nearest first.
+			sort.SliceStable(ts, func(i, j int) bool { return absInt64(ts[i].Seq-seq) < absInt64(ts[j].Seq-seq) })
+			for _, t := range ts {
+				if a.turns[t.Seq] {
+					continue
+				}
+				if !a.add(a.turnItem(t, ReasonRelevance, prioRelevance), a.req.Budget-a.used) && t.Seq == seq {
+					break
+				}
+			}
+		case h.Node != nil:
+			if a.nodes[h.Node.ID] || a.spanRaw(h.Node.FirstSeq, h.Node.LastSeq) {
+				continue
+			}
+			a.add(a.nodeItem(*h.Node, ReasonRelevance, prioRelevance), a.req.Budget-a.used)
+		}
+	}
+	return nil
+}
+
+// spanRaw reports whether every turn of first..last is present raw.
+func (a *assembler) spanRaw(first, last int64) bool {
+	for s := first; s <= last; s++ {
+		if !a.turns[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func absInt64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// refine spends what is left replacing coverage nodes by their children
+// (nodes of the level below, or raw turns under a level-1 node): first the
+// nodes the query's hits point into, then the newest.
+func (a *assembler) refine() error {
+	for {
+		cands := a.refinable()
+		if len(cands) == 0 {
+			return nil
+		}
+		progressed := false
+		for _, it := range cands {
+			ok, err := a.expand(it)
+			if err != nil {
+				return err
+			}
+			if ok {
+				progressed = true
+				break // recompute candidates: children may refine further
+			}
+		}
+		if !progressed {
+			return nil
+		}
+	}
+}
+
+// refinable lists coverage summaries in refinement order.
+func (a *assembler) refinable() []*Item {
+	var out []*Item
+	for _, it := range a.items {
+		if it.Kind == KindSummary && (it.Reason == ReasonCoverage || it.Reason == ReasonRelevance) && !it.noRefine() {
+			out = append(out, it)
+		}
+	}
+	hit := func(it *Item) bool {
+		for _, h := range a.hits {
+			var s int64
+			if h.Turn != nil {
+				s = h.Turn.Seq
+			} else if h.Node != nil {
+				s = h.Node.FirstSeq
+			}
+			if s >= it.FirstSeq && s <= it.LastSeq {
+				return true
+			}
+		}
+		return false
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		hi, hj := hit(out[i]), hit(out[j])
+		if hi != hj {
+			return hi
+		}
+		return out[i].LastSeq > out[j].LastSeq
+	})
+	return out
+}
+
+func (it *Item) noRefine() bool { return it.prio < 0 }
+
+// expand replaces a summary item by its children if they fit in what the
+// budget has left plus what the summary frees. It marks items it cannot
+// expand so they are not tried again.
+func (a *assembler) expand(it *Item) (bool, error) {
+	var kids []*Item
+	if it.Level > 1 {
+		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			Level: it.Level - 1, FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
+		if err != nil {
+			return false, err
+		}
+		for _, n := range ns {
+			if !a.nodes[n.ID] {
+				kids = append(kids, a.nodeItem(n, it.Reason, prioRefine))
+			}
+		}
+	} else {
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
+		if err != nil {
+			return false, err
+		}
+		for _, t := range ts {
+			if !a.turns[t.Seq] {
+				kids = append(kids, a.turnItem(t, it.Reason, prioRefine))
+			}
+		}
+	}
+	cost := 0
+	for _, k := range kids {
+		k.rendered = a.r.item(k)
+		k.Tokens = a.m.tok.Count(k.rendered)
+		cost += k.Tokens
+	}
+	if a.used-it.Tokens+cost > a.req.Budget {
+		it.prio = -1
+		return false, nil
+	}
+	a.remove(it)
+	for _, k := range kids {
+		a.add(k, k.Tokens)
+	}
+	return true, nil
+}
+
+// finish orders the items by time, renders the package and checks the
+// budget on the whole rendering, dropping the least important items until
+// it holds.
+func (a *assembler) finish() (*Package, error) {
+	for {
+		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
+		a.header = a.r.header(a.conv, a.m.tok.Name(), a.omit)
+		text := a.r.join(a.header, a.items)
+		n := a.m.tok.Count(text)
+		if n <= a.req.Budget {
+			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.name(),
+				Tokenizer: a.m.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
+				Omitted: a.omit, Rendered: text, Items: make([]Item, len(a.items))}
+			for i, it := range a.items {
+				pkg.Items[i] = *it
+				if pkg.Items[i].prio < 0 {
+					pkg.Items[i].prio = 0
+				}
+			}
+			return pkg, nil
+		}
+		if len(a.items) == 0 {
+			return nil, Errorf(EINVALID, "budget %d is too small: the package header alone takes %d tokens", a.req.Budget, n)
+		}
+		// Drop the item the package can best spare.
+		worst := 0
+		for i, it := range a.items {
+			if dropRank(it) > dropRank(a.items[worst]) {
+				worst = i
+			}
+		}
+		a.remove(a.items[worst])
+	}
+}
+
+func dropRank(it *Item) int {
+	p := it.prio
+	if p < 0 {
+		p = prioCoverage
+	}
+	return p
+}
+
+// itemBefore orders items chronologically; a summary comes before the raw
+// turns inside its span, a coarser summary before a finer one.
+func itemBefore(x, y *Item) bool {
+	if x.FirstSeq != y.FirstSeq {
+		return x.FirstSeq < y.FirstSeq
+	}
+	if x.Kind != y.Kind {
+		return x.Kind == KindSummary
+	}
+	return x.Level > y.Level
+}

@@ -1,0 +1,140 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Config wires a Memory. Store, Tokenizer and Summarizer are required.
+type Config struct {
+	Store      Store
+	Tokenizer  Tokenizer
+	Summarizer Summarizer
+	// Policy is the pyramid of new conversations; zero means ChunksPolicy.
+	Policy Policy
+	// Namespace scopes every read and write; "" means DefaultNamespace.
+	Namespace string
+	// SessionGap starts a new session after this much idle time when the
+	// source names no session; zero means 30 minutes.
+	SessionGap time.Duration
+	// Assembly tunes context packages; zero fields take defaults.
+	Assembly AssemblyOptions
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Memory is the strata engine: ingest, rollups, context assembly, search.
+// It is safe for concurrent use.
+type Memory struct {
+	store   Store
+	tok     Tokenizer
+	sum     Summarizer
+	policy  Policy
+	ns      string
+	gap     time.Duration
+	asm     AssemblyOptions
+	log     *slog.Logger
+	now     func() time.Time
+	workers int
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // per conversation: one writer at a time
+}
+
+// New returns a Memory over cfg, or an EINVALID error naming what is wrong.
+func New(cfg Config) (*Memory, error) {
+	if cfg.Store == nil {
+		return nil, Errorf(EINVALID, "config: no store")
+	}
+	if cfg.Tokenizer == nil {
+		return nil, Errorf(EINVALID, "config: no tokenizer")
+	}
+	if cfg.Summarizer == nil {
+		return nil, Errorf(EINVALID, "config: no summarizer")
+	}
+	if cfg.Policy.Name == "" {
+		cfg.Policy = ChunksPolicy()
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	if cfg.SessionGap == 0 {
+		cfg.SessionGap = 30 * time.Minute
+	}
+	if cfg.SessionGap < 0 {
+		return nil, Errorf(EINVALID, "config: session gap %v is negative", cfg.SessionGap)
+	}
+	asm, err := cfg.Assembly.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Memory{
+		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
+		policy: cfg.Policy, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
+		log: cfg.Logger, now: cfg.Now,
+		workers: max(1, runtime.GOMAXPROCS(0)),
+		locks:   map[string]*sync.Mutex{},
+	}, nil
+}
+
+// Namespace returns the namespace this Memory reads and writes.
+func (m *Memory) Namespace() string { return m.ns }
+
+// Tokenizer returns the tokenizer budgets are counted with.
+func (m *Memory) Tokenizer() Tokenizer { return m.tok }
+
+// Store returns the underlying store.
+func (m *Memory) Store() Store { return m.store }
+
+func (m *Memory) convLock(conv string) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.locks[conv]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[conv] = l
+	}
+	return l
+}
+
+// policyFor returns the policy a conversation was created with.
+func (m *Memory) policyFor(c Conversation) (Policy, error) {
+	if c.Policy == "" || c.Policy == m.policy.Name {
+		return m.policy, nil
+	}
+	p, err := Preset(c.Policy)
+	if err != nil {
+		return Policy{}, fmt.Errorf("conversation %q: %w", c.ID, err)
+	}
+	return p, nil
+}
+
+// Conversation returns a conversation of this namespace; ENOTFOUND if none.
+func (m *Memory) Conversation(ctx context.Context, id string) (Conversation, error) {
+	return m.store.Conversation(ctx, m.ns, id)
+}
+
+// Conversations lists the namespace's conversations.
+func (m *Memory) Conversations(ctx context.Context) ([]Conversation, error) {
+	return m.store.Conversations(ctx, m.ns)
+}
+
+// Stats reports what the store holds in this namespace.
+func (m *Memory) Stats(ctx context.Context) (Stats, error) {
+	return m.store.Stats(ctx, m.ns)
+}

@@ -1,0 +1,131 @@
+package strata
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Renderings of a context package.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+)
+
+// renderer turns a package into the text a model reads. Each item's
+// rendering carries its own leading separator, so the package is the header
+// followed by the items, and the sum of the parts' token counts is close to
+// the whole's (the final check counts the whole).
+type renderer interface {
+	name() string
+	header(c Conversation, tokenizer string, omit *Omission) string
+	item(it *Item) string
+	join(header string, items []*Item) string
+}
+
+func newRenderer(format string) (renderer, error) {
+	switch format {
+	case "", FormatText:
+		return textRenderer{}, nil
+	case FormatMarkdown, "md":
+		return markdownRenderer{}, nil
+	}
+	return nil, Errorf(EINVALID, "unknown format %q (want text or markdown)", format)
+}
+
+const stamp = "Mon 2006-01-02 15:04"
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format(stamp)
+}
+
+func fmtSpan(a, b time.Time) string {
+	if a.Equal(b) {
+		return fmtTime(a)
+	}
+	return fmtTime(a) + " to " + fmtTime(b)
+}
+
+func fmtSeqs(a, b int64) string {
+	if a == b {
+		return fmt.Sprintf("turn %d", a)
+	}
+	return fmt.Sprintf("turns %d-%d", a, b)
+}
+
+func omissionLine(o *Omission) string {
+	if o == nil {
+		return ""
+	}
+	return fmt.Sprintf("Not shown for budget: %s (up to %s); ask with a query to bring them back.",
+		fmtSeqs(o.FirstSeq, o.LastSeq), fmtTime(o.End))
+}
+
+func joinParts(header string, items []*Item) string {
+	var b strings.Builder
+	b.WriteString(header)
+	for _, it := range items {
+		b.WriteString(it.rendered)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+type textRenderer struct{}
+
+func (textRenderer) name() string { return FormatText }
+
+func (textRenderer) header(c Conversation, tokenizer string, omit *Omission) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Memory of conversation %s: %d turns", c.ID, c.Turns)
+	if !c.First.IsZero() {
+		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
+	}
+	b.WriteString("\nSummaries stand for older turns; raw turns are quoted as said.")
+	if omit != nil {
+		b.WriteString("\n" + omissionLine(omit))
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func (textRenderer) item(it *Item) string {
+	if it.Kind == KindSummary {
+		return fmt.Sprintf("\n[%s summary, %s, %s]\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
+			fmtSpan(it.Start, it.End), it.Text)
+	}
+	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Speaker, it.Text)
+}
+
+func (textRenderer) join(header string, items []*Item) string { return joinParts(header, items) }
+
+type markdownRenderer struct{}
+
+func (markdownRenderer) name() string { return FormatMarkdown }
+
+func (markdownRenderer) header(c Conversation, tokenizer string, omit *Omission) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Memory: %s\n\n%d turns", c.ID, c.Turns)
+	if !c.First.IsZero() {
+		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
+	}
+	b.WriteString(". Summaries stand for older turns; raw turns are quoted as said.")
+	if omit != nil {
+		b.WriteString(" " + omissionLine(omit))
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func (markdownRenderer) item(it *Item) string {
+	if it.Kind == KindSummary {
+		return fmt.Sprintf("\n### Summary (%s): %s, %s\n\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
+			fmtSpan(it.Start, it.End), it.Text)
+	}
+	return fmt.Sprintf("\n**%s** (%s, turn %d `%s`, %s):\n%s\n", it.Speaker, it.Role, it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Text)
+}
+
+func (markdownRenderer) join(header string, items []*Item) string { return joinParts(header, items) }

@@ -1,0 +1,109 @@
+package strata
+
+import (
+	"context"
+	"time"
+)
+
+// Tree is a conversation's pyramid.
+type Tree struct {
+	Conversation string      `json:"conversation"`
+	Policy       string      `json:"policy"`
+	Turns        int64       `json:"turns"`
+	Sessions     int         `json:"sessions"`
+	Levels       []TreeLevel `json:"levels"`
+	Nodes        []TreeNode  `json:"nodes"`
+}
+
+// TreeLevel summarizes one level: how many closed nodes it has and how many
+// of the newest turns no node of it covers yet.
+type TreeLevel struct {
+	Level     int    `json:"level"`
+	Name      string `json:"name"`
+	Nodes     int    `json:"nodes"`
+	OpenTurns int64  `json:"open_turns"`
+}
+
+// TreeNode is one node as trees show it.
+type TreeNode struct {
+	ID           string    `json:"id"`
+	Level        int       `json:"level"`
+	FirstSeq     int64     `json:"first_seq"`
+	LastSeq      int64     `json:"last_seq"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	Tokens       int       `json:"tokens"`
+	SourceTokens int       `json:"source_tokens"`
+	Status       string    `json:"status"`
+	Themes       []string  `json:"themes,omitempty"`
+	Summary      string    `json:"summary"`
+}
+
+// Tree returns the conversation's pyramid, coarsest level first.
+func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
+	conv, err := m.store.Conversation(ctx, m.ns, conversation)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.policyFor(conv)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{Conversation: conv.ID, Policy: p.Name, Turns: conv.Turns, Sessions: conv.Sessions,
+		Levels: []TreeLevel{}, Nodes: []TreeNode{}}
+	for lvl := len(p.Levels); lvl >= 1; lvl-- {
+		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl})
+		if err != nil {
+			return nil, err
+		}
+		covered := int64(0)
+		if len(ns) > 0 {
+			covered = ns[len(ns)-1].LastSeq
+		}
+		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: p.LevelName(lvl), Nodes: len(ns), OpenTurns: conv.Turns - covered})
+		for _, n := range ns {
+			t.Nodes = append(t.Nodes, TreeNode{ID: n.ID, Level: n.Level, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq,
+				Start: n.Start, End: n.End, Tokens: n.Tokens, SourceTokens: n.SourceTokens, Status: n.Status,
+				Themes: n.Themes, Summary: n.Summary})
+		}
+	}
+	return t, nil
+}
+
+// Node returns one node of this namespace by id; ENOTFOUND if none.
+func (m *Memory) Node(ctx context.Context, id string) (Node, string, error) {
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, IDs: []string{id}})
+	if err != nil {
+		return Node{}, "", err
+	}
+	if len(ns) == 0 {
+		return Node{}, "", Errorf(ENOTFOUND, "node %q not found", id)
+	}
+	return ns[0], ns[0].Conversation, nil
+}
+
+// Expand returns the exact source turns of a node, in order.
+func (m *Memory) Expand(ctx context.Context, id string) (Node, []Turn, error) {
+	n, conv, err := m.Node(ctx, id)
+	if err != nil {
+		return Node{}, nil, err
+	}
+	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	if err != nil {
+		return Node{}, nil, err
+	}
+	if int64(len(ts)) != n.Turns() {
+		return n, ts, Errorf(EINTERNAL, "node %s covers %d turns but %d are stored", id, n.Turns(), len(ts))
+	}
+	return n, ts, nil
+}
+
+// Search ranks the conversation's turns and summaries against query with
+// BM25 and returns at most k hits. An empty conversation id searches every
+// conversation of the namespace.
+func (m *Memory) Search(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
+	if k <= 0 {
+		k = 10
+	}
+	return m.store.Search(ctx, SearchQuery{Namespace: m.ns, Conversation: conversation, Text: query, K: k})
+}
