@@ -70,8 +70,8 @@ const (
 type Item struct {
 	Kind      string    `json:"kind"`   // KindTurn or KindSummary
 	Reason    string    `json:"reason"` // pinned, fresh, coverage, relevance
-	ExtID     string    `json:"ext_id,omitempty"`
-	NodeID    string    `json:"node_id,omitempty"`
+	ExtID     string    `json:"ext_id"`
+	NodeID    string    `json:"node_id"`
 	Level     int       `json:"level"`
 	LevelName string    `json:"level_name"`
 	FirstSeq  int64     `json:"first_seq"`
@@ -105,7 +105,7 @@ type Package struct {
 	Tokens       int       `json:"tokens"` // of Rendered, the whole package
 	Turns        int64     `json:"turns"`  // in the conversation
 	Items        []Item    `json:"items"`
-	Omitted      *Omission `json:"omitted,omitempty"`
+	Omitted      []Omission `json:"omitted"`
 	Rendered     string    `json:"rendered"`
 }
 
@@ -165,7 +165,7 @@ type assembler struct {
 	turns  map[int64]bool  // seqs present raw
 	nodes  map[string]bool // node ids present
 	fresh  int64           // first seq of the fresh run (conv.Turns+1 if none)
-	omit   *Omission
+	omit   []Omission
 	hits   []Hit
 	header string
 }
@@ -343,8 +343,52 @@ func (a *assembler) coverage() error {
 	slices.SortStableFunc(tiles, func(x, y Node) int { return cmpInt64(y.LastSeq, x.LastSeq) })
 
 	spent := 0
-	// Open turns after the last closed node come first: they are nearest
-	// to the fresh run.
+	// The fresh run may start inside a closed level-1 node. Its summary
+	// then stands for the turns before the fresh run when it is cheaper
+	// than those turns raw (it overlaps the fresh run; nothing is lost).
+	if boundary < end {
+		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			Level: 1, FromSeq: boundary + 1, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(ns) == 1 && ns[0].FirstSeq == boundary+1 && ns[0].LastSeq > end {
+			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+				FromSeq: boundary + 1, ToSeq: end})
+			if err != nil {
+				return err
+			}
+			raw := 0
+			for _, t := range ts {
+				raw += a.m.tok.Count(a.r.item(a.turnItem(t, ReasonCoverage, prioCoverage)))
+			}
+			it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
+			if a.m.tok.Count(a.r.item(it)) < raw && a.add(it, limit-spent) {
+				spent += it.Tokens
+				boundary = end
+			}
+		}
+	}
+	// Closed nodes first, newest first: coarse summaries cover the most
+	// history per token.
+	misses := 0
+	for _, n := range tiles {
+		if misses >= 8 {
+			a.noteOmitted(n.FirstSeq, n.LastSeq, n.Start, n.End)
+			continue
+		}
+		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
+		if a.add(it, limit-spent) {
+			spent += it.Tokens
+			misses = 0
+		} else {
+			a.noteOmitted(n.FirstSeq, n.LastSeq, n.Start, n.End)
+			misses++
+		}
+	}
+	// Open turns, in no closed node, come last: raw, they cover the
+	// fewest turns per token. What does not fit is declared omitted, never
+	// silently left out.
 	if boundary < end {
 		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
 			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
@@ -356,23 +400,16 @@ func (a *assembler) coverage() error {
 				continue
 			}
 			it := a.turnItem(t, ReasonCoverage, prioCoverage)
-			if !a.add(it, limit-spent) {
-				a.noteOmitted(1, t.Seq, time.Time{}, t.Time)
-				return nil
+			if a.add(it, limit-spent) {
+				spent += it.Tokens
+			} else {
+				a.noteOmitted(t.Seq, t.Seq, t.Time, t.Time)
 			}
-			spent += it.Tokens
 		}
-	}
-	for i, n := range tiles {
-		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
-		if !a.add(it, limit-spent) {
-			a.noteOmitted(1, n.LastSeq, time.Time{}, n.End)
-			if i+1 < len(tiles) || n.FirstSeq > 1 {
-				return nil
-			}
-			return nil
+		if n := int64(len(ts)); n < end-boundary {
+			// More open turns than one call fetches: declare the rest.
+			a.noteOmitted(boundary+1, end-n, time.Time{}, time.Time{})
 		}
-		spent += it.Tokens
 	}
 	if len(tiles) > 0 && tiles[len(tiles)-1].FirstSeq > 1 {
 		// More top-level nodes exist than were fetched.
@@ -382,11 +419,25 @@ func (a *assembler) coverage() error {
 	return nil
 }
 
+// noteOmitted records that turns first..last are neither shown nor
+// summarized, merging with an adjacent omitted range.
 func (a *assembler) noteOmitted(first, last int64, start, end time.Time) {
 	if last < first {
 		return
 	}
-	a.omit = &Omission{FirstSeq: first, LastSeq: last, Start: start, End: end}
+	for i := range a.omit {
+		o := &a.omit[i]
+		if first == o.LastSeq+1 || last+1 == o.FirstSeq {
+			if first < o.FirstSeq {
+				o.FirstSeq, o.Start = first, start
+			}
+			if last > o.LastSeq {
+				o.LastSeq, o.End = last, end
+			}
+			return
+		}
+	}
+	a.omit = append(a.omit, Omission{FirstSeq: first, LastSeq: last, Start: start, End: end})
 }
 
 func cmpInt64(x, y int64) int {
@@ -566,13 +617,13 @@ func (a *assembler) expand(it *Item) (bool, error) {
 func (a *assembler) finish() (*Package, error) {
 	for {
 		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
-		a.header = a.r.header(a.conv, a.m.tok.Name(), a.omit)
+		a.header = a.r.header(a.conv, a.m.tok.Name(), a.omittedSorted())
 		text := a.r.join(a.header, a.items)
 		n := a.m.tok.Count(text)
 		if n <= a.req.Budget {
 			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.name(),
 				Tokenizer: a.m.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
-				Omitted: a.omit, Rendered: text, Items: make([]Item, len(a.items))}
+				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {
 				pkg.Items[i] = *it
 				if pkg.Items[i].prio < 0 {
@@ -593,6 +644,15 @@ func (a *assembler) finish() (*Package, error) {
 		}
 		a.remove(a.items[worst])
 	}
+}
+
+func (a *assembler) omittedSorted() []Omission {
+	out := slices.Clone(a.omit)
+	slices.SortFunc(out, func(x, y Omission) int { return cmpInt64(x.FirstSeq, y.FirstSeq) })
+	if out == nil {
+		out = []Omission{}
+	}
+	return out
 }
 
 func dropRank(it *Item) int {

@@ -37,9 +37,9 @@ type Policy struct {
 // micros (20 turns), macro = 5 minis (100 turns).
 func ChunksPolicy() Policy {
 	return Policy{Name: "chunks", Levels: []Level{
-		{Name: "micro", Kind: KindCount, Span: 10, Budget: 120, Summarizer: MethodExtractive},
-		{Name: "mini", Kind: KindCount, Span: 2, Budget: 200, Summarizer: MethodExtractive},
-		{Name: "macro", Kind: KindCount, Span: 5, Budget: 300, Summarizer: MethodExtractive},
+		{Name: "micro", Kind: KindCount, Span: 10, Budget: 100, Summarizer: MethodExtractive},
+		{Name: "mini", Kind: KindCount, Span: 2, Budget: 160, Summarizer: MethodExtractive},
+		{Name: "macro", Kind: KindCount, Span: 5, Budget: 240, Summarizer: MethodExtractive},
 	}}
 }
 

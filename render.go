@@ -18,7 +18,7 @@ const (
 // the whole's (the final check counts the whole).
 type renderer interface {
 	name() string
-	header(c Conversation, tokenizer string, omit *Omission) string
+	header(c Conversation, tokenizer string, omit []Omission) string
 	item(it *Item) string
 	join(header string, items []*Item) string
 }
@@ -42,11 +42,17 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(stamp)
 }
 
-func fmtSpan(a, b time.Time) string {
-	if a.Equal(b) {
-		return fmtTime(a)
+// fmtDays is a summary's span by day.
+func fmtDays(a, b time.Time) string {
+	const d = "Mon 2006-01-02"
+	if a.IsZero() || b.IsZero() {
+		return "?"
 	}
-	return fmtTime(a) + " to " + fmtTime(b)
+	x, y := a.UTC().Format(d), b.UTC().Format(d)
+	if x == y {
+		return x
+	}
+	return x + " to " + y
 }
 
 func fmtSeqs(a, b int64) string {
@@ -56,12 +62,15 @@ func fmtSeqs(a, b int64) string {
 	return fmt.Sprintf("turns %d-%d", a, b)
 }
 
-func omissionLine(o *Omission) string {
-	if o == nil {
+func omissionLine(os []Omission) string {
+	if len(os) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Not shown for budget: %s (up to %s); ask with a query to bring them back.",
-		fmtSeqs(o.FirstSeq, o.LastSeq), fmtTime(o.End))
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = fmtSeqs(o.FirstSeq, o.LastSeq)
+	}
+	return "Not shown for lack of budget: " + strings.Join(parts, ", ") + "."
 }
 
 func joinParts(header string, items []*Item) string {
@@ -78,14 +87,14 @@ type textRenderer struct{}
 
 func (textRenderer) name() string { return FormatText }
 
-func (textRenderer) header(c Conversation, tokenizer string, omit *Omission) string {
+func (textRenderer) header(c Conversation, tokenizer string, omit []Omission) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Memory of conversation %s: %d turns", c.ID, c.Turns)
 	if !c.First.IsZero() {
 		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
 	}
 	b.WriteString("\nSummaries stand for older turns; raw turns are quoted as said.")
-	if omit != nil {
+	if len(omit) > 0 {
 		b.WriteString("\n" + omissionLine(omit))
 	}
 	b.WriteByte('\n')
@@ -95,7 +104,7 @@ func (textRenderer) header(c Conversation, tokenizer string, omit *Omission) str
 func (textRenderer) item(it *Item) string {
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n[%s summary, %s, %s]\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
-			fmtSpan(it.Start, it.End), it.Text)
+			fmtDays(it.Start, it.End), it.Text)
 	}
 	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Speaker, it.Text)
 }
@@ -106,14 +115,14 @@ type markdownRenderer struct{}
 
 func (markdownRenderer) name() string { return FormatMarkdown }
 
-func (markdownRenderer) header(c Conversation, tokenizer string, omit *Omission) string {
+func (markdownRenderer) header(c Conversation, tokenizer string, omit []Omission) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Memory: %s\n\n%d turns", c.ID, c.Turns)
 	if !c.First.IsZero() {
 		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
 	}
 	b.WriteString(". Summaries stand for older turns; raw turns are quoted as said.")
-	if omit != nil {
+	if len(omit) > 0 {
 		b.WriteString(" " + omissionLine(omit))
 	}
 	b.WriteByte('\n')
@@ -123,7 +132,7 @@ func (markdownRenderer) header(c Conversation, tokenizer string, omit *Omission)
 func (markdownRenderer) item(it *Item) string {
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n### Summary (%s): %s, %s\n\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
-			fmtSpan(it.Start, it.End), it.Text)
+			fmtDays(it.Start, it.End), it.Text)
 	}
 	return fmt.Sprintf("\n**%s** (%s, turn %d `%s`, %s):\n%s\n", it.Speaker, it.Role, it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Text)
 }

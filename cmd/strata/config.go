@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"strata"
+	"strata/extractive"
+	"strata/sqlite"
+	"strata/tiktoken"
+)
+
+// fileConfig is strata.yaml. Every field is optional.
+type fileConfig struct {
+	DB         string                `yaml:"db"`
+	Namespace  string                `yaml:"namespace"`
+	Tokenizer  string                `yaml:"tokenizer"`
+	SessionGap string                `yaml:"session_gap"`
+	Policy     *strata.Policy        `yaml:"policy"`
+	Assembly   *assemblyConfig       `yaml:"assembly"`
+	Extra      map[string]yaml.Node  `yaml:",inline"`
+}
+
+type assemblyConfig struct {
+	PinnedShare    float64 `yaml:"pinned_share"`
+	FreshShare     float64 `yaml:"fresh_share"`
+	RelevanceShare float64 `yaml:"relevance_share"`
+	SearchK        int     `yaml:"search_k"`
+	Neighbours     int     `yaml:"neighbours"`
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	db, config, namespace, tokenizer string
+}
+
+func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
+	g := &globals{}
+	fs.StringVar(&g.db, "db", "", "database file (env STRATA_DB; default under the user's data directory)")
+	fs.StringVar(&g.config, "config", "", "config file (env STRATA_CONFIG; default ./strata.yaml if present)")
+	fs.StringVar(&g.namespace, "namespace", "", "namespace (env STRATA_NAMESPACE; default \"default\")")
+	fs.StringVar(&g.tokenizer, "tokenizer", "", "o200k_base (default), cl100k_base or chars/4 (env STRATA_TOKENIZER)")
+	return g
+}
+
+// settings are the resolved configuration: flags > STRATA_* environment >
+// strata.yaml > defaults.
+type settings struct {
+	DB         string
+	Namespace  string
+	Tokenizer  string
+	SessionGap time.Duration
+	Policy     strata.Policy
+	Assembly   strata.AssemblyOptions
+}
+
+func (m *Main) resolve(g *globals) (settings, error) {
+	var s settings
+	path := first(g.config, m.Getenv("STRATA_CONFIG"))
+	explicit := path != ""
+	if !explicit {
+		path = "strata.yaml"
+	}
+	var fc fileConfig
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+			return s, fmt.Errorf("config %s: %w", path, err)
+		}
+		for k, v := range fc.Extra {
+			return s, fmt.Errorf("config %s:%d: unknown field %q", path, v.Line, k)
+		}
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+	default:
+		return s, fmt.Errorf("config: %w", err)
+	}
+	s.DB = first(g.db, m.Getenv("STRATA_DB"), fc.DB)
+	if s.DB == "" {
+		dir, err := dataDir(m.Getenv)
+		if err != nil {
+			return s, err
+		}
+		s.DB = filepath.Join(dir, "strata", "strata.db")
+	}
+	s.Namespace = first(g.namespace, m.Getenv("STRATA_NAMESPACE"), fc.Namespace, strata.DefaultNamespace)
+	s.Tokenizer = first(g.tokenizer, m.Getenv("STRATA_TOKENIZER"), fc.Tokenizer, "o200k_base")
+	if gap := first(m.Getenv("STRATA_SESSION_GAP"), fc.SessionGap); gap != "" {
+		d, err := time.ParseDuration(gap)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("config: session_gap %q: want a positive duration like 30m", gap)
+		}
+		s.SessionGap = d
+	}
+	s.Policy = strata.ChunksPolicy()
+	if fc.Policy != nil {
+		if err := fc.Policy.Validate(); err != nil {
+			return s, fmt.Errorf("config %s: %w", path, err)
+		}
+		s.Policy = *fc.Policy
+	}
+	if a := fc.Assembly; a != nil {
+		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
+			RelevanceShare: a.RelevanceShare, SearchK: a.SearchK, Neighbours: a.Neighbours}
+	}
+	return s, nil
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// dataDir is the user's data directory: $XDG_DATA_HOME, else the platform's
+// usual place.
+func dataDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return d, nil
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+	case "darwin":
+		return os.UserConfigDir()
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: %w (set STRATA_DB or --db)", err)
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}
+
+// newTokenizer returns the named tokenizer.
+func newTokenizer(name string) (strata.Tokenizer, error) {
+	if name == "chars/4" {
+		return strata.CharEstimator{}, nil
+	}
+	t, err := tiktoken.New(name)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// app is an open store and the engine over it.
+type app struct {
+	set   settings
+	store *sqlite.Store
+	mem   *strata.Memory
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
+	s, err := m.resolve(g)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := newTokenizer(s.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, s.DB)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", s.DB, err)
+	}
+	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
+		Policy: s.Policy, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{set: s, store: st, mem: mem}, nil
+}

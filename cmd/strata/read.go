@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"strata"
+)
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// oneLine shortens s to at most n runes on one line, for terminal display
+// only (--json always carries the whole text).
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func day(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+func runTree(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("tree", "--conversation ID [--depth N] [--json]")
+	g := m.addGlobals(fs)
+	conv := fs.String("conversation", "", "conversation id (required)")
+	depth := fs.Int("depth", 0, "levels to show below the top (0: all)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := requireConversation(*conv); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	t, err := a.mem.Tree(ctx, *conv)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, t)
+	}
+	w := m.Stdout
+	fmt.Fprintf(w, "%s: %d turns, %d sessions, policy %s\n", t.Conversation, t.Turns, t.Sessions, t.Policy)
+	for _, l := range t.Levels {
+		fmt.Fprintf(w, "  level %d %-6s %5d nodes, %d open turns\n", l.Level, l.Name, l.Nodes, l.OpenTurns)
+	}
+	fmt.Fprintln(w)
+	byLevel := map[int][]strata.TreeNode{}
+	top := 0
+	for _, n := range t.Nodes {
+		byLevel[n.Level] = append(byLevel[n.Level], n)
+		top = max(top, n.Level)
+	}
+	names := map[int]string{}
+	for _, l := range t.Levels {
+		names[l.Level] = l.Name
+	}
+	var show func(n strata.TreeNode, indent int)
+	show = func(n strata.TreeNode, indent int) {
+		pad := strings.Repeat("  ", indent)
+		fmt.Fprintf(w, "%s%-5s %s  turns %d-%d  %s .. %s  %d/%d tokens\n", pad, names[n.Level], n.ID,
+			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens)
+		fmt.Fprintf(w, "%s      %s\n", pad, oneLine(n.Summary, 110-2*indent))
+		if *depth > 0 && indent >= *depth {
+			return
+		}
+		for _, c := range byLevel[n.Level-1] {
+			if c.FirstSeq >= n.FirstSeq && c.LastSeq <= n.LastSeq {
+				show(c, indent+1)
+			}
+		}
+	}
+	// Roots: nodes not inside a node of the level above.
+	covered := int64(0)
+	for lvl := top; lvl >= 1; lvl-- {
+		for _, n := range byLevel[lvl] {
+			if n.FirstSeq > covered {
+				show(n, 0)
+			}
+		}
+		if ns := byLevel[lvl]; len(ns) > 0 {
+			covered = max(covered, ns[len(ns)-1].LastSeq)
+		}
+	}
+	if covered < t.Turns {
+		fmt.Fprintf(w, "open  turns %d-%d (raw, no complete span yet)\n", covered+1, t.Turns)
+	}
+	return nil
+}
+
+func runContext(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("context", "--conversation ID --budget N [--query Q] [--format text|markdown] [--json]")
+	g := m.addGlobals(fs)
+	conv := fs.String("conversation", "", "conversation id (required)")
+	query := fs.String("query", "", "what the next prompt is about (optional)")
+	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
+	format := fs.String("format", "text", "rendering: text or markdown")
+	asJSON := fs.Bool("json", false, "print JSON (items with provenance, and the rendering)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := requireConversation(*conv); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	pkg, err := a.mem.Context(ctx, strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, pkg)
+	}
+	io.WriteString(m.Stdout, pkg.Rendered)
+	fmt.Fprintf(m.Stderr, "(%d of %d tokens, %s; %d items)\n", pkg.Tokens, pkg.Budget, pkg.Tokenizer, len(pkg.Items))
+	return nil
+}
+
+// searchHit is the public JSON shape of one hit.
+type searchHit struct {
+	Kind         string    `json:"kind"`
+	Conversation string    `json:"conversation"`
+	ExtID        string    `json:"ext_id"`
+	NodeID       string    `json:"node_id"`
+	Level        int       `json:"level"`
+	FirstSeq     int64     `json:"first_seq"`
+	LastSeq      int64     `json:"last_seq"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	Score        float64   `json:"score"`
+	Text         string    `json:"text"`
+}
+
+func toSearchHit(h strata.Hit) searchHit {
+	s := searchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
+	if t := h.Turn; t != nil {
+		s.ExtID, s.FirstSeq, s.LastSeq, s.Start, s.End = t.ExtID, t.Seq, t.Seq, t.Time, t.Time
+		s.Text = t.Speaker() + ": " + t.Text()
+	}
+	if n := h.Node; n != nil {
+		s.NodeID, s.Level, s.FirstSeq, s.LastSeq, s.Start, s.End, s.Text = n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start, n.End, n.Summary
+	}
+	return s
+}
+
+func runSearch(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("search", "[--conversation ID] [-k N] [--json] QUERY")
+	g := m.addGlobals(fs)
+	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
+	k := fs.Int("k", 10, "number of hits")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		return usagef("search: give a QUERY")
+	}
+	if *k <= 0 {
+		return usagef("search: -k must be positive")
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if *conv != "" {
+		if _, err := a.mem.Conversation(ctx, *conv); err != nil {
+			return err
+		}
+	}
+	hits, err := a.mem.Search(ctx, *conv, query, *k)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Hits []searchHit `json:"hits"`
+	}{Hits: []searchHit{}}
+	for _, h := range hits {
+		out.Hits = append(out.Hits, toSearchHit(h))
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, out)
+	}
+	if len(out.Hits) == 0 {
+		fmt.Fprintln(m.Stdout, "no hits")
+	}
+	for _, h := range out.Hits {
+		where := h.ExtID
+		if h.Kind == strata.KindSummary {
+			where = h.NodeID
+		}
+		fmt.Fprintf(m.Stdout, "%6.2f  %-7s %s  %s  turns %d-%d  %s\n        %s\n", h.Score, h.Kind, h.Conversation, where,
+			h.FirstSeq, h.LastSeq, day(h.Start), oneLine(h.Text, 100))
+	}
+	return nil
+}
+
+func runExpand(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("expand", "NODE_ID [--json]")
+	g := m.addGlobals(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("expand: give one NODE_ID (see 'strata tree')")
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	n, turns, err := a.mem.Expand(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, struct {
+			Node  strata.Node   `json:"node"`
+			Turns []strata.Turn `json:"turns"`
+		}{n, turns})
+	}
+	fmt.Fprintf(m.Stdout, "%s: level %d, turns %d-%d of %s, %s .. %s\n\n", n.ID, n.Level, n.FirstSeq, n.LastSeq,
+		n.Conversation, day(n.Start), day(n.End))
+	for _, t := range turns {
+		fmt.Fprintf(m.Stdout, "[%d %s %s] %s: %s\n", t.Seq, t.ExtID, day(t.Time), t.Speaker(), t.Text())
+	}
+	return nil
+}
+
+func runList(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("list", "[--json]")
+	g := m.addGlobals(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	cs, err := a.mem.Conversations(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if cs == nil {
+			cs = []strata.Conversation{}
+		}
+		return writeJSON(m.Stdout, struct {
+			Conversations []strata.Conversation `json:"conversations"`
+		}{cs})
+	}
+	for _, c := range cs {
+		fmt.Fprintf(m.Stdout, "%-20s %7d turns %4d sessions  %s .. %s  policy %s\n", c.ID, c.Turns, c.Sessions,
+			day(c.First), day(c.Last), c.Policy)
+	}
+	return nil
+}
+
+func runStats(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("stats", "[--json]")
+	g := m.addGlobals(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	st, err := a.mem.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	out := statsOut{Namespace: a.set.Namespace, Tokenizer: a.mem.Tokenizer().Name(), Stats: st}
+	for _, l := range st.Levels {
+		out.Nodes += l.Nodes
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, out)
+	}
+	w := m.Stdout
+	fmt.Fprintf(w, "store        %s (%s on disk)\n", st.Location, bytesHuman(st.Bytes))
+	fmt.Fprintf(w, "namespace    %s\n", out.Namespace)
+	fmt.Fprintf(w, "conversations %d\n", st.Conversations)
+	fmt.Fprintf(w, "turns        %d (%s of content, %d tokens by %s)\n", st.Turns, bytesHuman(st.ContentBytes), st.TurnTokens, out.Tokenizer)
+	for _, l := range st.Levels {
+		ratio := 0.0
+		if l.SummaryTokens > 0 {
+			ratio = float64(l.SourceTokens) / float64(l.SummaryTokens)
+		}
+		fmt.Fprintf(w, "level %d      %d nodes, %d summary tokens over %d source tokens (%.1fx)\n", l.Level, l.Nodes, l.SummaryTokens, l.SourceTokens, ratio)
+	}
+	return nil
+}
+
+type statsOut struct {
+	Namespace string `json:"namespace"`
+	Tokenizer string `json:"tokenizer"`
+	Nodes     int64  `json:"nodes"`
+	strata.Stats
+}
+
+func bytesHuman(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func runTokens(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("tokens", "[--tokenizer NAME] [--json] < FILE")
+	g := m.addGlobals(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := m.resolve(g)
+	if err != nil {
+		return err
+	}
+	tok, err := newTokenizer(s.Tokenizer)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(m.Stdin)
+	if err != nil {
+		return err
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("standard input is not valid UTF-8")
+	}
+	n := tok.Count(string(data))
+	if *asJSON {
+		return writeJSON(m.Stdout, map[string]any{"tokenizer": tok.Name(), "tokens": n, "bytes": len(data)})
+	}
+	fmt.Fprintln(m.Stdout, n)
+	return nil
+}

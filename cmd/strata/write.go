@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"strata"
+	"strata/formats"
+)
+
+// importBatch is how many turns go to the store per transaction. A file
+// with fewer turns per conversation imports in one transaction each.
+const importBatch = 5000
+
+// fileResult is the public JSON shape of one imported file.
+type fileResult struct {
+	File          string                `json:"file"`
+	Conversations []strata.IngestResult `json:"conversations"`
+	Invalid       []invalidLine         `json:"invalid,omitempty"`
+}
+
+type invalidLine struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+func runImport(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--skip-invalid] [--json] FILE... (- for stdin)")
+	g := m.addGlobals(fs)
+	format := fs.String("format", "auto", "input format: auto, jsonl, openai or locomo")
+	conv := fs.String("conversation", "", "conversation for turns whose source names none")
+	skip := fs.Bool("skip-invalid", false, "import the valid turns and report each invalid line, instead of importing nothing")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("import: give at least one FILE (or - for standard input)")
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	var results []fileResult
+	for _, path := range fs.Args() {
+		res, err := m.importFile(ctx, a, path, *format, *conv, *skip)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, struct {
+			Files []fileResult `json:"files"`
+		}{results})
+	}
+	for _, r := range results {
+		var added, skipped, nodes int
+		for _, c := range r.Conversations {
+			added, skipped, nodes = added+c.Added, skipped+c.Skipped, nodes+c.Nodes
+		}
+		fmt.Fprintf(m.Stdout, "%s: %d conversations, %d turns added, %d already present, %d nodes made\n",
+			r.File, len(r.Conversations), added, skipped, nodes)
+		for _, c := range r.Conversations {
+			fmt.Fprintf(m.Stdout, "  %-20s %6d added %6d present %5d nodes\n", c.Conversation, c.Added, c.Skipped, c.Nodes)
+		}
+		if len(r.Invalid) > 0 {
+			fmt.Fprintf(m.Stdout, "  %d invalid lines skipped (listed on stderr)\n", len(r.Invalid))
+		}
+	}
+	return nil
+}
+
+// importFile reads a file twice: the first pass parses and validates every
+// record, so a bad line fails the import before anything is written; the
+// second pass ingests in batches. Standard input is spooled to a temporary
+// file for the second pass.
+func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv string, skipInvalid bool) (fileResult, error) {
+	res := fileResult{File: path}
+	f, name, size, cleanup, err := m.openInput(path)
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+
+	bad := map[int]bool{}
+	r, err := formats.Open(format, name, f)
+	if err != nil {
+		return res, err
+	}
+	var last error
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && rec.Conversation == "" && defConv == "" {
+			err = &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: "missing (the source names no conversation: give --conversation)"}
+		}
+		if err == nil && rec.Conversation != "" {
+			if cerr := strata.ValidateConversationID(rec.Conversation); cerr != nil {
+				err = &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: cerr.Error()}
+			}
+		}
+		if err != nil {
+			var pe *formats.ParseError
+			if !skipInvalid || !errors.As(err, &pe) || pe.Line <= 0 || bad[pe.Line] || (last != nil && last.Error() == err.Error()) {
+				if skipInvalid && len(bad) > 0 {
+					return res, fmt.Errorf("%w (cannot continue past this error; nothing imported)", err)
+				}
+				return res, err
+			}
+			last = err
+			bad[pe.Line] = true
+			res.Invalid = append(res.Invalid, invalidLine{Line: pe.Line, Error: err.Error()})
+			fmt.Fprintf(m.Stderr, "skipped: %v\n", err)
+		}
+	}
+
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return res, err
+	}
+	var src io.Reader = f
+	if m.IsTerminal && size > 1<<20 {
+		bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(m.Stderr),
+			progressbar.OptionSetDescription("importing "+filepath.Base(name)), progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+		src = io.TeeReader(f, bar)
+	}
+	r, err = formats.Open(format, name, src)
+	if err != nil {
+		return res, err
+	}
+	byConv := map[string]int{}
+	var batch strata.Batch
+	flush := func() error {
+		if len(batch.Turns) == 0 {
+			return nil
+		}
+		ir, err := a.mem.Ingest(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		i, ok := byConv[ir.Conversation]
+		if !ok {
+			i = len(res.Conversations)
+			byConv[ir.Conversation] = i
+			res.Conversations = append(res.Conversations, strata.IngestResult{Conversation: ir.Conversation})
+		}
+		c := &res.Conversations[i]
+		c.Received += ir.Received
+		c.Added += ir.Added
+		c.Skipped += ir.Skipped
+		c.Nodes += ir.Nodes
+		batch.Turns = batch.Turns[:0]
+		return nil
+	}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var pe *formats.ParseError
+			if errors.As(err, &pe) && bad[pe.Line] {
+				continue
+			}
+			return res, err
+		}
+		if bad[rec.Line] {
+			continue
+		}
+		cid := rec.Conversation
+		if cid == "" {
+			cid = defConv
+		}
+		if cid != batch.Conversation || len(batch.Turns) >= importBatch {
+			if err := flush(); err != nil {
+				return res, err
+			}
+			batch.Conversation = cid
+		}
+		batch.Turns = append(batch.Turns, rec.Turn)
+	}
+	return res, flush()
+}
+
+// openInput opens path, or spools standard input to a temporary file when
+// path is "-".
+func (m *Main) openInput(path string) (*os.File, string, int64, func(), error) {
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", 0, nil, err
+		}
+		var size int64
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		return f, path, size, func() { f.Close() }, nil
+	}
+	f, err := os.CreateTemp("", "strata-stdin-*")
+	if err != nil {
+		return nil, "", 0, nil, err
+	}
+	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	n, err := io.Copy(f, m.Stdin)
+	if err != nil {
+		cleanup()
+		return nil, "", 0, nil, fmt.Errorf("read standard input: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		cleanup()
+		return nil, "", 0, nil, err
+	}
+	return f, "stdin", n, cleanup, nil
+}
+
+func runAdd(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("add", "--conversation ID --role ROLE [flags] [CONTENT] (content from stdin if not given)")
+	g := m.addGlobals(fs)
+	conv := fs.String("conversation", "", "conversation id (required)")
+	role := fs.String("role", "user", "user, assistant, system or tool")
+	name := fs.String("name", "", "speaker name")
+	extID := fs.String("ext-id", "", "your id for the turn (default: derived from the turn)")
+	at := fs.String("time", "", "time of the turn, RFC 3339 (default: now)")
+	session := fs.String("session", "", "session label (default: a new session after an idle gap)")
+	model := fs.String("model", "", "model that wrote the turn")
+	importance := fs.Float64("importance", 0, "0..1; 0.8 and above is a milestone")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := requireConversation(*conv); err != nil {
+		return err
+	}
+	var content string
+	if fs.NArg() > 0 {
+		content = strings.Join(fs.Args(), " ")
+	} else {
+		data, err := io.ReadAll(m.Stdin)
+		if err != nil {
+			return err
+		}
+		content = string(data)
+	}
+	r, err := strata.ParseRole(*role)
+	if err != nil {
+		return usagef("--role: %v", err)
+	}
+	t := strata.Turn{ExtID: *extID, Role: r, Name: *name, Content: content, Model: *model,
+		SessionLabel: *session, Importance: *importance}
+	if *at != "" {
+		tm, err := time.Parse(time.RFC3339Nano, *at)
+		if err != nil {
+			return usagef("--time %q: want RFC 3339, like 2026-03-02T09:14:05Z", *at)
+		}
+		t.Time = tm
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := a.mem.Ingest(ctx, strata.Batch{Conversation: *conv, Turns: []strata.Turn{t}})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, res)
+	}
+	if res.Added == 0 {
+		fmt.Fprintf(m.Stdout, "%s: already present, nothing added\n", *conv)
+		return nil
+	}
+	c, err := a.mem.Conversation(ctx, *conv)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "%s: turn %d added (%d nodes made)\n", *conv, c.Turns, res.Nodes)
+	return nil
+}
+
+func runRollup(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("rollup", "[--conversation ID] [--json]")
+	g := m.addGlobals(fs)
+	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ids := []string{*conv}
+	if *conv == "" {
+		cs, err := a.mem.Conversations(ctx)
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+	}
+	made := map[string]int{}
+	for _, id := range ids {
+		n, err := a.mem.Rollup(ctx, id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		made[id] = n
+	}
+	if *asJSON {
+		return writeJSON(m.Stdout, map[string]any{"made": made})
+	}
+	for _, id := range ids {
+		fmt.Fprintf(m.Stdout, "%s: %d nodes made\n", id, made[id])
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package strata_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"strata"
+	"strata/internal/synth"
+	"strata/tiktoken"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func o200k(t testing.TB) strata.Tokenizer {
+	t.Helper()
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestContextBudgetIsHard assembles packages at many budgets, with and
+// without queries, in both renderings, and checks each against the
+// tokenizer's count of the whole rendering.
+func TestContextBudgetIsHard(t *testing.T) {
+	ctx := context.Background()
+	tok := o200k(t)
+	m := newMemory(t, tok)
+	turns := synth.New(11).Turns(437)
+	turns[200].Importance = 0.9
+	turns[436].Content = string(make([]byte, 0)) + "a closing remark about the bakery flour order"
+	ingest(t, m, "c", turns)
+	for _, budget := range []int{90, 100, 150, 333, 500, 1000, 2000, 4000, 9000} {
+		for _, q := range []string{"", "bakery flour order", "Caroline painting", "zzz-nothing-matches"} {
+			for _, format := range []string{strata.FormatText, strata.FormatMarkdown} {
+				name := fmt.Sprintf("%d/%q/%s", budget, q, format)
+				pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: q, Budget: budget, Format: format})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if n := tok.Count(pkg.Rendered); n != pkg.Tokens || n > budget {
+					t.Fatalf("%s: rendered is %d tokens, package says %d, budget %d", name, n, pkg.Tokens, budget)
+				}
+				checkCoverage(t, name, pkg)
+			}
+		}
+	}
+}
+
+// checkCoverage checks that every turn before the freshest raw run is
+// either raw, under a summary, or declared omitted, and that the newest
+// turn is raw whenever any fresh turn fits.
+func checkCoverage(t *testing.T, name string, pkg *strata.Package) {
+	t.Helper()
+	covered := make([]bool, pkg.Turns+1)
+	for _, it := range pkg.Items {
+		for s := it.FirstSeq; s <= it.LastSeq; s++ {
+			covered[s] = true
+		}
+	}
+	for _, o := range pkg.Omitted {
+		for s := o.FirstSeq; s <= o.LastSeq; s++ {
+			covered[s] = true
+		}
+	}
+	for s := int64(1); s <= pkg.Turns; s++ {
+		if !covered[s] {
+			t.Fatalf("%s: turn %d is neither shown, summarized nor declared omitted", name, s)
+		}
+	}
+}
+
+func TestContextFreshAndCoverage(t *testing.T) {
+	ctx := context.Background()
+	tok := o200k(t)
+	m := newMemory(t, tok)
+	ingest(t, m, "c", synth.New(5).Turns(419))
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Budget: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := pkg.Items[len(pkg.Items)-1]
+	if last.Kind != strata.KindTurn || last.FirstSeq != 419 {
+		t.Fatalf("last item %+v, want turn 419 raw", last)
+	}
+	if len(pkg.Omitted) > 0 {
+		t.Fatalf("omitted %+v at budget 2000 on 419 turns", pkg.Omitted)
+	}
+	first := pkg.Items[0]
+	if first.Kind != strata.KindSummary || first.FirstSeq != 1 || first.Level != 3 {
+		t.Fatalf("first item %+v, want the macro summary of turns 1-100", first)
+	}
+	// A budget that holds everything gives every turn raw.
+	pkg, err = m.Context(ctx, strata.ContextRequest{Conversation: "c", Budget: 200000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.Items) != 419 {
+		t.Fatalf("%d items at a huge budget, want all 419 turns raw", len(pkg.Items))
+	}
+	for i, it := range pkg.Items {
+		if it.Kind != strata.KindTurn || it.FirstSeq != int64(i+1) {
+			t.Fatalf("item %d: %+v", i, it)
+		}
+	}
+	// Too small for the header: a clear error.
+	if _, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Budget: 5}); strata.ErrorCode(err) != strata.EINVALID {
+		t.Fatalf("budget 5: err %v, want EINVALID", err)
+	}
+	if _, err := m.Context(ctx, strata.ContextRequest{Conversation: "nope", Budget: 500}); strata.ErrorCode(err) != strata.ENOTFOUND {
+		t.Fatalf("missing conversation: err %v, want ENOTFOUND", err)
+	}
+}
+
+func TestContextQueryBringsEvidence(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, o200k(t))
+	turns := synth.New(9).Turns(300)
+	turns[41].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	ingest(t, m, "c", turns)
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "What is the name of Ottilie's greyhound?", Budget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindTurn && it.FirstSeq == 42 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("turn 42 not raw in the package:\n%s", pkg.Rendered)
+	}
+}
+
+func TestContextGolden(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, o200k(t))
+	ingest(t, m, "golden", synth.New(2).Turns(57))
+	for _, tc := range []struct {
+		name, query, format string
+		budget             int
+	}{
+		{"text-600", "", strata.FormatText, 600},
+		{"markdown-600-query", "garden recipe", strata.FormatMarkdown, 600},
+	} {
+		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "golden", Query: tc.query, Budget: tc.budget, Format: tc.format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "context-"+tc.name+".golden")
+		if *update {
+			if err := os.WriteFile(path, []byte(pkg.Rendered), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if string(want) != pkg.Rendered {
+			t.Errorf("%s: rendering differs from %s (run go test -update and review the diff):\n%s", tc.name, path, pkg.Rendered)
+		}
+	}
+}

@@ -1,0 +1,675 @@
+package extractive
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+const (
+	maxCandidates = 256 // sentences counted by the tokenizer per request
+	mentionsLabel = "Mentions: "
+)
+
+// compose chooses sentences and Mentions within the budget and returns the
+// summary text.
+func (w *work) compose() string {
+	// Candidates: non-trivial sentences, or every sentence when all are
+	// trivial. Days: markers are printed only when the span covers several.
+	hasReal := false
+	firstDay := ""
+	for i := range w.units {
+		u := &w.units[i]
+		if !u.trivial {
+			hasReal = true
+		}
+		if u.day != "" {
+			if firstDay == "" {
+				firstDay = u.day
+			} else if u.day != firstDay {
+				w.multiDay = true
+			}
+		}
+	}
+	live := make([]int32, 0, len(w.units))
+	for i := range w.units {
+		u := &w.units[i]
+		if u.trivial && hasReal {
+			u.dead = true
+			continue
+		}
+		live = append(live, int32(i))
+	}
+	if len(live) > maxCandidates {
+		// Keep the candidates of best gain per byte; the rest are never
+		// counted.
+		slices.SortStableFunc(live, func(a, b int32) int {
+			x, y := w.units[a].density(w), w.units[b].density(w)
+			switch {
+			case x > y:
+				return -1
+			case x < y:
+				return 1
+			}
+			return 0
+		})
+		for _, i := range live[maxCandidates:] {
+			w.units[i].dead = true
+		}
+		live = live[:maxCandidates]
+		slices.Sort(live)
+	}
+	for _, i := range live {
+		u := &w.units[i]
+		u.cost = w.tok.Count(u.text)
+		u.lcost, u.dcost = w.labelCost(u.speaker), w.dayCost(u.day)
+	}
+
+	covered := make([]bool, len(w.terms))
+	srcSeen := make([]bool, w.sources())
+	sel := make([]int32, 0, 16)
+	used := 0
+	mentionLabel := 0
+	uncov := 0 // tokens the Mentions of every uncovered identifier would take
+	for i := range w.idents {
+		if id := &w.idents[i]; id.eligible {
+			uncov += id.cost + 1
+		}
+	}
+	if uncov > 0 {
+		mentionLabel = w.tok.Count(strings.TrimSpace(mentionsLabel))
+	}
+	maxReserve := int(float64(w.budget) * maxMentionShare)
+	choose := func(ui int32, extra int, g float64) {
+		u := &w.units[ui]
+		u.selected, u.gain = true, g
+		p, _ := slices.BinarySearchFunc(sel, u.order, func(e int32, o int) int { return w.units[e].order - o })
+		sel = slices.Insert(sel, p, ui)
+		used += extra
+		srcSeen[u.src] = true
+		for _, t := range w.ustems[u.stemLo:u.stemHi] {
+			covered[t] = true
+		}
+		for _, i := range w.uids[u.idLo:u.idHi] {
+			if id := &w.idents[i]; !id.covered {
+				id.covered = true
+				if id.eligible {
+					uncov -= id.cost + 1
+				}
+			}
+		}
+		for i := range w.idents {
+			if id := &w.idents[i]; id.speaker != "" && id.speaker == u.speaker {
+				id.covered = true
+			}
+		}
+		if u.pinned {
+			for j := u.pinLo; j < u.pinHi; j++ {
+				w.units[j].dead = true
+			}
+		}
+	}
+
+	// Pinned turns first, whole, if they fit.
+	var pins []int32
+	for _, i := range live {
+		if w.units[i].pinned {
+			pins = append(pins, i)
+		}
+	}
+	slices.SortStableFunc(pins, func(a, b int32) int {
+		x, y := &w.units[a], &w.units[b]
+		if x.weight != y.weight {
+			if x.weight > y.weight {
+				return -1
+			}
+			return 1
+		}
+		return x.order - y.order
+	})
+	for _, i := range pins {
+		if extra := w.insertCost(sel, i); used+extra <= w.budget {
+			choose(i, extra, w.gain(&w.units[i], covered, srcSeen))
+		}
+	}
+
+	// Greedy: the sentence adding the most uncovered weight per token,
+	// while the Mentions of what stays uncovered still fit.
+	for {
+		best, bestExtra := int32(-1), 0
+		bestRatio, bestGain := 0.0, 0.0
+		for _, i := range live {
+			u := &w.units[i]
+			if u.dead || u.selected || u.pinned {
+				continue
+			}
+			extra := w.insertCost(sel, i)
+			if used+extra > w.budget {
+				continue
+			}
+			newly := 0
+			for _, id := range w.uids[u.idLo:u.idHi] {
+				if x := &w.idents[id]; x.eligible && !x.covered {
+					newly += x.cost + 1
+				}
+			}
+			if after := uncov - newly; after > 0 {
+				if used+extra+min(after+mentionLabel, maxReserve) > w.budget {
+					continue
+				}
+			}
+			g := w.gain(u, covered, srcSeen)
+			if g < minGain {
+				continue
+			}
+			if r := g / float64(extra+3); r > bestRatio {
+				best, bestExtra, bestRatio, bestGain = i, extra, r, g
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if w.similar(best, sel) {
+			w.units[best].dead = true
+			continue
+		}
+		choose(best, bestExtra, bestGain)
+	}
+
+	// Nothing fits: the identifiers alone if any fit, else the single best
+	// sentence, cut to the budget below.
+	if len(sel) == 0 && uncov > 0 {
+		if ments := w.mentions("", used, mentionLabel); len(ments) > 0 {
+			text := w.render(nil, ments, -1, "")
+			for n := w.tok.Count(text); n > w.budget && len(ments) > 1; n = w.tok.Count(text) {
+				ments = ments[:len(ments)-1]
+				text = w.render(nil, ments, -1, "")
+			}
+			return text
+		}
+	}
+	if len(sel) == 0 {
+		best, bestGain := int32(-1), -1.0
+		for _, i := range live {
+			if g := w.gain(&w.units[i], covered, srcSeen); g > bestGain && !w.units[i].pinned {
+				best, bestGain = i, g
+			}
+		}
+		if best >= 0 {
+			choose(best, w.insertCost(sel, best), bestGain)
+		}
+	}
+
+	// Mentions: the identifiers no chosen sentence carries, best ranked
+	// first, as far as the budget allows.
+	body := w.render(sel, nil, -1, "")
+	var ments []int32
+	if uncov > 0 {
+		ments = w.mentions(body, used, mentionLabel)
+	}
+	text := body
+	if len(ments) > 0 {
+		text = w.render(sel, ments, -1, "")
+	}
+
+	// One exact count; trim if the sum of the parts was optimistic.
+	n := w.tok.Count(text)
+	for iter := 0; n > w.budget && iter < 16; iter++ {
+		over := n - w.budget
+		switch {
+		case len(ments) > 0:
+			saved := 0
+			for len(ments) > 0 && saved < over {
+				saved += w.idents[ments[len(ments)-1]].cost + 1
+				ments = ments[:len(ments)-1]
+			}
+		case len(sel) > 1:
+			worst := 0
+			for k := range sel {
+				if w.units[sel[k]].gain <= w.units[sel[worst]].gain {
+					worst = k
+				}
+			}
+			sel = slices.Delete(sel, worst, worst+1)
+		default:
+			iter = 16
+			continue
+		}
+		text = w.render(sel, ments, -1, "")
+		n = w.tok.Count(text)
+	}
+	if n > w.budget && len(sel) == 1 {
+		text = w.trimUnit(sel)
+	}
+	return text
+}
+
+// mentions returns the eligible identifiers that body does not carry,
+// best ranked first, as many as fit the budget after used tokens.
+func (w *work) mentions(body string, used, label int) []int32 {
+	var ments []int32
+	cost := used + label
+	for _, i := range w.rankedIdents() {
+		id := &w.idents[i]
+		if !id.eligible || id.covered || containsWord(body, id.text) {
+			continue
+		}
+		if cost+id.cost+1 > w.budget {
+			continue
+		}
+		ments = append(ments, i)
+		cost += id.cost + 1
+	}
+	return ments
+}
+
+// sources returns one more than the highest source index.
+func (w *work) sources() int {
+	n := 0
+	for i := range w.units {
+		n = max(n, w.units[i].src+1)
+	}
+	return n
+}
+
+// density estimates gain per byte, to pick which sentences of a very
+// large span are worth counting.
+func (u *unit) density(w *work) float64 {
+	g := 0.0
+	for _, t := range w.ustems[u.stemLo:u.stemHi] {
+		g += w.terms[t].weight
+	}
+	for _, i := range w.uids[u.idLo:u.idHi] {
+		g += w.idents[i].weight
+	}
+	return g * u.weight / float64(len(u.text)+16)
+}
+
+// gain is what choosing u adds: the weight of its uncovered content words
+// and identifiers, scaled by turn importance and position.
+func (w *work) gain(u *unit, covered, srcSeen []bool) float64 {
+	g := 0.0
+	for _, t := range w.ustems[u.stemLo:u.stemHi] {
+		if !covered[t] {
+			g += w.terms[t].weight
+		}
+	}
+	for _, i := range w.uids[u.idLo:u.idHi] {
+		if !w.idents[i].covered {
+			g += w.idents[i].weight
+		}
+	}
+	g *= u.weight
+	if u.first {
+		g *= 1.15
+	}
+	if u.question {
+		g *= 0.6
+	}
+	if u.fact {
+		g *= 1.1
+	}
+	if w.children && !srcSeen[u.src] {
+		g *= 1.3 // a digest of every child, not of the first
+	}
+	return g
+}
+
+// similar reports whether unit ui nearly repeats a chosen one: the same
+// words, or a Jaccard overlap of terms and identifiers of 0.75 or more.
+func (w *work) similar(ui int32, sel []int32) bool {
+	u := &w.units[ui]
+	us, uid := w.ustems[u.stemLo:u.stemHi], w.uids[u.idLo:u.idHi]
+	for _, j := range sel {
+		v := &w.units[j]
+		if v.pinned && ui >= v.pinLo && ui < v.pinHi {
+			return true
+		}
+		vs, vid := w.ustems[v.stemLo:v.stemHi], w.uids[v.idLo:v.idHi]
+		inter := 0
+		for _, t := range us {
+			if slices.Contains(vs, t) {
+				inter++
+			}
+		}
+		for _, t := range uid {
+			if slices.Contains(vid, t) {
+				inter++
+			}
+		}
+		union := len(us) + len(uid) + len(vs) + len(vid) - inter
+		if union == 0 {
+			if strings.EqualFold(u.text, v.text) {
+				return true
+			}
+			continue
+		}
+		if union >= 2 && float64(inter) >= 0.75*float64(union) {
+			return true
+		}
+	}
+	return false
+}
+
+// headCost is the cost of what is printed before b when a precedes it: a
+// day marker when the day changes, a speaker label when the speaker does.
+func (w *work) headCost(a, b *unit) int {
+	c := 0
+	newDay := w.multiDay && b.day != "" && (a == nil || a.day != b.day)
+	if newDay {
+		c += b.dcost
+	}
+	if newDay || a == nil || a.speaker != b.speaker {
+		c += b.lcost
+	}
+	return c
+}
+
+// insertCost is how many tokens inserting unit ui into sel, in
+// chronological order, adds to the text.
+func (w *work) insertCost(sel []int32, ui int32) int {
+	u := &w.units[ui]
+	p, _ := slices.BinarySearchFunc(sel, u.order, func(e int32, o int) int { return w.units[e].order - o })
+	var prev, next *unit
+	if p > 0 {
+		prev = &w.units[sel[p-1]]
+	}
+	if p < len(sel) {
+		next = &w.units[sel[p]]
+	}
+	c := u.cost + w.headCost(prev, u)
+	if next != nil {
+		c += w.headCost(u, next) - w.headCost(prev, next)
+	}
+	return c
+}
+
+// render prints the chosen units in order, grouped by day and speaker,
+// then the Mentions. Unit sel[override] is printed as text when override
+// is not -1.
+func (w *work) render(sel, ments []int32, override int, text string) string {
+	var b strings.Builder
+	var prev *unit
+	for k, i := range sel {
+		u := &w.units[i]
+		newDay := w.multiDay && u.day != "" && (prev == nil || prev.day != u.day)
+		if newDay {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("[" + u.day + "] ")
+		} else if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if (newDay || prev == nil || prev.speaker != u.speaker) && u.speaker != "" {
+			b.WriteString(u.speaker)
+			b.WriteString(": ")
+		}
+		if k == override {
+			b.WriteString(text)
+		} else {
+			b.WriteString(u.text)
+		}
+		prev = u
+	}
+	if len(ments) > 0 {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(mentionsLabel)
+		for k, i := range ments {
+			if k > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(w.idents[i].text)
+		}
+	}
+	return b.String()
+}
+
+// boundaries returns the places where the unit's text may be cut: before
+// a space, or between characters of a spaceless script, never inside an
+// identifier.
+func (w *work) boundaries(u *unit) []int {
+	var out []int
+	inside := func(i int) bool {
+		for _, o := range w.occs[u.occLo:u.occHi] {
+			if o.kind != kNone && int(o.start) < i && i < int(o.end) {
+				return true
+			}
+		}
+		return false
+	}
+	prevWide := false
+	for i, r := range u.text {
+		wide := isSpaceless(r)
+		if i > 0 && (r == ' ' || wide || prevWide) && !inside(i) {
+			out = append(out, i)
+		}
+		prevWide = wide
+	}
+	return out
+}
+
+// trimUnit cuts the single chosen unit at the last boundary where the text
+// fits the budget, marking the cut with "…". When not even one word fits
+// it returns the first word: the shortest useful text, over budget. A
+// first "word" longer than any identifier is a blob and is cut anywhere.
+func (w *work) trimUnit(sel []int32) string {
+	u := &w.units[sel[0]]
+	cuts := w.boundaries(u)
+	render := func(end int) string {
+		return w.render(sel, nil, 0, strings.TrimRight(u.text[:end], " ,;:-")+"…")
+	}
+	lo, hi := 0, len(cuts)-1 // find the last cut that fits
+	best := -1
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		if w.tok.Count(render(cuts[mid])) <= w.budget {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best >= 0 {
+		return render(cuts[best])
+	}
+	first := len(u.text)
+	if len(cuts) > 0 {
+		first = cuts[0]
+	}
+	if first > maxIdentBytes {
+		// A blob, not a word: cut it at a rune boundary that fits.
+		end := 0
+		lo, hi := 1, first
+		for lo <= hi {
+			mid := (lo + hi) / 2
+			m := mid
+			for m > 0 && !utf8.RuneStart(u.text[m]) {
+				m--
+			}
+			if w.tok.Count(render(m)) <= w.budget {
+				end, lo = m, mid+1
+			} else {
+				hi = mid - 1
+			}
+		}
+		if end > 0 {
+			return render(end)
+		}
+		return render(min(first, 16))
+	}
+	if first == len(u.text) {
+		return w.render(sel, nil, -1, "")
+	}
+	return render(first)
+}
+
+// facts returns up to MaxFacts short statements, each attributed to its
+// speaker, in chronological order: sentences with a name and a number or
+// date, "X is/has/likes ..." statements, children's facts.
+func (w *work) facts() []string {
+	var cands []int32
+	for i := range w.units {
+		if u := &w.units[i]; u.fscore >= 2 {
+			cands = append(cands, int32(i))
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b int32) int {
+		x, y := &w.units[a], &w.units[b]
+		if x.fscore != y.fscore {
+			return y.fscore - x.fscore
+		}
+		return x.order - y.order
+	})
+	var picked []int32
+	for _, i := range cands {
+		if len(picked) >= w.opt.MaxFacts {
+			break
+		}
+		dup := false
+		for _, j := range picked {
+			if strings.EqualFold(w.units[i].text, w.units[j].text) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			picked = append(picked, i)
+		}
+	}
+	slices.SortFunc(picked, func(a, b int32) int { return w.units[a].order - w.units[b].order })
+	var out []string
+	for _, i := range picked {
+		u := &w.units[i]
+		s := w.shorten(u)
+		if u.speaker != "" {
+			s = u.speaker + ": " + s
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// shorten cuts a sentence of more than maxFactWords words at its last
+// clause boundary (", ", "; ", " - ") within the limit, else at the last
+// space within it, never inside an identifier.
+func (w *work) shorten(u *unit) string {
+	if u.words <= maxFactWords {
+		return u.text
+	}
+	cuts := w.boundaries(u)
+	limit := -1
+	for k, c := range cuts {
+		if k+1 >= maxFactWords {
+			break
+		}
+		limit = c
+	}
+	if limit < 0 {
+		return u.text
+	}
+	best := limit
+	for _, c := range cuts {
+		if c > limit {
+			break
+		}
+		if c > len(u.text)/4 && c > 0 && strings.ContainsRune(",;-–—", rune(u.text[c-1])) {
+			best = c - 1
+		}
+	}
+	return strings.TrimRight(u.text[:best], " ,;:-") + "…"
+}
+
+// themes returns the span's top keywords, lower case, best first, ties
+// alphabetical: content words by frequency (plus children's themes),
+// acronyms, never names.
+func (w *work) themes() []string {
+	type cand struct {
+		text  string
+		score int
+	}
+	var cands []cand
+	var weak []string // themes of score 1, used only when fewer than 3 are better
+	for i := range w.terms {
+		t := &w.terms[i]
+		if t.tf+t.theme <= 0 || t.forms[0].n == 0 {
+			continue
+		}
+		f := t.forms[0]
+		for _, g := range t.forms[1:] {
+			if g.n > f.n || (g.n > 0 && g.n == f.n && g.text < f.text) {
+				f = g
+			}
+		}
+		r, _ := utf8.DecodeRuneInString(f.text)
+		if isSpaceless(r) && !unicode.In(r, unicode.Han, unicode.Katakana) {
+			continue // Thai, Lao...: character pairs are no keywords
+		}
+		if themeStop[f.text] || (!isSpaceless(r) && utf8.RuneCountInString(f.text) < 3) || !unicode.IsLetter(r) {
+			continue
+		}
+		if sc := t.tf + t.theme; sc >= 2 {
+			cands = append(cands, cand{f.text, sc})
+		} else {
+			weak = append(weak, f.text)
+		}
+	}
+	for i := range w.idents {
+		if id := &w.idents[i]; id.kind == kName && id.speaker == "" && isAcronym(id.text) {
+			cands = append(cands, cand{strings.ToLower(id.text), id.freq})
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.score != b.score {
+			return b.score - a.score
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	if len(cands) < 3 {
+		slices.Sort(weak)
+		for _, t := range weak {
+			cands = append(cands, cand{t, 1})
+		}
+	}
+	var out []string
+	for _, c := range cands {
+		if len(out) >= w.opt.MaxThemes || (c.score < 2 && len(out) >= 3) {
+			break
+		}
+		if !slices.Contains(out, c.text) && !w.isName(c.text) {
+			out = append(out, c.text)
+		}
+	}
+	return out
+}
+
+// isName reports whether the lower-case word s is a word of a name.
+func (w *work) isName(s string) bool {
+	for i := range w.idents {
+		id := &w.idents[i]
+		if id.kind != kName || isAcronym(id.text) {
+			continue
+		}
+		for f := range strings.FieldsSeq(id.text) {
+			if strings.EqualFold(f, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isAcronym(s string) bool {
+	letters := 0
+	for _, r := range s {
+		if unicode.IsLower(r) || r == ' ' {
+			return false
+		}
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return letters >= 2
+}

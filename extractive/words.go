@@ -1,0 +1,101 @@
+package extractive
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// stopWords are English function words and the small talk of chat ("wow",
+// "awesome", "gonna"); they carry no weight in sentence scores and never
+// become themes.
+var stopWords = func() map[string]bool {
+	const list = `a about above after again against ago all almost along already also although always am among an and another any anybody anyone anything anyway anyways anywhere are aren't around as at away back be became because become becomes been before being below besides between both but by can can't cannot could couldn't did didn't do does doesn't doing don't done down during each either else enough especially even ever every everybody everyone everything few for from further get gets getting give given go goes going gone gonna got gotta gotten had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's however i i'd i'll i'm i've if in into is isn't it it'd it'll it's its itself just kinda kind lets let let's like likely made make makes many may maybe me might mine more most much must mustn't my myself need needs neither never no nope nor not nothing now of off often oh ok okay on once one ones only onto or other others otherwise our ours ourselves out over own per perhaps please quite rather really same say says said see seem seems seen shall she she'd she'll she's should shouldn't since so some somebody someone something sometimes somewhat soon still such sure than that that'll that's the their theirs them themselves then there there'd there's these they they'd they'll they're they've thing things this those though through thus to too toward towards under until up upon us use used using very via want wanna wants was wasn't way we we'd we'll we're we've well were weren't what what's whatever when when's where where's whether which while who who's whom whose why why's will with within without won't would wouldn't yeah yes yet you you'd you'll you're you've your yours yourself yourselves
+wow lol haha hahaha hey hi hello bye thanks thank thx cool awesome great good nice totally yep yup amazing super pretty lot lots stuff bit definitely absolutely glad love loved loving lovely sounds sound know think thought guess mean look looks looking tell told talk talking chat keep keeps kept feel feels felt gonna wanna gotta ya yo cheers sorry hope hoping hopefully agree true right awesome fantastic wonderful incredible exactly probably actually basically literally anyways thanks also etc e.g i.e vs
+`
+	m := make(map[string]bool, 400)
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
+}()
+
+// trivialSentences are whole sentences that say nothing worth keeping,
+// compared after lower-casing and dropping everything but letters and
+// spaces.
+var trivialSentences = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range strings.Split(`ok|okay|k|kk|thanks|thank you|thanks a lot|thank you so much|thx|ty|lol|lmao|haha|hahaha|yes|no|yeah|yep|yup|nope|sure|cool|nice|great|awesome|wow|hi|hello|hey|bye|goodbye|cheers|got it|sounds good|ok thanks|okay thanks|np|no problem|you are welcome|youre welcome|welcome|hmm|oh|ah|right|exactly|true|agreed|totally|me too|same|good|perfect|done|indeed|of course|sounds great|that sounds great|thats great|thats awesome|thats cool|thats amazing|so cool|how are you|how have you been|whats up|good to see you|nice to see you|talk soon|talk to you soon|see you|see ya|take care|good night|good morning|what now|anything new|you too|same here|i agree|totally agree|great idea|good idea|love it|love that|i love it|i love that|lol yes|yes please|please|sorry|my bad|fine|alright|all right|go on|continue|next|ok cool|cool thanks|great thanks|perfect thanks`, "|") {
+		m[s] = true
+	}
+	return m
+}()
+
+// normalizeTrivial lower-cases s and keeps only letters, digits and single
+// spaces, for trivialSentences and duplicate detection.
+func normalizeTrivial(s string, buf []byte) []byte {
+	buf = buf[:0]
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\'':
+				continue
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+				fallthrough
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+				if space && len(buf) > 0 {
+					buf = append(buf, ' ')
+				}
+				space = false
+				buf = append(buf, c)
+			default:
+				space = true
+			}
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz - 1
+		switch {
+		case r == '’':
+		case isWordRune(r):
+			if space && len(buf) > 0 {
+				buf = append(buf, ' ')
+			}
+			space = false
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		default:
+			space = true
+		}
+	}
+	return buf
+}
+
+// factVerbs mark "X is/has/likes/works ..." statements.
+var factVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`am is are was were has have had 'm 've 're 's 'd like likes liked love loves loved enjoy enjoys enjoyed work works worked working live lives lived living went go goes started start starts joined join bought buy moved move made got finished finish chose choose decided decide want wants wanted plan plans planned planning need needs needed use uses prefer prefers preferred painted paint paints ran run runs visited visit study studies studied studying teach teaches taught own owns owned adopted adopt born married created create built build wrote write fixed fix changed change set configured configure deployed deploy installed install upgraded upgrade failed fails broke returns return takes took ran runs keen hate hates got signed applied graduated met meet lost won researched researching volunteer volunteered volunteering attend attended attending signed` ) {
+		m[w] = true
+	}
+	return m
+}()
+
+// factSubjects open an "X is/has ..." statement: 2 for the speaker or
+// someone named, 1 for a thing.
+var factSubjects = map[string]int{
+	"i": 2, "i'm": 2, "i've": 2, "i'd": 2, "i'll": 2, "we": 2, "we're": 2,
+	"we've": 2, "my": 2, "our": 2, "he": 2, "she": 2, "they": 2, "he's": 2,
+	"she's": 2, "they're": 2, "it": 1, "it's": 1, "the": 1, "this": 1, "that": 1,
+}
+
+// themeStop are words that may weigh in sentence scores (they often carry
+// time) but make poor themes.
+var themeStop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`last next first new old big little long small today yesterday tomorrow tonight day days week weeks month months year years time times moment morning evening night ago later early soon recently lately take taking took make making start starting started give giving come coming try trying doing done getting put find found work working worked stay staying help helping call called feel feeling important special happy hard different whole real`) {
+		m[w] = true
+	}
+	return m
+}()

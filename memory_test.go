@@ -1,0 +1,234 @@
+package strata_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/extractive"
+	"strata/internal/synth"
+	"strata/sqlite"
+)
+
+// newMemory opens a Memory over a fresh SQLite file.
+func newMemory(t testing.TB, tok strata.Tokenizer) *strata.Memory {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if tok == nil {
+		tok = strata.CharEstimator{}
+	}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
+		Now: func() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func ingest(t testing.TB, m *strata.Memory, conv string, turns []strata.Turn) strata.IngestResult {
+	t.Helper()
+	res, err := m.Ingest(context.Background(), strata.Batch{Conversation: conv, Turns: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestPyramidShape(t *testing.T) {
+	tests := []struct {
+		turns               int
+		micro, mini, macro  int
+		openMicro, openMini int64
+	}{
+		{0, 0, 0, 0, 0, 0},
+		{9, 0, 0, 0, 9, 9},
+		{10, 1, 0, 0, 0, 10},
+		{19, 1, 0, 0, 9, 19},
+		{20, 2, 1, 0, 0, 0},
+		{99, 9, 4, 0, 9, 19},
+		{100, 10, 5, 1, 0, 0},
+		{419, 41, 20, 4, 9, 19},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.turns), func(t *testing.T) {
+			m := newMemory(t, nil)
+			ctx := context.Background()
+			turns := synth.New(1).Turns(tt.turns)
+			if tt.turns == 0 {
+				// An empty batch creates nothing, not even the conversation.
+				res := ingest(t, m, "c", nil)
+				if res.Added != 0 {
+					t.Fatalf("added %d", res.Added)
+				}
+				return
+			}
+			ingest(t, m, "c", turns)
+			tree, err := m.Tree(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]strata.TreeLevel{}
+			for _, l := range tree.Levels {
+				got[l.Name] = l
+			}
+			if got["micro"].Nodes != tt.micro || got["mini"].Nodes != tt.mini || got["macro"].Nodes != tt.macro {
+				t.Fatalf("nodes micro/mini/macro = %d/%d/%d, want %d/%d/%d", got["micro"].Nodes, got["mini"].Nodes,
+					got["macro"].Nodes, tt.micro, tt.mini, tt.macro)
+			}
+			if got["micro"].OpenTurns != tt.openMicro || got["mini"].OpenTurns != tt.openMini {
+				t.Fatalf("open turns micro/mini = %d/%d, want %d/%d", got["micro"].OpenTurns, got["mini"].OpenTurns, tt.openMicro, tt.openMini)
+			}
+			checkTree(t, tree)
+		})
+	}
+}
+
+// checkTree verifies the pyramid is a tree: each level tiles turns from 1
+// without gaps or overlaps, and each node's children are the consecutive
+// nodes of the level below inside its span.
+func checkTree(t *testing.T, tree *strata.Tree) {
+	t.Helper()
+	byLevel := map[int][]strata.TreeNode{}
+	for _, n := range tree.Nodes {
+		byLevel[n.Level] = append(byLevel[n.Level], n)
+	}
+	for lvl, ns := range byLevel {
+		next := int64(1)
+		for _, n := range ns {
+			if n.FirstSeq != next || n.LastSeq < n.FirstSeq {
+				t.Fatalf("level %d node %s spans %d-%d, want it to start at %d", lvl, n.ID, n.FirstSeq, n.LastSeq, next)
+			}
+			next = n.LastSeq + 1
+			if n.Summary == "" {
+				t.Fatalf("level %d node %s has no summary", lvl, n.ID)
+			}
+		}
+		if lvl > 1 {
+			below := byLevel[lvl-1]
+			for _, n := range ns {
+				inside := int64(0)
+				for _, c := range below {
+					if c.FirstSeq >= n.FirstSeq && c.LastSeq <= n.LastSeq {
+						inside += c.LastSeq - c.FirstSeq + 1
+					}
+				}
+				if inside != n.LastSeq-n.FirstSeq+1 {
+					t.Fatalf("level %d node %s: children cover %d of its %d turns", lvl, n.ID, inside, n.LastSeq-n.FirstSeq+1)
+				}
+			}
+		}
+	}
+}
+
+// TestDeterministicAndIdempotent ingests the same turns into two stores,
+// one in a single batch and one in small batches with repeats, and expects
+// the same pyramid byte for byte.
+func TestDeterministicAndIdempotent(t *testing.T) {
+	ctx := context.Background()
+	turns := synth.New(7).Turns(263)
+	a := newMemory(t, nil)
+	ingest(t, a, "c", turns)
+	again := ingest(t, a, "c", turns)
+	if again.Added != 0 || again.Skipped != len(turns) || again.Nodes != 0 {
+		t.Fatalf("second ingest: %+v, want nothing added", again)
+	}
+	b := newMemory(t, nil)
+	for i := 0; i < len(turns); i += 17 {
+		lo := max(0, i-5) // overlap: the first turns of each batch repeat
+		ingest(t, b, "c", turns[lo:min(i+17, len(turns))])
+	}
+	ta, err := a.Tree(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.Tree(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ta.Turns != 263 || tb.Turns != 263 {
+		t.Fatalf("turns %d and %d, want 263", ta.Turns, tb.Turns)
+	}
+	if len(ta.Nodes) != len(tb.Nodes) {
+		t.Fatalf("%d nodes vs %d", len(ta.Nodes), len(tb.Nodes))
+	}
+	for i := range ta.Nodes {
+		x, y := ta.Nodes[i], tb.Nodes[i]
+		if x.ID != y.ID || x.Summary != y.Summary || x.Tokens != y.Tokens {
+			t.Fatalf("node %d differs:\n%+v\n%+v", i, x, y)
+		}
+	}
+	if n, err := a.Rollup(ctx, "c"); err != nil || n != 0 {
+		t.Fatalf("rollup again made %d nodes (err %v), want 0", n, err)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, nil)
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	turn := func(id string, at time.Duration, label string) strata.Turn {
+		return strata.Turn{ExtID: id, Role: strata.RoleUser, Content: "hello " + id, Time: t0.Add(at), SessionLabel: label}
+	}
+	ingest(t, m, "gap", []strata.Turn{turn("1", 0, ""), turn("2", 29*time.Minute, ""), turn("3", 61*time.Minute, "")})
+	ingest(t, m, "gap", []strata.Turn{turn("4", 62*time.Minute, ""), turn("5", 5*time.Hour, "")})
+	ingest(t, m, "label", []strata.Turn{turn("1", 0, "a"), turn("2", time.Second, "a"), turn("3", 2*time.Second, "b"), turn("4", 10*time.Hour, "b")})
+	for conv, want := range map[string][]int{"gap": {1, 1, 2, 2, 3}, "label": {1, 1, 2, 2}} {
+		ts, err := m.Store().Turns(ctx, strata.TurnFilter{Namespace: m.Namespace(), Conversation: conv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, x := range ts {
+			got = append(got, x.Session)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: sessions %v, want %v", conv, got, want)
+		}
+	}
+}
+
+func TestIngestRejectsBadTurnAtomically(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, nil)
+	ingest(t, m, "c", synth.New(3).Turns(5))
+	bad := synth.New(4).Turns(4)
+	bad[2].Role = "robot"
+	_, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: bad})
+	if err == nil || strata.ErrorCode(err) != strata.EINVALID || !strings.Contains(err.Error(), "turn 3") || !strings.Contains(err.Error(), "role") {
+		t.Fatalf("err = %v, want EINVALID naming turn 3 and role", err)
+	}
+	c, err := m.Conversation(ctx, "c")
+	if err != nil || c.Turns != 5 {
+		t.Fatalf("conversation has %d turns (err %v), want the 5 from before", c.Turns, err)
+	}
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "", Turns: bad[:1]}); strata.ErrorCode(err) != strata.EINVALID {
+		t.Fatalf("empty conversation id: err %v", err)
+	}
+}
+
+func TestDerivedExtIDs(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, nil)
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	same := strata.Turn{Role: strata.RoleUser, Content: "ok", Time: at}
+	turns := []strata.Turn{same, same, {Role: strata.RoleAssistant, Content: "ok", Time: at}}
+	if r := ingest(t, m, "c", turns); r.Added != 3 {
+		t.Fatalf("added %d, want 3: identical turns stay distinct", r.Added)
+	}
+	if r := ingest(t, m, "c", turns); r.Added != 0 {
+		t.Fatalf("re-ingest added %d, want 0", r.Added)
+	}
+	c, _ := m.Conversation(ctx, "c")
+	if c.Turns != 3 {
+		t.Fatalf("turns %d", c.Turns)
+	}
+}

@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"strata"
+)
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// convCols are the columns scanConversation reads.
+const convCols = `namespace, id, policy, created, turns, sessions, first_time, last_time`
+
+// scanConversation reads a row of convCols.
+func scanConversation(row interface{ Scan(...any) error }) (strata.Conversation, error) {
+	var c strata.Conversation
+	var created int64
+	var first, last sql.NullInt64
+	if err := row.Scan(&c.Namespace, &c.ID, &c.Policy, &created, &c.Turns, &c.Sessions, &first, &last); err != nil {
+		return strata.Conversation{}, err
+	}
+	c.Created = time.Unix(0, created).UTC()
+	c.First, c.Last = fromNanos(first), fromNanos(last)
+	return c, nil
+}
+
+// EnsureConversation creates c if (c.Namespace, c.ID) does not exist, with
+// c.Created or, if zero, the current time, and returns the stored
+// conversation either way. An existing conversation keeps its policy and
+// creation time. An empty ID is EINVALID.
+func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (strata.Conversation, error) {
+	if c.ID == "" {
+		return strata.Conversation{}, strata.Errorf(strata.EINVALID, "conversation: id is empty")
+	}
+	created := c.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	nanos, err := toNanos(created, "conversation created")
+	if err != nil {
+		return strata.Conversation{}, err
+	}
+	if got, err := s.Conversation(ctx, c.Namespace, c.ID); err == nil {
+		return got, nil // the common case, without taking the write lock
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (namespace, id, policy, created) VALUES (?, ?, ?, ?)
+		ON CONFLICT (namespace, id) DO NOTHING`, c.Namespace, c.ID, c.Policy, nanos); err != nil {
+		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
+	}
+	got, err := scanConversation(tx.QueryRowContext(ctx, `SELECT `+convCols+` FROM conversations
+		WHERE namespace = ? AND id = ?`, c.Namespace, c.ID))
+	if err != nil {
+		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
+	}
+	return got, nil
+}
+
+// Conversation returns the conversation with its turn and session counts
+// and its earliest and latest turn times. ENOTFOUND if it does not exist.
+func (s *Store) Conversation(ctx context.Context, namespace, id string) (strata.Conversation, error) {
+	c, err := scanConversation(s.r.QueryRowContext(ctx, `SELECT `+convCols+` FROM conversations
+		WHERE namespace = ? AND id = ?`, namespace, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return strata.Conversation{}, notFound(namespace, id)
+	}
+	if err != nil {
+		return strata.Conversation{}, fmt.Errorf("sqlite: conversation %q: %w", id, err)
+	}
+	return c, nil
+}
+
+// Conversations lists the namespace's conversations by id, with their
+// counts.
+func (s *Store) Conversations(ctx context.Context, namespace string) ([]strata.Conversation, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+convCols+` FROM conversations
+		WHERE namespace = ? ORDER BY id`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: conversations: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.Conversation{}
+	for rows.Next() {
+		c, err := scanConversation(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: conversations: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: conversations: %w", err)
+	}
+	return out, nil
+}
+
+// conversationPK returns the integer key of a conversation, ENOTFOUND if it
+// does not exist.
+func conversationPK(ctx context.Context, q querier, namespace, id string) (int64, error) {
+	var pk int64
+	err := q.QueryRowContext(ctx, `SELECT pk FROM conversations WHERE namespace = ? AND id = ?`,
+		namespace, id).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, notFound(namespace, id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: conversation %q: %w", id, err)
+	}
+	return pk, nil
+}
+
+// notFound is the error for a missing conversation.
+func notFound(namespace, id string) error {
+	return strata.Errorf(strata.ENOTFOUND, "conversation %q not found in namespace %q", id, namespace)
+}
+
+// conversationScope is the FTS token that every indexed row of the
+// conversation with key pk carries in its scope column.
+func conversationScope(pk int64) string { return "c" + strconv.FormatInt(pk, 10) }
+
+// namespaceScope is the FTS token that every indexed row of the namespace
+// carries: a 64-bit hash of its name. Search still checks the namespace of
+// the rows it returns, so a hash collision could only hide hits.
+func namespaceScope(namespace string) string {
+	h := fnv.New64a()
+	h.Write([]byte(namespace))
+	return "n" + strconv.FormatUint(h.Sum64(), 10)
+}
+
+// scope is the value of the scope column of a row of conversation pk.
+func scope(pk int64, namespace string) string {
+	return conversationScope(pk) + " " + namespaceScope(namespace)
+}

@@ -1,0 +1,46 @@
+// Package sqlite is strata's embedded Store: one SQLite file holding
+// conversations, turns and summary nodes, with SQLite's FTS5 full-text
+// index for BM25 search. It uses the pure-Go driver modernc.org/sqlite, so
+// binaries need no cgo.
+//
+// # Layout
+//
+// Open creates the file (and its directory) if missing and brings its schema
+// up to date with the ordered migrations embedded in this package, each in
+// its own transaction, recorded in the schema_migrations table and mirrored
+// in PRAGMA user_version. A file whose schema is newer than this build knows
+// is refused with a clear error rather than misread.
+//
+// The tables are conversations (with running counters, so Conversation and
+// Stats do not scan turns), turns (content stored whole as TEXT, time as
+// unix nanoseconds, tool calls, tool results, tags and metadata as JSON),
+// nodes, and two contentless FTS5 tables, turns_fts and nodes_fts, whose
+// rowids are the base tables' integer primary keys. The FTS rows are written
+// explicitly in the same transaction as the base rows (not by triggers,
+// which are about 3x slower).
+//
+// # Concurrency
+//
+// The database runs in WAL mode with synchronous=NORMAL. Writes go through
+// a dedicated single-connection pool whose transactions begin IMMEDIATE, so
+// concurrent writers in one process queue in Go instead of failing with
+// SQLITE_BUSY; writers in other processes wait up to the busy timeout
+// (10 s). Reads use a separate pool of several read-only connections and
+// never wait for writers.
+//
+// # Search
+//
+// The FTS5 tokenizer is porter unicode61 with remove_diacritics 2 and
+// marks (M*) counted as word characters, so words match their simple
+// inflections ("deploy" finds "deployed"), case and accents are ignored,
+// and Indic words stay whole. Scripts written without spaces (Chinese,
+// Japanese kana and kanji, Thai, Lao, Khmer, Myanmar) are indexed as
+// character unigrams and bigrams, so any substring of two or more
+// characters, or a single character, is findable. A query's free text is
+// never parsed as FTS5 syntax: its words are extracted, lowercased, stripped
+// of English stop words, quoted and ORed, and ranked by bm25 (Score =
+// -bm25, higher is better) inside a LIMITed subquery before the base rows
+// are joined. Each FTS row also carries scope tokens for its conversation
+// and namespace, so a search limited to a conversation or a namespace is an
+// index intersection, not a filter after ranking.
+package sqlite

@@ -1,0 +1,207 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"strata"
+)
+
+// nodeCols are the columns scanNode reads, for a nodes table aliased n.
+const nodeCols = `n.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
+	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created`
+
+// upsertNode stores a node, replacing the conversation's node of the same
+// id, and returns its row key.
+const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
+	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (conversation, id) DO UPDATE SET
+		level = excluded.level, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
+		start = excluded.start, "end" = excluded."end", children = excluded.children,
+		summary = excluded.summary, facts = excluded.facts, themes = excluded.themes,
+		source_tokens = excluded.source_tokens, tokens = excluded.tokens, method = excluded.method,
+		status = excluded.status, fallback = excluded.fallback, created = excluded.created
+	RETURNING pk`
+
+// PutNodes stores nodes of one conversation in one transaction, replacing
+// any node of the conversation with the same ID (and its index entry).
+// ENOTFOUND if the conversation does not exist; a node without an ID is
+// EINVALID.
+func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node) error {
+	type encoded struct{ start, end, created, children, facts, themes any }
+	enc := make([]encoded, len(nodes))
+	for i := range nodes {
+		n, e := &nodes[i], &enc[i]
+		if n.ID == "" {
+			return strata.Errorf(strata.EINVALID, "nodes[%d]: id is empty", i)
+		}
+		var err error
+		if e.start, err = toNanos(n.Start, fmt.Sprintf("nodes[%d].start", i)); err != nil {
+			return err
+		}
+		if e.end, err = toNanos(n.End, fmt.Sprintf("nodes[%d].end", i)); err != nil {
+			return err
+		}
+		if e.created, err = toNanos(n.Created, fmt.Sprintf("nodes[%d].created", i)); err != nil {
+			return err
+		}
+		e.children, e.facts, e.themes = jsonList(n.Children), jsonList(n.Facts), jsonList(n.Themes)
+	}
+	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
+
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	up, err := tx.PrepareContext(ctx, upsertNode)
+	if err != nil {
+		return fail(err)
+	}
+	defer up.Close()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM nodes_fts WHERE rowid = ?`)
+	if err != nil {
+		return fail(err)
+	}
+	defer del.Close()
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (rowid, text, scope) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer fts.Close()
+	sc := scope(pk, namespace)
+	for i := range nodes {
+		n, e := &nodes[i], &enc[i]
+		var rowid int64
+		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
+			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
+			n.Fallback, e.created).Scan(&rowid); err != nil {
+			return fail(fmt.Errorf("node %q: %w", n.ID, err))
+		}
+		if _, err := del.ExecContext(ctx, rowid); err != nil {
+			return fail(fmt.Errorf("unindexing node %q: %w", n.ID, err))
+		}
+		if _, err := fts.ExecContext(ctx, rowid, ftsText(n.Summary), sc); err != nil {
+			return fail(fmt.Errorf("indexing node %q: %w", n.ID, err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// jsonList returns a string list as JSON text, or NULL if it is empty.
+func jsonList(l []string) any {
+	if len(l) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(l) // a []string always marshals
+	return string(b)
+}
+
+// Nodes returns the nodes that match f, ordered by level, then by first
+// seq (descending within a level if f.Newest). f.Conversation may be empty
+// only when f.IDs is set (EINVALID otherwise); ENOTFOUND if it names a
+// conversation that does not exist.
+func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+	var q strings.Builder
+	var args []any
+	switch {
+	case f.Conversation != "":
+		pk, err := conversationPK(ctx, s.r, f.Namespace, f.Conversation)
+		if err != nil {
+			return nil, err
+		}
+		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n WHERE n.conversation = ?`)
+		args = append(args, pk)
+	case len(f.IDs) > 0:
+		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
+			WHERE c.namespace = ?`)
+		args = append(args, f.Namespace)
+	default:
+		return nil, strata.Errorf(strata.EINVALID, "nodes: a conversation or node ids are required")
+	}
+	if len(f.IDs) > 0 {
+		b, err := json.Marshal(f.IDs)
+		if err != nil {
+			return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
+		}
+		q.WriteString(` AND n.id IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(b))
+	}
+	if f.Level > 0 {
+		q.WriteString(` AND n.level = ?`)
+		args = append(args, f.Level)
+	}
+	if f.FromSeq > 0 {
+		q.WriteString(` AND n.first_seq >= ?`)
+		args = append(args, f.FromSeq)
+	}
+	if f.ToSeq > 0 {
+		q.WriteString(` AND n.last_seq <= ?`)
+		args = append(args, f.ToSeq)
+	}
+	if f.Newest {
+		q.WriteString(` ORDER BY n.level, n.first_seq DESC, n.last_seq DESC, n.id`)
+	} else {
+		q.WriteString(` ORDER BY n.level, n.first_seq, n.last_seq, n.id`)
+	}
+	if f.Limit > 0 {
+		q.WriteString(` LIMIT ?`)
+		args = append(args, f.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: nodes: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.Node{}
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: nodes: %w", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: nodes: %w", err)
+	}
+	return out, nil
+}
+
+// scanNode reads a row of nodeCols followed by extra.
+func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, error) {
+	var (
+		n                       strata.Node
+		start, end, created     sql.NullInt64
+		children, facts, themes sql.NullString
+	)
+	dest := append([]any{&n.ID, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
+		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return n, err
+	}
+	n.Start, n.End, n.Created = fromNanos(start), fromNanos(end), fromNanos(created)
+	for _, c := range []struct {
+		col  sql.NullString
+		dst  *[]string
+		name string
+	}{{children, &n.Children, "children"}, {facts, &n.Facts, "facts"}, {themes, &n.Themes, "themes"}} {
+		if err := unmarshalColumn(c.col, c.dst); err != nil {
+			return n, fmt.Errorf("node %q: %s: %w", n.ID, c.name, err)
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,167 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"strata"
+)
+
+// tokenizer is the FTS5 tokenizer of both full-text tables: Porter stemming
+// over unicode61 with diacritics removed, where combining marks (M*) are
+// word characters as letters and digits are, so that words of Indic and
+// other scripts written with marks stay whole.
+const tokenizer = `porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'`
+
+// migration is one step of the schema. Steps are applied in order, each in
+// its own transaction; a step, once released, is never edited: changes are
+// new steps appended to migrations.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the schema's history. Its last version is the newest schema
+// this build can read and write.
+var migrations = []migration{
+	{1, "initial schema", `
+CREATE TABLE conversations (
+	pk            INTEGER PRIMARY KEY,
+	namespace     TEXT    NOT NULL,
+	id            TEXT    NOT NULL,
+	policy        TEXT    NOT NULL DEFAULT '',
+	created       INTEGER NOT NULL,           -- unix nanoseconds
+	turns         INTEGER NOT NULL DEFAULT 0, -- running counters kept by AppendTurns
+	sessions      INTEGER NOT NULL DEFAULT 0, -- highest session
+	content_bytes INTEGER NOT NULL DEFAULT 0,
+	tokens        INTEGER NOT NULL DEFAULT 0,
+	first_time    INTEGER,                    -- earliest turn time, unix nanoseconds
+	last_time     INTEGER,                    -- latest turn time
+	UNIQUE (namespace, id)
+);
+
+CREATE TABLE turns (
+	pk            INTEGER PRIMARY KEY,        -- rowid of turns_fts
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	seq           INTEGER NOT NULL,
+	ext_id        TEXT,                       -- NULL when the turn has none: never deduplicated
+	session       INTEGER NOT NULL DEFAULT 0,
+	session_label TEXT    NOT NULL DEFAULT '',
+	role          TEXT    NOT NULL,
+	name          TEXT    NOT NULL DEFAULT '',
+	content       TEXT    NOT NULL,           -- whole, never truncated
+	time          INTEGER,                    -- unix nanoseconds, NULL for the zero time
+	model         TEXT    NOT NULL DEFAULT '',
+	tool_calls    TEXT,                       -- JSON, arguments kept as exact text
+	tool_results  TEXT,                       -- JSON
+	tokens        INTEGER NOT NULL DEFAULT 0,
+	importance    REAL    NOT NULL DEFAULT 0,
+	tags          TEXT,                       -- JSON array
+	metadata      TEXT                        -- JSON object
+);
+CREATE UNIQUE INDEX turns_conversation_seq ON turns (conversation, seq);
+CREATE UNIQUE INDEX turns_conversation_ext_id ON turns (conversation, ext_id);
+
+CREATE TABLE nodes (
+	pk            INTEGER PRIMARY KEY,        -- rowid of nodes_fts
+	id            TEXT    NOT NULL,
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	level         INTEGER NOT NULL,
+	first_seq     INTEGER NOT NULL,
+	last_seq      INTEGER NOT NULL,
+	start         INTEGER,                    -- unix nanoseconds
+	"end"         INTEGER,
+	children      TEXT,                       -- JSON array of node ids
+	summary       TEXT    NOT NULL DEFAULT '',
+	facts         TEXT,                       -- JSON array
+	themes        TEXT,                       -- JSON array
+	source_tokens INTEGER NOT NULL DEFAULT 0,
+	tokens        INTEGER NOT NULL DEFAULT 0,
+	method        TEXT    NOT NULL DEFAULT '',
+	status        TEXT    NOT NULL DEFAULT '',
+	fallback      TEXT    NOT NULL DEFAULT '',
+	created       INTEGER
+);
+CREATE UNIQUE INDEX nodes_conversation_id ON nodes (conversation, id);
+CREATE INDEX nodes_id ON nodes (id);
+CREATE INDEX nodes_conversation_level_first ON nodes (conversation, level, first_seq);
+CREATE INDEX nodes_conversation_level_last ON nodes (conversation, level, last_seq);
+
+-- Contentless full-text indexes: the text lives in the base tables only.
+-- Column text holds the content (summary), segmented for scripts written
+-- without spaces; column scope holds the tokens of the row's conversation
+-- and namespace, so a scoped search is an index intersection.
+CREATE VIRTUAL TABLE turns_fts USING fts5 (text, scope, content = '', contentless_delete = 1,
+	tokenize = "` + tokenizer + `");
+CREATE VIRTUAL TABLE nodes_fts USING fts5 (text, scope, content = '', contentless_delete = 1,
+	tokenize = "` + tokenizer + `");
+`},
+}
+
+// SchemaVersion is the newest schema version this build knows.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// migrate brings the schema up to SchemaVersion, one migration per
+// transaction. Transactions on the write pool begin IMMEDIATE, so two
+// processes opening the same new file migrate it once.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name    TEXT    NOT NULL,
+		applied INTEGER NOT NULL -- unix nanoseconds
+	)`); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	for _, m := range migrations {
+		if err := s.apply(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply runs m in its own transaction unless the file already has it. It
+// refuses a file whose schema is newer than this build.
+func (s *Store) apply(ctx context.Context, m migration) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: migrating %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	var cur int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&cur); err != nil {
+		return fmt.Errorf("sqlite: migrating %s: %w", s.path, err)
+	}
+	if cur > SchemaVersion() {
+		return strata.Errorf(strata.ECONFLICT,
+			"sqlite: %s has schema version %d, newer than this build of strata knows (%d); use a newer strata",
+			s.path, cur, SchemaVersion())
+	}
+	if cur >= m.version {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("sqlite: migrating %s to version %d (%s): %w", s.path, m.version, m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("sqlite: migrating %s to version %d: %w", s.path, m.version, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, m.version)); err != nil {
+		return fmt.Errorf("sqlite: migrating %s to version %d: %w", s.path, m.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: migrating %s to version %d: %w", s.path, m.version, err)
+	}
+	return nil
+}
+
+// schemaVersion returns the version recorded in schema_migrations.
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}

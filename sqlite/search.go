@@ -1,0 +1,127 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"strata"
+)
+
+// DefaultK is the number of hits Search returns when the query's K is not
+// positive.
+const DefaultK = 10
+
+// Search ranks turns and node summaries of the namespace (or of one
+// conversation) against the words of q.Text with BM25, and returns at most
+// q.K hits (DefaultK if q.K <= 0), best first. With q.Kind "" turn and
+// summary hits are merged by score. Score is -bm25: higher is better.
+// q.Text is never parsed as FTS5 syntax; a text with no searchable word (empty,
+// punctuation, stop words only) has no hits. ENOTFOUND if q.Conversation
+// names a conversation that does not exist; EINVALID for an unknown Kind.
+func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+	switch q.Kind {
+	case "", strata.KindTurn, strata.KindSummary:
+	default:
+		return nil, strata.Errorf(strata.EINVALID, "search: unknown kind %q (want %q, %q or empty)",
+			q.Kind, strata.KindTurn, strata.KindSummary)
+	}
+	k := q.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	sc := namespaceScope(q.Namespace)
+	if q.Conversation != "" {
+		pk, err := conversationPK(ctx, s.r, q.Namespace, q.Conversation)
+		if err != nil {
+			return nil, err
+		}
+		sc = conversationScope(pk)
+	}
+	terms := queryTerms(q.Text)
+	if len(terms) == 0 {
+		return []strata.Hit{}, nil
+	}
+	match := matchExpr(sc, terms)
+
+	hits := []strata.Hit{}
+	if q.Kind != strata.KindSummary {
+		h, err := s.searchTurns(ctx, q.Namespace, match, k)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	if q.Kind != strata.KindTurn {
+		h, err := s.searchNodes(ctx, q.Namespace, match, k)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// searchTurns returns the k best turn hits for an FTS5 expression. It ranks
+// inside a LIMITed subquery and joins the base rows afterwards, so only k
+// turns are read.
+func (s *Store) searchTurns(ctx context.Context, namespace, match string, k int) ([]strata.Hit, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+turnCols+`, c.id, -f.score
+		FROM (SELECT rowid, bm25(turns_fts, 1.0, 0.0) AS score FROM turns_fts
+		      WHERE turns_fts MATCH ? ORDER BY score LIMIT ?) f
+		JOIN turns t ON t.pk = f.rowid
+		JOIN conversations c ON c.pk = t.conversation
+		WHERE c.namespace = ?
+		ORDER BY f.score, t.pk`, match, k, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search turns: %w", err)
+	}
+	defer rows.Close()
+	var hits []strata.Hit
+	for rows.Next() {
+		h := strata.Hit{Kind: strata.KindTurn}
+		t, err := scanTurn(rows, &h.Conversation, &h.Score)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
+		h.Turn = &t
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search turns: %w", err)
+	}
+	return hits, nil
+}
+
+// searchNodes returns the k best summary hits for an FTS5 expression.
+func (s *Store) searchNodes(ctx context.Context, namespace, match string, k int) ([]strata.Hit, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+nodeCols+`, c.id, -f.score
+		FROM (SELECT rowid, bm25(nodes_fts, 1.0, 0.0) AS score FROM nodes_fts
+		      WHERE nodes_fts MATCH ? ORDER BY score LIMIT ?) f
+		JOIN nodes n ON n.pk = f.rowid
+		JOIN conversations c ON c.pk = n.conversation
+		WHERE c.namespace = ?
+		ORDER BY f.score, n.pk`, match, k, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search summaries: %w", err)
+	}
+	defer rows.Close()
+	var hits []strata.Hit
+	for rows.Next() {
+		h := strata.Hit{Kind: strata.KindSummary}
+		n, err := scanNode(rows, &h.Conversation, &h.Score)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search summaries: %w", err)
+		}
+		h.Node = &n
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search summaries: %w", err)
+	}
+	return hits, nil
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package sqlite_test
+
+// bigTurnSize is the size of TestBigTurn's turn: 10 MB.
+const bigTurnSize = 10 << 20

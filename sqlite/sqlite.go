@@ -1,0 +1,196 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"strata"
+)
+
+// Store is a strata.Store in one SQLite file. It is safe for concurrent
+// use by multiple goroutines.
+type Store struct {
+	path string
+	w    *sql.DB // exactly one connection; every write goes through it
+	r    *sql.DB // read-only connections
+}
+
+var _ strata.Store = (*Store)(nil)
+
+// BusyTimeout is how long a connection waits for a lock held by another
+// process before failing with SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// Open opens the SQLite store at path, creating the file and its parent
+// directory if they are missing, and migrates its schema to the newest
+// version this build knows. It returns an ECONFLICT error if the file's
+// schema is newer than that, and an EINVALID error for an empty path or an
+// in-memory database name (a Store needs a file: its reads and writes use
+// separate connections).
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, strata.Errorf(strata.EINVALID, "sqlite: path %q: want a file path", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("sqlite: creating the directory of %s: %w", path, err)
+	}
+
+	common := []string{
+		"busy_timeout(" + fmt.Sprint(BusyTimeout.Milliseconds()) + ")",
+		"foreign_keys(ON)",
+		"synchronous(NORMAL)",
+		"temp_store(MEMORY)",
+	}
+	w, err := sql.Open("sqlite", dsn(abs, append(common, "journal_mode(WAL)", "cache_size(-65536)"), "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	s := &Store{path: path, w: w}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	r, err := sql.Open("sqlite", dsn(abs, append(common, "query_only(ON)", "cache_size(-16384)"), ""))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(5 * time.Minute)
+	if err := r.PingContext(ctx); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	s.r = r
+	return s, nil
+}
+
+// dsn builds a modernc.org/sqlite data source name for the file at abs: a
+// file: URI (so any character in the path is safe) with the driver's
+// _pragma and _txlock parameters.
+func dsn(abs string, pragmas []string, txlock string) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows: C:/x becomes /C:/x
+	}
+	q := url.Values{}
+	for _, pr := range pragmas {
+		q.Add("_pragma", pr)
+	}
+	if txlock != "" {
+		q.Set("_txlock", txlock)
+	}
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store's connections. The last one to close checkpoints
+// the write-ahead log into the database file.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	errs = append(errs, s.w.Close())
+	return errors.Join(errs...)
+}
+
+// Stats reports counts and bytes on disk for the namespace. Bytes is the
+// size of the whole file plus its write-ahead log, shared by every
+// namespace.
+func (s *Store) Stats(ctx context.Context, namespace string) (strata.Stats, error) {
+	st := strata.Stats{Location: s.path, Levels: []strata.LevelStats{}}
+	var oldest, newest sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `
+		SELECT count(*), coalesce(sum(turns), 0), coalesce(sum(content_bytes), 0),
+		       coalesce(sum(tokens), 0), min(first_time), max(last_time)
+		FROM conversations WHERE namespace = ?`, namespace).
+		Scan(&st.Conversations, &st.Turns, &st.ContentBytes, &st.TurnTokens, &oldest, &newest)
+	if err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	st.Oldest, st.Newest = fromNanos(oldest), fromNanos(newest)
+
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT n.level, count(*), coalesce(sum(n.tokens), 0), coalesce(sum(n.source_tokens), 0)
+		FROM nodes n JOIN conversations c ON c.pk = n.conversation
+		WHERE c.namespace = ? GROUP BY n.level ORDER BY n.level`, namespace)
+	if err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l strata.LevelStats
+		if err := rows.Scan(&l.Level, &l.Nodes, &l.SummaryTokens, &l.SourceTokens); err != nil {
+			return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		st.Levels = append(st.Levels, l)
+	}
+	if err := rows.Err(); err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.Bytes += fi.Size()
+		}
+	}
+	return st, nil
+}
+
+// toNanos returns t as unix nanoseconds, or NULL for the zero time. Times
+// outside the range of int64 nanoseconds (years 1678 to 2262) are EINVALID.
+func toNanos(t time.Time, field string) (any, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return nil, strata.Errorf(strata.EINVALID, "%s: %s is outside the storable range (years 1678 to 2262)", field, t.Format(time.RFC3339))
+	}
+	return t.UnixNano(), nil
+}
+
+var (
+	minTime = time.Unix(0, -1<<63)
+	maxTime = time.Unix(0, 1<<63-1)
+)
+
+// fromNanos is the inverse of toNanos; times come back in UTC.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+// nullString returns s, or NULL if it is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,354 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"strata"
+)
+
+// turnCols are the columns scanTurn reads, for a turns table aliased t.
+const turnCols = `t.seq, t.ext_id, t.session, t.session_label, t.role, t.name, t.content, t.time,
+	t.model, t.tool_calls, t.tool_results, t.tokens, t.importance, t.tags, t.metadata`
+
+// insertTurn appends one turn unless its ext_id is already stored; the
+// caller checks rows affected, so a skipped turn consumes no seq.
+const insertTurn = `INSERT INTO turns (conversation, seq, ext_id, session, session_label, role, name,
+	content, time, model, tool_calls, tool_results, tokens, importance, tags, metadata)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (conversation, ext_id) DO NOTHING`
+
+// encodedTurn is a turn's column values that need encoding, prepared before
+// the write transaction begins.
+type encodedTurn struct {
+	extID, time                            any
+	toolCalls, toolResults, tags, metadata any
+	fts                                    string
+}
+
+// storedToolCall is a strata.ToolCall as stored: the arguments are kept as
+// the exact text the model produced (encoding/json would compact a
+// json.RawMessage and escape HTML in it), or as bytes if they are not
+// valid UTF-8.
+type storedToolCall struct {
+	ID        string  `json:"id,omitempty"`
+	Name      string  `json:"name"`
+	Arguments *string `json:"arguments,omitempty"`
+	ArgBytes  []byte  `json:"arguments_bytes,omitempty"`
+}
+
+// encodeTurn prepares t's encoded columns.
+func encodeTurn(t *strata.Turn, i int) (encodedTurn, error) {
+	var e encodedTurn
+	var err error
+	e.extID = nullString(t.ExtID)
+	if e.time, err = toNanos(t.Time, fmt.Sprintf("turns[%d].time", i)); err != nil {
+		return e, err
+	}
+	if len(t.ToolCalls) > 0 {
+		calls := make([]storedToolCall, len(t.ToolCalls))
+		for k, c := range t.ToolCalls {
+			calls[k] = storedToolCall{ID: c.ID, Name: c.Name}
+			switch {
+			case len(c.Arguments) == 0:
+			case utf8.Valid(c.Arguments):
+				a := string(c.Arguments)
+				calls[k].Arguments = &a
+			default:
+				calls[k].ArgBytes = c.Arguments
+			}
+		}
+		if e.toolCalls, err = jsonText(calls, i, "tool_calls"); err != nil {
+			return e, err
+		}
+	}
+	if len(t.ToolResults) > 0 {
+		if e.toolResults, err = jsonText(t.ToolResults, i, "tool_results"); err != nil {
+			return e, err
+		}
+	}
+	if len(t.Tags) > 0 {
+		if e.tags, err = jsonText(t.Tags, i, "tags"); err != nil {
+			return e, err
+		}
+	}
+	if len(t.Metadata) > 0 {
+		if e.metadata, err = jsonText(t.Metadata, i, "metadata"); err != nil {
+			return e, err
+		}
+	}
+	e.fts = ftsText(t.Content)
+	return e, nil
+}
+
+// jsonText returns v as JSON text, or an EINVALID error naming the field.
+func jsonText(v any, i int, field string) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, strata.Errorf(strata.EINVALID, "turns[%d].%s: %v", i, field, err)
+	}
+	return string(b), nil
+}
+
+// AppendTurns appends turns at the end of the conversation in one
+// transaction, skipping those whose ExtID is already stored (including
+// earlier in the same call). Turns with an empty ExtID are never skipped.
+// It returns copies of the appended turns with Seq set. ENOTFOUND if the
+// conversation does not exist.
+func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string, turns []strata.Turn) ([]strata.Turn, error) {
+	enc := make([]encodedTurn, len(turns))
+	for i := range turns {
+		var err error
+		if enc[i], err = encodeTurn(&turns[i], i); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) ([]strata.Turn, error) {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sqlite: append turns to %q: %w", conversation, err)
+	}
+
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+
+	var (
+		pk                   int64
+		count, bytes, tokens int64
+		sessions             int
+		first, last          sql.NullInt64
+	)
+	err = tx.QueryRowContext(ctx, `SELECT pk, turns, sessions, content_bytes, tokens, first_time, last_time
+		FROM conversations WHERE namespace = ? AND id = ?`, namespace, conversation).
+		Scan(&pk, &count, &sessions, &bytes, &tokens, &first, &last)
+	if err == sql.ErrNoRows {
+		return nil, notFound(namespace, conversation)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if len(turns) == 0 {
+		return []strata.Turn{}, nil
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = ?`, pk).
+		Scan(&seq); err != nil {
+		return fail(err)
+	}
+
+	ins, err := tx.PrepareContext(ctx, insertTurn)
+	if err != nil {
+		return fail(err)
+	}
+	defer ins.Close()
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer fts.Close()
+	sc := scope(pk, namespace)
+
+	out := make([]strata.Turn, 0, len(turns))
+	for i := range turns {
+		t, e := &turns[i], &enc[i]
+		res, err := ins.ExecContext(ctx, pk, seq+1, e.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
+			t.Content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata)
+		if err != nil {
+			return fail(fmt.Errorf("turn %q: %w", t.ExtID, err))
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fail(err)
+		} else if n == 0 {
+			continue // ext_id already stored
+		}
+		rowid, err := res.LastInsertId()
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := fts.ExecContext(ctx, rowid, e.fts, sc); err != nil {
+			return fail(fmt.Errorf("indexing turn %q: %w", t.ExtID, err))
+		}
+		seq++
+		c := *t
+		c.Seq = seq
+		out = append(out, c)
+
+		count++
+		bytes += int64(len(t.Content))
+		tokens += int64(t.Tokens)
+		sessions = max(sessions, t.Session)
+		if n, ok := e.time.(int64); ok {
+			if !first.Valid || n < first.Int64 {
+				first = sql.NullInt64{Int64: n, Valid: true}
+			}
+			if !last.Valid || n > last.Int64 {
+				last = sql.NullInt64{Int64: n, Valid: true}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return out, nil // nothing written: the deferred rollback ends the transaction
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET turns = ?, sessions = ?, content_bytes = ?,
+		tokens = ?, first_time = ?, last_time = ? WHERE pk = ?`,
+		count, sessions, bytes, tokens, first, last, pk); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// ExistingExtIDs returns the subset of extIDs stored in the conversation,
+// empty if the conversation does not exist.
+func (s *Store) ExistingExtIDs(ctx context.Context, namespace, conversation string, extIDs []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	if len(extIDs) == 0 {
+		return found, nil
+	}
+	ids, err := json.Marshal(extIDs)
+	if err != nil {
+		return nil, strata.Errorf(strata.EINVALID, "ext ids: %v", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT t.ext_id FROM conversations c
+		JOIN turns t ON t.conversation = c.pk
+		WHERE c.namespace = ? AND c.id = ? AND t.ext_id IN (SELECT value FROM json_each(?))`,
+		namespace, conversation, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: existing ext ids of %q: %w", conversation, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: existing ext ids of %q: %w", conversation, err)
+		}
+		found[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: existing ext ids of %q: %w", conversation, err)
+	}
+	return found, nil
+}
+
+// Turns returns the turns of one conversation that match f, in seq order,
+// newest first if f.Newest. ENOTFOUND if the conversation does not exist.
+func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+	pk, err := conversationPK(ctx, s.r, f.Namespace, f.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT ` + turnCols + ` FROM turns t WHERE t.conversation = ?`)
+	args := []any{pk}
+	if f.FromSeq > 0 {
+		q.WriteString(` AND t.seq >= ?`)
+		args = append(args, f.FromSeq)
+	}
+	if f.ToSeq > 0 {
+		q.WriteString(` AND t.seq <= ?`)
+		args = append(args, f.ToSeq)
+	}
+	if len(f.Seqs) > 0 {
+		b, _ := json.Marshal(f.Seqs)
+		q.WriteString(` AND t.seq IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(b))
+	}
+	if len(f.ExtIDs) > 0 {
+		b, err := json.Marshal(f.ExtIDs)
+		if err != nil {
+			return nil, strata.Errorf(strata.EINVALID, "ext ids: %v", err)
+		}
+		q.WriteString(` AND t.ext_id IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(b))
+	}
+	if f.PinnedOnly {
+		q.WriteString(` AND t.importance >= ?`)
+		args = append(args, strata.PinnedImportance)
+	}
+	if f.Newest {
+		q.WriteString(` ORDER BY t.seq DESC`)
+	} else {
+		q.WriteString(` ORDER BY t.seq`)
+	}
+	if f.Limit > 0 {
+		q.WriteString(` LIMIT ?`)
+		args = append(args, f.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
+	}
+	defer rows.Close()
+	out := []strata.Turn{}
+	for rows.Next() {
+		t, err := scanTurn(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
+	}
+	return out, nil
+}
+
+// scanTurn reads a row of turnCols followed by extra.
+func scanTurn(row interface{ Scan(...any) error }, extra ...any) (strata.Turn, error) {
+	var (
+		t                                      strata.Turn
+		extID                                  sql.NullString
+		role                                   string
+		tm                                     sql.NullInt64
+		toolCalls, toolResults, tags, metadata sql.NullString
+	)
+	dest := append([]any{&t.Seq, &extID, &t.Session, &t.SessionLabel, &role, &t.Name, &t.Content, &tm,
+		&t.Model, &toolCalls, &toolResults, &t.Tokens, &t.Importance, &tags, &metadata}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return t, err
+	}
+	t.ExtID, t.Role, t.Time = extID.String, strata.Role(role), fromNanos(tm)
+	if toolCalls.Valid {
+		var calls []storedToolCall
+		if err := json.Unmarshal([]byte(toolCalls.String), &calls); err != nil {
+			return t, fmt.Errorf("turn %d: tool_calls: %w", t.Seq, err)
+		}
+		t.ToolCalls = make([]strata.ToolCall, len(calls))
+		for k, c := range calls {
+			t.ToolCalls[k] = strata.ToolCall{ID: c.ID, Name: c.Name}
+			if c.Arguments != nil {
+				t.ToolCalls[k].Arguments = json.RawMessage(*c.Arguments)
+			} else if c.ArgBytes != nil {
+				t.ToolCalls[k].Arguments = json.RawMessage(c.ArgBytes)
+			}
+		}
+	}
+	if err := unmarshalColumn(toolResults, &t.ToolResults); err != nil {
+		return t, fmt.Errorf("turn %d: tool_results: %w", t.Seq, err)
+	}
+	if err := unmarshalColumn(tags, &t.Tags); err != nil {
+		return t, fmt.Errorf("turn %d: tags: %w", t.Seq, err)
+	}
+	if err := unmarshalColumn(metadata, &t.Metadata); err != nil {
+		return t, fmt.Errorf("turn %d: metadata: %w", t.Seq, err)
+	}
+	return t, nil
+}
+
+// unmarshalColumn decodes a JSON column into v, leaving v alone if NULL.
+func unmarshalColumn(col sql.NullString, v any) error {
+	if !col.Valid {
+		return nil
+	}
+	return json.Unmarshal([]byte(col.String), v)
+}

@@ -1,0 +1,177 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"strata"
+)
+
+// mkNode makes a node of conversation conv in namespace ns with a derived
+// id and every field set.
+func mkNode(ns, conv string, level int, first, last int64, summary string) strata.Node {
+	return strata.Node{
+		ID:           strata.NodeID(ns, conv, level, first, last),
+		Level:        level,
+		FirstSeq:     first,
+		LastSeq:      last,
+		Start:        base.Add(time.Duration(first-1) * time.Minute),
+		End:          base.Add(time.Duration(last-1)*time.Minute + 999),
+		Summary:      summary,
+		Facts:        []string{"fact one", "fact two"},
+		Themes:       []string{"theme"},
+		SourceTokens: int(last-first+1) * 10,
+		Tokens:       level * 7,
+		Method:       strata.MethodExtractive,
+		Status:       strata.StatusOK,
+		Created:      base.Add(24 * time.Hour),
+	}
+}
+
+func testPutNodes(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	n := mkNode("ns", "c", 2, 1, 20, "The team chose Postgres over MySQL.")
+	n.Children = []string{strata.NodeID("ns", "c", 1, 1, 10), strata.NodeID("ns", "c", 1, 11, 20)}
+	n.Fallback = "truncated"
+	n.Status = strata.StatusOverBudget
+	bare := strata.Node{ID: "bare", Level: 1, FirstSeq: 21, LastSeq: 30} // zero times, no lists
+	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{n, bare}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	got, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", IDs: []string{n.ID, bare.ID}})
+	if err != nil {
+		t.Fatalf("Nodes: %v", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("Nodes returned %d nodes, want 2", len(got))
+	}
+	// Level 1 sorts before level 2.
+	if d := diffNode(bare, got[0]); d != "" {
+		t.Error(d)
+	}
+	if d := diffNode(n, got[1]); d != "" {
+		t.Error(d)
+	}
+
+	replaced := n
+	replaced.Summary = "The team chose SQLite after all."
+	replaced.Tokens, replaced.Status, replaced.Fallback = 99, strata.StatusOK, ""
+	replaced.Facts = nil
+	for range 2 {
+		if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{replaced}); err != nil {
+			t.Fatalf("PutNodes of a stored id: %v", err)
+		}
+	}
+	got, err = s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c", Level: 2})
+	if err != nil {
+		t.Fatalf("Nodes: %v", err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("after putting a node id three times, Nodes returned %d nodes, want 1", len(got))
+	}
+	if d := diffNode(replaced, got[0]); d != "" {
+		t.Errorf("replaced %s", d)
+	}
+	for _, tc := range []struct {
+		word string
+		want int
+	}{{"postgres", 0}, {"sqlite", 1}} {
+		hits, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Text: tc.word, K: 10, Kind: strata.KindSummary})
+		if err != nil {
+			t.Fatalf("Search(%q): %v", tc.word, err)
+		}
+		if len(hits) != tc.want {
+			t.Errorf("Search(%q) after replacing the summary: %d hits, want %d", tc.word, len(hits), tc.want)
+		}
+	}
+
+	if err := s.PutNodes(ctx(t), "ns", "c", nil); err != nil {
+		t.Errorf("PutNodes(nil): %v", err)
+	}
+	err = s.PutNodes(ctx(t), "ns", "missing", []strata.Node{n})
+	wantCode(t, "PutNodes to a missing conversation", err, strata.ENOTFOUND)
+	err = s.PutNodes(ctx(t), "other", "c", []strata.Node{n})
+	wantCode(t, "PutNodes to a conversation of another namespace", err, strata.ENOTFOUND)
+	err = s.PutNodes(ctx(t), "ns", "c", []strata.Node{{Level: 1, FirstSeq: 1, LastSeq: 10}})
+	wantCode(t, "PutNodes of a node without an id", err, strata.EINVALID)
+}
+
+func testNodesFilter(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	ensure(t, s, "ns", "d")
+	ensure(t, s, "other", "c")
+	spans := map[string]struct {
+		level       int
+		first, last int64
+	}{
+		"a": {1, 1, 10}, "b": {1, 11, 20}, "c": {1, 21, 30}, "d": {1, 31, 40},
+		"e": {2, 1, 20}, "f": {2, 21, 40},
+		"g": {3, 1, 40},
+	}
+	ids := map[string]string{}
+	names := map[string]string{}
+	var nodes []strata.Node
+	for _, name := range []string{"f", "c", "g", "a", "e", "d", "b"} { // not in order
+		sp := spans[name]
+		n := mkNode("ns", "c", sp.level, sp.first, sp.last, "summary "+name)
+		ids[name], names[n.ID] = n.ID, name
+		nodes = append(nodes, n)
+	}
+	if err := s.PutNodes(ctx(t), "ns", "c", nodes[:3]); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	if err := s.PutNodes(ctx(t), "ns", "c", nodes[3:]); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	// The same spans in another conversation and another namespace.
+	dn := mkNode("ns", "d", 1, 1, 10, "summary of d")
+	on := mkNode("other", "c", 1, 1, 10, "summary of other")
+	if err := s.PutNodes(ctx(t), "ns", "d", []strata.Node{dn}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	if err := s.PutNodes(ctx(t), "other", "c", []strata.Node{on}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	names[dn.ID], names[on.ID] = "d/a", "other/a"
+
+	for _, tc := range []struct {
+		name string
+		f    strata.NodeFilter
+		want []string
+	}{
+		{"all", strata.NodeFilter{Conversation: "c"}, []string{"a", "b", "c", "d", "e", "f", "g"}},
+		{"level", strata.NodeFilter{Conversation: "c", Level: 1}, []string{"a", "b", "c", "d"}},
+		{"level newest", strata.NodeFilter{Conversation: "c", Level: 1, Newest: true}, []string{"d", "c", "b", "a"}},
+		{"newest", strata.NodeFilter{Conversation: "c", Newest: true}, []string{"d", "c", "b", "a", "f", "e", "g"}},
+		{"from", strata.NodeFilter{Conversation: "c", FromSeq: 11}, []string{"b", "c", "d", "f"}},
+		{"to", strata.NodeFilter{Conversation: "c", ToSeq: 20}, []string{"a", "b", "e"}},
+		{"from to", strata.NodeFilter{Conversation: "c", FromSeq: 11, ToSeq: 30}, []string{"b", "c"}},
+		{"limit", strata.NodeFilter{Conversation: "c", Limit: 2}, []string{"a", "b"}},
+		{"level newest limit", strata.NodeFilter{Conversation: "c", Level: 2, Newest: true, Limit: 1}, []string{"f"}},
+		{"ids without conversation", strata.NodeFilter{IDs: []string{ids["g"], ids["a"], "nope"}}, []string{"a", "g"}},
+		{"ids of two conversations", strata.NodeFilter{IDs: []string{ids["b"], dn.ID}}, []string{"d/a", "b"}},
+		{"ids and level", strata.NodeFilter{Conversation: "c", IDs: []string{ids["a"], ids["c"], ids["e"]}, Level: 1}, []string{"a", "c"}},
+		{"ids of another namespace", strata.NodeFilter{IDs: []string{on.ID}}, nil},
+		{"other conversation", strata.NodeFilter{Conversation: "d"}, []string{"d/a"}},
+	} {
+		f := tc.f
+		f.Namespace = "ns"
+		got, err := s.Nodes(ctx(t), f)
+		if err != nil {
+			t.Errorf("%s: Nodes(%+v): %v", tc.name, f, err)
+			continue
+		}
+		var gotNames []string
+		for _, n := range got {
+			gotNames = append(gotNames, names[n.ID])
+		}
+		if !slices.Equal(gotNames, tc.want) {
+			t.Errorf("%s: Nodes(%+v) = %q, want %q", tc.name, f, gotNames, tc.want)
+		}
+	}
+	_, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns"})
+	wantCode(t, "Nodes without a conversation or ids", err, strata.EINVALID)
+	_, err = s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "missing"})
+	wantCode(t, "Nodes of a missing conversation", err, strata.ENOTFOUND)
+}

@@ -1,0 +1,102 @@
+// Package storetest is the conformance suite every strata.Store must pass.
+//
+// An implementation runs it from its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) strata.Store {
+//			s, err := mystore.Open(...)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// Run pins the Store contract documented in package strata, including what
+// the documentation leaves to a reading of it:
+//
+//   - Conversations: EnsureConversation creates or returns the stored
+//     conversation (an existing one keeps its policy and creation time); an
+//     empty id is EINVALID; Conversation of a missing id is ENOTFOUND;
+//     Conversations lists by id; Conversation reports the number of turns,
+//     the highest session, and the earliest and latest turn times.
+//   - Namespaces: nothing crosses them. The same conversation id (and the
+//     same ext_id) in two namespaces are independent for turns, nodes,
+//     search and stats.
+//   - Turns: AppendTurns assigns seq 1..n from the end of the conversation,
+//     skips a turn whose ext_id is stored (also the second of two turns with
+//     one ext_id in the same call, and skipped turns consume no seq),
+//     returns only the appended turns, and is ENOTFOUND for a missing
+//     conversation. Every Turn field round-trips: content byte-exact and
+//     whole (10 MB; 1 MB under the race detector), tool call arguments
+//     byte-exact, times as the same instant with nanoseconds (compared
+//     with Time.Equal, not the zone), metadata as its JSON encoding would. Turns filters and orders as
+//     TurnFilter documents; PinnedOnly includes importance exactly 0.8.
+//     Turns of a missing conversation is ENOTFOUND.
+//   - Nodes: PutNodes replaces a node of the same ID (putting twice leaves
+//     one, and the summary it replaced is no longer found by Search), is
+//     ENOTFOUND for a missing conversation and EINVALID for an empty ID.
+//     Every Node field round-trips. Nodes orders by level, then first seq
+//     (descending within a level if Newest); FromSeq and ToSeq select the
+//     nodes contained in the range; IDs may be used without a conversation;
+//     with neither, Nodes is EINVALID; a missing conversation is ENOTFOUND.
+//   - Search: BM25 over turn content and node summaries, at most K hits,
+//     best (highest Score) first, filtered by Kind and Conversation; words
+//     match case-insensitively and match their simple inflections ("deploy"
+//     finds "deployed" and "deploying"); text with FTS syntax characters
+//     never errors; text with no searchable word (empty, punctuation,
+//     English stop words) returns no hits and no error; a missing
+//     conversation is ENOTFOUND; the whole of the big turn is searchable.
+//   - Stats: counts per namespace (conversations, turns, content bytes,
+//     turn tokens, nodes per level with their tokens, oldest and newest turn
+//     times).
+//   - Concurrency: AppendTurns from several goroutines to one conversation
+//     loses no turn and assigns no seq twice, also when they all append the
+//     same ext_ids (exactly one copy of each is stored).
+//
+// The suite takes a few seconds at most; each subtest opens its own store.
+package storetest
+
+import (
+	"testing"
+
+	"strata"
+)
+
+// Run runs the conformance suite against stores made by open, which must
+// return a new, empty store for each call and arrange for it to be closed
+// when t ends (t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) strata.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s strata.Store)
+	}{
+		{"EnsureConversation", testEnsureConversation},
+		{"ConversationNotFound", testConversationNotFound},
+		{"Conversations", testConversations},
+		{"ConversationCounts", testConversationCounts},
+		{"AppendTurnsSeq", testAppendSeq},
+		{"AppendTurnsDedup", testAppendDedup},
+		{"AppendTurnsNotFound", testAppendNotFound},
+		{"AppendTurnsEmpty", testAppendEmpty},
+		{"ContentExact", testContentExact},
+		{"TurnRoundTrip", testTurnRoundTrip},
+		{"ExistingExtIDs", testExistingExtIDs},
+		{"TurnsFilter", testTurnsFilter},
+		{"PutNodes", testPutNodes},
+		{"NodesFilter", testNodesFilter},
+		{"Search", testSearch},
+		{"SearchSyntax", testSearchSyntax},
+		{"SearchNoWords", testSearchNoWords},
+		{"Namespaces", testNamespaces},
+		{"Stats", testStats},
+		{"ConcurrentAppend", testConcurrentAppend},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, open(t))
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package tiktoken
+
+import (
+	"container/heap"
+	"math"
+)
+
+// noRank marks a pair of parts that do not form a token.
+const noRank = math.MaxUint32
+
+// heapThreshold is the piece length, in bytes, from which merge switches
+// from the quadratic scan tiktoken uses to a heap. Both give the same parts.
+const heapThreshold = 256
+
+// merge byte-pair encodes piece, which must hold at least one byte, and
+// returns the offsets at which its tokens start, followed by len(piece).
+// Like tiktoken, it repeatedly merges the adjacent pair of parts that forms
+// the lowest-ranked token, the leftmost one on ties.
+func (v vocab) merge(piece string) []int {
+	if len(piece) >= heapThreshold {
+		return v.mergeHeap(piece)
+	}
+	return v.mergeScan(piece)
+}
+
+// rank returns the rank of piece[start:end], or noRank.
+func (v vocab) rank(piece string, start, end int) uint32 {
+	if r, ok := v[piece[start:end]]; ok {
+		return r
+	}
+	return noRank
+}
+
+// mergeScan is tiktoken's _byte_pair_merge: parts[i] starts at offset
+// starts[i], and ranks[i] is the rank of parts i and i+1 merged.
+func (v vocab) mergeScan(piece string) []int {
+	n := len(piece)
+	starts := make([]int, n+1)
+	ranks := make([]uint32, n+1)
+	for i := range starts {
+		starts[i] = i
+		ranks[i] = noRank
+	}
+	for i := 0; i+2 <= n; i++ {
+		ranks[i] = v.rank(piece, i, i+2)
+	}
+	// rankAfter returns the rank of parts i, i+1 and i+2 merged, which is
+	// what parts i and i+1 would form once i+1 and i+2 are merged.
+	rankAfter := func(i int) uint32 {
+		if i+3 < len(starts) {
+			return v.rank(piece, starts[i], starts[i+3])
+		}
+		return noRank
+	}
+	for {
+		best, at := uint32(noRank), -1
+		for i, r := range ranks[:len(ranks)-1] {
+			if r < best {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		if at > 0 {
+			ranks[at-1] = rankAfter(at - 1)
+		}
+		ranks[at] = rankAfter(at)
+		starts = append(starts[:at+1], starts[at+2:]...)
+		ranks = append(ranks[:at+1], ranks[at+2:]...)
+	}
+	return starts
+}
+
+// mergeHeap gives the same result as mergeScan in O(n log n), keeping the
+// parts in a linked list and the candidate merges in a heap ordered by rank
+// and then offset. Entries made stale by earlier merges are skipped.
+func (v vocab) mergeHeap(piece string) []int {
+	n := len(piece)
+	// Part boundaries are byte offsets; next and prev link the live ones.
+	next := make([]int, n+1)
+	prev := make([]int, n+1)
+	for i := range next {
+		next[i], prev[i] = i+1, i-1
+	}
+	// pairRank returns the rank of the part at i merged with its successor.
+	pairRank := func(i int) uint32 {
+		j := next[i]
+		if j >= n {
+			return noRank
+		}
+		return v.rank(piece, i, next[j])
+	}
+	h := make(pairHeap, 0, n)
+	for i := 0; i+2 <= n; i++ {
+		if r := v.rank(piece, i, i+2); r != noRank {
+			h = append(h, pair{rank: r, start: i, end: i + 2})
+		}
+	}
+	heap.Init(&h)
+	live := n + 1
+	for h.Len() > 0 {
+		p := heap.Pop(&h).(pair)
+		// Stale unless the part still starts at p.start and its successor
+		// still ends at p.end.
+		if prev[p.start] == -2 || next[p.start] >= n || next[next[p.start]] != p.end {
+			continue
+		}
+		// Merge: drop the boundary between the two parts.
+		mid := next[p.start]
+		next[p.start] = p.end
+		prev[p.end] = p.start
+		prev[mid] = -2
+		live--
+		if r := pairRank(p.start); r != noRank {
+			heap.Push(&h, pair{rank: r, start: p.start, end: next[next[p.start]]})
+		}
+		if q := prev[p.start]; q >= 0 {
+			if r := pairRank(q); r != noRank {
+				heap.Push(&h, pair{rank: r, start: q, end: p.end})
+			}
+		}
+	}
+	starts := make([]int, 0, live)
+	for i := 0; i <= n; i = next[i] {
+		starts = append(starts, i)
+	}
+	return starts
+}
+
+// pair is a candidate merge of the part starting at start with its
+// successor, which ends at end.
+type pair struct {
+	rank       uint32
+	start, end int
+}
+
+type pairHeap []pair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(i, j int) bool {
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
+	}
+	return h[i].start < h[j].start
+}
+func (h pairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

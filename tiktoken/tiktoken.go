@@ -1,0 +1,152 @@
+package tiktoken
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Encoding names accepted by New.
+const (
+	O200kBase  = "o200k_base"
+	Cl100kBase = "cl100k_base"
+
+	// Default is the encoding New uses for the empty name.
+	Default = O200kBase
+)
+
+// encodings lists the supported encodings, in the order error messages name
+// them.
+var encodings = []struct {
+	name  string
+	file  string                    // in github.com/pkoukk/tiktoken-go-loader/assets
+	split func(s string, i int) int // returns the end of the pre-token at s[i]
+}{
+	{O200kBase, "o200k_base.tiktoken", nextO200k},
+	{Cl100kBase, "cl100k_base.tiktoken", nextCl100k},
+}
+
+// loaded holds one lazily built Tokenizer per encoding.
+var loaded [2]struct {
+	once sync.Once
+	tok  *Tokenizer
+	err  error
+}
+
+// Tokenizer counts the tokens of a tiktoken encoding. It is safe for
+// concurrent use by multiple goroutines.
+type Tokenizer struct {
+	name  string
+	vocab vocab
+	split func(s string, i int) int
+	cache *countCache
+}
+
+// New returns the Tokenizer for the named encoding: "o200k_base" (also "",
+// the default) or "cl100k_base". Its vocabulary is loaded on first use and
+// shared by the whole process, so every call for an encoding returns the same
+// Tokenizer.
+func New(encoding string) (*Tokenizer, error) {
+	if encoding == "" {
+		encoding = Default
+	}
+	for i, e := range encodings {
+		if e.name != encoding {
+			continue
+		}
+		l := &loaded[i]
+		l.once.Do(func() {
+			initClasses()
+			v, err := loadVocab(e.file)
+			if err != nil {
+				l.err = fmt.Errorf("tiktoken: loading %s: %w", e.name, err)
+				return
+			}
+			l.tok = &Tokenizer{name: e.name, vocab: v, split: e.split, cache: newCountCache()}
+		})
+		return l.tok, l.err
+	}
+	names := make([]string, len(encodings))
+	for i, e := range encodings {
+		names[i] = fmt.Sprintf("%q", e.name)
+	}
+	return nil, fmt.Errorf("tiktoken: unknown encoding %q (valid: %s)", encoding, strings.Join(names, ", "))
+}
+
+// Name returns the encoding name, such as "o200k_base".
+func (t *Tokenizer) Name() string { return t.name }
+
+// Count returns the number of tokens in s, exactly as tiktoken's
+// encode_ordinary would produce them: special-token text such as
+// "<|endoftext|>" is counted as ordinary text.
+func (t *Tokenizer) Count(s string) int {
+	s = validUTF8(s)
+	n := 0
+	for i := 0; i < len(s); {
+		e := t.next(s, i)
+		n += t.pieceCount(s[i:e])
+		i = e
+	}
+	return n
+}
+
+// next returns the end of the pre-token that starts at s[i].
+func (t *Tokenizer) next(s string, i int) int {
+	e := t.split(s, i)
+	if e <= i {
+		// Every character starts a pre-token; the tests check it.
+		panic(fmt.Sprintf("tiktoken: %s pre-tokenizer stalled at %q", t.name, s[i:]))
+	}
+	return e
+}
+
+// pieceCount returns the number of tokens of one pre-token.
+func (t *Tokenizer) pieceCount(piece string) int {
+	// Every byte is a token, and so are most words with their leading
+	// space; tiktoken takes a pre-token in the vocabulary as is.
+	if len(piece) == 1 {
+		return 1
+	}
+	if _, ok := t.vocab[piece]; ok {
+		return 1
+	}
+	if n, ok := t.cache.get(piece); ok {
+		return n
+	}
+	n := len(t.vocab.merge(piece)) - 1
+	t.cache.put(piece, n)
+	return n
+}
+
+// Encode returns the token ids of s, exactly as tiktoken's encode_ordinary
+// would. It is meant for tests and debugging and does not use the cache.
+func (t *Tokenizer) Encode(s string) []int {
+	s = validUTF8(s)
+	var ids []int
+	for i := 0; i < len(s); {
+		e := t.next(s, i)
+		piece := s[i:e]
+		if id, ok := t.vocab[piece]; ok {
+			ids = append(ids, int(id))
+		} else {
+			starts := t.vocab.merge(piece)
+			for k := range len(starts) - 1 {
+				ids = append(ids, int(t.vocab[piece[starts[k]:starts[k+1]]]))
+			}
+		}
+		i = e
+	}
+	return ids
+}
+
+// validUTF8 returns s with every byte that is not part of a valid UTF-8
+// sequence replaced by U+FFFD, as Go's conversion to runes does. That is
+// what the regular-expression engines of the Go ports see, and the closest
+// a Go string comes to Python's str, which cannot hold such bytes.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
+}
