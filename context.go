@@ -97,16 +97,16 @@ type Omission struct {
 
 // Package is a context package: what strata hands a model.
 type Package struct {
-	Conversation string    `json:"conversation"`
-	Query        string    `json:"query,omitempty"`
-	Format       string    `json:"format"`
-	Tokenizer    string    `json:"tokenizer"`
-	Budget       int       `json:"budget"`
-	Tokens       int       `json:"tokens"` // of Rendered, the whole package
-	Turns        int64     `json:"turns"`  // in the conversation
-	Items        []Item    `json:"items"`
+	Conversation string     `json:"conversation"`
+	Query        string     `json:"query,omitempty"`
+	Format       string     `json:"format"`
+	Tokenizer    string     `json:"tokenizer"`
+	Budget       int        `json:"budget"`
+	Tokens       int        `json:"tokens"` // of Rendered, the whole package
+	Turns        int64      `json:"turns"`  // in the conversation
+	Items        []Item     `json:"items"`
 	Omitted      []Omission `json:"omitted"`
-	Rendered     string    `json:"rendered"`
+	Rendered     string     `json:"rendered"`
 }
 
 // ContextRequest asks for a context package.

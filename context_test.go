@@ -144,7 +144,7 @@ func TestContextGolden(t *testing.T) {
 	ingest(t, m, "golden", synth.New(2).Turns(57))
 	for _, tc := range []struct {
 		name, query, format string
-		budget             int
+		budget              int
 	}{
 		{"text-600", "", strata.FormatText, 600},
 		{"markdown-600-query", "garden recipe", strata.FormatMarkdown, 600},

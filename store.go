@@ -9,8 +9,12 @@ import (
 // namespace; nothing crosses it. Implementations: sqlite (embedded). Every
 // implementation passes the conformance suite in package storetest.
 //
-// Errors: a missing conversation or node is ENOTFOUND; invalid arguments are
-// EINVALID; anything else is returned wrapped.
+// Errors: a missing conversation is ENOTFOUND for every method that names
+// one (Turns, Nodes, PutNodes, Search and AppendTurns included); invalid
+// arguments are EINVALID; anything else is returned wrapped.
+//
+// Node ids are unique within a conversation (they derive from it). A turn
+// with an empty ExtID is never deduplicated (the engine always sets one).
 type Store interface {
 	// EnsureConversation creates c if no conversation (c.Namespace, c.ID)
 	// exists, and returns the stored conversation either way (an existing
@@ -18,7 +22,8 @@ type Store interface {
 	EnsureConversation(ctx context.Context, c Conversation) (Conversation, error)
 
 	// Conversation returns a conversation with its turn and session counts
-	// and its first and last turn times. ENOTFOUND if it does not exist.
+	// and the earliest and latest of its turns' times. ENOTFOUND if it does
+	// not exist.
 	Conversation(ctx context.Context, namespace, id string) (Conversation, error)
 
 	// Conversations lists the namespace's conversations by id.
@@ -42,19 +47,22 @@ type Store interface {
 
 	// PutNodes stores nodes of one conversation in one transaction. A node
 	// whose ID is already stored is replaced, so re-running a rollup creates
-	// no duplicate.
+	// no duplicate. A node whose Conversation names another conversation is
+	// EINVALID.
 	PutNodes(ctx context.Context, namespace, conversation string, nodes []Node) error
 
 	// Nodes returns the nodes that match f, ordered by level then first seq
-	// (newest first within a level if f.Newest).
+	// (newest first within a level if f.Newest), with Conversation set.
 	Nodes(ctx context.Context, f NodeFilter) ([]Node, error)
 
 	// Search ranks turns and node summaries against q.Text with BM25 and
-	// returns at most q.K hits, best first. Text the store cannot parse as a
-	// query is treated as plain words, never as an error.
+	// returns at most q.K hits (10 if q.K <= 0), best first; with q.Kind ""
+	// turn and summary hits are merged by raw score. Text the store cannot
+	// parse as a query is treated as plain words, never as an error.
 	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
 
-	// Stats reports counts and bytes on disk for the namespace.
+	// Stats reports counts for the namespace; Bytes is the size of the
+	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)
 
 	// Close releases the store.

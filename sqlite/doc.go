@@ -42,5 +42,8 @@
 // -bm25, higher is better) inside a LIMITed subquery before the base rows
 // are joined. Each FTS row also carries scope tokens for its conversation
 // and namespace, so a search limited to a conversation or a namespace is an
-// index intersection, not a filter after ranking.
+// index intersection, not a filter after ranking (the intersection is
+// skipped when the scope holds every conversation in the file). Turn and
+// summary hits are ranked in their own indexes; for Kind "" the two lists
+// are merged by score.
 package sqlite

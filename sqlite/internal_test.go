@@ -103,3 +103,9 @@ func TestMatchExpr(t *testing.T) {
 		t.Errorf("matchExpr = %s, want %s", got, want)
 	}
 }
+
+func TestMatchExprUnscoped(t *testing.T) {
+	if got, want := matchExpr("", []string{"a", "b"}), `text : ("a" OR "b")`; got != want {
+		t.Errorf("matchExpr = %s, want %s", got, want)
+	}
+}

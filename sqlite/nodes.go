@@ -10,8 +10,9 @@ import (
 	"strata"
 )
 
-// nodeCols are the columns scanNode reads, for a nodes table aliased n.
-const nodeCols = `n.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
+// nodeCols are the columns scanNode reads, for a nodes table aliased n
+// joined with its conversations row aliased c.
+const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
 	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created`
 
 // upsertNode stores a node, replacing the conversation's node of the same
@@ -29,8 +30,9 @@ const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
 // any node of the conversation with the same ID (and its index entry).
-// ENOTFOUND if the conversation does not exist; a node without an ID is
-// EINVALID.
+// ENOTFOUND if the conversation does not exist; a node without an ID, or
+// whose Conversation names another conversation, is EINVALID (an empty
+// Conversation is the conversation argument).
 func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node) error {
 	type encoded struct{ start, end, created, children, facts, themes any }
 	enc := make([]encoded, len(nodes))
@@ -38,6 +40,10 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		n, e := &nodes[i], &enc[i]
 		if n.ID == "" {
 			return strata.Errorf(strata.EINVALID, "nodes[%d]: id is empty", i)
+		}
+		if n.Conversation != "" && n.Conversation != conversation {
+			return strata.Errorf(strata.EINVALID, "nodes[%d] (%s): belongs to conversation %q, not %q",
+				i, n.ID, n.Conversation, conversation)
 		}
 		var err error
 		if e.start, err = toNanos(n.Start, fmt.Sprintf("nodes[%d].start", i)); err != nil {
@@ -124,7 +130,8 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		if err != nil {
 			return nil, err
 		}
-		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n WHERE n.conversation = ?`)
+		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
+			WHERE n.conversation = ?`)
 		args = append(args, pk)
 	case len(f.IDs) > 0:
 		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
@@ -188,7 +195,7 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		start, end, created     sql.NullInt64
 		children, facts, themes sql.NullString
 	)
-	dest := append([]any{&n.ID, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
+	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
 		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err

@@ -30,30 +30,52 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 	if k <= 0 {
 		k = DefaultK
 	}
-	sc := namespaceScope(q.Namespace)
+	terms := queryTerms(q.Text)
+
+	// One read transaction: the scope check and both searches see the same
+	// snapshot.
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search: %w", err)
+	}
+	defer tx.Rollback()
+	var (
+		pk     int64 // 0: the whole namespace
+		sc     string
+		others bool
+	)
 	if q.Conversation != "" {
-		pk, err := conversationPK(ctx, s.r, q.Namespace, q.Conversation)
-		if err != nil {
+		if pk, err = conversationPK(ctx, tx, q.Namespace, q.Conversation); err != nil {
 			return nil, err
 		}
 		sc = conversationScope(pk)
+		err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM conversations WHERE pk <> ?)`, pk).Scan(&others)
+	} else {
+		sc = namespaceScope(q.Namespace)
+		err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM conversations WHERE namespace <> ?)`,
+			q.Namespace).Scan(&others)
 	}
-	terms := queryTerms(q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search: %w", err)
+	}
 	if len(terms) == 0 {
 		return []strata.Hit{}, nil
+	}
+	if !others {
+		sc = "" // the scope is the whole file: intersecting with it would only cost time
 	}
 	match := matchExpr(sc, terms)
 
 	hits := []strata.Hit{}
 	if q.Kind != strata.KindSummary {
-		h, err := s.searchTurns(ctx, q.Namespace, match, k)
+		h, err := searchTurns(ctx, tx, q.Namespace, pk, match, k)
 		if err != nil {
 			return nil, err
 		}
 		hits = append(hits, h...)
 	}
 	if q.Kind != strata.KindTurn {
-		h, err := s.searchNodes(ctx, q.Namespace, match, k)
+		h, err := searchNodes(ctx, tx, q.Namespace, pk, match, k)
 		if err != nil {
 			return nil, err
 		}
@@ -66,17 +88,19 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 	return hits, nil
 }
 
-// searchTurns returns the k best turn hits for an FTS5 expression. It ranks
+// searchTurns returns the k best turn hits for an FTS5 expression, of the
+// namespace and, if conversation is not 0, of that conversation. It ranks
 // inside a LIMITed subquery and joins the base rows afterwards, so only k
-// turns are read.
-func (s *Store) searchTurns(ctx context.Context, namespace, match string, k int) ([]strata.Hit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+turnCols+`, c.id, -f.score
+// turns are read; the scope token in the expression has already limited
+// the ranking to the namespace or conversation, and the join checks it.
+func searchTurns(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, c.id, -f.score
 		FROM (SELECT rowid, bm25(turns_fts, 1.0, 0.0) AS score FROM turns_fts
 		      WHERE turns_fts MATCH ? ORDER BY score LIMIT ?) f
 		JOIN turns t ON t.pk = f.rowid
 		JOIN conversations c ON c.pk = t.conversation
-		WHERE c.namespace = ?
-		ORDER BY f.score, t.pk`, match, k, namespace)
+		WHERE c.namespace = ? AND (? = 0 OR c.pk = ?)
+		ORDER BY f.score, t.pk`, match, k, namespace, conversation, conversation)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search turns: %w", err)
 	}
@@ -98,14 +122,14 @@ func (s *Store) searchTurns(ctx context.Context, namespace, match string, k int)
 }
 
 // searchNodes returns the k best summary hits for an FTS5 expression.
-func (s *Store) searchNodes(ctx context.Context, namespace, match string, k int) ([]strata.Hit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+nodeCols+`, c.id, -f.score
+func searchNodes(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+nodeCols+`, -f.score
 		FROM (SELECT rowid, bm25(nodes_fts, 1.0, 0.0) AS score FROM nodes_fts
 		      WHERE nodes_fts MATCH ? ORDER BY score LIMIT ?) f
 		JOIN nodes n ON n.pk = f.rowid
 		JOIN conversations c ON c.pk = n.conversation
-		WHERE c.namespace = ?
-		ORDER BY f.score, n.pk`, match, k, namespace)
+		WHERE c.namespace = ? AND (? = 0 OR c.pk = ?)
+		ORDER BY f.score, n.pk`, match, k, namespace, conversation, conversation)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search summaries: %w", err)
 	}
@@ -113,11 +137,11 @@ func (s *Store) searchNodes(ctx context.Context, namespace, match string, k int)
 	var hits []strata.Hit
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindSummary}
-		n, err := scanNode(rows, &h.Conversation, &h.Score)
+		n, err := scanNode(rows, &h.Score)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search summaries: %w", err)
 		}
-		h.Node = &n
+		h.Conversation, h.Node = n.Conversation, &n
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {

@@ -178,12 +178,16 @@ func hasBase(w string) bool {
 }
 
 // matchExpr returns the FTS5 expression that matches any of terms in the
-// text column of rows carrying the scope token.
+// text column of rows carrying the scope token, or of every row if scope
+// is empty.
 func matchExpr(scope string, terms []string) string {
 	var b strings.Builder
-	b.WriteString(`scope : "`)
-	b.WriteString(scope)
-	b.WriteString(`" AND text : (`)
+	if scope != "" {
+		b.WriteString(`scope : "`)
+		b.WriteString(scope)
+		b.WriteString(`" AND `)
+	}
+	b.WriteString(`text : (`)
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")

@@ -34,9 +34,10 @@ const BusyTimeout = 10 * time.Second
 // Open opens the SQLite store at path, creating the file and its parent
 // directory if they are missing, and migrates its schema to the newest
 // version this build knows. It returns an ECONFLICT error if the file's
-// schema is newer than that, and an EINVALID error for an empty path or an
-// in-memory database name (a Store needs a file: its reads and writes use
-// separate connections).
+// schema is newer than that, and an EINVALID error for an empty path, an
+// in-memory database name or a URI (a Store needs a file path: its reads
+// and writes use separate connections, and it sets the connection options
+// itself).
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, strata.Errorf(strata.EINVALID, "sqlite: path %q: want a file path", path)

@@ -211,6 +211,9 @@ func diffNode(want, got strata.Node) string {
 	if got.ID != want.ID {
 		add("ID", want.ID, got.ID)
 	}
+	if got.Conversation != want.Conversation {
+		add("Conversation", want.Conversation, got.Conversation)
+	}
 	if got.Level != want.Level {
 		add("Level", want.Level, got.Level)
 	}

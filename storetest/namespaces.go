@@ -261,22 +261,30 @@ func checkConcurrent(t *testing.T, s strata.Store, returned []strata.Turn, wantR
 		t.Errorf("writers were returned %d appended turns, want %d", len(returned), wantReturned)
 	}
 	seen := map[int64]bool{}
+	var twice []int64
 	for _, tr := range returned {
 		if seen[tr.Seq] {
-			t.Errorf("seq %d returned to two writers", tr.Seq)
+			twice = append(twice, tr.Seq)
 		}
 		seen[tr.Seq] = true
+	}
+	if len(twice) > 0 {
+		t.Errorf("%d seqs were returned to two writers, e.g. %v", len(twice), twice[:min(len(twice), 5)])
 	}
 	all := allTurns(t, s, "ns", "c")
 	if !slices.Equal(seqs(all), seqRange(1, int64(wantTotal))) {
 		t.Errorf("stored seqs are not 1..%d: %d turns, first %v", wantTotal, len(all), seqs(all)[:min(len(all), 5)])
 	}
-	ids := map[string]int{}
+	ids := map[string]bool{}
+	var dups []string
 	for _, tr := range all {
-		ids[tr.ExtID]++
-		if ids[tr.ExtID] == 2 {
-			t.Errorf("ext_id %q stored twice", tr.ExtID)
+		if ids[tr.ExtID] {
+			dups = append(dups, tr.ExtID)
 		}
+		ids[tr.ExtID] = true
+	}
+	if len(dups) > 0 {
+		t.Errorf("%d ext_ids are stored twice, e.g. %q", len(dups), dups[:min(len(dups), 5)])
 	}
 	if c, err := s.Conversation(ctx(t), "ns", "c"); err != nil || c.Turns != int64(wantTotal) {
 		t.Errorf("Conversation = %d turns (err %v), want %d", c.Turns, err, wantTotal)

@@ -13,6 +13,7 @@ import (
 func mkNode(ns, conv string, level int, first, last int64, summary string) strata.Node {
 	return strata.Node{
 		ID:           strata.NodeID(ns, conv, level, first, last),
+		Conversation: conv,
 		Level:        level,
 		FirstSeq:     first,
 		LastSeq:      last,
@@ -35,7 +36,9 @@ func testPutNodes(t *testing.T, s strata.Store) {
 	n.Children = []string{strata.NodeID("ns", "c", 1, 1, 10), strata.NodeID("ns", "c", 1, 11, 20)}
 	n.Fallback = "truncated"
 	n.Status = strata.StatusOverBudget
-	bare := strata.Node{ID: "bare", Level: 1, FirstSeq: 21, LastSeq: 30} // zero times, no lists
+	// Zero times, no lists, no conversation: it is the conversation PutNodes
+	// is given.
+	bare := strata.Node{ID: "bare", Level: 1, FirstSeq: 21, LastSeq: 30}
 	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{n, bare}); err != nil {
 		t.Fatalf("PutNodes: %v", err)
 	}
@@ -47,6 +50,7 @@ func testPutNodes(t *testing.T, s strata.Store) {
 		t.Fatalf("Nodes returned %d nodes, want 2", len(got))
 	}
 	// Level 1 sorts before level 2.
+	bare.Conversation = "c"
 	if d := diffNode(bare, got[0]); d != "" {
 		t.Error(d)
 	}
@@ -89,12 +93,17 @@ func testPutNodes(t *testing.T, s strata.Store) {
 	if err := s.PutNodes(ctx(t), "ns", "c", nil); err != nil {
 		t.Errorf("PutNodes(nil): %v", err)
 	}
-	err = s.PutNodes(ctx(t), "ns", "missing", []strata.Node{n})
+	lost := n
+	lost.Conversation = "missing"
+	err = s.PutNodes(ctx(t), "ns", "missing", []strata.Node{lost})
 	wantCode(t, "PutNodes to a missing conversation", err, strata.ENOTFOUND)
 	err = s.PutNodes(ctx(t), "other", "c", []strata.Node{n})
 	wantCode(t, "PutNodes to a conversation of another namespace", err, strata.ENOTFOUND)
 	err = s.PutNodes(ctx(t), "ns", "c", []strata.Node{{Level: 1, FirstSeq: 1, LastSeq: 10}})
 	wantCode(t, "PutNodes of a node without an id", err, strata.EINVALID)
+	ensure(t, s, "ns", "d")
+	err = s.PutNodes(ctx(t), "ns", "d", []strata.Node{n}) // n.Conversation is "c"
+	wantCode(t, "PutNodes of a node of conversation c to conversation d", err, strata.EINVALID)
 }
 
 func testNodesFilter(t *testing.T, s strata.Store) {
@@ -165,6 +174,10 @@ func testNodesFilter(t *testing.T, s strata.Store) {
 		var gotNames []string
 		for _, n := range got {
 			gotNames = append(gotNames, names[n.ID])
+			if want := map[string]string{dn.ID: "d"}[n.ID]; want != "" && n.Conversation != want ||
+				want == "" && n.Conversation != "c" {
+				t.Errorf("%s: node %s carries conversation %q, want its own", tc.name, names[n.ID], n.Conversation)
+			}
 		}
 		if !slices.Equal(gotNames, tc.want) {
 			t.Errorf("%s: Nodes(%+v) = %q, want %q", tc.name, f, gotNames, tc.want)

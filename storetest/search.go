@@ -41,12 +41,13 @@ func searchCorpus(t *testing.T, s strata.Store) (summaryID string) {
 }
 
 // hitKey names a hit for comparisons: conversation/seq for a turn,
-// conversation/node id for a summary.
+// conversation/node id for a summary (whose Node.Conversation must be the
+// hit's).
 func hitKey(h strata.Hit) string {
 	switch {
 	case h.Kind == strata.KindTurn && h.Turn != nil && h.Node == nil:
 		return fmt.Sprintf("%s/%d", h.Conversation, h.Turn.Seq)
-	case h.Kind == strata.KindSummary && h.Node != nil && h.Turn == nil:
+	case h.Kind == strata.KindSummary && h.Node != nil && h.Turn == nil && h.Node.Conversation == h.Conversation:
 		return h.Conversation + "/" + h.Node.ID
 	}
 	return fmt.Sprintf("malformed hit %+v", h)

@@ -36,8 +36,10 @@
 //     Turns of a missing conversation is ENOTFOUND.
 //   - Nodes: PutNodes replaces a node of the same ID (putting twice leaves
 //     one, and the summary it replaced is no longer found by Search), is
-//     ENOTFOUND for a missing conversation and EINVALID for an empty ID.
-//     Every Node field round-trips. Nodes orders by level, then first seq
+//     ENOTFOUND for a missing conversation, EINVALID for an empty ID or a
+//     Conversation other than the one put to. Every Node field round-trips,
+//     and a node read back (by Nodes or Search) carries its conversation id
+//     even if it was put with an empty Conversation. Nodes orders by level, then first seq
 //     (descending within a level if Newest); FromSeq and ToSeq select the
 //     nodes contained in the range; IDs may be used without a conversation;
 //     with neither, Nodes is EINVALID; a missing conversation is ENOTFOUND.

@@ -23,13 +23,13 @@ import (
 
 // fileConfig is strata.yaml. Every field is optional.
 type fileConfig struct {
-	DB         string                `yaml:"db"`
-	Namespace  string                `yaml:"namespace"`
-	Tokenizer  string                `yaml:"tokenizer"`
-	SessionGap string                `yaml:"session_gap"`
-	Policy     *strata.Policy        `yaml:"policy"`
-	Assembly   *assemblyConfig       `yaml:"assembly"`
-	Extra      map[string]yaml.Node  `yaml:",inline"`
+	DB         string               `yaml:"db"`
+	Namespace  string               `yaml:"namespace"`
+	Tokenizer  string               `yaml:"tokenizer"`
+	SessionGap string               `yaml:"session_gap"`
+	Policy     *strata.Policy       `yaml:"policy"`
+	Assembly   *assemblyConfig      `yaml:"assembly"`
+	Extra      map[string]yaml.Node `yaml:",inline"`
 }
 
 type assemblyConfig struct {

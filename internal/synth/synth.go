@@ -36,7 +36,9 @@ var extras = []func(r *rand.Rand) string{
 		return time.Date(2023, time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC).Format("2 January 2006")
 	},
 	func(r *rand.Rand) string { return fmt.Sprintf("/srv/app/%s/%s.go", pick(r, words), pick(r, words)) },
-	func(r *rand.Rand) string { return fmt.Sprintf("https://example.org/%s/%d", pick(r, words), r.IntN(100)) },
+	func(r *rand.Rand) string {
+		return fmt.Sprintf("https://example.org/%s/%d", pick(r, words), r.IntN(100))
+	},
 	func(r *rand.Rand) string { return fmt.Sprintf("%s_%s", pick(r, words), pick(r, words)) },
 	func(r *rand.Rand) string { return fmt.Sprintf("%d kg", 1+r.IntN(90)) },
 }

@@ -1,0 +1,385 @@
+// Command strata-bench measures strata's ingest, context and memory figures
+// against baselines taken in the same run, and prints them:
+//
+//   - ingest: a generated conversation imported the way `strata import`
+//     does it (parse, token counts, SQLite + FTS5, rollups), against a bare
+//     batched INSERT loop of the same rows with the same driver, with and
+//     without their FTS5 index entries;
+//   - memory: the peak resident set of the process that imports;
+//   - context: Context(budget 4000) latency, p50 and p99, at several
+//     conversation lengths, without and with a query.
+//
+// Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000]
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"strata"
+	"strata/extractive"
+	"strata/formats"
+	"strata/internal/synth"
+	"strata/sqlite"
+	"strata/tiktoken"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-child-import" {
+		if p := os.Getenv("STRATA_BENCH_CPUPROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err == nil {
+				pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
+			}
+		}
+		if err := childImport(os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "import:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	turns := flag.Int("turns", 1000000, "turns in the generated conversation")
+	sizes := flag.String("sizes", "10000,100000,1000000", "conversation lengths at which to time Context")
+	queries := flag.Int("queries", 200, "Context calls per length")
+	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after)")
+	flag.Parse()
+	if err := run(*turns, *sizes, *queries, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, sizeList string, queries int, dir string) error {
+	ctx := context.Background()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "strata-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	var sizes []int
+	for _, s := range strings.Split(sizeList, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-sizes: %q is not a positive number", s)
+		}
+		if v <= n {
+			sizes = append(sizes, v)
+		}
+	}
+	fmt.Printf("strata-bench: %d turns, GOMAXPROCS %d, %s/%s\n\n", n, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+
+	// The input file, as a user would import it.
+	file := filepath.Join(dir, "conv.jsonl")
+	bytes, tokens, err := writeJSONL(file, n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("generated %s: %d turns, %.1f MB, %.1f tokens/turn (o200k_base)\n\n", filepath.Base(file), n, float64(bytes)/1e6, tokens)
+
+	// 1. strata import, in a child process so its peak RSS is its own.
+	db := filepath.Join(dir, "strata.db")
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cmd := exec.Command(self, "-child-import", file, db, "big")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return err
+	}
+	importTime := time.Since(start)
+	var rssKB int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rssKB = ru.Maxrss
+	}
+
+	// 2. The baselines: the same rows, bare.
+	rows, err := readRows(file)
+	if err != nil {
+		return err
+	}
+	fts, err := bareInsert(ctx, filepath.Join(dir, "bare-fts.db"), rows, true)
+	if err != nil {
+		return err
+	}
+	plain, err := bareInsert(ctx, filepath.Join(dir, "bare.db"), rows, false)
+	if err != nil {
+		return err
+	}
+	rows = nil
+	rate := float64(n) / importTime.Seconds()
+	fmt.Println("ingest (turns/s, higher is better)")
+	fmt.Printf("  strata import (tokens, SQLite+FTS5, rollups)  %9.0f   %.2fx of bare+FTS5  (%.1f s)\n", rate, rate/fts, importTime.Seconds())
+	fmt.Printf("  bare batched INSERT + FTS5                    %9.0f\n", fts)
+	fmt.Printf("  bare batched INSERT, no FTS5                  %9.0f\n", plain)
+	fmt.Printf("\nmemory: peak resident set of the import: %.0f MB\n\n", float64(rssKB)/1024)
+
+	// 3. Context latency by length: prefixes of the same conversation.
+	fmt.Println("Context(budget 4000) latency by conversation length")
+	fmt.Printf("  %9s  %10s %10s   %10s %10s\n", "turns", "p50", "p99", "p50 query", "p99 query")
+	for _, size := range sizes {
+		path := db
+		if size != n {
+			path = filepath.Join(dir, fmt.Sprintf("prefix-%d.db", size))
+			if err := prefixImport(file, path, size); err != nil {
+				return err
+			}
+		}
+		plain, withQ, err := timeContext(ctx, path, queries)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %9d  %10s %10s   %10s %10s\n", size, pct(plain, 50), pct(plain, 99), pct(withQ, 50), pct(withQ, 99))
+	}
+	return nil
+}
+
+func writeJSONL(path string, n int) (int64, float64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		return 0, 0, err
+	}
+	g := synth.New(42)
+	var total int64
+	var toks int64
+	for i := 0; i < n; i++ {
+		t := g.Next()
+		if i < 10000 {
+			toks += int64(tok.Count(t.Content))
+		}
+		line, _ := json.Marshal(map[string]any{"conversation": "big", "session": t.SessionLabel, "ext_id": t.ExtID,
+			"role": t.Role, "name": t.Name, "content": t.Content, "time": t.Time})
+		line = append(line, '\n')
+		total += int64(len(line))
+		if _, err := w.Write(line); err != nil {
+			return 0, 0, err
+		}
+	}
+	return total, float64(toks) / float64(min(n, 10000)), w.Flush()
+}
+
+// openMemory opens the engine the way the CLI does.
+func openMemory(ctx context.Context, db string) (*strata.Memory, *sqlite.Store, error) {
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, st, nil
+}
+
+// childImport imports file into db in batches of 5,000 turns, as
+// `strata import` does.
+func childImport(file, db, conv string) error {
+	return importTurns(file, db, -1)
+}
+
+func prefixImport(file, db string, n int) error { return importTurns(file, db, n) }
+
+func importTurns(file, db string, limit int) error {
+	ctx := context.Background()
+	m, st, err := openMemory(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := formats.Open(formats.JSONL, file, bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return err
+	}
+	batch := strata.Batch{Conversation: "big"}
+	count := 0
+	for limit < 0 || count < limit {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		batch.Turns = append(batch.Turns, rec.Turn)
+		count++
+		if len(batch.Turns) == 5000 {
+			if _, err := m.Ingest(ctx, batch); err != nil {
+				return err
+			}
+			batch.Turns = batch.Turns[:0]
+		}
+	}
+	if len(batch.Turns) > 0 {
+		if _, err := m.Ingest(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type row struct {
+	extID, session, role, name, content string
+	time                                int64
+}
+
+func readRows(file string) ([]row, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := formats.Open(formats.JSONL, file, bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var rows []row
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		t := rec.Turn
+		rows = append(rows, row{t.ExtID, t.SessionLabel, string(t.Role), t.Name, t.Content, t.Time.UnixNano()})
+	}
+}
+
+// bareInsert writes rows into strata's own schema with plain prepared
+// INSERTs, 5,000 per transaction, and their FTS5 entries if fts: the least
+// any searchable store must do. It returns rows per second.
+func bareInsert(ctx context.Context, path string, rows []row, fts bool) (float64, error) {
+	st, err := sqlite.Open(ctx, path) // creates the schema and pragmas strata uses
+	if err != nil {
+		return 0, err
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `INSERT INTO conversations (namespace, id, policy, created) VALUES ('default', 'big', 'chunks', 0)`); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for lo := 0; lo < len(rows); lo += 5000 {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns (conversation, seq, ext_id, session, session_label, role, name, content, time, tokens)
+			VALUES (1, ?, ?, 0, ?, ?, ?, ?, ?, 0)`)
+		if err != nil {
+			return 0, err
+		}
+		idx, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, 'c1 n1')`)
+		if err != nil {
+			return 0, err
+		}
+		for i := lo; i < min(lo+5000, len(rows)); i++ {
+			r := rows[i]
+			res, err := ins.ExecContext(ctx, i+1, r.extID, r.session, r.role, r.name, r.content, r.time)
+			if err != nil {
+				return 0, err
+			}
+			if fts {
+				id, _ := res.LastInsertId()
+				if _, err := idx.ExecContext(ctx, id, r.content); err != nil {
+					return 0, err
+				}
+			}
+		}
+		ins.Close()
+		idx.Close()
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(len(rows)) / time.Since(start).Seconds(), nil
+}
+
+// timeContext times Context(budget 4000) without a query and with one.
+func timeContext(ctx context.Context, db string, n int) ([]time.Duration, []time.Duration, error) {
+	m, st, err := openMemory(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	words := strings.Fields("garden recipe bakery flour painting guitar adoption camping deadline server database deploy career yoga holiday conference")
+	r := rand.New(rand.NewPCG(1, 2))
+	var plain, withQ []time.Duration
+	for i := 0; i < n+5; i++ {
+		for _, q := range []string{"", words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]} {
+			start := time.Now()
+			pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "big", Query: q, Budget: 4000})
+			d := time.Since(start)
+			if err != nil {
+				return nil, nil, err
+			}
+			if pkg.Tokens > 4000 {
+				return nil, nil, fmt.Errorf("package of %d tokens over budget 4000", pkg.Tokens)
+			}
+			if i < 5 {
+				continue // warm-up
+			}
+			if q == "" {
+				plain = append(plain, d)
+			} else {
+				withQ = append(withQ, d)
+			}
+		}
+	}
+	return plain, withQ, nil
+}
+
+func pct(ds []time.Duration, p int) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := min(len(s)-1, (len(s)*p+99)/100-1)
+	return fmt.Sprintf("%.2f ms", float64(s[max(i, 0)].Microseconds())/1000)
+}

@@ -1,0 +1,360 @@
+package storetest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/sqlite"
+	"strata/storetest"
+)
+
+// These tests check the suite itself: it passes a correct store (sqlite)
+// and fails stores that each break one rule of the contract, in the
+// subtest that pins that rule. Each broken store ("mutant") wraps sqlite
+// and runs in a child process (this test binary, re-run), because a
+// failing subtest would fail this test too.
+
+// mutant breaks one rule of the contract.
+type mutant struct {
+	subtest string // the subtest of storetest.Run that must fail
+	wrap    func(strata.Store) strata.Store
+}
+
+// store is a strata.Store whose methods can be replaced one by one.
+type store struct {
+	strata.Store
+	append   func(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error)
+	turns    func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error)
+	putNodes func(ctx context.Context, ns, conv string, nodes []strata.Node) error
+	nodes    func(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error)
+	search   func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error)
+	conv     func(ctx context.Context, ns, id string) (strata.Conversation, error)
+	stats    func(ctx context.Context, ns string) (strata.Stats, error)
+}
+
+func (s *store) AppendTurns(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+	if s.append != nil {
+		return s.append(ctx, ns, conv, turns)
+	}
+	return s.Store.AppendTurns(ctx, ns, conv, turns)
+}
+
+func (s *store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+	if s.turns != nil {
+		return s.turns(ctx, f)
+	}
+	return s.Store.Turns(ctx, f)
+}
+
+func (s *store) PutNodes(ctx context.Context, ns, conv string, nodes []strata.Node) error {
+	if s.putNodes != nil {
+		return s.putNodes(ctx, ns, conv, nodes)
+	}
+	return s.Store.PutNodes(ctx, ns, conv, nodes)
+}
+
+func (s *store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+	if s.nodes != nil {
+		return s.nodes(ctx, f)
+	}
+	return s.Store.Nodes(ctx, f)
+}
+
+func (s *store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+	if s.search != nil {
+		return s.search(ctx, q)
+	}
+	return s.Store.Search(ctx, q)
+}
+
+func (s *store) Conversation(ctx context.Context, ns, id string) (strata.Conversation, error) {
+	if s.conv != nil {
+		return s.conv(ctx, ns, id)
+	}
+	return s.Store.Conversation(ctx, ns, id)
+}
+
+func (s *store) Stats(ctx context.Context, ns string) (strata.Stats, error) {
+	if s.stats != nil {
+		return s.stats(ctx, ns)
+	}
+	return s.Store.Stats(ctx, ns)
+}
+
+// oneNamespace is a store that ignores namespaces.
+type oneNamespace struct{ strata.Store }
+
+func (s oneNamespace) EnsureConversation(ctx context.Context, c strata.Conversation) (strata.Conversation, error) {
+	c.Namespace = "all"
+	return s.Store.EnsureConversation(ctx, c)
+}
+func (s oneNamespace) Conversation(ctx context.Context, _, id string) (strata.Conversation, error) {
+	return s.Store.Conversation(ctx, "all", id)
+}
+func (s oneNamespace) Conversations(ctx context.Context, _ string) ([]strata.Conversation, error) {
+	return s.Store.Conversations(ctx, "all")
+}
+func (s oneNamespace) ExistingExtIDs(ctx context.Context, _, conv string, ids []string) (map[string]bool, error) {
+	return s.Store.ExistingExtIDs(ctx, "all", conv, ids)
+}
+func (s oneNamespace) AppendTurns(ctx context.Context, _, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+	return s.Store.AppendTurns(ctx, "all", conv, turns)
+}
+func (s oneNamespace) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+	f.Namespace = "all"
+	return s.Store.Turns(ctx, f)
+}
+func (s oneNamespace) PutNodes(ctx context.Context, _, conv string, nodes []strata.Node) error {
+	return s.Store.PutNodes(ctx, "all", conv, nodes)
+}
+func (s oneNamespace) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+	f.Namespace = "all"
+	return s.Store.Nodes(ctx, f)
+}
+func (s oneNamespace) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+	q.Namespace = "all"
+	return s.Store.Search(ctx, q)
+}
+func (s oneNamespace) Stats(ctx context.Context, _ string) (strata.Stats, error) {
+	return s.Store.Stats(ctx, "all")
+}
+
+var mutants = map[string]mutant{
+	"correct": {"", func(s strata.Store) strata.Store { return s }},
+	"trims content": {"ContentExact", func(s strata.Store) strata.Store {
+		return &store{Store: s, append: func(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+			turns = slices.Clone(turns)
+			for i := range turns {
+				turns[i].Content = strings.TrimSpace(turns[i].Content)
+			}
+			return s.AppendTurns(ctx, ns, conv, turns)
+		}}
+	}},
+	"keeps duplicates within a call": {"AppendTurnsDedup", func(s strata.Store) strata.Store {
+		return &store{Store: s, append: func(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+			turns = slices.Clone(turns)
+			seen := map[string]bool{}
+			for i := range turns {
+				if seen[turns[i].ExtID] {
+					turns[i].ExtID += "'"
+				}
+				seen[turns[i].ExtID] = true
+			}
+			return s.AppendTurns(ctx, ns, conv, turns)
+		}}
+	}},
+	"keeps microseconds": {"TurnRoundTrip", func(s strata.Store) strata.Store {
+		return &store{Store: s, append: func(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+			turns = slices.Clone(turns)
+			for i := range turns {
+				turns[i].Time = turns[i].Time.Truncate(time.Microsecond)
+			}
+			return s.AppendTurns(ctx, ns, conv, turns)
+		}}
+	}},
+	"compacts tool arguments": {"TurnRoundTrip", func(s strata.Store) strata.Store {
+		return &store{Store: s, turns: func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+			turns, err := s.Turns(ctx, f)
+			for i := range turns {
+				for k, c := range turns[i].ToolCalls {
+					var b bytes.Buffer
+					if json.Compact(&b, c.Arguments) == nil {
+						turns[i].ToolCalls[k].Arguments = b.Bytes()
+					}
+				}
+			}
+			return turns, err
+		}}
+	}},
+	"ignores namespaces": {"Namespaces", func(s strata.Store) strata.Store { return oneNamespace{s} }},
+	"ignores Newest": {"TurnsFilter", func(s strata.Store) strata.Store {
+		return &store{Store: s, turns: func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+			f.Newest = false
+			return s.Turns(ctx, f)
+		}}
+	}},
+	"pins above 0.8 only": {"TurnsFilter", func(s strata.Store) strata.Store {
+		return &store{Store: s, turns: func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+			turns, err := s.Turns(ctx, f)
+			if f.PinnedOnly {
+				turns = slices.DeleteFunc(turns, func(t strata.Turn) bool { return t.Importance == strata.PinnedImportance })
+			}
+			return turns, err
+		}}
+	}},
+	"orders nodes by id": {"NodesFilter", func(s strata.Store) strata.Store {
+		return &store{Store: s, nodes: func(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+			nodes, err := s.Nodes(ctx, f)
+			slices.SortFunc(nodes, func(a, b strata.Node) int { return strings.Compare(a.ID, b.ID) })
+			return nodes, err
+		}}
+	}},
+	"duplicates put nodes": {"PutNodes", func(s strata.Store) strata.Store {
+		n := 0
+		return &store{Store: s, putNodes: func(ctx context.Context, ns, conv string, nodes []strata.Node) error {
+			if err := s.PutNodes(ctx, ns, conv, nodes); err != nil {
+				return err
+			}
+			n++
+			nodes = slices.Clone(nodes)
+			for i := range nodes {
+				nodes[i].ID += fmt.Sprint(n)
+			}
+			return s.PutNodes(ctx, ns, conv, nodes)
+		}}
+	}},
+	"forgets node conversations": {"NodesFilter", func(s strata.Store) strata.Store {
+		return &store{Store: s, nodes: func(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+			nodes, err := s.Nodes(ctx, f)
+			for i := range nodes {
+				nodes[i].Conversation = ""
+			}
+			return nodes, err
+		}}
+	}},
+	"ranks worst first": {"Search", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			hits, err := s.Search(ctx, q)
+			slices.Reverse(hits)
+			return hits, err
+		}}
+	}},
+	"ignores Kind": {"Search", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			q.Kind = ""
+			return s.Search(ctx, q)
+		}}
+	}},
+	"ignores K": {"Search", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			q.K = 100
+			return s.Search(ctx, q)
+		}}
+	}},
+	"is case-sensitive": {"Search", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			if strings.ToLower(q.Text) != q.Text {
+				return nil, nil
+			}
+			return s.Search(ctx, q)
+		}}
+	}},
+	"matches whole words only": {"Search", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			hits, err := s.Search(ctx, q)
+			re := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(q.Text) + `\b`)
+			return slices.DeleteFunc(hits, func(h strata.Hit) bool { return h.Turn != nil && !re.MatchString(h.Turn.Content) }), err
+		}}
+	}},
+	"parses FTS syntax": {"SearchSyntax", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			if strings.Count(q.Text, `"`)%2 == 1 || strings.Contains(q.Text, "(") {
+				return nil, errors.New("fts5: syntax error")
+			}
+			return s.Search(ctx, q)
+		}}
+	}},
+	"errors without words": {"SearchNoWords", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			if strings.TrimSpace(q.Text) == "" {
+				return nil, strata.Errorf(strata.EINVALID, "empty query")
+			}
+			return s.Search(ctx, q)
+		}}
+	}},
+	"miscounts turns": {"Stats", func(s strata.Store) strata.Store {
+		return &store{Store: s, stats: func(ctx context.Context, ns string) (strata.Stats, error) {
+			st, err := s.Stats(ctx, ns)
+			if st.Turns > 0 {
+				st.Turns++
+			}
+			return st, err
+		}}
+	}},
+	"loses the not-found code": {"ConversationNotFound", func(s strata.Store) strata.Store {
+		return &store{Store: s, conv: func(ctx context.Context, ns, id string) (strata.Conversation, error) {
+			c, err := s.Conversation(ctx, ns, id)
+			if err != nil {
+				err = errors.New(err.Error())
+			}
+			return c, err
+		}}
+	}},
+	"returns seqs read before writing": {"ConcurrentAppend", func(s strata.Store) strata.Store {
+		return &store{Store: s, append: func(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
+			c, err := s.Conversation(ctx, ns, conv)
+			if err != nil {
+				return nil, err
+			}
+			time.Sleep(time.Millisecond) // widen the window
+			got, err := s.AppendTurns(ctx, ns, conv, turns)
+			for i := range got {
+				got[i].Seq = c.Turns + int64(i) + 1
+			}
+			return got, err
+		}}
+	}},
+}
+
+// TestMutantChild runs the suite against the mutant named by
+// $STORETEST_MUTANT; TestMutants runs it in child processes.
+func TestMutantChild(t *testing.T) {
+	name := os.Getenv("STORETEST_MUTANT")
+	if name == "" {
+		t.Skip("run by TestMutants")
+	}
+	m, ok := mutants[name]
+	if !ok {
+		t.Fatalf("no mutant %q", name)
+	}
+	storetest.Run(t, func(t *testing.T) strata.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "t.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return m.wrap(s)
+	})
+}
+
+func TestMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process per mutant")
+	}
+	for name, m := range mutants {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			run := "^TestMutantChild$/^" + m.subtest + "$"
+			if m.subtest == "" {
+				run = "^TestMutantChild$/^(AppendTurnsDedup|TurnRoundTrip|Search|Namespaces|ConcurrentAppend)$"
+			}
+			cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), "STORETEST_MUTANT="+name)
+			out, err := cmd.CombinedOutput()
+			if m.subtest == "" {
+				if err != nil {
+					t.Fatalf("the suite fails the correct store: %v\n%s", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("the suite passes a store that %s; want subtest %s to fail\n%s", name, m.subtest, out)
+			}
+			if !strings.Contains(string(out), "--- FAIL: TestMutantChild/"+m.subtest+" ") {
+				t.Errorf("a store that %s failed, but not in subtest %s:\n%s", name, m.subtest, out)
+			}
+		})
+	}
+}
