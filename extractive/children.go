@@ -20,6 +20,7 @@ func (w *work) addChildren(children []strata.Node) {
 		speaker := ""
 		pos := 1
 		first := true
+		days := 0 // day markers in the summary
 		for line := range strings.SplitSeq(c.Summary, "\n") {
 			line = strings.TrimSpace(line)
 			if rest, ok := strings.CutPrefix(line, mentionsLabel); ok {
@@ -28,6 +29,7 @@ func (w *work) addChildren(children []strata.Node) {
 			}
 			if d, rest, ok := cutDayMarker(line); ok {
 				day, line, speaker = d, rest, ""
+				days++
 			}
 			spans = splitSentences(line, spans[:0])
 			for _, sp := range spans {
@@ -48,7 +50,15 @@ func (w *work) addChildren(children []strata.Node) {
 			if w.repeats(ci, f) {
 				continue
 			}
+			n := len(w.units)
 			w.addSentence(f, spk, dayOf(c.Start), ci, ci*orderStride+orderStride/2+fi, 1, false, true)
+			if days > 1 || dayOf(c.Start) != dayOf(c.End) {
+				// Where it stood in a child of several days is unknown:
+				// in Facts, not in the text.
+				for j := n; j < len(w.units); j++ {
+					w.units[j].noText = true
+				}
+			}
 		}
 		for _, th := range c.Themes {
 			w.addTheme(th)
@@ -138,9 +148,26 @@ func cutDayMarker(line string) (day, rest string, ok bool) {
 	return d, line[end+2:], true
 }
 
+// handleLike reports whether s looks like a user name: ASCII letters,
+// digits, _ . and -, with a letter.
+func handleLike(s string) bool {
+	letter := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isASCIILetter(c):
+			letter = true
+		case isDigit(c) || c == '_' || c == '.' || c == '-':
+		default:
+			return false
+		}
+	}
+	return letter
+}
+
 // cutLabel splits "Caroline: text" into its speaker label and text. A
-// label is one to four words, each capitalized (or a role name), with no
-// sentence punctuation.
+// label is one to four capitalized words, or a role name or user name,
+// with no sentence punctuation.
 func cutLabel(s string) (label, rest string, ok bool) {
 	i := strings.Index(s, ": ")
 	if i <= 0 || i > 40 {
@@ -156,6 +183,9 @@ func cutLabel(s string) (label, rest string, ok bool) {
 	words := strings.Fields(label)
 	if len(words) == 0 || len(words) > 4 {
 		return "", s, false
+	}
+	if len(words) == 1 && len(label) <= 32 && handleLike(label) {
+		return label, s[i+2:], true // bob, user_42
 	}
 	for _, f := range words {
 		if k := classify(strings.TrimRight(f, ".")); k != kCap && k != kAcronym && k != kAbbrev {

@@ -32,10 +32,10 @@ func (w *work) compose() string {
 			}
 		}
 	}
-	live := make([]int32, 0, len(w.units))
+	live := w.scratch[:0]
 	for i := range w.units {
 		u := &w.units[i]
-		if u.trivial && hasReal {
+		if u.trivial && hasReal || u.noText {
 			u.dead = true
 			continue
 		}
@@ -66,8 +66,9 @@ func (w *work) compose() string {
 		u.lcost, u.dcost = w.labelCost(u.speaker), w.dayCost(u.day)
 	}
 
-	covered := make([]bool, len(w.terms))
-	srcSeen := make([]bool, w.sources())
+	defer func() { w.scratch = live[:0] }()
+	covered := make([]bool, len(w.terms)+w.sources())
+	covered, srcSeen := covered[:len(w.terms)], covered[len(w.terms):]
 	sel := make([]int32, 0, 16)
 	used := 0
 	mentionLabel := 0
@@ -80,7 +81,13 @@ func (w *work) compose() string {
 	if uncov > 0 {
 		mentionLabel = w.tok.Count(strings.TrimSpace(mentionsLabel))
 	}
-	maxReserve := int(float64(w.budget) * maxMentionShare)
+	share := maxMentionShare
+	if w.children {
+		// A digest first covers every child; the children's identifiers
+		// were already listed one level down.
+		share = maxMentionShareChildren
+	}
+	maxReserve := int(float64(w.budget) * share)
 	choose := func(ui int32, extra int, g float64) {
 		u := &w.units[ui]
 		u.selected, u.gain = true, g
@@ -106,6 +113,12 @@ func (w *work) compose() string {
 		}
 		if u.pinned {
 			for j := u.pinLo; j < u.pinHi; j++ {
+				w.units[j].dead = true
+			}
+		}
+		// Other versions of the same sentence.
+		for j := u.group; j < int32(len(w.units)) && w.units[j].group == u.group; j++ {
+			if j != ui {
 				w.units[j].dead = true
 			}
 		}
@@ -215,16 +228,14 @@ func (w *work) compose() string {
 
 	// One exact count; trim if the sum of the parts was optimistic.
 	n := w.tok.Count(text)
-	for iter := 0; n > w.budget && iter < 16; iter++ {
-		over := n - w.budget
-		switch {
-		case len(ments) > 0:
+	for iter := 0; n > w.budget && iter < 16 && (len(ments) > 0 || len(sel) > 1); iter++ {
+		if len(ments) > 0 {
 			saved := 0
-			for len(ments) > 0 && saved < over {
+			for len(ments) > 0 && saved < n-w.budget {
 				saved += w.idents[ments[len(ments)-1]].cost + 1
 				ments = ments[:len(ments)-1]
 			}
-		case len(sel) > 1:
+		} else {
 			worst := 0
 			for k := range sel {
 				if w.units[sel[k]].gain <= w.units[sel[worst]].gain {
@@ -232,9 +243,6 @@ func (w *work) compose() string {
 				}
 			}
 			sel = slices.Delete(sel, worst, worst+1)
-		default:
-			iter = 16
-			continue
 		}
 		text = w.render(sel, ments, -1, "")
 		n = w.tok.Count(text)
@@ -307,11 +315,20 @@ func (w *work) gain(u *unit, covered, srcSeen []bool) float64 {
 	if u.question {
 		g *= 0.6
 	}
+	if u.colon {
+		g *= 0.5 // "Here's the table:" without the table
+	}
+	switch {
+	case u.stmt == 2:
+		g *= 1.25 // I/we/my/Name + verb: what a memory is asked about
+	case u.toYou:
+		g *= 0.8
+	}
 	if u.fact {
 		g *= 1.1
 	}
 	if w.children && !srcSeen[u.src] {
-		g *= 1.3 // a digest of every child, not of the first
+		g *= 2 // a digest of every child, not of the first
 	}
 	return g
 }
@@ -360,7 +377,7 @@ func (w *work) headCost(a, b *unit) int {
 	if newDay {
 		c += b.dcost
 	}
-	if newDay || a == nil || a.speaker != b.speaker {
+	if newDay || a == nil || a.speaker != b.speaker || b.labelish {
 		c += b.lcost
 	}
 	return c
@@ -390,6 +407,14 @@ func (w *work) insertCost(sel []int32, ui int32) int {
 // is not -1.
 func (w *work) render(sel, ments []int32, override int, text string) string {
 	var b strings.Builder
+	n := len(text) + 16
+	for _, i := range sel {
+		n += len(w.units[i].text) + len(w.units[i].speaker) + 16
+	}
+	for _, i := range ments {
+		n += len(w.idents[i].text) + 2
+	}
+	b.Grow(n)
 	var prev *unit
 	for k, i := range sel {
 		u := &w.units[i]
@@ -402,7 +427,7 @@ func (w *work) render(sel, ments []int32, override int, text string) string {
 		} else if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		if (newDay || prev == nil || prev.speaker != u.speaker) && u.speaker != "" {
+		if (newDay || prev == nil || prev.speaker != u.speaker || u.labelish) && u.speaker != "" {
 			b.WriteString(u.speaker)
 			b.WriteString(": ")
 		}
@@ -475,6 +500,10 @@ func (w *work) trimUnit(sel []int32) string {
 	if best >= 0 {
 		return render(cuts[best])
 	}
+	if w.multiDay {
+		w.multiDay = false // no room for a day marker
+		return w.trimUnit(sel)
+	}
 	first := len(u.text)
 	if len(cuts) > 0 {
 		first = cuts[0]
@@ -510,7 +539,7 @@ func (w *work) trimUnit(sel []int32) string {
 // speaker, in chronological order: sentences with a name and a number or
 // date, "X is/has/likes ..." statements, children's facts.
 func (w *work) facts() []string {
-	var cands []int32
+	cands := w.scratch[:0]
 	for i := range w.units {
 		if u := &w.units[i]; u.fscore >= 2 {
 			cands = append(cands, int32(i))
@@ -523,14 +552,17 @@ func (w *work) facts() []string {
 		}
 		return x.order - y.order
 	})
-	var picked []int32
+	picked := make([]int32, 0, w.opt.MaxFacts)
 	for _, i := range cands {
 		if len(picked) >= w.opt.MaxFacts {
 			break
 		}
 		dup := false
+		a := strings.TrimRight(w.units[i].text, ".!?…")
 		for _, j := range picked {
-			if strings.EqualFold(w.units[i].text, w.units[j].text) {
+			// The same sentence, or one a head clause of the other.
+			b := strings.TrimRight(w.units[j].text, ".!?…")
+			if hasPrefixFold(a, b) || hasPrefixFold(b, a) {
 				dup = true
 				break
 			}
@@ -539,8 +571,9 @@ func (w *work) facts() []string {
 			picked = append(picked, i)
 		}
 	}
+	w.scratch = cands[:0]
 	slices.SortFunc(picked, func(a, b int32) int { return w.units[a].order - w.units[b].order })
-	var out []string
+	out := make([]string, 0, len(picked))
 	for _, i := range picked {
 		u := &w.units[i]
 		s := w.shorten(u)
@@ -590,11 +623,17 @@ func (w *work) themes() []string {
 		text  string
 		score int
 	}
-	var cands []cand
+	cands := make([]cand, 0, 32)
 	var weak []string // themes of score 1, used only when fewer than 3 are better
+	strong := 0
+	for i := range w.terms {
+		if t := &w.terms[i]; t.tf+t.theme >= 2 {
+			strong++
+		}
+	}
 	for i := range w.terms {
 		t := &w.terms[i]
-		if t.tf+t.theme <= 0 || t.forms[0].n == 0 {
+		if t.tf+t.theme <= 0 || t.forms[0].n == 0 || (strong >= 3 && t.tf+t.theme < 2) {
 			continue
 		}
 		f := t.forms[0]

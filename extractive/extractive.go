@@ -27,13 +27,14 @@ const (
 )
 
 const (
-	orderStride     = 1 << 20 // order keys: source index * orderStride + position
-	maxPinnedBytes  = 4 << 10 // a pinned turn longer than this is never quoted whole
-	maxMentionShare = 0.35    // budget share kept for Mentions while sentences are chosen
-	maxMentionIDs   = 64      // identifiers considered for Mentions
-	maxIdentBytes   = 160     // longer identifiers (blobs) are ignored
-	maxFactWords    = 30      // facts longer than this are cut at a clause boundary
-	minGain         = 1.0     // a sentence must add at least this much to be chosen
+	orderStride             = 1 << 20 // order keys: source index * orderStride + position
+	maxPinnedBytes          = 4 << 10 // a pinned turn longer than this is never quoted whole
+	maxMentionShare         = 0.35    // budget share kept for Mentions while sentences are chosen
+	maxMentionShareChildren = 0.2     // the same, when summarizing child nodes
+	maxMentionIDs           = 64      // identifiers considered for Mentions
+	maxIdentBytes           = 160     // longer identifiers (blobs) are ignored
+	maxFactWords            = 30      // facts longer than this are cut at a clause boundary
+	minGain                 = 1.0     // a sentence must add at least this much to be chosen
 )
 
 // Options bound the work done per request. Zero fields take the defaults.
@@ -130,6 +131,10 @@ type unit struct {
 	question bool
 	trivial  bool
 	stmt     int  // an "X is/has/likes ..." statement: 2 for I/we/my/a name, 1 for it/the/this
+	toYou    bool // opens with you/your: about the listener, often small talk
+	labelish bool // opens with "Word: ": printed after its speaker's label, always
+	colon    bool // ends with ":": it introduced something not kept
+	noText   bool // a child's fact whose day is unknown: for Facts only
 	dead     bool
 	selected bool
 	words    int
@@ -149,6 +154,8 @@ type unit struct {
 	pinHi    int32
 	initTerm int32 // the term of a capitalized first word, -1 if none
 	initNew  bool  // initTerm was added to the unit's terms by that word
+	group    int32 // the sentence this unit is a version of (its own index, or its parent's for a head clause)
+	alt      bool  // a head clause of the sentence group
 }
 
 // occ is one occurrence of an identifier. unit is -1 for occurrences found
@@ -159,6 +166,7 @@ type occ struct {
 	start, end int32
 	kind       kind
 	initial    bool // a single capitalized word opening its sentence
+	shadow     bool // a copy in a head clause: not counted again
 	text       string
 }
 
@@ -194,6 +202,7 @@ type work struct {
 	units    []unit
 	occs     []occ
 	ustems   []int32
+	ustemOff []int32 // offset in its unit's text of each ustems entry's first word
 	uids     []int32
 	terms    []term
 	termIdx  map[string]int32
@@ -203,10 +212,11 @@ type work struct {
 	children bool
 	multiDay bool
 
-	toks  []tok
-	spans []span
-	buf   []byte
-	rank  []int32 // identifiers, best ranked first
+	toks    []tok
+	spans   []span
+	buf     []byte
+	rank    []int32 // identifiers, best ranked first
+	scratch []int32
 
 	labelCosts map[string]int
 }
@@ -246,6 +256,7 @@ func (w *work) release() {
 	clear(w.idents)
 	w.units, w.occs, w.terms, w.idents = w.units[:0], w.occs[:0], w.terms[:0], w.idents[:0]
 	w.ustems, w.uids, w.toks, w.spans, w.rank = w.ustems[:0], w.uids[:0], w.toks[:0], w.spans[:0], w.rank[:0]
+	w.ustemOff = w.ustemOff[:0]
 	clear(w.termIdx)
 	clear(w.identIdx)
 	clear(w.speakers)
@@ -276,11 +287,24 @@ func (w *work) addTurns(turns []strata.Turn) {
 		day := dayOf(t.Time)
 		weight := 1 + t.Importance
 		head := text[:cutAt(text, w.opt.SentenceScanBytes)]
-		w.spans = splitSentences(head, w.spans[:0])
 		lo := int32(len(w.units))
-		for si, sp := range w.spans {
-			w.addSentence(head[sp.start:sp.end], spk, day, ti, ti*orderStride+1+si, weight, si == 0, false)
-		}
+		pos := 1
+		forSegments(head, func(part string, code bool) {
+			if code {
+				w.scanOnly(part, true)
+				return
+			}
+			w.spans = splitSentences(part, w.spans[:0])
+			for _, sp := range w.spans {
+				sent := part[sp.start:sp.end]
+				if codeLike(sent) || indented(part, sp.start) {
+					w.scan(sent, -1, nil, true)
+					continue
+				}
+				w.addSentence(sent, spk, day, ti, ti*orderStride+pos, weight, pos == 1, false)
+				pos++
+			}
+		})
 		hi := int32(len(w.units))
 		if t.Pinned() && len(text) <= maxPinnedBytes && hi > lo {
 			w.addPinned(text, spk, day, ti, weight, lo, hi)
@@ -288,12 +312,12 @@ func (w *work) addTurns(turns []strata.Turn) {
 		if len(head) < len(text) {
 			rest := text[len(head):]
 			mid := rest[:cutAt(rest, w.opt.IdentScanBytes-len(head))]
-			w.scanOnly(mid)
+			w.scanOnly(mid, false)
 			if end := len(head) + len(mid); len(text)-end > 0 {
 				if from := tailAt(text, w.opt.IdentTailBytes); from >= end {
-					w.scanOnly(text[from:])
+					w.scanOnly(text[from:], false)
 				} else {
-					w.scanOnly(text[end:])
+					w.scanOnly(text[end:], false)
 				}
 			}
 		}
@@ -302,13 +326,126 @@ func (w *work) addTurns(turns []strata.Turn) {
 
 // scanOnly collects the identifiers of text that is not split into
 // candidate sentences.
-func (w *work) scanOnly(text string) {
+// In code (fenced blocks, code-like lines) only URLs, e-mail addresses,
+// paths and code identifiers count: capitalized keywords and numbers there
+// are not names and amounts.
+func (w *work) scanOnly(text string, code bool) {
 	var spans []span
 	spans = splitSentences(text, spans)
 	for _, sp := range spans {
-		w.scan(text[sp.start:sp.end], -1, nil)
+		w.scan(text[sp.start:sp.end], -1, nil, code)
 	}
 }
+
+// forSegments calls fn for the prose and the fenced code blocks (``` or
+// ~~~ lines) of text, in order.
+func forSegments(text string, fn func(part string, code bool)) {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		fn(text, false)
+		return
+	}
+	start, code := 0, false
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += i + 1
+		}
+		line := strings.TrimLeft(text[i:end], " \t")
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			if code {
+				fn(text[start:end], true) // the block with its fences
+				start = end
+			} else {
+				if i > start {
+					fn(text[start:i], false)
+				}
+				start = i
+			}
+			code = !code
+		}
+		i = end
+	}
+	if start < len(text) {
+		fn(text[start:], code)
+	}
+}
+
+// indented reports whether the line holding byte i of text starts with
+// four spaces or a tab: a Markdown code block.
+func indented(text string, i int) bool {
+	j := i
+	for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && text[j-1] != '\n' {
+		return false
+	}
+	return i-j >= 4 || (i > j && text[j] == '\t')
+}
+
+// codePrefixes open lines of code, shell sessions, SQL, diffs, test output
+// and stack traces.
+var codePrefixes = []string{"func ", "def ", "class ", "import ", "package ", "return ", "const ", "let ",
+	"var ", "type ", "if (", "for (", "while (", "} ", "#!", "$ ", "--- ", "=== ", "+++ ", "@@ ", ">>> ",
+	"//", "/*", "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "ALTER ", "DROP ", "PRAGMA ",
+	"FROM ", "WHERE ", "panic:", "goroutine ", "Traceback ", "\tat ", "<?", "<!"}
+
+// codeLike reports whether a line outside fences is code rather than
+// prose: it opens like code, ends in { } ; ( [, its first word is
+// key=value, or brackets and operators are over a quarter as many as its
+// letters.
+func codeLike(s string) bool {
+	if strings.HasPrefix(s, "[tool ") {
+		return false
+	}
+	if codeFirst[s[0]] {
+		for _, p := range codePrefixes {
+			if strings.HasPrefix(s, p) {
+				return true
+			}
+		}
+	}
+	switch s[len(s)-1] {
+	case '{', '}', ';', '(', '[':
+		return true
+	}
+	first := s
+	if sp := strings.IndexByte(s, ' '); sp > 0 {
+		first = s[:sp]
+	}
+	if strings.IndexByte(first, '=') > 0 {
+		return true
+	}
+	sym, letters := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch codeByte[s[i]] {
+		case 1:
+			letters++
+		case 2:
+			sym++
+		}
+	}
+	return sym*4 > letters
+}
+
+// codeFirst marks the first bytes of codePrefixes; codeByte is 1 for
+// letters (and bytes of other scripts), 2 for brackets and operators.
+var codeFirst, codeByte = func() (first [256]bool, class [256]uint8) {
+	for _, p := range codePrefixes {
+		first[p[0]] = true
+	}
+	for c := 0; c < 256; c++ {
+		if isASCIILetter(byte(c)) || c >= utf8.RuneSelf {
+			class[c] = 1
+		}
+	}
+	for _, c := range []byte("{}[]()<>=;|&*$#@\\") {
+		class[c] = 2
+	}
+	return
+}()
 
 // needsPeriod reports whether s ends in a letter or digit of a spaced
 // script, so that printing another sentence after it would run them
@@ -326,11 +463,15 @@ func (w *work) addSentence(raw, spk, day string, src, order int, weight float64,
 	if needsPeriod(s) {
 		s += "."
 	}
-	u := unit{text: s, speaker: spk, day: day, src: src, order: order, weight: weight,
-		first: first, fact: fact, cost: -1, initTerm: -1}
 	ui := int32(len(w.units))
+	u := unit{text: s, speaker: spk, day: day, src: src, order: order, weight: weight,
+		first: first, fact: fact, cost: -1, initTerm: -1, group: ui}
+	if i := strings.Index(s, ": "); i > 0 && i <= 40 {
+		_, _, u.labelish = cutLabel(s)
+	}
+	u.colon = strings.HasSuffix(s, ":")
 	u.stemLo, u.occLo = int32(len(w.ustems)), int32(len(w.occs))
-	w.scan(s, ui, &u)
+	w.scan(s, ui, &u, false)
 	u.stemHi, u.occHi = int32(len(w.ustems)), int32(len(w.occs))
 	e := len(s)
 	for e > 0 {
@@ -342,6 +483,92 @@ func (w *work) addSentence(raw, spk, day string, src, order int, weight float64,
 		e -= sz
 	}
 	w.units = append(w.units, u)
+	if !u.question && !fact && u.words >= 10 {
+		w.addHeads(ui)
+	}
+}
+
+// clauseMarks open a trailing clause that a sentence can do without.
+var clauseMarks = []string{", which ", ", who ", ", but ", ", and ", ", so ", ", because ",
+	", since ", ", although ", ", though ", ", while ", ", where ", ", when ", " - ", " – ", " — ", "; "}
+
+// addHeads adds the head clauses of long sentence pi as alternative,
+// shorter versions of it: up to the first and up to the last clause mark
+// that leave at least 5 words before and 3 after. Selection takes at most
+// one version of a sentence.
+func (w *work) addHeads(pi int32) {
+	s := w.units[pi].text
+	var cuts []int
+	words := 1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			words++
+			if i+1 >= len(s) || (s[i+1] != '-' && s[i+1] != 0xE2) { // "-", "–", "—"
+				continue
+			}
+		case c != ',' && c != ';':
+			continue
+		}
+		if words < 5 {
+			continue
+		}
+		for _, m := range clauseMarks {
+			if !strings.HasPrefix(s[i:], m) {
+				continue
+			}
+			if strings.Count(s[i+len(m):], " ") < 2 || w.insideOcc(pi, i) {
+				break
+			}
+			if len(cuts) < 2 {
+				cuts = append(cuts, i)
+			} else {
+				cuts[1] = i
+			}
+			break
+		}
+	}
+	for _, c := range cuts {
+		p := w.units[pi]
+		ai := int32(len(w.units))
+		a := unit{text: strings.TrimRight(s[:c], " ,;:-–—") + ".", speaker: p.speaker, day: p.day, src: p.src,
+			order: p.order, weight: p.weight, first: p.first, cost: -1, initTerm: -1, group: pi, alt: true, stmt: p.stmt,
+			toYou: p.toYou, labelish: p.labelish, noText: p.noText}
+		a.stemLo = int32(len(w.ustems))
+		for k := p.stemLo; k < p.stemHi; k++ {
+			if int(w.ustemOff[k]) < c {
+				w.ustems = append(w.ustems, w.ustems[k])
+				w.ustemOff = append(w.ustemOff, w.ustemOff[k])
+			}
+		}
+		a.stemHi = int32(len(w.ustems))
+		a.content = int(a.stemHi - a.stemLo)
+		if p.initTerm >= 0 && a.stemHi > a.stemLo && w.ustems[a.stemLo] == p.initTerm {
+			a.initTerm, a.initNew = p.initTerm, p.initNew
+		}
+		a.occLo = int32(len(w.occs))
+		for k := p.occLo; k < p.occHi; k++ {
+			if o := w.occs[k]; int(o.end) <= c {
+				o.unit, o.shadow = ai, true
+				w.occs = append(w.occs, o)
+			}
+		}
+		a.occHi = int32(len(w.occs))
+		a.words = strings.Count(a.text, " ") + 1
+		w.units = append(w.units, a)
+	}
+}
+
+// insideOcc reports whether byte i of unit ui's text lies inside one of
+// its identifiers.
+func (w *work) insideOcc(ui int32, i int) bool {
+	u := &w.units[ui]
+	for _, o := range w.occs[u.occLo:u.occHi] {
+		if int(o.start) < i && i < int(o.end) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *work) addPinned(text, spk, day string, src int, weight float64, lo, hi int32) {
@@ -350,12 +577,16 @@ func (w *work) addPinned(text, spk, day string, src int, weight float64, lo, hi 
 		s += "."
 	}
 	u := unit{text: s, speaker: spk, day: day, src: src, order: src * orderStride, weight: weight,
-		pinned: true, cost: -1, pinLo: lo, pinHi: hi, initTerm: -1}
+		pinned: true, cost: -1, pinLo: lo, pinHi: hi, initTerm: -1, group: int32(len(w.units))}
 	u.stemLo = int32(len(w.ustems))
 	for i := lo; i < hi; i++ {
+		if w.units[i].alt {
+			continue
+		}
 		for _, t := range w.ustems[w.units[i].stemLo:w.units[i].stemHi] {
 			if !slices.Contains(w.ustems[u.stemLo:], t) {
 				w.ustems = append(w.ustems, t)
+				w.ustemOff = append(w.ustemOff, 0)
 			}
 		}
 		u.words += w.units[i].words
@@ -368,7 +599,7 @@ func (w *work) addPinned(text, spk, day string, src int, weight float64, lo, hi 
 
 // scan tokenizes one sentence, records its identifier occurrences and, when
 // u is not nil, its content words and statement shape.
-func (w *work) scan(s string, ui int32, u *unit) {
+func (w *work) scan(s string, ui int32, u *unit, code bool) {
 	w.toks = tokenize(s, w.toks[:0])
 	toks := w.toks
 	// "[tool call NAME id=X] {...}" and "[tool result NAME id=X] ...", as
@@ -389,12 +620,20 @@ func (w *work) scan(s string, ui int32, u *unit) {
 			}
 		}
 	}
-	if strings.IndexByte(s, '`') >= 0 {
+	ticks := false
+	if !code && strings.IndexByte(s, '`') >= 0 {
+		ticks = true
 		w.backticks(s, ui)
 	}
 	add := func(a, b int, k kind, initial bool) {
 		if b-a > maxIdentBytes {
 			return
+		}
+		if (code || ticks && inTicks(s, a)) && k != kURL && k != kEmail && k != kPath && k != kCode {
+			return // keywords and numbers of code are no names or amounts
+		}
+		if k == kName && b-a == 1 {
+			return // a single letter
 		}
 		w.occs = append(w.occs, occ{unit: ui, start: int32(a), end: int32(b), kind: k, initial: initial, text: s[a:b]})
 	}
@@ -435,13 +674,23 @@ func (w *work) scan(s string, ui int32, u *unit) {
 			}
 			// 5 miles, $4,500 deposit
 			end := t.end
-			if k+1 < len(toks) && toks[k+1].kind == kWord && gap(k+1) == " " {
-				if nw := str(k + 1); len(nw) <= 15 && !inSet(stopWords, nw) && isLetters(nw) {
-					end = toks[k+1].end
+			if k+1 < len(toks) && gap(k+1) == " " {
+				nw := str(k + 1)
+				if toks[k+1].kind == kWord && len(nw) <= 15 && isLetters(nw) && !isStop(nw) &&
+					(inSet(unitWords, nw) || nw[len(nw)-1] == 's' || ts == "1") ||
+					toks[k+1].kind == kAcronym && inSet(unitWords, nw) {
+					end = toks[k+1].end // 5 miles, 3.5 GB, 1 cat; not "18 safety"
 				}
 			}
+			if end > t.end && toks[k+1].kind == kAcronym {
+				k++ // the unit is no name
+			}
 			if end > t.end || len(ts) >= 2 {
-				add(t.start, end, kNumber, false)
+				k := kNumber
+				if end == t.end && isDigit(ts[0]) && strings.Trim(ts, "0123456789.,") == "" {
+					k = kBare // a count or decimal without its noun or unit: no Mention
+				}
+				add(t.start, end, k, false)
 			}
 		case kCap, kAcronym:
 			if isMonth(ts) {
@@ -469,14 +718,17 @@ func (w *work) scan(s string, ui int32, u *unit) {
 				add(t.start, t.end, kDate, false)
 				continue
 			}
+			if inSet(weekdayAbbrevs, ts) {
+				continue // "Sat 30, Sun 12": tabular, not a name
+			}
 			// A name: consecutive capitalized words, joined by single
 			// spaces, "Dr. " or a connector ("Bank of America").
 			j := k
 			for j+1 < len(toks) {
 				nk := toks[j+1].kind
 				g := gap(j + 1)
-				if (nk == kCap || nk == kAcronym) && !isMonth(s[toks[j+1].start:toks[j+1].end]) &&
-					(g == " " || (g == ". " && inSet(titles, str(j)))) {
+				if (nk == kCap || nk == kAcronym) && !isMonth(str(j+1)) && !isStop(str(j+1)) &&
+					(g == " " || g == " & " || (g == ". " && inSet(titles, str(j)))) {
 					j++
 					continue
 				}
@@ -490,13 +742,17 @@ func (w *work) scan(s string, ui int32, u *unit) {
 			first := k
 			for first <= j {
 				fw := str(first)
-				if !inSet(stopWords, fw) && !inSet(fillers, fw) && !hasPrefixFold(fw, "i'") && !hasPrefixFold(fw, "i’") {
+				if !isStop(fw) && !inSet(fillers, fw) && !inSet(sentenceStarters, fw) &&
+					!hasPrefixFold(fw, "i'") && !hasPrefixFold(fw, "i’") {
 					break
 				}
 				first++
 			}
 			if first <= j {
-				initial := first == 0 && j == 0 && toks[0].kind == kCap
+				// A single capitalized word opening the sentence or a
+				// clause ("...: Mark the order") may be any word.
+				initial := first == j && toks[j].kind == kCap &&
+					(j == 0 || strings.ContainsAny(gap(j), ":(\"“—–-•*"))
 				add(toks[first].start, toks[j].end, kName, initial)
 			}
 			k = j
@@ -509,28 +765,33 @@ func (w *work) scan(s string, ui int32, u *unit) {
 	subj, strength := -1, 0
 	for k, t := range toks {
 		u.words++
-		if k < 8 && u.stmt == 0 && len(str(k)) <= 24 {
+		if u.stmt == 0 && (subj < 0 && k < 4 || subj >= 0 && k-subj <= 3) && len(str(k)) <= 24 {
 			var a [32]byte
 			lw := foldKey(a[:0], str(k))
-			st := factSubjects[string(lw)]
-			if st == 0 && t.kind == kCap && !stopWords[string(lw)] {
-				st = 2 // a name
+			if k == 0 {
+				u.toYou = bytes.HasPrefix(lw, []byte("you")) && (len(lw) == 3 || lw[3] == '\'' || lw[3] == 'r')
 			}
-			if subj < 0 && k < 4 && st > 0 {
-				subj, strength = k, st
-				if q := bytes.IndexByte(lw, '\''); q > 0 && factVerbs[string(lw[q:])] {
-					u.stmt = strength // I'm, we've, she's
+			if subj < 0 {
+				st := factSubject(lw)
+				if st == 0 && t.kind == kCap && !stopWords[string(lw)] {
+					st = 2 // a name
 				}
-			} else if subj >= 0 && k-subj <= 3 && factVerbs[string(lw)] {
+				if st > 0 {
+					subj, strength = k, st
+					if q := bytes.IndexByte(lw, '\''); q > 0 && factVerbs[string(lw[q:])] {
+						u.stmt = strength // I'm, we've, she's
+					}
+				}
+			} else if factVerbs[string(lw)] {
 				u.stmt = strength
 			}
 		}
 		if t.kind == kWord {
-			w.addWord(s[t.start:t.end], u)
+			w.addWord(s[t.start:t.end], t.start, u)
 		} else if t.kind == kCap && k == 0 {
 			// Counted as a word unless resolve finds it is a name.
 			n := len(w.ustems)
-			if ti := w.addWord(s[t.start:t.end], u); ti >= 0 {
+			if ti := w.addWord(s[t.start:t.end], t.start, u); ti >= 0 {
 				u.initTerm, u.initNew = ti, len(w.ustems) > n
 			}
 		}
@@ -548,6 +809,11 @@ func isLetters(s string) bool {
 		}
 	}
 	return true
+}
+
+// inTicks reports whether byte i of s lies inside a `code span`.
+func inTicks(s string, i int) bool {
+	return strings.Count(s[:i], "`")%2 == 1
 }
 
 // backticks records `code spans` that hold spaces (single words inside
@@ -574,7 +840,7 @@ func (w *work) backticks(s string, ui int32) {
 
 // addWord counts a content word of unit u. Words of spaceless scripts are
 // counted as overlapping character pairs.
-func (w *work) addWord(word string, u *unit) int32 {
+func (w *work) addWord(word string, off int, u *unit) int32 {
 	spaceless := false
 	for i := 0; i < len(word); i++ {
 		if word[i] >= 0xE0 { // a rune of 3 bytes or more: maybe spaceless
@@ -594,20 +860,20 @@ func (w *work) addWord(word string, u *unit) int32 {
 				continue
 			}
 			if prevEnd == i {
-				w.addTerm(word[prevStart:i+sz], word[prevStart:i+sz], u)
+				w.addTerm(word[prevStart:i+sz], word[prevStart:i+sz], off+prevStart, u)
 			}
 			prevStart, prevEnd = i, i+sz
 		}
 		return -1
 	}
-	if len(word) < 3 || inSet(stopWords, word) {
+	if len(word) < 3 || isStop(word) || !isLetters(word) {
 		return -1
 	}
 	lw := lowerWord(word)
-	return w.addTerm(stem(lw), lw, u)
+	return w.addTerm(stem(lw), lw, off, u)
 }
 
-func (w *work) addTerm(key, surface string, u *unit) int32 {
+func (w *work) addTerm(key, surface string, off int, u *unit) int32 {
 	ti, ok := w.termIdx[key]
 	if !ok {
 		ti = int32(len(w.terms))
@@ -626,6 +892,7 @@ func (w *work) addTerm(key, surface string, u *unit) int32 {
 	u.content++
 	if !slices.Contains(w.ustems[u.stemLo:], ti) {
 		w.ustems = append(w.ustems, ti)
+		w.ustemOff = append(w.ustemOff, int32(off))
 	}
 	return ti
 }
@@ -649,15 +916,21 @@ func (w *work) resolve() {
 			o.kind = kNone
 			continue
 		}
-		w.identFor(o.text, o.kind, i).freq++
+		id := w.identFor(o.text, o.kind, i)
+		if !o.shadow {
+			id.freq++
+		}
 		if o.initial && o.unit >= 0 {
 			// A name after all: it is not a content word of its sentence.
 			u := &w.units[o.unit]
 			if u.initTerm >= 0 {
 				u.content--
-				w.terms[u.initTerm].tf--
+				if !o.shadow {
+					w.terms[u.initTerm].tf--
+				}
 				if u.initNew && u.stemHi > u.stemLo && w.ustems[u.stemLo] == u.initTerm {
 					copy(w.ustems[u.stemLo:u.stemHi], w.ustems[u.stemLo+1:u.stemHi])
+					copy(w.ustemOff[u.stemLo:u.stemHi], w.ustemOff[u.stemLo+1:u.stemHi])
 					u.stemHi--
 				}
 				u.initTerm = -1
@@ -726,33 +999,28 @@ func (w *work) resolve() {
 	}
 	// Which identifiers may be listed under Mentions: the best ranked,
 	// minus those contained in a longer eligible one.
-	rank := w.rankedIdents()
+	var elig [maxMentionIDs]int32
 	n := 0
-	for _, i := range rank {
-		id := &w.idents[i]
-		if n >= maxMentionIDs {
+	for _, i := range w.rankedIdents() {
+		if n == maxMentionIDs {
 			break
 		}
-		if id.speaker != "" {
-			continue
+		if id := &w.idents[i]; id.speaker == "" && id.kind != kBare {
+			id.eligible = true
+			elig[n] = i
+			n++
 		}
-		id.eligible = true
-		n++
 	}
-	for _, i := range rank {
+	for _, i := range elig[:n] {
 		a := &w.idents[i]
-		if !a.eligible {
-			continue
-		}
-		for _, j := range rank {
-			b := &w.idents[j]
-			if i != j && b.eligible && len(b.text) > len(a.text) && containsWord(b.text, a.text) {
+		for _, j := range elig[:n] {
+			if b := &w.idents[j]; i != j && b.eligible && len(b.text) > len(a.text) && containsWord(b.text, a.text) {
 				a.eligible = false
 				break
 			}
 		}
 	}
-	for _, i := range rank {
+	for _, i := range elig[:n] {
 		if id := &w.idents[i]; id.eligible {
 			id.cost = w.tok.Count(id.text)
 		}
@@ -769,7 +1037,7 @@ func (w *work) resolve() {
 				if id.speaker == "" {
 					hasEnt = true
 				}
-			case kNumber, kDate, kTime:
+			case kNumber, kDate, kTime, kBare:
 				nonName++
 				hasND = true
 			default:
@@ -782,10 +1050,10 @@ func (w *work) resolve() {
 				w.buf = normalizeTrivial(u.text, w.buf)
 				u.trivial = trivialSentences[string(w.buf)]
 			}
-			u.trivial = u.trivial || (u.content == 0 && nonName == 0) ||
+			u.trivial = u.trivial || (u.content == 0 && nonName == 0) || (u.content == 0 && u.words <= 2) ||
 				(u.content <= 1 && ids == 0 && u.words <= 4)
 		}
-		if u.trivial || u.question || u.pinned || u.words < 4 {
+		if u.trivial || u.question || u.pinned || u.alt || u.words < 4 {
 			continue
 		}
 		switch {

@@ -24,13 +24,14 @@ const (
 	kCode         // snake_case, camelCase, pkg.Func, foo(), --flag, `x y`, #12, @user
 	kAbbrev       // e.g, a.m: neither a word nor an identifier
 	kCarried      // an identifier a child node listed under Mentions
+	kBare         // a number without unit or noun: weighs, is never listed
 )
 
 // kindWeight is how much covering one identifier of the kind is worth
 // during sentence selection, against 1 per content word.
 var kindWeight = [...]float64{
 	kName: 2.5, kAcronym: 2.5, kCap: 2.5, kNumber: 3, kDate: 3, kTime: 3,
-	kURL: 4, kEmail: 4, kPath: 4, kCode: 4, kCarried: 3,
+	kURL: 4, kEmail: 4, kPath: 4, kCode: 4, kCarried: 3, kBare: 1,
 }
 
 // tok is one token of a sentence: a byte range and its kind.
@@ -63,9 +64,13 @@ func hasPrefixFold(s, p string) bool {
 func delimAt(s string, i int) (bool, int) {
 	c := s[i]
 	if c < utf8.RuneSelf {
-		switch c {
-		case ' ', '\t', '\n', '\r', '\f', '\v', '"', '{', '}', '[', ']', '<', '>', '|', ';', '`', '=', '*', '!', '?', ')':
+		switch asciiClass[c] {
+		case classOther:
+			return false, 1
+		case classDelim:
 			return true, 1
+		}
+		switch c {
 		case ',':
 			return !(i > 0 && i+1 < len(s) && isDigit(s[i-1]) && isDigit(s[i+1])), 1
 		case '(':
@@ -85,6 +90,21 @@ func delimAt(s string, i int) (bool, int) {
 	}
 	return false, sz
 }
+
+// ASCII byte classes for delimAt.
+const (
+	classOther = iota
+	classDelim
+	classSpecial // ',' and '(': it depends on the neighbours
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for _, c := range " \t\n\r\f\v\"{}[]<>|;`=*!?)" {
+		t[c] = classDelim
+	}
+	t[','], t['('] = classSpecial, classSpecial
+	return t
+}()
 
 // tokenize appends the tokens of s to toks, classified.
 func tokenize(s string, toks []tok) []tok {
@@ -130,6 +150,10 @@ func tokenize(s string, toks []tok) []tok {
 			continue
 		}
 		for i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf && asciiClass[c] == classOther {
+				i++ // the common case
+				continue
+			}
 			if d, sz := delimAt(s, i); d {
 				break
 			} else if s[i] == '(' { // "foo()"
@@ -185,7 +209,7 @@ func trimToken(s string, a, b int) (int, int) {
 func trimRight(s string, a, b int) int {
 	for b > a {
 		c := s[b-1]
-		if c == '.' || c == ',' || c == ':' || c == '\'' || c == '-' {
+		if c == '.' || c == ',' || c == ':' || c == '\'' || c == '-' || c == '$' {
 			b--
 			continue
 		}
@@ -196,6 +220,10 @@ func trimRight(s string, a, b int) int {
 			}
 		}
 		break
+	}
+	// A "+" glued to code ("cfg.Host+"), not to an acronym ("LGBTQ+", "C++").
+	if b-a > 2 && s[b-1] == '+' && (s[b-2] >= 'a' && s[b-2] <= 'z' || isDigit(s[b-2])) {
+		b--
 	}
 	// A possessive: "Caroline's", "kids’".
 	if b-a > 2 && s[b-1] == 's' && s[b-2] == '\'' {
@@ -209,6 +237,9 @@ func trimRight(s string, a, b int) int {
 
 // classify returns the kind of a trimmed token.
 func classify(t string) kind {
+	if t == "" {
+		return kNone
+	}
 	c := t[0]
 	if c >= 'a' && c <= 'z' {
 		// Fast path: a plain lower-case word.
@@ -248,7 +279,7 @@ func classify(t string) kind {
 	}
 	var letters, digits, upper, lower int
 	var at, slash, backslash, dot, under bool
-	firstUpper, firstLower, internalCap := false, false, false
+	firstUpper, firstLower := false, false
 	for i, r := range t {
 		switch {
 		case r < utf8.RuneSelf && isDigit(byte(r)):
@@ -269,8 +300,6 @@ func classify(t string) kind {
 				upper++
 				if i == 0 {
 					firstUpper = true
-				} else if lower > 0 {
-					internalCap = true
 				}
 			} else if unicode.IsLower(r) {
 				lower++
@@ -280,7 +309,6 @@ func classify(t string) kind {
 			}
 		}
 	}
-	_ = internalCap
 	if at {
 		if i := strings.IndexByte(t, '@'); i > 0 && strings.IndexByte(t[i:], '.') > 1 && letters > 0 {
 			return kEmail
@@ -299,6 +327,9 @@ func classify(t string) kind {
 	if digits > 0 {
 		if k := classifyNumeric(t); k != kNone {
 			return k
+		}
+		if len(t) > 8 && (strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X")) {
+			return kNone // an address in a stack trace
 		}
 		return kCode // v1.2.3, IMG_7269, mp3, COVID-19
 	}
@@ -325,6 +356,11 @@ func classify(t string) kind {
 			return kAbbrev
 		}
 		return kCode
+	}
+	for _, r := range t {
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) && !strings.ContainsRune("'’-.+&", r) {
+			return kNone // "A##%%": no word
+		}
 	}
 	if firstLower && upper > 0 {
 		return kCode // camelCase
@@ -451,6 +487,11 @@ var months = map[string]bool{
 	"sep": true, "sept": true, "oct": true, "nov": true, "dec": true,
 }
 
+var weekdayAbbrevs = map[string]bool{
+	"mon": true, "tue": true, "tues": true, "wed": true, "thu": true, "thur": true, "thurs": true,
+	"fri": true, "sat": true, "sun": true,
+}
+
 var weekdays = map[string]bool{
 	"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true,
 	"saturday": true, "sunday": true,
@@ -459,7 +500,7 @@ var weekdays = map[string]bool{
 // nameConnectors may join two capitalized words into one name
 // ("Bank of America", "Vincent van Gogh").
 var nameConnectors = map[string]bool{
-	"of": true, "de": true, "da": true, "del": true, "van": true, "von": true, "la": true, "le": true, "du": true, "and": false,
+	"of": true, "de": true, "da": true, "del": true, "van": true, "von": true, "la": true, "le": true, "du": true,
 }
 
 // dayNumber reports whether t is a day of the month: 7, 07, 7th, 22nd.
@@ -531,6 +572,16 @@ func foldKey(dst []byte, s string) []byte {
 func inSet(m map[string]bool, s string) bool {
 	if len(s) > 24 {
 		return false
+	}
+	lower := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			lower = false
+			break
+		}
+	}
+	if lower {
+		return m[s]
 	}
 	var a [32]byte
 	return m[string(foldKey(a[:0], s))]

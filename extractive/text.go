@@ -100,7 +100,12 @@ func dotEndsSentence(s string, wordStart, dot, after int) bool {
 	}
 	next, _ := utf8.DecodeRuneInString(s[j:])
 	if unicode.IsLower(next) {
-		return false
+		// Unless a speaker label follows: "... 10 kg. assistant: ...".
+		k := j
+		for k < len(s) && k-j <= 32 && s[k] != ' ' {
+			k++
+		}
+		return k > j+1 && k < len(s) && s[k-1] == ':' && handleLike(s[j:k-1])
 	}
 	if after-dot > 1 { // an ellipsis before a capital
 		return true
@@ -124,118 +129,152 @@ func dotEndsSentence(s string, wordStart, dot, after int) bool {
 	return true
 }
 
+// plainByte marks the ASCII bytes that can neither end a sentence nor
+// need decoding: everything but . ! ? \n \r and bytes of multi-byte runes.
+var plainByte = func() (t [256]bool) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		t[c] = c != '.' && c != '!' && c != '?' && c != '\n' && c != '\r'
+	}
+	return t
+}()
+
 // splitSentences appends the sentences of s to out as trimmed byte ranges.
 // Sentences end at newlines, at . ! ? followed by a space (see
 // dotEndsSentence for periods), and at full-width CJK stops. Periods inside
 // tokens (3.5, example.com, ./a.go) are never boundaries because no space
-// follows them.
+// follows them. A sentence reaching maxSentenceBytes is cut (see cutLong).
 func splitSentences(s string, out []span) []span {
-	start := -1
-	lastSpace, lastWide := -1, -1
-	wordStart := 0
-	emit := func(end int) {
-		e := end
-		for e > start {
-			r, sz := utf8.DecodeLastRuneInString(s[start:e])
+	emit := func(start, end int) {
+		for end > start {
+			r, sz := utf8.DecodeLastRuneInString(s[start:end])
 			if !unicode.IsSpace(r) {
 				break
 			}
-			e -= sz
+			end -= sz
 		}
-		if e > start {
-			out = append(out, span{start, e})
+		if end > start {
+			out = append(out, span{start, end})
 		}
-		start, lastSpace, lastWide = -1, -1, -1
 	}
+	start := -1
 	i := 0
 	for i < len(s) {
-		c := s[i]
-		var r rune
-		sz := 1
-		if c < utf8.RuneSelf {
-			r = rune(c)
-		} else {
-			r, sz = utf8.DecodeRuneInString(s[i:])
-		}
-		space := c == ' ' || c == '\t' || c == '\f' || c == '\v' || (c >= utf8.RuneSelf && unicode.IsSpace(r))
 		if start < 0 {
-			if space || c == '\n' || c == '\r' {
-				i += sz
-				continue
+			for i < len(s) {
+				if c := s[i]; c < utf8.RuneSelf {
+					if !isSpaceByte(c) {
+						break
+					}
+					i++
+				} else if r, sz := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
+					i += sz
+				} else {
+					break
+				}
 			}
-			start, wordStart = i, i
+			if i >= len(s) {
+				break
+			}
+			start = i
 		}
-		if c < utf8.RuneSelf && c != '.' && c != '!' && c != '?' && c != '\n' && c != '\r' && !space {
-			i++ // the common case: an ASCII letter, digit or mark
-			if i-start >= maxSentenceBytes {
-				goto long
-			}
+		j := i
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		if j-start >= maxSentenceBytes {
+			end := cutLong(s, start)
+			emit(start, end)
+			start, i = -1, end
 			continue
+		}
+		if j >= len(s) {
+			break
+		}
+		c := s[j]
+		r, sz := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, sz = utf8.DecodeRuneInString(s[j:])
 		}
 		switch {
 		case c == '\n' || c == '\r':
-			emit(i)
-			i++
-			continue
-		case space:
-			lastSpace = i
-			i += sz
-			wordStart = i
+			emit(start, j)
+			start, i = -1, j+1
 		case c == '.' || c == '!' || c == '?' || narrowStop(r):
-			j := i + sz
-			strong := c == '!' || c == '?'
-			for j < len(s) {
-				d := s[j]
+			k := j + sz
+			strong := c == '!' || c == '?' || r == '।' || r == '؟' || r == '۔'
+			for k < len(s) {
+				d := s[k]
 				if d == '.' || d == '!' || d == '?' {
 					strong = strong || d != '.'
-					j++
+					k++
 					continue
 				}
 				if d >= utf8.RuneSelf {
-					if r2, sz2 := utf8.DecodeRuneInString(s[j:]); narrowStop(r2) {
-						j += sz2
+					if r2, sz2 := utf8.DecodeRuneInString(s[k:]); narrowStop(r2) {
+						k += sz2
 						continue
 					}
 				}
 				break
 			}
-			j = skipClosers(s, j)
-			if j >= len(s) || spaceAt(s, j) || s[j] == '\n' || s[j] == '\r' {
-				if strong || r == '।' || r == '؟' || r == '۔' || dotEndsSentence(s, wordStart, i, j) {
-					emit(j)
-					i = j
-					continue
+			k = skipClosers(s, k)
+			if k >= len(s) || spaceAt(s, k) {
+				if strong || dotEndsSentence(s, wordStart(s, start, j), j, k) {
+					emit(start, k)
+					start = -1
 				}
 			}
-			i = j
+			i = k
 		case wideStop(r):
-			j := skipClosers(s, i+sz)
-			emit(j)
-			i = j
-			continue
+			k := skipClosers(s, j+sz)
+			emit(start, k)
+			start, i = -1, k
 		default:
-			if sz > 1 && isSpaceless(r) {
-				lastWide = i + sz
-			}
-			i += sz
-		}
-	long:
-		if start >= 0 && i-start >= maxSentenceBytes {
-			min := start + maxSentenceBytes/4
-			switch {
-			case lastSpace > min:
-				emit(lastSpace)
-				i = lastSpace
-			case lastWide > min:
-				emit(lastWide)
-				i = lastWide
-			}
+			i = j + sz
 		}
 	}
 	if start >= 0 {
-		emit(len(s))
+		emit(start, len(s))
 	}
 	return out
+}
+
+// wordStart returns where the word ending at i begins, not before start.
+func wordStart(s string, start, i int) int {
+	for i > start && !isSpaceByte(s[i-1]) {
+		i--
+	}
+	return i
+}
+
+// cutLong returns where a sentence starting at start and reaching
+// maxSentenceBytes ends: at its last space past a quarter of the limit,
+// else after its last character of a spaceless script, else at the next
+// space (or the end).
+func cutLong(s string, start int) int {
+	limit := min(start+maxSentenceBytes, len(s))
+	for limit > start && limit < len(s) && !utf8.RuneStart(s[limit]) {
+		limit--
+	}
+	floor := start + maxSentenceBytes/4
+	for k := limit - 1; k > floor; k-- {
+		if s[k] == ' ' || s[k] == '\t' {
+			return k
+		}
+	}
+	for k := limit; k > floor; {
+		r, sz := utf8.DecodeLastRuneInString(s[:k])
+		if isSpaceless(r) {
+			return k
+		}
+		k -= sz
+	}
+	for k := limit; k < len(s); k++ {
+		if isSpaceByte(s[k]) {
+			return k
+		}
+	}
+	return len(s)
 }
 
 // cutAt returns a prefix length of s that is at most max bytes and does not
@@ -283,38 +322,30 @@ func tailAt(s string, max int) int {
 // collapseSpace returns s with every run of white space replaced by one
 // space, and s itself when there is nothing to replace.
 func collapseSpace(s string) string {
-	clean := true
 	prevSpace := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			clean = false
-			break
-		}
-		if isSpaceByte(c) {
-			if c != ' ' || prevSpace {
-				clean = false
-				break
+		if c == ' ' {
+			if prevSpace {
+				return strings.Join(strings.Fields(s), " ")
 			}
 			prevSpace = true
-		} else {
-			prevSpace = false
+			continue
 		}
-	}
-	if clean {
-		return s
-	}
-	hasSpecial := false
-	for _, r := range s {
-		if unicode.IsSpace(r) && r != ' ' {
-			hasSpecial = true
-			break
+		prevSpace = false
+		if c < utf8.RuneSelf {
+			if isSpaceByte(c) {
+				return strings.Join(strings.Fields(s), " ")
+			}
+			continue
 		}
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return strings.Join(strings.Fields(s), " ")
+		}
+		i += sz - 1
 	}
-	if !hasSpecial && !strings.Contains(s, "  ") {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
+	return s
 }
 
 // maxRunBytes is the longest run of text without a space kept whole in a
@@ -370,9 +401,11 @@ var fillers = map[string]bool{
 	"alright": true, "gosh": true, "whoa": true, "yup": true, "ha": true,
 }
 
-// stripFillers removes leading interjections ("Wow, ", "Oh! ") from a
-// sentence. It never returns an empty string.
+// stripFillers removes a leading list bullet ("- ", "* ", "2. ") and
+// interjections ("Wow, ", "Oh! ") from a sentence. It never returns an
+// empty string.
 func stripFillers(s string) string {
+	s = stripBullet(s)
 	for k := 0; k < 3; k++ {
 		i := 0
 		for i < len(s) && i < 12 && isASCIILetter(s[i]) {
@@ -399,6 +432,29 @@ func stripFillers(s string) string {
 			return s
 		}
 		s = rest
+	}
+	return s
+}
+
+// stripBullet removes a list marker: "- ", "* ", "• ", "+ ", "1. ", "2) ".
+func stripBullet(s string) string {
+	i := 0
+	switch {
+	case strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "* ") || strings.HasPrefix(s, "+ "):
+		i = 2
+	case strings.HasPrefix(s, "• "):
+		i = len("• ")
+	default:
+		for i < len(s) && i < 3 && isDigit(s[i]) {
+			i++
+		}
+		if i == 0 || i+1 >= len(s) || (s[i] != '.' && s[i] != ')') || s[i+1] != ' ' {
+			return s
+		}
+		i += 2
+	}
+	if rest := strings.TrimLeft(s[i:], " "); rest != "" {
+		return rest
 	}
 	return s
 }

@@ -11,6 +11,7 @@ import (
 // become themes.
 var stopWords = func() map[string]bool {
 	const list = `a about above after again against ago all almost along already also although always am among an and another any anybody anyone anything anyway anyways anywhere are aren't around as at away back be became because become becomes been before being below besides between both but by can can't cannot could couldn't did didn't do does doesn't doing don't done down during each either else enough especially even ever every everybody everyone everything few for from further get gets getting give given go goes going gone gonna got gotta gotten had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's however i i'd i'll i'm i've if in into is isn't it it'd it'll it's its itself just kinda kind lets let let's like likely made make makes many may maybe me might mine more most much must mustn't my myself need needs neither never no nope nor not nothing now of off often oh ok okay on once one ones only onto or other others otherwise our ours ourselves out over own per perhaps please quite rather really same say says said see seem seems seen shall she she'd she'll she's should shouldn't since so some somebody someone something sometimes somewhat soon still such sure than that that'll that's the their theirs them themselves then there there'd there's these they they'd they'll they're they've thing things this those though through thus to too toward towards under until up upon us use used using very via want wanna wants was wasn't way we we'd we'll we're we've well were weren't what what's whatever when when's where where's whether which while who who's whom whose why why's will with within without won't would wouldn't yeah yes yet you you'd you'll you're you've your yours yourself yourselves
+two three four five six seven eight nine ten eleven twelve twenty hundred thousand
 wow lol haha hahaha hey hi hello bye thanks thank thx cool awesome great good nice totally yep yup amazing super pretty lot lots stuff bit definitely absolutely glad love loved loving lovely sounds sound know think thought guess mean look looks looking tell told talk talking chat keep keeps kept feel feels felt gonna wanna gotta ya yo cheers sorry hope hoping hopefully agree true right awesome fantastic wonderful incredible exactly probably actually basically literally anyways thanks also etc e.g i.e vs
 `
 	m := make(map[string]bool, 400)
@@ -19,6 +20,33 @@ wow lol haha hahaha hey hi hello bye thanks thank thx cool awesome great good ni
 	}
 	return m
 }()
+
+// maxStopLen is the length of the longest stop word.
+const maxStopLen = 16
+
+// stopFilter[len][first][last] is set when some stop word of that length
+// starts and ends with those ASCII letters: most content words miss it and
+// skip the map lookup.
+var stopFilter = func() (f [maxStopLen + 1][26][26]bool) {
+	for w := range stopWords {
+		if n := len(w); n <= maxStopLen && w[0] >= 'a' && w[0] <= 'z' && w[n-1] >= 'a' && w[n-1] <= 'z' {
+			f[n][w[0]-'a'][w[n-1]-'a'] = true
+		}
+	}
+	return f
+}()
+
+// isStop reports whether the word s, in any case, is a stop word.
+func isStop(s string) bool {
+	n := len(s)
+	if n == 0 || n > maxStopLen {
+		return false
+	}
+	if a, z := s[0]|0x20, s[n-1]|0x20; a >= 'a' && a <= 'z' && z >= 'a' && z <= 'z' && !stopFilter[n][a-'a'][z-'a'] {
+		return false
+	}
+	return inSet(stopWords, s)
+}
 
 // trivialSentences are whole sentences that say nothing worth keeping,
 // compared after lower-casing and dropping everything but letters and
@@ -76,25 +104,51 @@ func normalizeTrivial(s string, buf []byte) []byte {
 // factVerbs mark "X is/has/likes/works ..." statements.
 var factVerbs = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`am is are was were has have had 'm 've 're 's 'd like likes liked love loves loved enjoy enjoys enjoyed work works worked working live lives lived living went go goes started start starts joined join bought buy moved move made got finished finish chose choose decided decide want wants wanted plan plans planned planning need needs needed use uses prefer prefers preferred painted paint paints ran run runs visited visit study studies studied studying teach teaches taught own owns owned adopted adopt born married created create built build wrote write fixed fix changed change set configured configure deployed deploy installed install upgraded upgrade failed fails broke returns return takes took ran runs keen hate hates got signed applied graduated met meet lost won researched researching volunteer volunteered volunteering attend attended attending signed` ) {
+	for _, w := range strings.Fields(`am is are was were has have had 'm 've 're 's 'd like likes liked love loves loved enjoy enjoys enjoyed work works worked working live lives lived living went go goes started start starts joined join bought buy moved move made got finished finish chose choose decided decide want wants wanted plan plans planned planning need needs needed use uses prefer prefers preferred painted paint paints ran run runs visited visit study studies studied studying teach teaches taught own owns owned adopted adopt born married created create built build wrote write fixed fix changed change set configured configure deployed deploy installed install upgraded upgrade failed fails broke returns return takes took ran runs keen hate hates got signed applied graduated met meet lost won researched researching volunteer volunteered volunteering attend attended attending signed`) {
 		m[w] = true
 	}
 	return m
 }()
 
-// factSubjects open an "X is/has ..." statement: 2 for the speaker or
-// someone named, 1 for a thing.
-var factSubjects = map[string]int{
-	"i": 2, "i'm": 2, "i've": 2, "i'd": 2, "i'll": 2, "we": 2, "we're": 2,
-	"we've": 2, "my": 2, "our": 2, "he": 2, "she": 2, "they": 2, "he's": 2,
-	"she's": 2, "they're": 2, "it": 1, "it's": 1, "the": 1, "this": 1, "that": 1,
+// factSubject reports whether the lower-case word w opens an "X is/has
+// ..." statement: 2 for the speaker or someone named, 1 for a thing, 0 if
+// it does not.
+func factSubject(w []byte) int {
+	switch string(w) {
+	case "i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "my", "our",
+		"he", "she", "they", "he's", "she's", "they're":
+		return 2
+	case "it", "it's", "the", "this", "that":
+		return 1
+	}
+	return 0
 }
 
 // themeStop are words that may weigh in sentence scores (they often carry
 // time) but make poor themes.
 var themeStop = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`last next first new old big little long small today yesterday tomorrow tonight day days week weeks month months year years time times moment morning evening night ago later early soon recently lately take taking took make making start starting started give giving come coming try trying doing done getting put find found work working worked stay staying help helping call called feel feeling important special happy hard different whole real`) {
+	for _, w := range strings.Fields(`last next first new old big little long small today yesterday tomorrow tonight day days week weeks month months year years time times moment morning evening night ago later early soon recently lately take taking took make making start starting started give giving come coming try trying doing done getting put find found work working worked stay staying help helping call called feel feeling important special happy hard different whole real takes change changes changed convert instead comes add added adds nobody plus case cases covers better still run runs set sets thing way ways lot need needs fine sure works using use used says said tell told point points part parts kind`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// sentenceStarters are capitalized words that open sentences but never
+// names: "Yesterday Caroline left" names Caroline, not "Yesterday
+// Caroline".
+var sentenceStarters = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`yesterday today tomorrow tonight last next congrats congratulations happy dear welcome morning evening afternoon finally recently lately meanwhile luckily unfortunately sadly honestly actually sometimes usually someday first then also anyway besides afterwards later earlier remember see ask tell call meet thank thanks please`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// unitWords are upper-case units kept with the number before them.
+var unitWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`gb mb kb tb pb gib mib kib tib usd eur gbp cad aud jpy chf cny inr hz khz mhz ghz rpm bpm`) {
 		m[w] = true
 	}
 	return m

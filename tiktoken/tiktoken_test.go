@@ -20,16 +20,12 @@ import (
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
-// locomoPath is where the LoCoMo development set lives; STRATA_LOCOMO
-// overrides it.
-const locomoPath = "/work/shared/data/locomo-dev.json"
-
 // readLocomo returns the text of every turn of the LoCoMo conversations, or
 // nil when the file is not available.
 func readLocomo() ([]string, error) {
 	path := os.Getenv("STRATA_LOCOMO")
 	if path == "" {
-		path = locomoPath
+		return nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
