@@ -12,10 +12,10 @@ import (
 type AssemblyOptions struct {
 	// PinnedShare caps milestones (importance >= 0.8). Default 0.15.
 	PinnedShare float64
-	// FreshShare caps the most recent raw turns. Default 0.35.
+	// FreshShare caps the most recent raw turns. Default 0.30.
 	FreshShare float64
 	// RelevanceShare is kept for query hits before older history is
-	// refined. Default 0.30; unused without a query.
+	// refined. Default 0.25; unused without a query.
 	RelevanceShare float64
 	// SearchK is how many search hits a query considers. Default 24.
 	SearchK int
@@ -38,7 +38,7 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 		v    *float64
 		d    float64
 		name string
-	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.35, "fresh share"}, {&o.RelevanceShare, 0.30, "relevance share"}} {
+	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.30, "fresh share"}, {&o.RelevanceShare, 0.25, "relevance share"}} {
 		if err := def(f.v, f.d, f.name); err != nil {
 			return o, err
 		}

@@ -52,7 +52,8 @@ type Store interface {
 	PutNodes(ctx context.Context, namespace, conversation string, nodes []Node) error
 
 	// Nodes returns the nodes that match f, ordered by level then first seq
-	// (newest first within a level if f.Newest), with Conversation set.
+	// (the whole order reversed if f.Newest: coarsest level first, newest
+	// first within it), with Conversation set.
 	Nodes(ctx context.Context, f NodeFilter) ([]Node, error)
 
 	// Search ranks turns and node summaries against q.Text with BM25 and
@@ -90,7 +91,7 @@ type NodeFilter struct {
 	Level        int   // 0: all levels
 	FromSeq      int64 // nodes whose FirstSeq >= FromSeq
 	ToSeq        int64 // nodes whose LastSeq <= ToSeq
-	Newest       bool  // within a level, highest seq first
+	Newest       bool  // reverse order: highest level, then highest seq, first
 	Limit        int
 }
 

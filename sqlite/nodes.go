@@ -118,7 +118,7 @@ func jsonList(l []string) any {
 }
 
 // Nodes returns the nodes that match f, ordered by level, then by first
-// seq (descending within a level if f.Newest). f.Conversation may be empty
+// seq (the whole order reversed if f.Newest). f.Conversation may be empty
 // only when f.IDs is set (EINVALID otherwise); ENOTFOUND if it names a
 // conversation that does not exist.
 func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
@@ -152,16 +152,21 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(` AND n.level = ?`)
 		args = append(args, f.Level)
 	}
+	// Each bound is also written on the other column it implies (a span's
+	// first seq is at most its last), so that the index on (level,
+	// first_seq) is bounded on both sides and no query scans a whole level.
 	if f.FromSeq > 0 {
-		q.WriteString(` AND n.first_seq >= ?`)
-		args = append(args, f.FromSeq)
+		q.WriteString(` AND n.first_seq >= ? AND n.last_seq >= ?`)
+		args = append(args, f.FromSeq, f.FromSeq)
 	}
 	if f.ToSeq > 0 {
-		q.WriteString(` AND n.last_seq <= ?`)
-		args = append(args, f.ToSeq)
+		q.WriteString(` AND n.last_seq <= ? AND n.first_seq <= ?`)
+		args = append(args, f.ToSeq, f.ToSeq)
 	}
+	// Both orders follow the index nodes_span, forwards or backwards, so a
+	// LIMIT stops early instead of sorting a whole level.
 	if f.Newest {
-		q.WriteString(` ORDER BY n.level, n.first_seq DESC, n.last_seq DESC, n.id`)
+		q.WriteString(` ORDER BY n.level DESC, n.first_seq DESC, n.last_seq DESC, n.id DESC`)
 	} else {
 		q.WriteString(` ORDER BY n.level, n.first_seq, n.last_seq, n.id`)
 	}

@@ -101,7 +101,16 @@ CREATE VIRTUAL TABLE turns_fts USING fts5 (text, scope, content = '',
 CREATE VIRTUAL TABLE nodes_fts USING fts5 (text, scope, content = '', contentless_delete = 1,
 	tokenize = "` + tokenizer + `");
 `},
+	{2, "index of pinned turns; node spans in index order", `
+CREATE INDEX turns_pinned ON turns (conversation, seq) WHERE importance >= ` + pinnedLiteral + `;
+DROP INDEX nodes_conversation_level_first;
+CREATE INDEX nodes_span ON nodes (conversation, level, first_seq, last_seq, id);
+`},
 }
+
+// pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns
+// index and the queries that use it must spell the same literal.
+const pinnedLiteral = "0.8"
 
 // SchemaVersion is the newest schema version this build knows.
 func SchemaVersion() int { return migrations[len(migrations)-1].version }

@@ -272,8 +272,8 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 		args = append(args, string(b))
 	}
 	if f.PinnedOnly {
-		q.WriteString(` AND t.importance >= ?`)
-		args = append(args, strata.PinnedImportance)
+		// A literal, so that the partial index turns_pinned applies.
+		q.WriteString(` AND t.importance >= ` + pinnedLiteral)
 	}
 	if f.Newest {
 		q.WriteString(` ORDER BY t.seq DESC`)

@@ -152,7 +152,7 @@ func testNodesFilter(t *testing.T, s strata.Store) {
 		{"all", strata.NodeFilter{Conversation: "c"}, []string{"a", "b", "c", "d", "e", "f", "g"}},
 		{"level", strata.NodeFilter{Conversation: "c", Level: 1}, []string{"a", "b", "c", "d"}},
 		{"level newest", strata.NodeFilter{Conversation: "c", Level: 1, Newest: true}, []string{"d", "c", "b", "a"}},
-		{"newest", strata.NodeFilter{Conversation: "c", Newest: true}, []string{"d", "c", "b", "a", "f", "e", "g"}},
+		{"newest", strata.NodeFilter{Conversation: "c", Newest: true}, []string{"g", "f", "e", "d", "c", "b", "a"}},
 		{"from", strata.NodeFilter{Conversation: "c", FromSeq: 11}, []string{"b", "c", "d", "f"}},
 		{"to", strata.NodeFilter{Conversation: "c", ToSeq: 20}, []string{"a", "b", "e"}},
 		{"from to", strata.NodeFilter{Conversation: "c", FromSeq: 11, ToSeq: 30}, []string{"b", "c"}},

@@ -40,7 +40,7 @@
 //     Conversation other than the one put to. Every Node field round-trips,
 //     and a node read back (by Nodes or Search) carries its conversation id
 //     even if it was put with an empty Conversation. Nodes orders by level, then first seq
-//     (descending within a level if Newest); FromSeq and ToSeq select the
+//     (the whole order reversed if Newest); FromSeq and ToSeq select the
 //     nodes contained in the range; IDs may be used without a conversation;
 //     with neither, Nodes is EINVALID; a missing conversation is ENOTFOUND.
 //   - Search: BM25 over turn content and node summaries, at most K hits,

@@ -21,7 +21,7 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 func runDemo(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("demo", "[--budget N] [--query Q]")
 	g := m.addGlobals(fs)
-	budget := fs.Int("budget", 1200, "token budget of the context shown")
+	budget := fs.Int("budget", 1500, "token budget of the context shown")
 	query := fs.String("query", "flour reorder bug", "query for the context shown")
 	if err := parse(fs, args); err != nil {
 		return err
