@@ -126,7 +126,7 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	res.Added = len(added)
 	res.Skipped += len(fresh) - len(added)
 
-	n, err := m.rollup(ctx, b.Conversation, policy)
+	n, err := m.rollup(ctx, b.Conversation, policy, added)
 	res.Nodes = n
 	if err != nil {
 		return res, fmt.Errorf("rollup after ingest: %w", err)

@@ -27,7 +27,7 @@ func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return m.rollup(ctx, conversation, p)
+	return m.rollup(ctx, conversation, p, nil)
 }
 
 // rollupPage bounds how many spans are summarized and written per
@@ -37,21 +37,67 @@ const rollupPage = 256
 // rollup runs the levels bottom up. Each level's nodes are written in one
 // transaction per page, after the level below, so a kill at any instant
 // leaves closed nodes whose parents are simply not made yet.
-func (m *Memory) rollup(ctx context.Context, conv string, p Policy) (int, error) {
-	made := 0
+//
+// fresh, when given, holds the turns just appended (in seq order): they
+// and the nodes made from them are used from memory instead of being read
+// back from the store.
+func (m *Memory) rollup(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+	r := &rollupRun{m: m, conv: conv, p: p}
+	var below []Node // nodes just made at the level below, when kept
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {
-		for {
-			n, err := m.rollupLevel(ctx, conv, p, lvl)
-			if err != nil {
-				return made, fmt.Errorf("level %d (%s): %w", lvl, p.LevelName(lvl), err)
-			}
-			made += n
-			if n < rollupPage {
-				break
-			}
+		var nodes []Node
+		var err error
+		if lvl == 1 {
+			nodes, err = r.turns(ctx, fresh)
+		} else {
+			nodes, err = r.nodes(ctx, lvl, below)
 		}
+		if err != nil {
+			return r.written, fmt.Errorf("level %d (%s): %w", lvl, p.LevelName(lvl), err)
+		}
+		below = nodes
 	}
-	return made, nil
+	if err := r.flush(ctx); err != nil {
+		return r.written, err
+	}
+	return r.written, nil
+}
+
+// rollupRun is one rollup of a conversation. Nodes made from memory wait
+// in pending and are written together, every level in one transaction, so
+// that the full-text index of summaries is flushed once per ingest rather
+// than once per level. A node's parent is never written before the node.
+type rollupRun struct {
+	m       *Memory
+	conv    string
+	p       Policy
+	pending []Node
+	written int
+}
+
+// pendingLimit bounds the nodes a rollup holds before writing them.
+const pendingLimit = 4096
+
+func (r *rollupRun) flush(ctx context.Context) error {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	if err := r.m.store.PutNodes(ctx, r.m.ns, r.conv, r.pending); err != nil {
+		return err
+	}
+	r.written += len(r.pending)
+	r.pending = r.pending[:0]
+	return nil
+}
+
+// add queues nodes; when they are not kept for the level above (which then
+// reads the store), or too many wait, it writes them at once.
+func (r *rollupRun) add(ctx context.Context, nodes []Node, kept bool) error {
+	r.pending = append(r.pending, nodes...)
+	if !kept || len(r.pending) >= pendingLimit {
+		return r.flush(ctx)
+	}
+	return nil
 }
 
 // lastNode returns the newest node of a level, or nil.
@@ -63,44 +109,156 @@ func (m *Memory) lastNode(ctx context.Context, conv string, lvl int) (*Node, err
 	return &ns[0], nil
 }
 
-// rollupLevel makes up to rollupPage nodes of one level and returns how many.
-func (m *Memory) rollupLevel(ctx context.Context, conv string, p Policy, lvl int) (int, error) {
-	level := p.Levels[lvl-1]
-	from := int64(1)
+// nextSeq returns the first seq that no node of level lvl covers yet.
+func (m *Memory) nextSeq(ctx context.Context, conv string, lvl int) (int64, error) {
 	last, err := m.lastNode(ctx, conv, lvl)
+	if err != nil || last == nil {
+		return 1, err
+	}
+	return last.LastSeq + 1, nil
+}
+
+// keepLimit bounds the nodes a rollup keeps in memory for the level above;
+// past it, that level reads its children from the store page by page.
+const keepLimit = 4096
+
+// rollupTurns closes level-1 spans. It returns the nodes it made, or nil
+// when there were too many to keep.
+func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
+	m, conv, p := r.m, r.conv, r.p
+	span := p.Levels[0].Span
+	from, err := m.nextSeq(ctx, conv, 1)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if last != nil {
-		from = last.LastSeq + 1
+	for len(fresh) > 0 && fresh[0].Seq < from {
+		fresh = fresh[1:]
 	}
-	var reqs []SummaryRequest
-	if lvl == 1 {
-		turns, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv,
-			FromSeq: from, ToSeq: from + int64(rollupPage*level.Span) - 1})
-		if err != nil {
-			return 0, err
-		}
-		for i := 0; i+level.Span <= len(turns); i += level.Span {
-			span := turns[i : i+level.Span]
-			if span[0].Seq != from+int64(i) || span[len(span)-1].Seq != span[0].Seq+int64(level.Span)-1 {
-				return 0, Errorf(EINTERNAL, "turns %d..%d are not contiguous", from+int64(i), from+int64(i+level.Span)-1)
+	var kept []Node
+	keep := true
+	for {
+		// The turns of the next page: from memory when the fresh turns
+		// start within one span of from, else from the store.
+		var turns []Turn
+		want := from + int64(rollupPage*span) - 1
+		if len(fresh) > 0 && fresh[0].Seq-from < int64(span) {
+			if fresh[0].Seq > from {
+				turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: fresh[0].Seq - 1})
+				if err != nil {
+					return nil, err
+				}
 			}
-			reqs = append(reqs, SummaryRequest{Turns: span})
+			n := min(len(fresh), int(want-fresh[0].Seq+1))
+			turns = append(turns, fresh[:n]...)
+			fresh = fresh[n:]
+		} else {
+			fresh = nil
+			turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: want})
+			if err != nil {
+				return nil, err
+			}
 		}
-	} else {
-		children, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv,
-			Level: lvl - 1, FromSeq: from, Limit: rollupPage * level.Span})
+		var reqs []SummaryRequest
+		for i := 0; i+span <= len(turns); i += span {
+			s := turns[i : i+span]
+			if s[0].Seq != from+int64(i) || s[span-1].Seq != s[0].Seq+int64(span)-1 {
+				return nil, Errorf(EINTERNAL, "turns %d..%d are not contiguous", from+int64(i), from+int64(i+span)-1)
+			}
+			reqs = append(reqs, SummaryRequest{Turns: s})
+		}
+		nodes, err := m.makeNodes(ctx, conv, p, 1, reqs)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		for i := 0; i+level.Span <= len(children); i += level.Span {
-			reqs = append(reqs, SummaryRequest{Children: children[i : i+level.Span]})
+		if keep = keep && len(kept)+len(nodes) <= keepLimit; keep {
+			kept = append(kept, nodes...)
+		} else {
+			kept = nil
+		}
+		if err := r.add(ctx, nodes, keep); err != nil {
+			return nil, err
+		}
+		if len(nodes) < rollupPage {
+			return kept, nil
+		}
+		from += int64(len(nodes) * span)
+	}
+}
+
+// rollupNodes closes spans of level lvl > 1 over the level below. below
+// holds the nodes that level just made, if it kept them.
+func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, error) {
+	m, conv, p := r.m, r.conv, r.p
+	if below == nil {
+		// The children come from the store: write what waits first.
+		if err := r.flush(ctx); err != nil {
+			return nil, err
 		}
 	}
+	span := p.Levels[lvl-1].Span
+	from, err := m.nextSeq(ctx, conv, lvl)
+	if err != nil {
+		return nil, err
+	}
+	var kept []Node
+	keep := true
+	for {
+		var children []Node
+		if len(below) > 0 {
+			// The few older children not yet under a node, then the new.
+			if below[0].FirstSeq > from {
+				children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv,
+					Level: lvl - 1, FromSeq: from, ToSeq: below[0].FirstSeq - 1})
+				if err != nil {
+					return nil, err
+				}
+			}
+			for _, n := range below {
+				if n.FirstSeq >= from {
+					children = append(children, n)
+				}
+			}
+			below = nil
+		} else {
+			children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv,
+				Level: lvl - 1, FromSeq: from, Limit: rollupPage * span})
+			if err != nil {
+				return nil, err
+			}
+		}
+		var reqs []SummaryRequest
+		for i := 0; i+span <= len(children); i += span {
+			c := children[i : i+span]
+			if c[0].FirstSeq != from && i == 0 {
+				return nil, Errorf(EINTERNAL, "level %d: next child starts at turn %d, want %d", lvl-1, c[0].FirstSeq, from)
+			}
+			reqs = append(reqs, SummaryRequest{Children: c})
+		}
+		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs)
+		if err != nil {
+			return nil, err
+		}
+		if keep = keep && len(kept)+len(nodes) <= keepLimit; keep {
+			kept = append(kept, nodes...)
+		} else {
+			kept = nil
+		}
+		if err := r.add(ctx, nodes, keep); err != nil {
+			return nil, err
+		}
+		if len(nodes) == 0 || len(children) < rollupPage*span {
+			return kept, nil
+		}
+		from = nodes[len(nodes)-1].LastSeq + 1
+	}
+}
+
+// makeNodes summarizes spans in parallel.
+func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, reqs []SummaryRequest) ([]Node, error) {
 	if len(reqs) == 0 {
-		return 0, nil
+		return nil, nil
 	}
+	level := p.Levels[lvl-1]
 	nodes := make([]Node, len(reqs))
 	errs := make([]error, len(reqs))
 	now := m.now().UTC()
@@ -111,13 +269,10 @@ func (m *Memory) rollupLevel(ctx context.Context, conv string, p Policy, lvl int
 	})
 	for _, err := range errs {
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	if err := m.store.PutNodes(ctx, m.ns, conv, nodes); err != nil {
-		return 0, err
-	}
-	return len(nodes), nil
+	return nodes, nil
 }
 
 // makeNode summarizes one span into a node.

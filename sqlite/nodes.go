@@ -76,7 +76,15 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		return fail(err)
 	}
 	defer up.Close()
-	del, err := tx.PrepareContext(ctx, `DELETE FROM nodes_fts WHERE rowid = ?`)
+	// A node being replaced is unindexed first, with the FTS5 'delete'
+	// command and the values it was indexed with (the index is
+	// contentless: it cannot look them up itself).
+	old, err := tx.PrepareContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND id = ?`)
+	if err != nil {
+		return fail(err)
+	}
+	defer old.Close()
+	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
 	}
@@ -89,14 +97,22 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	sc := scope(pk, namespace)
 	for i := range nodes {
 		n, e := &nodes[i], &enc[i]
+		var oldPK int64
+		var oldSummary string
+		switch err := old.QueryRowContext(ctx, pk, n.ID).Scan(&oldPK, &oldSummary); {
+		case err == sql.ErrNoRows:
+		case err != nil:
+			return fail(fmt.Errorf("node %q: %w", n.ID, err))
+		default:
+			if _, err := del.ExecContext(ctx, oldPK, ftsText(oldSummary), sc); err != nil {
+				return fail(fmt.Errorf("unindexing node %q: %w", n.ID, err))
+			}
+		}
 		var rowid int64
 		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
 			n.Fallback, e.created).Scan(&rowid); err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
-		}
-		if _, err := del.ExecContext(ctx, rowid); err != nil {
-			return fail(fmt.Errorf("unindexing node %q: %w", n.ID, err))
 		}
 		if _, err := fts.ExecContext(ctx, rowid, ftsText(n.Summary), sc); err != nil {
 			return fail(fmt.Errorf("indexing node %q: %w", n.ID, err))

@@ -98,7 +98,7 @@ CREATE INDEX nodes_conversation_level_last ON nodes (conversation, level, last_s
 -- FTS5 'delete' command and its indexed values); nodes are replaced.
 CREATE VIRTUAL TABLE turns_fts USING fts5 (text, scope, content = '',
 	tokenize = "` + tokenizer + `");
-CREATE VIRTUAL TABLE nodes_fts USING fts5 (text, scope, content = '', contentless_delete = 1,
+CREATE VIRTUAL TABLE nodes_fts USING fts5 (text, scope, content = '',
 	tokenize = "` + tokenizer + `");
 `},
 	{2, "index of pinned turns; node spans in index order", `
