@@ -89,10 +89,8 @@ type Item struct {
 
 // Omission says what older history did not fit the budget.
 type Omission struct {
-	FirstSeq int64     `json:"first_seq"`
-	LastSeq  int64     `json:"last_seq"`
-	Start    time.Time `json:"start"`
-	End      time.Time `json:"end"`
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
 }
 
 // Package is a context package: what strata hands a model.
@@ -374,7 +372,7 @@ func (a *assembler) coverage() error {
 	misses := 0
 	for _, n := range tiles {
 		if misses >= 8 {
-			a.noteOmitted(n.FirstSeq, n.LastSeq, n.Start, n.End)
+			a.noteOmitted(n.FirstSeq, n.LastSeq)
 			continue
 		}
 		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
@@ -382,7 +380,7 @@ func (a *assembler) coverage() error {
 			spent += it.Tokens
 			misses = 0
 		} else {
-			a.noteOmitted(n.FirstSeq, n.LastSeq, n.Start, n.End)
+			a.noteOmitted(n.FirstSeq, n.LastSeq)
 			misses++
 		}
 	}
@@ -403,41 +401,36 @@ func (a *assembler) coverage() error {
 			if a.add(it, limit-spent) {
 				spent += it.Tokens
 			} else {
-				a.noteOmitted(t.Seq, t.Seq, t.Time, t.Time)
+				a.noteOmitted(t.Seq, t.Seq)
 			}
 		}
 		if n := int64(len(ts)); n < end-boundary {
 			// More open turns than one call fetches: declare the rest.
-			a.noteOmitted(boundary+1, end-n, time.Time{}, time.Time{})
+			a.noteOmitted(boundary+1, end-n)
 		}
 	}
 	if len(tiles) > 0 && tiles[len(tiles)-1].FirstSeq > 1 {
 		// More top-level nodes exist than were fetched.
 		oldest := tiles[len(tiles)-1]
-		a.noteOmitted(1, oldest.FirstSeq-1, time.Time{}, oldest.Start)
+		a.noteOmitted(1, oldest.FirstSeq-1)
 	}
 	return nil
 }
 
 // noteOmitted records that turns first..last are neither shown nor
 // summarized, merging with an adjacent omitted range.
-func (a *assembler) noteOmitted(first, last int64, start, end time.Time) {
+func (a *assembler) noteOmitted(first, last int64) {
 	if last < first {
 		return
 	}
 	for i := range a.omit {
 		o := &a.omit[i]
 		if first == o.LastSeq+1 || last+1 == o.FirstSeq {
-			if first < o.FirstSeq {
-				o.FirstSeq, o.Start = first, start
-			}
-			if last > o.LastSeq {
-				o.LastSeq, o.End = last, end
-			}
+			o.FirstSeq, o.LastSeq = min(o.FirstSeq, first), max(o.LastSeq, last)
 			return
 		}
 	}
-	a.omit = append(a.omit, Omission{FirstSeq: first, LastSeq: last, Start: start, End: end})
+	a.omit = append(a.omit, Omission{FirstSeq: first, LastSeq: last})
 }
 
 func cmpInt64(x, y int64) int {
@@ -646,12 +639,32 @@ func (a *assembler) finish() (*Package, error) {
 	}
 }
 
+// omittedSorted returns the omitted ranges in order, minus the turns that
+// items show or summarize after all (a relevance hit inside an omitted
+// range, say).
 func (a *assembler) omittedSorted() []Omission {
-	out := slices.Clone(a.omit)
-	slices.SortFunc(out, func(x, y Omission) int { return cmpInt64(x.FirstSeq, y.FirstSeq) })
-	if out == nil {
-		out = []Omission{}
+	spans := make([][2]int64, 0, len(a.items))
+	for _, it := range a.items {
+		spans = append(spans, [2]int64{it.FirstSeq, it.LastSeq})
 	}
+	slices.SortFunc(spans, func(x, y [2]int64) int { return cmpInt64(x[0], y[0]) })
+	out := []Omission{}
+	for _, o := range a.omit {
+		lo := o.FirstSeq
+		for _, sp := range spans {
+			if sp[1] < lo || sp[0] > o.LastSeq {
+				continue
+			}
+			if sp[0] > lo {
+				out = append(out, Omission{FirstSeq: lo, LastSeq: sp[0] - 1})
+			}
+			lo = max(lo, sp[1]+1)
+		}
+		if lo <= o.LastSeq {
+			out = append(out, Omission{FirstSeq: lo, LastSeq: o.LastSeq})
+		}
+	}
+	slices.SortFunc(out, func(x, y Omission) int { return cmpInt64(x.FirstSeq, y.FirstSeq) })
 	return out
 }
 

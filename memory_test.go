@@ -232,3 +232,37 @@ func TestDerivedExtIDs(t *testing.T) {
 		t.Fatalf("turns %d", c.Turns)
 	}
 }
+
+// TestConcurrentIngest runs writers on one conversation at once, with
+// overlapping batches: every turn is stored once and the pyramid is whole.
+func TestConcurrentIngest(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, nil)
+	turns := synth.New(21).Turns(600)
+	errs := make(chan error, 6)
+	for w := 0; w < 6; w++ {
+		go func() {
+			var err error
+			for i := w * 50; i < len(turns) && err == nil; i += 150 {
+				_, err = m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns[i:min(i+200, len(turns))]})
+			}
+			errs <- err
+		}()
+	}
+	for w := 0; w < 6; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := m.Tree(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Turns != 600 {
+		t.Fatalf("%d turns, want 600", tree.Turns)
+	}
+	checkTree(t, tree)
+	if tree.Levels[0].Nodes != 6 {
+		t.Fatalf("%d macro nodes, want 6", tree.Levels[0].Nodes)
+	}
+}
