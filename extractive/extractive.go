@@ -576,8 +576,9 @@ func (w *work) addPinned(text, spk, day string, src int, weight float64, lo, hi 
 	if needsPeriod(s) {
 		s += "."
 	}
+	s, labelish := attribute(s, spk)
 	u := unit{text: s, speaker: spk, day: day, src: src, order: src * orderStride, weight: weight,
-		pinned: true, cost: -1, pinLo: lo, pinHi: hi, initTerm: -1, group: int32(len(w.units))}
+		pinned: true, cost: -1, pinLo: lo, pinHi: hi, initTerm: -1, group: int32(len(w.units)), labelish: labelish}
 	u.stemLo = int32(len(w.ustems))
 	for i := lo; i < hi; i++ {
 		if w.units[i].alt {
@@ -595,6 +596,35 @@ func (w *work) addPinned(text, spk, day string, src int, weight float64, lo, hi 
 	u.stemHi = int32(len(w.ustems))
 	u.occLo, u.occHi = int32(len(w.occs)), int32(len(w.occs))
 	w.units = append(w.units, u)
+}
+
+// attribute returns s with "spk: " before every sentence but the first
+// that would read as a speaker label ("Decision: we ship"), so that a
+// summary read back one level up keeps those words with their speaker. It
+// also reports whether the first sentence reads as a label.
+func attribute(s, spk string) (string, bool) {
+	if spk == "" {
+		return s, false
+	}
+	var b strings.Builder
+	last, first := 0, false
+	for k, sp := range splitSentences(s, nil) {
+		if _, _, ok := cutLabel(s[sp.start:sp.end]); !ok {
+			continue
+		}
+		if k == 0 {
+			first = true
+			continue
+		}
+		b.WriteString(s[last:sp.start])
+		b.WriteString(spk + ": ")
+		last = sp.start
+	}
+	if last == 0 {
+		return s, first
+	}
+	b.WriteString(s[last:])
+	return b.String(), first
 }
 
 // scan tokenizes one sentence, records its identifier occurrences and, when

@@ -210,8 +210,12 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 		if h.Kind == strata.KindSummary {
 			where = h.NodeID
 		}
-		fmt.Fprintf(m.Stdout, "%6.2f  %-7s %s  %s  turns %d-%d  %s\n        %s\n", h.Score, h.Kind, h.Conversation, where,
-			h.FirstSeq, h.LastSeq, day(h.Start), oneLine(h.Text, 100))
+		span := fmt.Sprintf("turn %d", h.FirstSeq)
+		if h.LastSeq != h.FirstSeq {
+			span = fmt.Sprintf("turns %d-%d", h.FirstSeq, h.LastSeq)
+		}
+		fmt.Fprintf(m.Stdout, "%6.2f  %-7s %s  %s  %s  %s\n        %s\n", h.Score, h.Kind, h.Conversation, where,
+			span, day(h.Start), oneLine(h.Text, 100))
 	}
 	return nil
 }
