@@ -101,6 +101,13 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	}
 	res.Skipped = len(turns) - len(fresh)
 	if len(fresh) == 0 {
+		// Nothing new, but an earlier ingest may have been killed between
+		// its append and its rollup: finish that rollup now.
+		n, err := m.rollup(ctx, b.Conversation, policy, nil)
+		res.Nodes = n
+		if err != nil {
+			return res, fmt.Errorf("rollup after ingest: %w", err)
+		}
 		return res, nil
 	}
 
