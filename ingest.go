@@ -2,7 +2,9 @@ package strata
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"unicode/utf8"
 )
@@ -44,9 +46,31 @@ func ValidateConversationID(id string) error {
 // one derived from its content (DeriveExtID); a turn without time is stamped
 // with the clock; token counts are always computed with the Tokenizer.
 func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
-	res := IngestResult{Conversation: b.Conversation, Received: len(b.Turns)}
-	if err := ValidateConversationID(b.Conversation); err != nil {
+	res, job, err := m.appendBatch(ctx, b)
+	if err != nil {
 		return res, err
+	}
+	res.Nodes, err = m.rollup(ctx, b.Conversation, job.policy, job.added)
+	if err != nil {
+		return res, fmt.Errorf("rollup after ingest: %w", err)
+	}
+	return res, nil
+}
+
+// rollupJob is the rollup an append leaves to do.
+type rollupJob struct {
+	conv   string
+	policy Policy
+	added  []Turn // the turns appended, in seq order; nil if none
+}
+
+// appendBatch is the first half of Ingest: validate, derive, dedupe,
+// assign sessions, count tokens and append. It returns the rollup to run.
+func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollupJob, error) {
+	res := IngestResult{Conversation: b.Conversation, Received: len(b.Turns)}
+	job := rollupJob{conv: b.Conversation}
+	if err := ValidateConversationID(b.Conversation); err != nil {
+		return res, job, err
 	}
 	turns := make([]Turn, len(b.Turns))
 	copy(turns, b.Turns)
@@ -54,7 +78,7 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	for i := range turns {
 		t := &turns[i]
 		if err := t.Validate(); err != nil {
-			return res, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
+			return res, job, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
 		}
 		if t.ExtID == "" {
 			base := DeriveExtID(t, 0)
@@ -74,11 +98,10 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 		Namespace: m.ns, ID: b.Conversation, Policy: m.policy.Name, Created: m.now().UTC(),
 	})
 	if err != nil {
-		return res, fmt.Errorf("ensure conversation: %w", err)
+		return res, job, fmt.Errorf("ensure conversation: %w", err)
 	}
-	policy, err := m.policyFor(conv)
-	if err != nil {
-		return res, err
+	if job.policy, err = m.policyFor(conv); err != nil {
+		return res, job, err
 	}
 
 	// Drop turns already stored, and repeats within the batch.
@@ -88,7 +111,7 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	}
 	have, err := m.store.ExistingExtIDs(ctx, m.ns, b.Conversation, ids)
 	if err != nil {
-		return res, fmt.Errorf("look up ext ids: %w", err)
+		return res, job, fmt.Errorf("look up ext ids: %w", err)
 	}
 	fresh := turns[:0]
 	seen := make(map[string]bool, len(turns))
@@ -102,19 +125,14 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	res.Skipped = len(turns) - len(fresh)
 	if len(fresh) == 0 {
 		// Nothing new, but an earlier ingest may have been killed between
-		// its append and its rollup: finish that rollup now.
-		n, err := m.rollup(ctx, b.Conversation, policy, nil)
-		res.Nodes = n
-		if err != nil {
-			return res, fmt.Errorf("rollup after ingest: %w", err)
-		}
-		return res, nil
+		// its append and its rollup: the rollup finishes it.
+		return res, job, nil
 	}
 
 	var prev *Turn
 	last, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: b.Conversation, Newest: true, Limit: 1})
 	if err != nil {
-		return res, fmt.Errorf("read last turn: %w", err)
+		return res, job, fmt.Errorf("read last turn: %w", err)
 	}
 	if len(last) == 1 {
 		prev = &last[0]
@@ -128,17 +146,165 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 
 	added, err := m.store.AppendTurns(ctx, m.ns, b.Conversation, fresh)
 	if err != nil {
-		return res, fmt.Errorf("append turns: %w", err)
+		return res, job, fmt.Errorf("append turns: %w", err)
 	}
 	res.Added = len(added)
 	res.Skipped += len(fresh) - len(added)
+	job.added = added
+	return res, job, nil
+}
 
-	n, err := m.rollup(ctx, b.Conversation, policy, added)
-	res.Nodes = n
-	if err != nil {
-		return res, fmt.Errorf("rollup after ingest: %w", err)
+// Importer ingests a stream of batches, as Ingest does, but rolls each
+// batch up in the background while the next one is appended, so that
+// summarizing on one core overlaps writing on another. Rollups run in
+// order, one at a time; Close waits for the last. It is meant for bulk
+// imports: one goroutine calls Add and then Close.
+type Importer struct {
+	m       *Memory
+	ctx     context.Context
+	jobs    chan importJob
+	done    chan struct{}
+	mu      sync.Mutex
+	results []IngestResult
+	err     error
+}
+
+type importJob struct {
+	rollupJob
+	index int // into results
+}
+
+// NewImporter starts an Importer. Cancelling ctx stops it.
+func (m *Memory) NewImporter(ctx context.Context) *Importer {
+	im := &Importer{m: m, ctx: ctx, jobs: make(chan importJob, 1), done: make(chan struct{})}
+	go im.run()
+	return im
+}
+
+func (im *Importer) run() {
+	defer close(im.done)
+	for j := range im.jobs {
+		if im.failed() {
+			continue // drain: the import has failed
+		}
+		n, err := im.m.rollup(im.ctx, j.conv, j.policy, j.added)
+		im.mu.Lock()
+		im.results[j.index].Nodes += n
+		if err != nil && im.err == nil {
+			im.err = fmt.Errorf("rollup of %q: %w", j.conv, err)
+		}
+		im.mu.Unlock()
 	}
-	return res, nil
+}
+
+func (im *Importer) failed() bool {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return im.err != nil
+}
+
+// Add appends a batch and queues its rollup. It returns the append's
+// error, or the error of an earlier rollup; after an error the Importer
+// takes no more batches.
+func (im *Importer) Add(b Batch) error {
+	im.mu.Lock()
+	err := im.err
+	im.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	res, job, err := im.m.appendBatch(im.ctx, b)
+	im.mu.Lock()
+	im.results = append(im.results, res)
+	idx := len(im.results) - 1
+	if err != nil && im.err == nil {
+		im.err = err
+	}
+	im.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	select {
+	case im.jobs <- importJob{rollupJob: job, index: idx}:
+		return nil
+	case <-im.ctx.Done():
+		return im.ctx.Err()
+	}
+}
+
+// ImportBatch is how many turns Import gives the store per transaction.
+const ImportBatch = 5000
+
+// Import ingests every turn that next yields, until next returns io.EOF,
+// as Ingest would, in batches of up to ImportBatch consecutive turns of one
+// conversation. Three stages run at once: next (parsing, say) runs on its
+// own goroutine, batches are appended on the caller's, and each batch is
+// rolled up while the next one is appended. It returns the result of every
+// batch in order, with the first error; what was ingested before an error
+// stays ingested, and ingesting the same input again completes it.
+func (m *Memory) Import(ctx context.Context, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan Batch, 1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var b Batch
+		send := func() bool {
+			select {
+			case batches <- b:
+				b = Batch{}
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			conv, t, err := next()
+			if errors.Is(err, io.EOF) {
+				if len(b.Turns) > 0 {
+					send()
+				}
+				readErr <- nil
+				return
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+			if len(b.Turns) > 0 && (conv != b.Conversation || len(b.Turns) >= ImportBatch) && !send() {
+				readErr <- ctx.Err()
+				return
+			}
+			b.Conversation = conv
+			b.Turns = append(b.Turns, t)
+		}
+	}()
+	im := m.NewImporter(ctx)
+	var addErr error
+	for b := range batches {
+		if addErr = im.Add(b); addErr != nil {
+			cancel() // stops the reader; the loop drains what it sent
+		}
+	}
+	results, err := im.Close()
+	if rerr := <-readErr; rerr != nil && !(addErr != nil && errors.Is(rerr, context.Canceled)) {
+		return results, rerr
+	}
+	if addErr != nil {
+		return results, addErr
+	}
+	return results, err
+}
+
+// Close waits for the queued rollups and returns the result of every
+// batch, in the order added, with the first error.
+func (im *Importer) Close() ([]IngestResult, error) {
+	close(im.jobs)
+	<-im.done
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return im.results, im.err
 }
 
 // sessionOf returns the session number of t, which follows prev.

@@ -44,7 +44,8 @@ type Memory struct {
 	workers int
 
 	mu    sync.Mutex
-	locks map[string]*sync.Mutex // per conversation: one writer at a time
+	locks map[string]*sync.Mutex // per conversation: one appender at a time
+	rolls map[string]*sync.Mutex // per conversation: one rollup at a time
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -89,6 +90,7 @@ func New(cfg Config) (*Memory, error) {
 		log: cfg.Logger, now: cfg.Now,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		locks:   map[string]*sync.Mutex{},
+		rolls:   map[string]*sync.Mutex{},
 	}, nil
 }
 
@@ -101,13 +103,22 @@ func (m *Memory) Tokenizer() Tokenizer { return m.tok }
 // Store returns the underlying store.
 func (m *Memory) Store() Store { return m.store }
 
-func (m *Memory) convLock(conv string) *sync.Mutex {
+// convLock serializes appends to a conversation within this process, so
+// that sessions are assigned against the true last turn.
+func (m *Memory) convLock(conv string) *sync.Mutex { return m.lockIn(m.locks, conv) }
+
+// rollLock serializes rollups of a conversation within this process. It is
+// separate from convLock so that a rollup can run while the next batch is
+// appended (see Importer); neither is held while taking the other.
+func (m *Memory) rollLock(conv string) *sync.Mutex { return m.lockIn(m.rolls, conv) }
+
+func (m *Memory) lockIn(locks map[string]*sync.Mutex, conv string) *sync.Mutex {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l, ok := m.locks[conv]
+	l, ok := locks[conv]
 	if !ok {
 		l = &sync.Mutex{}
-		m.locks[conv] = l
+		locks[conv] = l
 	}
 	return l
 }

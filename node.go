@@ -41,7 +41,12 @@ type Node struct {
 	Method       string    `json:"method"`
 	Status       string    `json:"status"`
 	Fallback     string    `json:"fallback,omitempty"`
-	Created      time.Time `json:"created"`
+	// Derived marks a summary whose words all come from its children's
+	// summaries or its turns (an extractive digest of level 2 or above).
+	// Stores keep it out of the full-text index: what it says is indexed
+	// already, and search finds it there.
+	Derived bool      `json:"derived,omitempty"`
+	Created time.Time `json:"created"`
 }
 
 // Turns is the number of turns the node covers.

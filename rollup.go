@@ -16,9 +16,6 @@ type RollupResult struct {
 // no node yet. It is idempotent: a second run makes nothing, and a node is
 // never made twice because its id derives from its span.
 func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
-	lock := m.convLock(conversation)
-	lock.Lock()
-	defer lock.Unlock()
 	conv, err := m.store.Conversation(ctx, m.ns, conversation)
 	if err != nil {
 		return 0, err
@@ -42,6 +39,9 @@ const rollupPage = 256
 // and the nodes made from them are used from memory instead of being read
 // back from the store.
 func (m *Memory) rollup(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+	lock := m.rollLock(conv)
+	lock.Lock()
+	defer lock.Unlock()
 	r := &rollupRun{m: m, conv: conv, p: p}
 	var below []Node // nodes just made at the level below, when kept
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {
@@ -310,6 +310,7 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 		return Node{}, fmt.Errorf("summarize %s %d..%d: %w", r.LevelName, n.FirstSeq, n.LastSeq, err)
 	}
 	n.Summary, n.Facts, n.Themes, n.Method = s.Text, s.Facts, s.Themes, s.Method
+	n.Derived = s.Derived && len(r.Children) > 0
 	if n.Method == "" {
 		n.Method = MethodExtractive
 	}

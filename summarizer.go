@@ -27,6 +27,9 @@ type Summary struct {
 	Facts  []string
 	Themes []string
 	Method string
+	// Derived reports that every word of Text comes from the children's
+	// summaries or the span's turns (see Node.Derived).
+	Derived bool
 }
 
 // Tokenizer counts tokens the way a model will see them.

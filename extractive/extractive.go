@@ -111,6 +111,10 @@ func (s *Summarizer) Summarize(ctx context.Context, req strata.SummaryRequest) (
 		Facts:  w.facts(),
 		Themes: w.themes(),
 		Method: strata.MethodExtractive,
+		// A digest of children copies their sentences, identifiers and
+		// facts: its words are all indexed already, in the children's
+		// summaries or in the turns.
+		Derived: len(req.Children) > 0,
 	}
 	w.release()
 	return sum, nil

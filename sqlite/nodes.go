@@ -13,19 +13,20 @@ import (
 // nodeCols are the columns scanNode reads, for a nodes table aliased n
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
-	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created`
+	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
 const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
-	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, id) DO UPDATE SET
 		level = excluded.level, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
 		start = excluded.start, "end" = excluded."end", children = excluded.children,
 		summary = excluded.summary, facts = excluded.facts, themes = excluded.themes,
 		source_tokens = excluded.source_tokens, tokens = excluded.tokens, method = excluded.method,
-		status = excluded.status, fallback = excluded.fallback, created = excluded.created
+		status = excluded.status, fallback = excluded.fallback, created = excluded.created,
+		derived = excluded.derived
 	RETURNING pk`
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
@@ -79,7 +80,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	// A node being replaced is unindexed first, with the FTS5 'delete'
 	// command and the values it was indexed with (the index is
 	// contentless: it cannot look them up itself).
-	old, err := tx.PrepareContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND id = ?`)
+	old, err := tx.PrepareContext(ctx, `SELECT pk, summary, derived FROM nodes WHERE conversation = ? AND id = ?`)
 	if err != nil {
 		return fail(err)
 	}
@@ -99,11 +100,12 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		n, e := &nodes[i], &enc[i]
 		var oldPK int64
 		var oldSummary string
-		switch err := old.QueryRowContext(ctx, pk, n.ID).Scan(&oldPK, &oldSummary); {
+		var oldDerived bool
+		switch err := old.QueryRowContext(ctx, pk, n.ID).Scan(&oldPK, &oldSummary, &oldDerived); {
 		case err == sql.ErrNoRows:
 		case err != nil:
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
-		default:
+		case !oldDerived:
 			if _, err := del.ExecContext(ctx, oldPK, ftsText(oldSummary), sc); err != nil {
 				return fail(fmt.Errorf("unindexing node %q: %w", n.ID, err))
 			}
@@ -111,8 +113,11 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		var rowid int64
 		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
-			n.Fallback, e.created).Scan(&rowid); err != nil {
+			n.Fallback, e.created, n.Derived).Scan(&rowid); err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
+		}
+		if n.Derived {
+			continue
 		}
 		if _, err := fts.ExecContext(ctx, rowid, ftsText(n.Summary), sc); err != nil {
 			return fail(fmt.Errorf("indexing node %q: %w", n.ID, err))
@@ -217,7 +222,7 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		children, facts, themes sql.NullString
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
-		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created}, extra...)
+		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
 	}

@@ -217,6 +217,9 @@ func diffNode(want, got strata.Node) string {
 	if got.Level != want.Level {
 		add("Level", want.Level, got.Level)
 	}
+	if got.Derived != want.Derived {
+		add("Derived", want.Derived, got.Derived)
+	}
 	if got.FirstSeq != want.FirstSeq || got.LastSeq != want.LastSeq {
 		add("span", [2]int64{want.FirstSeq, want.LastSeq}, [2]int64{got.FirstSeq, got.LastSeq})
 	}

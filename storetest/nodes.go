@@ -188,3 +188,43 @@ func testNodesFilter(t *testing.T, s strata.Store) {
 	_, err = s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "missing"})
 	wantCode(t, "Nodes of a missing conversation", err, strata.ENOTFOUND)
 }
+
+// testDerivedNodes: a node marked Derived round-trips the mark and is kept
+// out of search; replacing it flips its searchability both ways.
+func testDerivedNodes(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	n := mkNode("ns", "c", 2, 1, 20, "Quokka sightings were logged near the ferry terminal.")
+	n.Derived = true
+	put := func(n strata.Node) {
+		t.Helper()
+		if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{n}); err != nil {
+			t.Fatalf("PutNodes: %v", err)
+		}
+	}
+	hits := func() int {
+		t.Helper()
+		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: "quokka ferry", K: 5})
+		if err != nil {
+			t.Fatalf("Search: %v", err)
+		}
+		return len(h)
+	}
+	put(n)
+	got, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c"})
+	if err != nil || len(got) != 1 || !got[0].Derived {
+		t.Fatalf("Nodes = %+v (err %v), want one derived node", got, err)
+	}
+	if h := hits(); h != 0 {
+		t.Fatalf("a derived node is found by Search (%d hits)", h)
+	}
+	n.Derived = false
+	put(n)
+	if h := hits(); h != 1 {
+		t.Fatalf("after replacing it by a plain node: %d hits, want 1", h)
+	}
+	n.Derived = true
+	put(n)
+	if h := hits(); h != 0 {
+		t.Fatalf("after replacing it by a derived node again: %d hits, want 0", h)
+	}
+}

@@ -43,6 +43,8 @@
 //     (the whole order reversed if Newest); FromSeq and ToSeq select the
 //     nodes contained in the range; IDs may be used without a conversation;
 //     with neither, Nodes is EINVALID; a missing conversation is ENOTFOUND.
+//     A node marked Derived keeps the mark and is never found by Search;
+//     replacing a node can change that either way.
 //   - Search: BM25 over turn content and node summaries, at most K hits,
 //     best (highest Score) first, filtered by Kind and Conversation; words
 //     match case-insensitively and match their simple inflections ("deploy"
@@ -89,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"TurnsFilter", testTurnsFilter},
 		{"PutNodes", testPutNodes},
 		{"NodesFilter", testNodesFilter},
+		{"DerivedNodes", testDerivedNodes},
 		{"Search", testSearch},
 		{"SearchSyntax", testSearchSyntax},
 		{"SearchNoWords", testSearchNoWords},

@@ -229,31 +229,16 @@ func importTurns(file, db string, limit int) error {
 	if err != nil {
 		return err
 	}
-	batch := strata.Batch{Conversation: "big"}
 	count := 0
-	for limit < 0 || count < limit {
+	_, err = m.Import(ctx, func() (string, strata.Turn, error) {
+		if limit >= 0 && count >= limit {
+			return "", strata.Turn{}, io.EOF
+		}
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		batch.Turns = append(batch.Turns, rec.Turn)
 		count++
-		if len(batch.Turns) == 5000 {
-			if _, err := m.Ingest(ctx, batch); err != nil {
-				return err
-			}
-			batch.Turns = batch.Turns[:0]
-		}
-	}
-	if len(batch.Turns) > 0 {
-		if _, err := m.Ingest(ctx, batch); err != nil {
-			return err
-		}
-	}
-	return nil
+		return "big", rec.Turn, err
+	})
+	return err
 }
 
 type row struct {

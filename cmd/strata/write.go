@@ -16,10 +16,6 @@ import (
 	"strata/formats"
 )
 
-// importBatch is how many turns go to the store per transaction. A file
-// with fewer turns per conversation imports in one transaction each.
-const importBatch = 5000
-
 // fileResult is the public JSON shape of one imported file.
 type fileResult struct {
 	File          string                `json:"file"`
@@ -141,16 +137,29 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	if err != nil {
 		return res, err
 	}
+	// Memory.Import parses, appends and rolls up at once, on separate
+	// goroutines.
+	results, err := a.mem.Import(ctx, func() (string, strata.Turn, error) {
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				var pe *formats.ParseError
+				if errors.As(err, &pe) && bad[pe.Line] {
+					continue
+				}
+				return "", strata.Turn{}, err
+			}
+			if bad[rec.Line] {
+				continue
+			}
+			if rec.Conversation == "" {
+				rec.Conversation = defConv
+			}
+			return rec.Conversation, rec.Turn, nil
+		}
+	})
 	byConv := map[string]int{}
-	var batch strata.Batch
-	flush := func() error {
-		if len(batch.Turns) == 0 {
-			return nil
-		}
-		ir, err := a.mem.Ingest(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	for _, ir := range results {
 		i, ok := byConv[ir.Conversation]
 		if !ok {
 			i = len(res.Conversations)
@@ -162,37 +171,11 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		c.Added += ir.Added
 		c.Skipped += ir.Skipped
 		c.Nodes += ir.Nodes
-		batch.Turns = batch.Turns[:0]
-		return nil
 	}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			var pe *formats.ParseError
-			if errors.As(err, &pe) && bad[pe.Line] {
-				continue
-			}
-			return res, err
-		}
-		if bad[rec.Line] {
-			continue
-		}
-		cid := rec.Conversation
-		if cid == "" {
-			cid = defConv
-		}
-		if cid != batch.Conversation || len(batch.Turns) >= importBatch {
-			if err := flush(); err != nil {
-				return res, err
-			}
-			batch.Conversation = cid
-		}
-		batch.Turns = append(batch.Turns, rec.Turn)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
 	}
-	return res, flush()
+	return res, nil
 }
 
 // openInput opens path, or spools standard input to a temporary file when
