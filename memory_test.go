@@ -2,6 +2,8 @@ package strata_test
 
 import (
 	"context"
+	"io"
+	"os"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"strata"
 	"strata/extractive"
+	"strata/formats"
 	"strata/internal/synth"
 	"strata/sqlite"
 )
@@ -264,5 +267,63 @@ func TestConcurrentIngest(t *testing.T) {
 	checkTree(t, tree)
 	if tree.Levels[0].Nodes != 6 {
 		t.Fatalf("%d macro nodes, want 6", tree.Levels[0].Nodes)
+	}
+}
+
+var errEOF = io.EOF
+
+// TestPyramidGolden writes the pyramid of the demo conversation (every
+// node's span, status and summary) to a golden file: a change in rollups or
+// summaries shows up as a reviewable diff.
+func TestPyramidGolden(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, o200k(t))
+	f, err := os.Open(filepath.Join("cmd", "strata", "demo.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := formats.Open(formats.JSONL, "demo.jsonl", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []strata.Turn
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, rec.Turn)
+	}
+	ingest(t, m, "demo", turns)
+	tree, err := m.Tree(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, tree)
+	var b strings.Builder
+	for _, l := range tree.Levels {
+		fmt.Fprintf(&b, "level %d %s: %d nodes, %d open turns\n", l.Level, l.Name, l.Nodes, l.OpenTurns)
+	}
+	for _, n := range tree.Nodes {
+		fmt.Fprintf(&b, "\n== %s level %d turns %d-%d %s..%s %d/%d tokens %s themes=%v\n%s\n", n.ID, n.Level, n.FirstSeq, n.LastSeq,
+			n.Start.Format(time.RFC3339), n.End.Format(time.RFC3339), n.Tokens, n.SourceTokens, n.Status, n.Themes, n.Summary)
+	}
+	path := filepath.Join("testdata", "pyramid-demo.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != b.String() {
+		t.Errorf("pyramid differs from %s (run go test -update and review the diff)", path)
 	}
 }
