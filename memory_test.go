@@ -327,3 +327,73 @@ func TestPyramidGolden(t *testing.T) {
 		t.Errorf("pyramid differs from %s (run go test -update and review the diff)", path)
 	}
 }
+
+func TestImportPipeline(t *testing.T) {
+	ctx := context.Background()
+	turns := synth.New(31).Turns(12000)
+	feed := func(ts []strata.Turn, failAt int, failErr error) func() (string, strata.Turn, error) {
+		i := 0
+		return func() (string, strata.Turn, error) {
+			if i == failAt {
+				return "", strata.Turn{}, failErr
+			}
+			if i == len(ts) {
+				return "", strata.Turn{}, io.EOF
+			}
+			i++
+			return "c", ts[i-1], nil
+		}
+	}
+	t.Run("same pyramid as Ingest", func(t *testing.T) {
+		a, b := newMemory(t, nil), newMemory(t, nil)
+		res, err := a.Import(ctx, feed(turns, -1, nil))
+		if err != nil || len(res) != 3 {
+			t.Fatalf("Import: %d results, %v", len(res), err)
+		}
+		ingest(t, b, "c", turns)
+		ta, _ := a.Tree(ctx, "c")
+		tb, _ := b.Tree(ctx, "c")
+		if len(ta.Nodes) != len(tb.Nodes) || len(ta.Nodes) != 1200+600+120 {
+			t.Fatalf("%d nodes by Import, %d by Ingest", len(ta.Nodes), len(tb.Nodes))
+		}
+		for i := range ta.Nodes {
+			if ta.Nodes[i].ID != tb.Nodes[i].ID || ta.Nodes[i].Summary != tb.Nodes[i].Summary {
+				t.Fatalf("node %d differs", i)
+			}
+		}
+	})
+	t.Run("reader error keeps what came before", func(t *testing.T) {
+		m := newMemory(t, nil)
+		boom := fmt.Errorf("disk on fire")
+		_, err := m.Import(ctx, feed(turns, 7000, boom))
+		if err != boom {
+			t.Fatalf("err %v, want the reader's", err)
+		}
+		c, _ := m.Conversation(ctx, "c")
+		if c.Turns != 5000 {
+			t.Fatalf("%d turns stored, want the first batch of 5000", c.Turns)
+		}
+		// Importing the whole input again completes it.
+		if _, err := m.Import(ctx, feed(turns, -1, nil)); err != nil {
+			t.Fatal(err)
+		}
+		tree, _ := m.Tree(ctx, "c")
+		checkTree(t, tree)
+		if tree.Turns != 12000 || tree.Levels[0].Nodes != 120 {
+			t.Fatalf("after resuming: %d turns, %d macros", tree.Turns, tree.Levels[0].Nodes)
+		}
+	})
+	t.Run("bad turn stops the import at its batch", func(t *testing.T) {
+		m := newMemory(t, nil)
+		bad := append([]strata.Turn(nil), turns...)
+		bad[6001].Role = "robot"
+		_, err := m.Import(ctx, feed(bad, -1, nil))
+		if strata.ErrorCode(err) != strata.EINVALID || !strings.Contains(err.Error(), "role") {
+			t.Fatalf("err %v, want EINVALID about the role", err)
+		}
+		c, _ := m.Conversation(ctx, "c")
+		if c.Turns != 5000 {
+			t.Fatalf("%d turns stored, want only the first batch", c.Turns)
+		}
+	})
+}
