@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/term"
@@ -19,20 +21,21 @@ var demoJSONL []byte
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func runDemo(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("demo", "[--budget N] [--query Q]")
-	g := m.addGlobals(fs)
+	fs := m.command("demo", "[--budget N] [--query Q]")
 	budget := fs.Int("budget", 1500, "token budget of the context shown")
 	query := fs.String("query", "flour reorder bug", "query for the context shown")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	w := m.Stdout
-	fmt.Fprintf(w, "== strata demo: store %s\n\n", a.set.DB)
+	if !*fs.json {
+		fmt.Fprintf(w, "== strata demo: store %s\n\n", a.set.DB)
+	}
 
 	r, err := formats.Open("jsonl", "demo.jsonl", bytes.NewReader(demoJSONL))
 	if err != nil {
@@ -41,10 +44,10 @@ func runDemo(ctx context.Context, m *Main, args []string) error {
 	batch := strata.Batch{Conversation: "demo"}
 	for {
 		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
-			if err.Error() == "EOF" {
-				break
-			}
 			return err
 		}
 		batch.Turns = append(batch.Turns, rec.Turn)
@@ -53,15 +56,30 @@ func runDemo(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *fs.json {
+		tree, err := a.mem.Tree(ctx, "demo")
+		if err != nil {
+			return err
+		}
+		pkg, err := a.mem.Context(ctx, strata.ContextRequest{Conversation: "demo", Budget: *budget, Query: *query})
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, struct {
+			Import  strata.IngestResult `json:"import"`
+			Tree    *strata.Tree        `json:"tree"`
+			Context *strata.Package     `json:"context"`
+		}{res, tree, pkg})
+	}
 	fmt.Fprintf(w, "== import: %d turns read, %d added, %d already present, %d summary nodes made\n\n",
 		res.Received, res.Added, res.Skipped, res.Nodes)
 
 	fmt.Fprintln(w, "== strata tree --conversation demo --depth 1")
-	if err := runTree(ctx, m, withGlobals(g, "--conversation", "demo", "--depth", "1")); err != nil {
+	if err := runTree(ctx, m, withGlobals(fs.g, "--conversation", "demo", "--depth", "1")); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n== strata context --conversation demo --budget %d --query %q\n", *budget, *query)
-	if err := runContext(ctx, m, withGlobals(g, "--conversation", "demo", "--budget", fmt.Sprint(*budget), "--query", *query)); err != nil {
+	if err := runContext(ctx, m, withGlobals(fs.g, "--conversation", "demo", "--budget", fmt.Sprint(*budget), "--query", *query)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nNext: strata search --conversation demo \"daily report\"; strata expand NODE_ID; strata stats")

@@ -114,20 +114,28 @@ func (m *Main) usage(w io.Writer) {
 	fmt.Fprintln(w, "read commands take --json. Run 'strata COMMAND -h' for a command's flags.")
 }
 
-// newFlagSet returns a FlagSet for a subcommand that reports errors as
-// usage errors and prints help to stdout on -h.
-func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
+// cmdline is a subcommand's flags: its own, the global ones, and --json.
+type cmdline struct {
+	*flag.FlagSet
+	g    *globals
+	json *bool
+}
+
+// command returns the flags of a subcommand, which reports errors as usage
+// errors and prints its help on -h.
+func (m *Main) command(name, usage string) *cmdline {
 	fs := flag.NewFlagSet("strata "+name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(m.Stderr, "Usage: strata %s %s\n\nFlags:\n", name, usage)
 		fs.PrintDefaults()
 	}
-	return fs
+	return &cmdline{FlagSet: fs, g: m.addGlobals(fs), json: fs.Bool("json", false, "print JSON")}
 }
 
 // parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
+func (c *cmdline) parse(args []string) error {
+	fs := c.FlagSet
 	if err := fs.Parse(interleave(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -33,18 +33,16 @@ func oneLine(s string, n int) string {
 func day(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
 func runTree(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("tree", "--conversation ID [--depth N] [--json]")
-	g := m.addGlobals(fs)
+	fs := m.command("tree", "--conversation ID [--depth N] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	depth := fs.Int("depth", 0, "levels to show below the top (0: all)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := requireConversation(*conv); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -53,7 +51,7 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, t)
 	}
 	w := m.Stdout
@@ -106,20 +104,18 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("context", "--conversation ID --budget N [--query Q] [--format text|markdown] [--json]")
-	g := m.addGlobals(fs)
+	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	query := fs.String("query", "", "what the next prompt is about (optional)")
 	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
 	format := fs.String("format", "text", "rendering: text or markdown")
-	asJSON := fs.Bool("json", false, "print JSON (items with provenance, and the rendering)")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := requireConversation(*conv); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -128,7 +124,7 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, pkg)
 	}
 	io.WriteString(m.Stdout, pkg.Rendered)
@@ -164,12 +160,10 @@ func toSearchHit(h strata.Hit) searchHit {
 }
 
 func runSearch(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("search", "[--conversation ID] [-k N] [--json] QUERY")
-	g := m.addGlobals(fs)
+	fs := m.command("search", "[--conversation ID] [-k N] [--json] QUERY")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
 	k := fs.Int("k", 10, "number of hits")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	query := strings.Join(fs.Args(), " ")
@@ -179,7 +173,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	if *k <= 0 {
 		return usagef("search: -k must be positive")
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -199,7 +193,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	for _, h := range hits {
 		out.Hits = append(out.Hits, toSearchHit(h))
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, out)
 	}
 	if len(out.Hits) == 0 {
@@ -221,16 +215,14 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 }
 
 func runExpand(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("expand", "NODE_ID [--json]")
-	g := m.addGlobals(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	fs := m.command("expand", "NODE_ID [--json]")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("expand: give one NODE_ID (see 'strata tree')")
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -239,7 +231,7 @@ func runExpand(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, struct {
 			Node  strata.Node   `json:"node"`
 			Turns []strata.Turn `json:"turns"`
@@ -254,13 +246,11 @@ func runExpand(ctx context.Context, m *Main, args []string) error {
 }
 
 func runList(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("list", "[--json]")
-	g := m.addGlobals(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	fs := m.command("list", "[--json]")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -269,7 +259,7 @@ func runList(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *fs.json {
 		if cs == nil {
 			cs = []strata.Conversation{}
 		}
@@ -285,13 +275,11 @@ func runList(ctx context.Context, m *Main, args []string) error {
 }
 
 func runStats(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("stats", "[--json]")
-	g := m.addGlobals(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	fs := m.command("stats", "[--json]")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -304,7 +292,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	for _, l := range st.Levels {
 		out.Nodes += l.Nodes
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, out)
 	}
 	w := m.Stdout
@@ -342,13 +330,11 @@ func bytesHuman(n int64) string {
 }
 
 func runTokens(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("tokens", "[--tokenizer NAME] [--json] < FILE")
-	g := m.addGlobals(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	fs := m.command("tokens", "[--tokenizer NAME] [--json] < FILE")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	s, err := m.resolve(g)
+	s, err := m.resolve(fs.g)
 	if err != nil {
 		return err
 	}
@@ -364,7 +350,7 @@ func runTokens(ctx context.Context, m *Main, args []string) error {
 		return fmt.Errorf("standard input is not valid UTF-8")
 	}
 	n := tok.Count(string(data))
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, map[string]any{"tokenizer": tok.Name(), "tokens": n, "bytes": len(data)})
 	}
 	fmt.Fprintln(m.Stdout, n)

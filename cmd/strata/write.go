@@ -29,19 +29,17 @@ type invalidLine struct {
 }
 
 func runImport(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--skip-invalid] [--json] FILE... (- for stdin)")
-	g := m.addGlobals(fs)
+	fs := m.command("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--skip-invalid] [--json] FILE... (- for stdin)")
 	format := fs.String("format", "auto", "input format: auto, jsonl, openai or locomo")
 	conv := fs.String("conversation", "", "conversation for turns whose source names none")
 	skip := fs.Bool("skip-invalid", false, "import the valid turns and report each invalid line, instead of importing nothing")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("import: give at least one FILE (or - for standard input)")
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -54,7 +52,7 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 		}
 		results = append(results, res)
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, struct {
 			Files []fileResult `json:"files"`
 		}{results})
@@ -210,8 +208,7 @@ func (m *Main) openInput(path string) (*os.File, string, int64, func(), error) {
 }
 
 func runAdd(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("add", "--conversation ID --role ROLE [flags] [CONTENT] (content from stdin if not given)")
-	g := m.addGlobals(fs)
+	fs := m.command("add", "--conversation ID --role ROLE [flags] [CONTENT] (content from stdin if not given)")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	role := fs.String("role", "user", "user, assistant, system or tool")
 	name := fs.String("name", "", "speaker name")
@@ -220,8 +217,7 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 	session := fs.String("session", "", "session label (default: a new session after an idle gap)")
 	model := fs.String("model", "", "model that wrote the turn")
 	importance := fs.Float64("importance", 0, "0..1; 0.8 and above is a milestone")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := requireConversation(*conv); err != nil {
@@ -250,7 +246,7 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 		}
 		t.Time = tm
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -259,7 +255,7 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, res)
 	}
 	if res.Added == 0 {
@@ -275,14 +271,12 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 }
 
 func runRollup(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("rollup", "[--conversation ID] [--json]")
-	g := m.addGlobals(fs)
+	fs := m.command("rollup", "[--conversation ID] [--json]")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, g)
+	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -306,7 +300,7 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 		}
 		made[id] = n
 	}
-	if *asJSON {
+	if *fs.json {
 		return writeJSON(m.Stdout, map[string]any{"made": made})
 	}
 	for _, id := range ids {
