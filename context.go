@@ -170,7 +170,7 @@ type assembler struct {
 
 func (a *assembler) run() (*Package, error) {
 	B := a.req.Budget
-	a.header = a.r.header(a.conv, a.m.tok.Name(), nil)
+	a.header = a.r.header(a.conv, nil)
 	// The header is recounted with the final omission note; reserve room
 	// for that note now so the final check rarely has to drop anything.
 	a.used = a.m.tok.Count(a.header) + 24
@@ -610,7 +610,7 @@ func (a *assembler) expand(it *Item) (bool, error) {
 func (a *assembler) finish() (*Package, error) {
 	for {
 		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
-		a.header = a.r.header(a.conv, a.m.tok.Name(), a.omittedSorted())
+		a.header = a.r.header(a.conv, a.omittedSorted())
 		text := a.r.join(a.header, a.items)
 		n := a.m.tok.Count(text)
 		if n <= a.req.Budget {

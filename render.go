@@ -18,7 +18,7 @@ const (
 // the whole's (the final check counts the whole).
 type renderer interface {
 	name() string
-	header(c Conversation, tokenizer string, omit []Omission) string
+	header(c Conversation, omit []Omission) string
 	item(it *Item) string
 	join(header string, items []*Item) string
 }
@@ -87,18 +87,23 @@ type textRenderer struct{}
 
 func (textRenderer) name() string { return FormatText }
 
-func (textRenderer) header(c Conversation, tokenizer string, omit []Omission) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Memory of conversation %s: %d turns", c.ID, c.Turns)
+// extent describes a conversation's size and dates for package headers.
+func extent(c Conversation) string {
+	s := fmt.Sprintf("%d turns", c.Turns)
 	if !c.First.IsZero() {
-		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
+		s += fmt.Sprintf(", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
 	}
-	b.WriteString("\nSummaries stand for older turns; raw turns are quoted as said.")
+	return s
+}
+
+const legend = "Summaries stand for older turns; raw turns are quoted as said."
+
+func (textRenderer) header(c Conversation, omit []Omission) string {
+	s := "# Memory of conversation " + c.ID + ": " + extent(c) + "\n" + legend
 	if len(omit) > 0 {
-		b.WriteString("\n" + omissionLine(omit))
+		s += "\n" + omissionLine(omit)
 	}
-	b.WriteByte('\n')
-	return b.String()
+	return s + "\n"
 }
 
 func (textRenderer) item(it *Item) string {
@@ -115,18 +120,12 @@ type markdownRenderer struct{}
 
 func (markdownRenderer) name() string { return FormatMarkdown }
 
-func (markdownRenderer) header(c Conversation, tokenizer string, omit []Omission) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Memory: %s\n\n%d turns", c.ID, c.Turns)
-	if !c.First.IsZero() {
-		fmt.Fprintf(&b, ", %s to %s (UTC)", c.First.UTC().Format("2006-01-02"), c.Last.UTC().Format("2006-01-02"))
-	}
-	b.WriteString(". Summaries stand for older turns; raw turns are quoted as said.")
+func (markdownRenderer) header(c Conversation, omit []Omission) string {
+	s := "## Memory: " + c.ID + "\n\n" + extent(c) + ". " + legend
 	if len(omit) > 0 {
-		b.WriteString(" " + omissionLine(omit))
+		s += " " + omissionLine(omit)
 	}
-	b.WriteByte('\n')
-	return b.String()
+	return s + "\n"
 }
 
 func (markdownRenderer) item(it *Item) string {
