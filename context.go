@@ -84,7 +84,8 @@ type Item struct {
 	Text      string    `json:"text"`   // the turn's text or the summary
 
 	rendered string
-	prio     int // lower is dropped last
+	prio     int  // lower is dropped last
+	stuck    bool // its children do not fit: refine no more
 }
 
 // Omission says what older history did not fit the budget.
@@ -529,7 +530,7 @@ func (a *assembler) refine() error {
 func (a *assembler) refinable() []*Item {
 	var out []*Item
 	for _, it := range a.items {
-		if it.Kind == KindSummary && (it.Reason == ReasonCoverage || it.Reason == ReasonRelevance) && !it.noRefine() {
+		if it.Kind == KindSummary && (it.Reason == ReasonCoverage || it.Reason == ReasonRelevance) && !it.stuck {
 			out = append(out, it)
 		}
 	}
@@ -556,8 +557,6 @@ func (a *assembler) refinable() []*Item {
 	})
 	return out
 }
-
-func (it *Item) noRefine() bool { return it.prio < 0 }
 
 // expand replaces a summary item by its children if they fit in what the
 // budget has left plus what the summary frees. It marks items it cannot
@@ -594,7 +593,7 @@ func (a *assembler) expand(it *Item) (bool, error) {
 		cost += k.Tokens
 	}
 	if a.used-it.Tokens+cost > a.req.Budget {
-		it.prio = -1
+		it.stuck = true
 		return false, nil
 	}
 	a.remove(it)
@@ -619,9 +618,6 @@ func (a *assembler) finish() (*Package, error) {
 				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {
 				pkg.Items[i] = *it
-				if pkg.Items[i].prio < 0 {
-					pkg.Items[i].prio = 0
-				}
 			}
 			return pkg, nil
 		}
@@ -631,7 +627,7 @@ func (a *assembler) finish() (*Package, error) {
 		// Drop the item the package can best spare.
 		worst := 0
 		for i, it := range a.items {
-			if dropRank(it) > dropRank(a.items[worst]) {
+			if it.prio > a.items[worst].prio {
 				worst = i
 			}
 		}
@@ -666,14 +662,6 @@ func (a *assembler) omittedSorted() []Omission {
 	}
 	slices.SortFunc(out, func(x, y Omission) int { return cmpInt64(x.FirstSeq, y.FirstSeq) })
 	return out
-}
-
-func dropRank(it *Item) int {
-	p := it.prio
-	if p < 0 {
-		p = prioCoverage
-	}
-	return p
 }
 
 // itemBefore orders items chronologically; a summary comes before the raw

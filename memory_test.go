@@ -2,9 +2,9 @@ package strata_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
