@@ -72,6 +72,9 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollup
 	if err := ValidateConversationID(b.Conversation); err != nil {
 		return res, job, err
 	}
+	if len(b.Turns) == 0 {
+		return res, job, nil // nothing to store, and a job with no policy rolls nothing up
+	}
 	turns := make([]Turn, len(b.Turns))
 	copy(turns, b.Turns)
 	occ := map[string]int{}

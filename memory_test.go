@@ -72,6 +72,9 @@ func TestPyramidShape(t *testing.T) {
 				if res.Added != 0 {
 					t.Fatalf("added %d", res.Added)
 				}
+				if _, err := m.Conversation(ctx, "c"); strata.ErrorCode(err) != strata.ENOTFOUND {
+					t.Fatalf("conversation after an empty batch: err %v, want ENOTFOUND", err)
+				}
 				return
 			}
 			ingest(t, m, "c", turns)
