@@ -15,7 +15,7 @@ import (
 
 // run runs the CLI in-process against db and returns stdout, stderr and
 // the error.
-func run(t *testing.T, db string, stdin string, args ...string) (string, string, error) {
+func run(t testing.TB, db string, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
