@@ -101,11 +101,13 @@ CREATE VIRTUAL TABLE turns_fts USING fts5 (text, scope, content = '',
 CREATE VIRTUAL TABLE nodes_fts USING fts5 (text, scope, content = '',
 	tokenize = "` + tokenizer + `");
 `},
-	{2, "index of pinned turns; node spans in index order; derived nodes", `
+	{2, "index of pinned turns; node spans in index order", `
 CREATE INDEX turns_pinned ON turns (conversation, seq) WHERE importance >= ` + pinnedLiteral + `;
 DROP INDEX nodes_conversation_level_first;
-ALTER TABLE nodes ADD COLUMN derived INTEGER NOT NULL DEFAULT 0; -- 1: summary kept out of nodes_fts
 CREATE INDEX nodes_span ON nodes (conversation, level, first_seq, last_seq, id);
+`},
+	{3, "derived nodes", `
+ALTER TABLE nodes ADD COLUMN derived INTEGER NOT NULL DEFAULT 0; -- 1: summary kept out of nodes_fts
 `},
 }
 

@@ -35,7 +35,7 @@ func day(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 func runTree(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("tree", "--conversation ID [--depth N] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
-	depth := fs.Int("depth", 0, "levels to show below the top (0: all)")
+	depth := fs.Int("depth", -1, "levels to show below the top level (default: all, or none past 300 nodes)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -60,6 +60,13 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(w, "  level %d %-6s %5d nodes, %d open turns\n", l.Level, l.Name, l.Nodes, l.OpenTurns)
 	}
 	fmt.Fprintln(w)
+	if *depth < 0 {
+		*depth = len(t.Levels)
+		if len(t.Nodes) > 300 {
+			*depth = 0
+			fmt.Fprintf(m.Stderr, "(%d nodes: showing the top level; --depth N shows N levels below it)\n", len(t.Nodes))
+		}
+	}
 	byLevel := map[int][]strata.TreeNode{}
 	top := 0
 	for _, n := range t.Nodes {
@@ -76,7 +83,7 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(w, "%s%-5s %s  turns %d-%d  %s .. %s  %d/%d tokens\n", pad, names[n.Level], n.ID,
 			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens)
 		fmt.Fprintf(w, "%s      %s\n", pad, oneLine(n.Summary, 110-2*indent))
-		if *depth > 0 && indent >= *depth {
+		if indent >= *depth {
 			return
 		}
 		for _, c := range byLevel[n.Level-1] {
