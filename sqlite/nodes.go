@@ -96,6 +96,16 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	}
 	defer fts.Close()
 	sc := scope(pk, namespace)
+	// Rows first, index changes after: an upsert opens a savepoint, and a
+	// savepoint makes FTS5 flush its pending entries, so interleaving them
+	// would flush the index once per node.
+	type change struct {
+		rowid int64
+		text  string
+		id    string
+	}
+	var unindex, index []change
+	pending := map[int64]int{} // rowid -> its entry in index, for a node put twice in one call
 	for i := range nodes {
 		n, e := &nodes[i], &enc[i]
 		var oldPK int64
@@ -106,8 +116,11 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		case err != nil:
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
 		case !oldDerived:
-			if _, err := del.ExecContext(ctx, oldPK, ftsText(oldSummary), sc); err != nil {
-				return fail(fmt.Errorf("unindexing node %q: %w", n.ID, err))
+			if j, ok := pending[oldPK]; ok {
+				index[j].id = "" // put earlier in this call, never indexed: drop that entry
+				delete(pending, oldPK)
+			} else {
+				unindex = append(unindex, change{oldPK, oldSummary, n.ID})
 			}
 		}
 		var rowid int64
@@ -116,11 +129,22 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 			n.Fallback, e.created, n.Derived).Scan(&rowid); err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
 		}
-		if n.Derived {
+		if !n.Derived {
+			pending[rowid] = len(index)
+			index = append(index, change{rowid, n.Summary, n.ID})
+		}
+	}
+	for _, c := range unindex {
+		if _, err := del.ExecContext(ctx, c.rowid, ftsText(c.text), sc); err != nil {
+			return fail(fmt.Errorf("unindexing node %q: %w", c.id, err))
+		}
+	}
+	for _, c := range index {
+		if c.id == "" {
 			continue
 		}
-		if _, err := fts.ExecContext(ctx, rowid, ftsText(n.Summary), sc); err != nil {
-			return fail(fmt.Errorf("indexing node %q: %w", n.ID, err))
+		if _, err := fts.ExecContext(ctx, c.rowid, ftsText(c.text), sc); err != nil {
+			return fail(fmt.Errorf("indexing node %q: %w", c.id, err))
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -228,3 +228,33 @@ func testDerivedNodes(t *testing.T, s strata.Store) {
 		t.Fatalf("after replacing it by a derived node again: %d hits, want 0", h)
 	}
 }
+
+// testPutNodesTwiceInOneCall: the same node twice in one PutNodes keeps the
+// last version, found by Search once, and the first not at all.
+func testPutNodesTwiceInOneCall(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	a := mkNode("ns", "c", 1, 1, 10, "The heron waited by the sluice gate.")
+	b := a
+	b.Summary = "The kingfisher dived from the willow."
+	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{a, b}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	for word, want := range map[string]int{"heron": 0, "kingfisher": 1} {
+		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, K: 5})
+		if err != nil || len(h) != want {
+			t.Fatalf("Search(%q) = %d hits (%v), want %d", word, len(h), err, want)
+		}
+	}
+	// Replace it again in a later call: still one hit, on the new text.
+	c := a
+	c.Summary = "The otter slid down the bank."
+	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{c}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	for word, want := range map[string]int{"kingfisher": 0, "otter": 1} {
+		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, K: 5})
+		if err != nil || len(h) != want {
+			t.Fatalf("Search(%q) after replacing = %d hits (%v), want %d", word, len(h), err, want)
+		}
+	}
+}

@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"PutNodes", testPutNodes},
 		{"NodesFilter", testNodesFilter},
 		{"DerivedNodes", testDerivedNodes},
+		{"PutNodesTwiceInOneCall", testPutNodesTwiceInOneCall},
 		{"Search", testSearch},
 		{"SearchSyntax", testSearchSyntax},
 		{"SearchNoWords", testSearchNoWords},
