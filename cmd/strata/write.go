@@ -87,7 +87,9 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	defer cleanup()
 
 	bad := map[int]bool{}
-	r, err := formats.Open(format, name, f)
+	src, done := m.progress(f, size, "checking "+filepath.Base(name))
+	defer done() // on the error paths; at the end of the pass too, below
+	r, err := formats.Open(format, name, src)
 	if err != nil {
 		return res, err
 	}
@@ -95,6 +97,7 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
+			done()
 			break
 		}
 		if err == nil && rec.Conversation == "" && defConv == "" {
@@ -123,14 +126,8 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return res, err
 	}
-	var src io.Reader = f
-	if m.IsTerminal && size > 1<<20 {
-		bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(m.Stderr),
-			progressbar.OptionSetDescription("importing "+filepath.Base(name)), progressbar.OptionShowBytes(true),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		defer bar.Finish()
-		src = io.TeeReader(f, bar)
-	}
+	src, done2 := m.progress(f, size, "importing "+filepath.Base(name))
+	defer done2()
 	r, err = formats.Open(format, name, src)
 	if err != nil {
 		return res, err
@@ -174,6 +171,18 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
+}
+
+// progress wraps r in a progress bar on stderr when stderr is a terminal
+// and the input is large enough to wait for; done clears the bar.
+func (m *Main) progress(r io.Reader, size int64, what string) (io.Reader, func()) {
+	if !m.IsTerminal || size <= 1<<20 {
+		return r, func() {}
+	}
+	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(m.Stderr),
+		progressbar.OptionSetDescription(what), progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	return io.TeeReader(r, bar), func() { bar.Finish() }
 }
 
 // openInput opens path, or spools standard input to a temporary file when
