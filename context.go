@@ -176,7 +176,7 @@ func (a *assembler) run() (*Package, error) {
 	// for that note now so the final check rarely has to drop anything.
 	a.used = a.m.tok.Count(a.header) + 24
 	if a.used > B {
-		return nil, Errorf(EINVALID, "budget %d is too small: the package header alone takes %d tokens", B, a.used)
+		return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", B, a.used)
 	}
 	if a.req.Query != "" && a.m.asm.SearchK > 0 {
 		hits, err := a.m.store.Search(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
@@ -622,7 +622,7 @@ func (a *assembler) finish() (*Package, error) {
 			return pkg, nil
 		}
 		if len(a.items) == 0 {
-			return nil, Errorf(EINVALID, "budget %d is too small: the package header alone takes %d tokens", a.req.Budget, n)
+			return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", a.req.Budget, n)
 		}
 		// Drop the item the package can best spare.
 		worst := 0
