@@ -56,7 +56,8 @@ type Store interface {
 	// first within it), with Conversation set.
 	Nodes(ctx context.Context, f NodeFilter) ([]Node, error)
 
-	// Search ranks turns and node summaries against q.Text with BM25 and
+	// Search ranks turns (their Text: content, tool calls and tool results)
+	// and node summaries against q.Text with BM25 and
 	// returns at most q.K hits (10 if q.K <= 0), best first; with q.Kind ""
 	// turn and summary hits are merged by raw score. Text the store cannot
 	// parse as a query is treated as plain words, never as an error.

@@ -81,7 +81,7 @@ func encodeTurn(t *strata.Turn, i int) (encodedTurn, error) {
 			return e, err
 		}
 	}
-	e.fts = ftsText(t.Content)
+	e.fts = ftsText(t.Text()) // content, tool calls and tool results
 	return e, nil
 }
 

@@ -186,3 +186,24 @@ func testSearchNoWords(t *testing.T, s strata.Store) {
 		}
 	}
 }
+
+// testSearchToolText: the text of tool calls and tool results is
+// searchable, like content.
+func testSearchToolText(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	turns := []strata.Turn{
+		{ExtID: "a", Role: strata.RoleAssistant, Time: base,
+			ToolCalls: []strata.ToolCall{{ID: "c1", Name: "lookup_warehouse", Arguments: []byte(`{"sku":"ZX-81"}`)}}},
+		{ExtID: "b", Role: strata.RoleTool, Time: base,
+			ToolResults: []strata.ToolResult{{CallID: "c1", Content: "aisle fourteen, bin marmalade"}}},
+	}
+	if _, err := s.AppendTurns(ctx(t), "ns", "c", turns); err != nil {
+		t.Fatalf("AppendTurns: %v", err)
+	}
+	for word, want := range map[string]string{"marmalade": "b", "lookup_warehouse": "a"} {
+		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, K: 5, Kind: strata.KindTurn})
+		if err != nil || len(h) != 1 || h[0].Turn.ExtID != want {
+			t.Fatalf("Search(%q) = %d hits (%v), want turn %q", word, len(h), err, want)
+		}
+	}
+}

@@ -96,6 +96,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"Search", testSearch},
 		{"SearchSyntax", testSearchSyntax},
 		{"SearchNoWords", testSearchNoWords},
+		{"SearchToolText", testSearchToolText},
 		{"Namespaces", testNamespaces},
 		{"Stats", testStats},
 		{"ConcurrentAppend", testConcurrentAppend},

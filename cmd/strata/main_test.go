@@ -264,3 +264,35 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("second demo:\n%s", out)
 	}
 }
+
+// TestImportOpenAIKeepsToolStructure imports an OpenAI messages file and
+// reads the turns back: tool calls and results are structure, not text.
+func TestImportOpenAIKeepsToolStructure(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	mustRun(t, db, "import", filepath.Join("..", "..", "formats", "testdata", "openai.json"))
+	var pkg struct {
+		Items []struct {
+			Kind  string `json:"kind"`
+			ExtID string `json:"ext_id"`
+			Text  string `json:"text"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, db, "context", "--conversation", "chat-7", "--budget", "2000", "--json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.Items) != 6 {
+		t.Fatalf("%d items, want the 6 messages", len(pkg.Items))
+	}
+	if !strings.Contains(pkg.Items[2].Text, "[tool call identify id=call_a]") || !strings.Contains(pkg.Items[3].Text, "[tool result id=call_a] a cat") {
+		t.Fatalf("tool call and result not rendered from structure:\n%q\n%q", pkg.Items[2].Text, pkg.Items[3].Text)
+	}
+	var search struct {
+		Hits []struct {
+			ExtID string `json:"ext_id"`
+		} `json:"hits"`
+	}
+	json.Unmarshal([]byte(mustRun(t, db, "search", "--conversation", "chat-7", "--json", "years")), &search)
+	if len(search.Hits) == 0 {
+		t.Fatal("a tool result's text is not searchable")
+	}
+}
