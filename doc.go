@@ -21,6 +21,9 @@
 //	pkg, err := mem.Context(ctx, strata.ContextRequest{Conversation: "c1", Budget: 2000})
 //	fmt.Print(pkg.Rendered)
 //
+// For bulk loads, Memory.Import reads turns from an iterator and overlaps
+// parsing, appending and summarizing on separate goroutines.
+//
 // Invariants the engine keeps (see the design notes in the README): turn
 // content is never truncated; re-ingesting a turn with the same ext_id adds
 // nothing and re-running a rollup creates no duplicate node, because node ids

@@ -39,6 +39,3 @@ func ErrorCode(err error) string {
 	}
 	return EINTERNAL
 }
-
-// ErrNothingToRollup is returned by planners when no span is complete.
-var ErrNothingToRollup = errors.New("nothing to roll up")
