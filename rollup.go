@@ -6,15 +6,10 @@ import (
 	"time"
 )
 
-// RollupResult counts the nodes a rollup made, per level (index 0 = level 1).
-type RollupResult struct {
-	Conversation string `json:"conversation"`
-	Made         []int  `json:"made"`
-}
-
 // Rollup closes every complete span of the conversation's pyramid that has
-// no node yet. It is idempotent: a second run makes nothing, and a node is
-// never made twice because its id derives from its span.
+// no node yet, and returns how many nodes it made. It is idempotent: a
+// second run makes nothing, and a node is never made twice because its id
+// derives from its span.
 func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
 	conv, err := m.store.Conversation(ctx, m.ns, conversation)
 	if err != nil {
@@ -31,9 +26,10 @@ func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
 // transaction, so a rollup over a long backlog holds little in memory.
 const rollupPage = 256
 
-// rollup runs the levels bottom up. Each level's nodes are written in one
-// transaction per page, after the level below, so a kill at any instant
-// leaves closed nodes whose parents are simply not made yet.
+// rollup runs the levels bottom up and writes their nodes together (see
+// rollupRun), so a kill at any instant leaves either all of them or none,
+// or, past pendingLimit, closed nodes whose parents are not made yet: the
+// next rollup makes them.
 //
 // fresh, when given, holds the turns just appended (in seq order): they
 // and the nodes made from them are used from memory instead of being read
@@ -122,8 +118,8 @@ func (m *Memory) nextSeq(ctx context.Context, conv string, lvl int) (int64, erro
 // past it, that level reads its children from the store page by page.
 const keepLimit = 4096
 
-// rollupTurns closes level-1 spans. It returns the nodes it made, or nil
-// when there were too many to keep.
+// turns closes level-1 spans. It returns the nodes it made, or nil when
+// there were too many to keep.
 func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 	m, conv, p := r.m, r.conv, r.p
 	span := p.Levels[0].Span
@@ -185,8 +181,8 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 	}
 }
 
-// rollupNodes closes spans of level lvl > 1 over the level below. below
-// holds the nodes that level just made, if it kept them.
+// nodes closes spans of level lvl > 1 over the level below. below holds
+// the nodes that level just made, if it kept them.
 func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, error) {
 	m, conv, p := r.m, r.conv, r.p
 	if below == nil {
