@@ -296,3 +296,23 @@ func TestImportOpenAIKeepsToolStructure(t *testing.T) {
 		t.Fatal("a tool result's text is not searchable")
 	}
 }
+
+// TestFailedImportLeavesStoreAsItWas: a bad file for a conversation that
+// already has turns changes nothing that was stored.
+func TestFailedImportLeavesStoreAsItWas(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	good := writeJSONL(t, dir, "k", 35)
+	mustRun(t, db, "import", good)
+	before := mustRun(t, db, "tree", "--conversation", "k", "--json")
+	more := writeJSONL(t, dir, "k", 60) // the same 35 turns and 25 new ones
+	data, _ := os.ReadFile(more)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, append(data, []byte(`{"conversation":"k","role":"user","content":"x","time":"soon"}`+"\n")...), 0o644)
+	if _, _, err := run(t, db, "", "import", bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:61") {
+		t.Fatalf("err = %v, want it to name bad.jsonl:61", err)
+	}
+	if after := mustRun(t, db, "tree", "--conversation", "k", "--json"); after != before {
+		t.Fatal("a failed import changed the stored conversation")
+	}
+}
