@@ -203,8 +203,7 @@ func (a *assembler) share(f float64) int {
 
 // add appends it if it fits within limit more tokens; it reports whether it did.
 func (a *assembler) add(it *Item, limit int) bool {
-	it.rendered = a.r.item(it)
-	it.Tokens = a.m.tok.Count(it.rendered)
+	a.measure(it)
 	if it.Tokens > limit || a.used+it.Tokens > a.req.Budget {
 		return false
 	}
@@ -216,6 +215,14 @@ func (a *assembler) add(it *Item, limit int) bool {
 		a.nodes[it.NodeID] = true
 	}
 	return true
+}
+
+// measure renders it and counts its tokens, once.
+func (a *assembler) measure(it *Item) {
+	if it.rendered == "" {
+		it.rendered = a.r.item(it)
+		it.Tokens = a.m.tok.Count(it.rendered)
+	}
 }
 
 func (a *assembler) remove(it *Item) {
@@ -359,10 +366,12 @@ func (a *assembler) coverage() error {
 			}
 			raw := 0
 			for _, t := range ts {
-				raw += a.m.tok.Count(a.r.item(a.turnItem(t, ReasonCoverage, prioCoverage)))
+				ti := a.turnItem(t, ReasonCoverage, prioCoverage)
+				a.measure(ti)
+				raw += ti.Tokens
 			}
 			it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
-			if a.m.tok.Count(a.r.item(it)) < raw && a.add(it, limit-spent) {
+			if a.measure(it); it.Tokens < raw && a.add(it, limit-spent) {
 				spent += it.Tokens
 				boundary = end
 			}
@@ -588,8 +597,7 @@ func (a *assembler) expand(it *Item) (bool, error) {
 	}
 	cost := 0
 	for _, k := range kids {
-		k.rendered = a.r.item(k)
-		k.Tokens = a.m.tok.Count(k.rendered)
+		a.measure(k)
 		cost += k.Tokens
 	}
 	if a.used-it.Tokens+cost > a.req.Budget {
