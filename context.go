@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AssemblyOptions tunes how a context package spends its budget.
@@ -86,6 +89,7 @@ type Item struct {
 	rendered string
 	prio     int  // lower is dropped last
 	stuck    bool // its children do not fit: refine no more
+	tier     Tier // of a level-1 summary's span
 }
 
 // Omission says what older history did not fit the budget.
@@ -247,7 +251,7 @@ func (a *assembler) turnItem(t Turn, reason string, prio int) *Item {
 
 func (a *assembler) nodeItem(n Node, reason string, prio int) *Item {
 	return &Item{Kind: KindSummary, Reason: reason, NodeID: n.ID, Level: n.Level, LevelName: a.policy.LevelName(n.Level),
-		FirstSeq: n.FirstSeq, LastSeq: n.LastSeq, Start: n.Start, End: n.End, Text: n.Summary, prio: prio}
+		FirstSeq: n.FirstSeq, LastSeq: n.LastSeq, Start: n.Start, End: n.End, Text: n.Summary, prio: prio, tier: n.Tier}
 }
 
 // Drop priorities: the final budget check removes the highest first.
@@ -470,7 +474,10 @@ func (a *assembler) relevance() error {
 			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
 				FromSeq: max(1, seq-k), ToSeq: seq + k})
 			if err != nil {
-				return err
+				// A neighbour in an unreadable cold span: the hit alone.
+				a.m.log.Warn("context: cannot read the neighbours of a hit", "conversation", a.req.Conversation,
+					"seq", seq, "error", err)
+				ts = []Turn{*h.Turn}
 			}
 			// The hit first, then its neighbours, nearest first.
 			sort.SliceStable(ts, func(i, j int) bool { return absInt64(ts[i].Seq-seq) < absInt64(ts[j].Seq-seq) })
@@ -486,10 +493,105 @@ func (a *assembler) relevance() error {
 			if a.nodes[h.Node.ID] || a.spanRaw(h.Node.FirstSeq, h.Node.LastSeq) {
 				continue
 			}
+			if h.Node.Level == 1 && h.Node.Tier == TierCold && a.coldTurns(*h.Node) {
+				continue
+			}
 			a.add(a.nodeItem(*h.Node, ReasonRelevance, prioRelevance), a.req.Budget-a.used)
 		}
 	}
 	return nil
+}
+
+// coldTurns adds the turns of a cold span that share the most words with
+// the query, each with its neighbours in the span: the span's turns are
+// not in the search index, so its summary was the hit. It reports whether
+// it added any; it adds none if the archive cannot be read.
+func (a *assembler) coldTurns(n Node) bool {
+	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	if err != nil {
+		a.m.log.Warn("context: cannot read a cold span the query points into", "conversation", a.req.Conversation,
+			"node", n.ID, "error", err)
+		return false
+	}
+	words := queryWords(a.req.Query)
+	type scored struct {
+		i, score int
+	}
+	var best []scored
+	for i := range ts {
+		if sc := overlap(words, ts[i].Text()); sc > 0 {
+			best = append(best, scored{i, sc})
+		}
+	}
+	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
+	added := false
+	k := a.m.asm.Neighbours
+	for _, b := range best[:min(len(best), 2)] {
+		for d := 0; d <= k; d++ {
+			for _, j := range []int{b.i - d, b.i + d} {
+				if j < 0 || j >= len(ts) || a.turns[ts[j].Seq] || (d == 0 && j != b.i) {
+					continue
+				}
+				if a.add(a.turnItem(ts[j], ReasonRelevance, prioRelevance), a.req.Budget-a.used) {
+					added = true
+				}
+			}
+		}
+	}
+	return added
+}
+
+// queryWords are the lowercased words of a query worth matching: three
+// letters or more, or any number.
+func queryWords(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if (utf8.RuneCountInString(w) >= 3 || unicode.IsDigit([]rune(w)[0])) && !stopWords[w] && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "are": true, "was": true, "were": true,
+	"you": true, "what": true, "when": true, "where": true, "which": true, "who": true, "how": true, "did": true,
+	"does": true, "with": true, "that": true, "this": true, "from": true, "have": true, "has": true, "had": true}
+
+// overlap counts the query words found in text, a word matching another
+// when one starts with the other and they share at least four letters
+// (so "deploy" matches "deployed").
+func overlap(words []string, text string) int {
+	if len(words) == 0 {
+		return 0
+	}
+	have := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		have[w] = true
+	}
+	n := 0
+	for _, q := range words {
+		if have[q] {
+			n++
+			continue
+		}
+		if len(q) < 4 {
+			continue
+		}
+		for w := range have {
+			if len(w) >= 4 && (strings.HasPrefix(w, q) || strings.HasPrefix(q, w)) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // spanRaw reports whether every turn of first..last is present raw.
@@ -543,28 +645,30 @@ func (a *assembler) refinable() []*Item {
 			out = append(out, it)
 		}
 	}
-	hit := func(it *Item) bool {
-		for _, h := range a.hits {
-			var s int64
-			if h.Turn != nil {
-				s = h.Turn.Seq
-			} else if h.Node != nil {
-				s = h.Node.FirstSeq
-			}
-			if s >= it.FirstSeq && s <= it.LastSeq {
-				return true
-			}
-		}
-		return false
-	}
 	sort.SliceStable(out, func(i, j int) bool {
-		hi, hj := hit(out[i]), hit(out[j])
+		hi, hj := a.hitIn(out[i]), a.hitIn(out[j])
 		if hi != hj {
 			return hi
 		}
 		return out[i].LastSeq > out[j].LastSeq
 	})
 	return out
+}
+
+// hitIn reports whether one of the query's hits lies in the item's span.
+func (a *assembler) hitIn(it *Item) bool {
+	for _, h := range a.hits {
+		var s int64
+		if h.Turn != nil {
+			s = h.Turn.Seq
+		} else if h.Node != nil {
+			s = h.Node.FirstSeq
+		}
+		if s >= it.FirstSeq && s <= it.LastSeq {
+			return true
+		}
+	}
+	return false
 }
 
 // expand replaces a summary item by its children if they fit in what the
@@ -584,8 +688,29 @@ func (a *assembler) expand(it *Item) (bool, error) {
 			}
 		}
 	} else {
+		// Raw turns of a warm span are a block decode away; those of a cold
+		// span are read from the archive only when the query points into
+		// it; an expired span has none.
+		switch it.tier {
+		case TierExpired:
+			it.stuck = true
+			return false, nil
+		case TierCold:
+			if !a.hitIn(it) {
+				it.stuck = true
+				return false, nil
+			}
+		}
 		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
 			FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
+		if err != nil && it.tier == TierCold {
+			// A missing or corrupt segment costs the expansion, not the
+			// package: the summary stays.
+			a.m.log.Warn("context: cannot expand a cold span", "conversation", a.req.Conversation,
+				"node", it.NodeID, "error", err)
+			it.stuck = true
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}

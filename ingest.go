@@ -22,6 +22,7 @@ type IngestResult struct {
 	Added        int    `json:"added"`
 	Skipped      int    `json:"skipped"` // already stored (same ext_id)
 	Nodes        int    `json:"nodes"`   // nodes made by the rollup that followed
+	Moved        int    `json:"moved"`   // spans that changed tier after it
 }
 
 // ValidateConversationID reports whether id can name a conversation.
@@ -50,7 +51,7 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Nodes, err = m.rollup(ctx, b.Conversation, job.policy, job.added)
+	res.Nodes, res.Moved, err = m.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
 	if err != nil {
 		return res, fmt.Errorf("rollup after ingest: %w", err)
 	}
@@ -190,9 +191,10 @@ func (im *Importer) run() {
 		if im.failed() {
 			continue // drain: the import has failed
 		}
-		n, err := im.m.rollup(im.ctx, j.conv, j.policy, j.added)
+		n, moved, err := im.m.rollupAndTier(im.ctx, j.conv, j.policy, j.added)
 		im.mu.Lock()
 		im.results[j.index].Nodes += n
+		im.results[j.index].Moved += moved
 		if err != nil && im.err == nil {
 			im.err = fmt.Errorf("rollup of %q: %w", j.conv, err)
 		}

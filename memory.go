@@ -23,6 +23,9 @@ type Config struct {
 	SessionGap time.Duration
 	// Assembly tunes context packages; zero fields take defaults.
 	Assembly AssemblyOptions
+	// Tiers says when spans move from hot to warm to cold and when cold
+	// content expires; nil means DefaultTierPolicy.
+	Tiers *TierPolicy
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -39,6 +42,7 @@ type Memory struct {
 	ns      string
 	gap     time.Duration
 	asm     AssemblyOptions
+	tiers   TierPolicy
 	log     *slog.Logger
 	now     func() time.Time
 	workers int
@@ -84,7 +88,15 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	tiers := DefaultTierPolicy()
+	if cfg.Tiers != nil {
+		tiers = *cfg.Tiers
+	}
+	if err := tiers.Validate(); err != nil {
+		return nil, err
+	}
 	return &Memory{
+		tiers: tiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
 		policy: cfg.Policy, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
 		log: cfg.Logger, now: cfg.Now,

@@ -45,7 +45,10 @@ type Node struct {
 	// summaries or its turns (an extractive digest of level 2 or above).
 	// Stores keep it out of the full-text index: what it says is indexed
 	// already, and search finds it there.
-	Derived bool      `json:"derived,omitempty"`
+	Derived bool `json:"derived,omitempty"`
+	// Tier is where the raw content of a level-1 node's span lives (set by
+	// the store; empty for higher levels).
+	Tier    Tier      `json:"tier,omitempty"`
 	Created time.Time `json:"created"`
 }
 

@@ -38,6 +38,27 @@ func (m *Memory) rollup(ctx context.Context, conv string, p Policy, fresh []Turn
 	lock := m.rollLock(conv)
 	lock.Lock()
 	defer lock.Unlock()
+	return m.rollupLocked(ctx, conv, p, fresh)
+}
+
+// rollupAndTier rolls up, then runs a tiering pass, under one hold of the
+// conversation's roll lock. It returns the nodes made and the spans moved.
+func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh []Turn) (int, int, error) {
+	lock := m.rollLock(conv)
+	lock.Lock()
+	defer lock.Unlock()
+	n, err := m.rollupLocked(ctx, conv, p, fresh)
+	if err != nil || m.tiers.Off || p.Name == "" {
+		return n, 0, err
+	}
+	res, err := m.tier(ctx, conv, false)
+	if err != nil {
+		return n, len(res.Moves), fmt.Errorf("tiering: %w", err)
+	}
+	return n, len(res.Moves) + len(res.Expired), nil
+}
+
+func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	r := &rollupRun{m: m, conv: conv, p: p}
 	var below []Node // nodes just made at the level below, when kept
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {

@@ -42,7 +42,10 @@ type Store interface {
 	AppendTurns(ctx context.Context, namespace, conversation string, turns []Turn) ([]Turn, error)
 
 	// Turns returns the turns that match f, in seq order (newest first if
-	// f.Newest).
+	// f.Newest), whole whatever the tier of their span: from their rows, a
+	// warm block or an archive segment. Turns whose content expired are
+	// left out. An archive segment that is missing or corrupt is an error
+	// naming it (ENOTFOUND if missing).
 	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
 
 	// PutNodes stores nodes of one conversation in one transaction. A node
@@ -62,6 +65,28 @@ type Store interface {
 	// turn and summary hits are merged by raw score. Text the store cannot
 	// parse as a query is treated as plain words, never as an error.
 	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+
+	// Demote moves the raw content of the level-1 nodes ids to tier to
+	// (TierWarm or TierCold) and returns one Move per node moved; a node
+	// already in that tier or beyond is skipped. Pinned turns keep their
+	// content in their rows in every tier. The new copy is written and
+	// verified before the old one is dropped, so a kill at any instant loses
+	// nothing, and calling Demote again completes the move without
+	// duplicating anything. Turns returns the same turns before and after.
+	// ENOTFOUND for an unknown conversation or node; EINVALID for a node
+	// that is not at level 1 or a tier other than warm or cold.
+	Demote(ctx context.Context, namespace, conversation string, ids []string, to Tier) ([]Move, error)
+
+	// Expire deletes the archived raw content of the cold level-1 nodes
+	// ids, except pinned turns, and keeps an Expiry audit record per node
+	// (returned). Expired nodes are skipped; a node that is not cold is
+	// EINVALID. With dryRun it reports what it would delete and changes
+	// nothing.
+	Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]Expiry, error)
+
+	// Expiries returns the audit records of the conversation (of the whole
+	// namespace if conversation is ""), oldest first.
+	Expiries(ctx context.Context, namespace, conversation string) ([]Expiry, error)
 
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
@@ -89,10 +114,11 @@ type NodeFilter struct {
 	Namespace    string
 	Conversation string
 	IDs          []string
-	Level        int   // 0: all levels
-	FromSeq      int64 // nodes whose FirstSeq >= FromSeq
-	ToSeq        int64 // nodes whose LastSeq <= ToSeq
-	Newest       bool  // reverse order: highest level, then highest seq, first
+	Level        int    // 0: all levels
+	FromSeq      int64  // nodes whose FirstSeq >= FromSeq
+	ToSeq        int64  // nodes whose LastSeq <= ToSeq
+	Newest       bool   // reverse order: highest level, then highest seq, first
+	Tiers        []Tier // only level-1 nodes in these tiers (higher levels have none)
 	Limit        int
 }
 
@@ -125,12 +151,51 @@ type Stats struct {
 	Conversations int          `json:"conversations"`
 	Turns         int64        `json:"turns"`
 	ContentBytes  int64        `json:"content_bytes"`
-	TurnTokens    int64        `json:"turn_tokens"`
+	TurnTokens    int64        `json:"turn_tokens"`    // tokens of the raw history
+	SummaryTokens int64        `json:"summary_tokens"` // tokens of every node's summary
 	Levels        []LevelStats `json:"levels"`
-	Bytes         int64        `json:"bytes_on_disk"`
+	Tiers         []TierStats  `json:"tiers"`
+	Archive       ArchiveStats `json:"archive"`
+	Bytes         int64        `json:"bytes_on_disk"` // the store's files, archive included
+	FreeBytes     int64        `json:"free_bytes"`    // unused pages inside the database file
 	Location      string       `json:"location"`
 	Oldest        time.Time    `json:"oldest,omitempty"`
 	Newest        time.Time    `json:"newest,omitempty"`
+	// PerConversation breaks turns, tiers, archive and tokens down by
+	// conversation, ordered by id.
+	PerConversation []ConversationStats `json:"per_conversation"`
+}
+
+// ConversationStats is the part of Stats that belongs to one conversation.
+type ConversationStats struct {
+	ID            string       `json:"id"`
+	Turns         int64        `json:"turns"`
+	Sessions      int          `json:"sessions"`
+	ContentBytes  int64        `json:"content_bytes"`
+	TurnTokens    int64        `json:"turn_tokens"`
+	SummaryTokens int64        `json:"summary_tokens"`
+	Tiers         []TierStats  `json:"tiers"`
+	Archive       ArchiveStats `json:"archive"`
+}
+
+// TierStats counts what lies in one tier. Turns not yet under a level-1
+// node are hot. Bytes are content bytes; StoredBytes is what the tier's
+// copy takes (rows' content, compressed blocks, or archive bytes).
+type TierStats struct {
+	Tier        Tier  `json:"tier"`
+	Spans       int64 `json:"spans"` // level-1 nodes
+	Turns       int64 `json:"turns"`
+	Bytes       int64 `json:"bytes"`
+	StoredBytes int64 `json:"stored_bytes"`
+}
+
+// ArchiveStats describes archive segments. Ratio is RawBytes / Bytes.
+type ArchiveStats struct {
+	Segments int     `json:"segments"`
+	Records  int64   `json:"records"`
+	Bytes    int64   `json:"bytes"`     // compressed, on disk
+	RawBytes int64   `json:"raw_bytes"` // uncompressed JSON lines
+	Ratio    float64 `json:"compression_ratio"`
 }
 
 // LevelStats counts the nodes of one pyramid level.

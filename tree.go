@@ -35,6 +35,7 @@ type TreeNode struct {
 	Tokens       int       `json:"tokens"`
 	SourceTokens int       `json:"source_tokens"`
 	Status       string    `json:"status"`
+	Tier         Tier      `json:"tier,omitempty"` // level-1 nodes: where the span's raw content lives
 	Themes       []string  `json:"themes,omitempty"`
 	Summary      string    `json:"summary"`
 }
@@ -63,7 +64,7 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: p.LevelName(lvl), Nodes: len(ns), OpenTurns: conv.Turns - covered})
 		for _, n := range ns {
 			t.Nodes = append(t.Nodes, TreeNode{ID: n.ID, Level: n.Level, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq,
-				Start: n.Start, End: n.End, Tokens: n.Tokens, SourceTokens: n.SourceTokens, Status: n.Status,
+				Start: n.Start, End: n.End, Tokens: n.Tokens, SourceTokens: n.SourceTokens, Status: n.Status, Tier: n.Tier,
 				Themes: n.Themes, Summary: n.Summary})
 		}
 	}
@@ -82,7 +83,11 @@ func (m *Memory) Node(ctx context.Context, id string) (Node, string, error) {
 	return ns[0], ns[0].Conversation, nil
 }
 
-// Expand returns the exact source turns of a node, in order.
+// Expand returns the exact source turns of a node, in order, whatever tier
+// they are in: hot rows, a warm block or an archive segment (a missing or
+// corrupt segment is an error naming it). A span whose raw content expired
+// under a retention rule returns its node, the pinned turns that remain,
+// and an ENOTFOUND error saying so.
 func (m *Memory) Expand(ctx context.Context, id string) (Node, []Turn, error) {
 	n, conv, err := m.Node(ctx, id)
 	if err != nil {
@@ -90,12 +95,26 @@ func (m *Memory) Expand(ctx context.Context, id string) (Node, []Turn, error) {
 	}
 	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 	if err != nil {
-		return Node{}, nil, err
+		return n, nil, err
+	}
+	if int64(len(ts)) != n.Turns() && m.expiredIn(ctx, conv, n) {
+		return n, ts, Errorf(ENOTFOUND, "node %s: the raw content of %d of its %d turns expired under a retention rule (see strata retention); its summary and %d pinned turns remain",
+			id, n.Turns()-int64(len(ts)), n.Turns(), len(ts))
 	}
 	if int64(len(ts)) != n.Turns() {
 		return n, ts, Errorf(EINTERNAL, "node %s covers %d turns but %d are stored", id, n.Turns(), len(ts))
 	}
 	return n, ts, nil
+}
+
+// expiredIn reports whether some level-1 span under n has expired.
+func (m *Memory) expiredIn(ctx context.Context, conv string, n Node) bool {
+	if n.Level == 1 {
+		return n.Tier == TierExpired
+	}
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: 1,
+		FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Tiers: []Tier{TierExpired}, Limit: 1})
+	return err == nil && len(ns) > 0
 }
 
 // Search ranks the conversation's turns and summaries against query with

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"strata"
@@ -13,7 +14,7 @@ import (
 // nodeCols are the columns scanNode reads, for a nodes table aliased n
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
-	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived`
+	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
@@ -197,6 +198,23 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(` AND n.level = ?`)
 		args = append(args, f.Level)
 	}
+	if len(f.Tiers) > 0 {
+		codes := make([]int, 0, len(f.Tiers))
+		for _, t := range f.Tiers {
+			if _, err := strata.ParseTier(string(t)); err != nil {
+				return nil, err
+			}
+			codes = append(codes, tierCode(t))
+		}
+		sort.Ints(codes)
+		if len(codes) == 2 && codes[0] == tierHot && codes[1] == tierWarm {
+			q.WriteString(` AND n.tier < 2`) // the condition of the partial index nodes_unsettled
+		} else {
+			b, _ := json.Marshal(codes)
+			q.WriteString(` AND n.level = 1 AND n.tier IN (SELECT value FROM json_each(?))`)
+			args = append(args, string(b))
+		}
+	}
 	// Each bound is also written on the other column it implies (a span's
 	// first seq is at most its last), so that the index on (level,
 	// first_seq) is bounded on both sides and no query scans a whole level.
@@ -244,11 +262,15 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		n                       strata.Node
 		start, end, created     sql.NullInt64
 		children, facts, themes sql.NullString
+		tier                    int
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
-		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived}, extra...)
+		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
+	}
+	if n.Level == 1 {
+		n.Tier = tierName(tier)
 	}
 	n.Start, n.End, n.Created = fromNanos(start), fromNanos(end), fromNanos(created)
 	for _, c := range []struct {

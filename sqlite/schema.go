@@ -109,6 +109,44 @@ CREATE INDEX nodes_span ON nodes (conversation, level, first_seq, last_seq, id);
 	{3, "derived nodes", `
 ALTER TABLE nodes ADD COLUMN derived INTEGER NOT NULL DEFAULT 0; -- 1: summary kept out of nodes_fts
 `},
+	{4, "storage tiers", `
+-- Where a turn's content lives: 0 in its row (hot, or pinned in any tier),
+-- 1 in the warm block of its level-1 node, 2 in an archive segment, 3
+-- expired. A row whose tier is not 0 keeps its seq, ext_id, session, role,
+-- name, time, tokens and importance; the rest is with its span.
+ALTER TABLE turns ADD COLUMN tier INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN span INTEGER;                     -- pk of the level-1 node holding the content
+ALTER TABLE turns ADD COLUMN size INTEGER NOT NULL DEFAULT 0;  -- content bytes
+UPDATE turns SET size = length(CAST(content AS BLOB));
+-- A level-1 node's tier, as above; block is the zstd-compressed CTF of its
+-- turns while warm; segments the archive days (JSON array) while cold.
+ALTER TABLE nodes ADD COLUMN tier INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN block BLOB;
+ALTER TABLE nodes ADD COLUMN segments TEXT;
+CREATE INDEX nodes_unsettled ON nodes (conversation, level, first_seq) WHERE tier < 2;
+-- One row per archive segment: a conversation's cold turns of one day.
+CREATE TABLE segments (
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	day           TEXT    NOT NULL,  -- YYYY-MM-DD (UTC)
+	records       INTEGER NOT NULL,
+	bytes         INTEGER NOT NULL,  -- compressed
+	raw_bytes     INTEGER NOT NULL,
+	PRIMARY KEY (conversation, day)
+) WITHOUT ROWID;
+-- The audit trail of retention: what was deleted, when, by which rule.
+CREATE TABLE expiries (
+	pk            INTEGER PRIMARY KEY,
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	node          TEXT    NOT NULL,
+	first_seq     INTEGER NOT NULL,
+	last_seq      INTEGER NOT NULL,
+	turns         INTEGER NOT NULL,
+	bytes         INTEGER NOT NULL,
+	segments      TEXT,              -- JSON array of days
+	rule          TEXT    NOT NULL,
+	at            INTEGER NOT NULL   -- unix nanoseconds
+);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

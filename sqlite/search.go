@@ -68,7 +68,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 
 	hits := []strata.Hit{}
 	if q.Kind != strata.KindSummary {
-		h, err := searchTurns(ctx, tx, q.Namespace, pk, match, k)
+		h, err := s.searchTurns(ctx, tx, q.Namespace, pk, match, k)
 		if err != nil {
 			return nil, err
 		}
@@ -93,8 +93,8 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 // inside a LIMITed subquery and joins the base rows afterwards, so only k
 // turns are read; the scope token in the expression has already limited
 // the ranking to the namespace or conversation, and the join checks it.
-func searchTurns(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, c.id, -f.score
+func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, c.id, -f.score
 		FROM (SELECT rowid, bm25(turns_fts, 1.0, 0.0) AS score FROM turns_fts
 		      WHERE turns_fts MATCH ? ORDER BY score LIMIT ?) f
 		JOIN turns t ON t.pk = f.rowid
@@ -106,11 +106,17 @@ func searchTurns(ctx context.Context, q querier, namespace string, conversation 
 	}
 	defer rows.Close()
 	var hits []strata.Hit
+	var stubs []stub
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindTurn}
-		t, err := scanTurn(rows, &h.Conversation, &h.Score)
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &h.Score)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
+		if st.tier != tierHot {
+			st.index = len(hits)
+			stubs = append(stubs, st)
 		}
 		h.Turn = &t
 		hits = append(hits, h)
@@ -118,7 +124,27 @@ func searchTurns(ctx context.Context, q querier, namespace string, conversation 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: search turns: %w", err)
 	}
-	return hits, nil
+	rows.Close()
+	// Warm turns are indexed but their content is in their span's block.
+	for _, st := range stubs {
+		h := &hits[st.index]
+		ts, err := s.hydrate(ctx, q, namespace, h.Conversation, []strata.Turn{*h.Turn}, []stub{{index: 0, tier: st.tier, span: st.span}})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
+		if len(ts) == 1 {
+			*h.Turn = ts[0]
+		} else {
+			h.Turn = nil // expired: dropped below
+		}
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Turn != nil {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
 }
 
 // searchNodes returns the k best summary hits for an FTS5 expression.

@@ -20,9 +20,10 @@ import (
 // Store is a strata.Store in one SQLite file. It is safe for concurrent
 // use by multiple goroutines.
 type Store struct {
-	path string
-	w    *sql.DB // exactly one connection; every write goes through it
-	r    *sql.DB // read-only connections
+	path    string
+	archive string  // root folder of archive segments
+	w       *sql.DB // exactly one connection; every write goes through it
+	r       *sql.DB // read-only connections
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -65,7 +66,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, w: w}
+	s := &Store{path: path, archive: ArchiveRoot(abs), w: w}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -105,6 +106,14 @@ func dsn(abs string, pragmas []string, txlock string) string {
 		q.Set("_txlock", txlock)
 	}
 	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
+}
+
+// ArchiveRoot is the folder that holds the archive segments of the store
+// at path: archive/ beside the file, in a folder named after the file (so
+// that two stores in one folder never share segments).
+func ArchiveRoot(path string) string {
+	base := filepath.Base(path)
+	return filepath.Join(filepath.Dir(path), "archive", strings.TrimSuffix(base, filepath.Ext(base)))
 }
 
 // Path returns the path the store was opened with.
@@ -151,15 +160,53 @@ func (s *Store) Stats(ctx context.Context, namespace string) (strata.Stats, erro
 			return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
 		}
 		st.Levels = append(st.Levels, l)
+		st.SummaryTokens += l.SummaryTokens
 	}
 	if err := rows.Err(); err != nil {
 		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
 	}
+	rows.Close()
+
+	st.PerConversation = []strata.ConversationStats{}
+	crows, err := s.r.QueryContext(ctx, `
+		SELECT c.id, c.turns, c.sessions, c.content_bytes, c.tokens,
+		       (SELECT coalesce(sum(n.tokens), 0) FROM nodes n WHERE n.conversation = c.pk)
+		FROM conversations c WHERE c.namespace = ? ORDER BY c.id`, namespace)
+	if err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var c strata.ConversationStats
+		if err := crows.Scan(&c.ID, &c.Turns, &c.Sessions, &c.ContentBytes, &c.TurnTokens, &c.SummaryTokens); err != nil {
+			return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		st.PerConversation = append(st.PerConversation, c)
+	}
+	if err := crows.Err(); err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	crows.Close()
+	if err := s.tierStats(ctx, namespace, &st); err != nil {
+		return strata.Stats{}, err
+	}
+
 	for _, p := range []string{s.path, s.path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			st.Bytes += fi.Size()
 		}
 	}
+	ab, err := s.archiveBytes(ctx)
+	if err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	st.Bytes += ab
+	var free, page int64
+	if err := s.r.QueryRowContext(ctx, `SELECT freelist_count, page_size FROM pragma_freelist_count, pragma_page_size`).
+		Scan(&free, &page); err != nil {
+		return strata.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	st.FreeBytes = free * page
 	return st, nil
 }
 

@@ -18,8 +18,8 @@ const turnCols = `t.seq, t.ext_id, t.session, t.session_label, t.role, t.name, t
 // insertTurn appends one turn unless its ext_id is already stored; the
 // caller checks rows affected, so a skipped turn consumes no seq.
 const insertTurn = `INSERT INTO turns (conversation, seq, ext_id, session, session_label, role, name,
-	content, time, model, tool_calls, tool_results, tokens, importance, tags, metadata)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	content, time, model, tool_calls, tool_results, tokens, importance, tags, metadata, size)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, ext_id) DO NOTHING`
 
 // encodedTurn is a turn's column values that need encoding, prepared before
@@ -160,7 +160,8 @@ func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string,
 	for i := range turns {
 		t, e := &turns[i], &enc[i]
 		res, err := ins.ExecContext(ctx, pk, seq+1, e.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
-			t.Content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata)
+			t.Content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
+			len(t.Content))
 		if err != nil {
 			return fail(fmt.Errorf("turn %q: %w", t.ExtID, err))
 		}
@@ -248,7 +249,7 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 		return nil, err
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT ` + turnCols + ` FROM turns t WHERE t.conversation = ?`)
+	q.WriteString(`SELECT ` + turnCols + `, t.tier, t.span FROM turns t WHERE t.conversation = ?`)
 	args := []any{pk}
 	if f.FromSeq > 0 {
 		q.WriteString(` AND t.seq >= ?`)
@@ -290,17 +291,24 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 	}
 	defer rows.Close()
 	out := []strata.Turn{}
+	var stubs []stub
 	for rows.Next() {
-		t, err := scanTurn(rows)
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
+		}
+		if st.tier != tierHot {
+			st.index = len(out)
+			stubs = append(stubs, st)
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
 	}
-	return out, nil
+	rows.Close()
+	return s.hydrate(ctx, s.r, f.Namespace, f.Conversation, out, stubs)
 }
 
 // scanTurn reads a row of turnCols followed by extra.
@@ -318,10 +326,15 @@ func scanTurn(row interface{ Scan(...any) error }, extra ...any) (strata.Turn, e
 		return t, err
 	}
 	t.ExtID, t.Role, t.Time = extID.String, strata.Role(role), fromNanos(tm)
+	return t, decodeColumns(&t, toolCalls, toolResults, tags, metadata)
+}
+
+// decodeColumns sets t's structured fields from their JSON columns.
+func decodeColumns(t *strata.Turn, toolCalls, toolResults, tags, metadata sql.NullString) error {
 	if toolCalls.Valid {
 		var calls []storedToolCall
 		if err := json.Unmarshal([]byte(toolCalls.String), &calls); err != nil {
-			return t, fmt.Errorf("turn %d: tool_calls: %w", t.Seq, err)
+			return fmt.Errorf("turn %d: tool_calls: %w", t.Seq, err)
 		}
 		t.ToolCalls = make([]strata.ToolCall, len(calls))
 		for k, c := range calls {
@@ -334,15 +347,15 @@ func scanTurn(row interface{ Scan(...any) error }, extra ...any) (strata.Turn, e
 		}
 	}
 	if err := unmarshalColumn(toolResults, &t.ToolResults); err != nil {
-		return t, fmt.Errorf("turn %d: tool_results: %w", t.Seq, err)
+		return fmt.Errorf("turn %d: tool_results: %w", t.Seq, err)
 	}
 	if err := unmarshalColumn(tags, &t.Tags); err != nil {
-		return t, fmt.Errorf("turn %d: tags: %w", t.Seq, err)
+		return fmt.Errorf("turn %d: tags: %w", t.Seq, err)
 	}
 	if err := unmarshalColumn(metadata, &t.Metadata); err != nil {
-		return t, fmt.Errorf("turn %d: metadata: %w", t.Seq, err)
+		return fmt.Errorf("turn %d: metadata: %w", t.Seq, err)
 	}
-	return t, nil
+	return nil
 }
 
 // unmarshalColumn decodes a JSON column into v, leaving v alone if NULL.

@@ -55,6 +55,18 @@
 //   - Stats: counts per namespace (conversations, turns, content bytes,
 //     turn tokens, nodes per level with their tokens, oldest and newest turn
 //     times).
+//   - Tiers: level-1 nodes read back with Tier hot until Demote moves them.
+//     Demote to warm or cold leaves Turns (and turn hits) exactly as they
+//     were, whole; warm turns stay searchable; cold turns are not turn
+//     hits, except pinned ones, while the span's summary still is; Demote
+//     is idempotent, never moves a span back up, and is ENOTFOUND for an
+//     unknown node or conversation and EINVALID for a level-2 node or a
+//     tier other than warm or cold. Expire (only of cold spans, EINVALID
+//     otherwise) drops the span's unpinned turns from Turns, keeps their
+//     ext_ids for idempotence, records one Expiry, changes nothing with
+//     dryRun, and is a no-op the second time. Stats counts spans, turns
+//     and bytes per tier (pinned turns count as hot, where their content
+//     is), and archive segments.
 //   - Concurrency: AppendTurns from several goroutines to one conversation
 //     loses no turn and assigns no seq twice, also when they all append the
 //     same ext_ids (exactly one copy of each is stored).
@@ -100,6 +112,10 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"Namespaces", testNamespaces},
 		{"Stats", testStats},
 		{"ConcurrentAppend", testConcurrentAppend},
+		{"TiersWarm", testTiersWarm},
+		{"TiersCold", testTiersCold},
+		{"TiersInvalid", testTiersInvalid},
+		{"TiersExpire", testTiersExpire},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

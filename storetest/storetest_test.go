@@ -130,6 +130,15 @@ func (s oneNamespace) Search(ctx context.Context, q strata.SearchQuery) ([]strat
 func (s oneNamespace) Stats(ctx context.Context, _ string) (strata.Stats, error) {
 	return s.Store.Stats(ctx, "all")
 }
+func (s oneNamespace) Demote(ctx context.Context, _, conv string, ids []string, to strata.Tier) ([]strata.Move, error) {
+	return s.Store.Demote(ctx, "all", conv, ids, to)
+}
+func (s oneNamespace) Expire(ctx context.Context, _, conv string, ids []string, rule string, at time.Time, dry bool) ([]strata.Expiry, error) {
+	return s.Store.Expire(ctx, "all", conv, ids, rule, at, dry)
+}
+func (s oneNamespace) Expiries(ctx context.Context, _, conv string) ([]strata.Expiry, error) {
+	return s.Store.Expiries(ctx, "all", conv)
+}
 
 var mutants = map[string]mutant{
 	"correct": {"", func(s strata.Store) strata.Store { return s }},
@@ -304,6 +313,36 @@ var mutants = map[string]mutant{
 				got[i].Seq = c.Turns + int64(i) + 1
 			}
 			return got, err
+		}}
+	}},
+	"forgets the content of warm turns": {"TiersWarm", func(s strata.Store) strata.Store {
+		return &store{Store: s, turns: func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+			ts, err := s.Turns(ctx, f)
+			ns, _ := s.Nodes(ctx, strata.NodeFilter{Namespace: f.Namespace, Conversation: f.Conversation, Level: 1,
+				Tiers: []strata.Tier{strata.TierWarm}})
+			for i := range ts {
+				for _, n := range ns {
+					if ts[i].Seq >= n.FirstSeq && ts[i].Seq <= n.LastSeq && !ts[i].Pinned() {
+						ts[i].Content = ""
+					}
+				}
+			}
+			return ts, err
+		}}
+	}},
+	"expires pinned turns": {"TiersExpire", func(s strata.Store) strata.Store {
+		return &store{Store: s, turns: func(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
+			ts, err := s.Turns(ctx, f)
+			ns, _ := s.Nodes(ctx, strata.NodeFilter{Namespace: f.Namespace, Conversation: f.Conversation, Level: 1,
+				Tiers: []strata.Tier{strata.TierExpired}})
+			return slices.DeleteFunc(ts, func(t strata.Turn) bool {
+				for _, n := range ns {
+					if t.Seq >= n.FirstSeq && t.Seq <= n.LastSeq {
+						return true
+					}
+				}
+				return false
+			}), err
 		}}
 	}},
 }

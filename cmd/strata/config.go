@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -29,7 +31,61 @@ type fileConfig struct {
 	SessionGap string               `yaml:"session_gap"`
 	Policy     *strata.Policy       `yaml:"policy"`
 	Assembly   *assemblyConfig      `yaml:"assembly"`
+	Tiers      *tiersConfig         `yaml:"tiers"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
+}
+
+// tiersConfig is the tiers section; unset fields keep their defaults.
+type tiersConfig struct {
+	Off               bool   `yaml:"off"`
+	HotChunks         *int   `yaml:"hot_chunks"`
+	HotMaxTokens      *int   `yaml:"hot_max_tokens"`
+	WarmMaxTurns      *int   `yaml:"warm_max_turns"`
+	WarmMaxAge        string `yaml:"warm_max_age"`
+	WarmMaxTokens     *int   `yaml:"warm_max_tokens"`
+	ColdRetentionDays *int   `yaml:"cold_retention_days"`
+}
+
+// policy applies the section over the defaults.
+func (c *tiersConfig) policy() (strata.TierPolicy, error) {
+	p := strata.DefaultTierPolicy()
+	if c == nil {
+		return p, nil
+	}
+	p.Off = c.Off
+	for _, f := range []struct {
+		v   *int
+		dst *int
+	}{{c.HotChunks, &p.HotChunks}, {c.HotMaxTokens, &p.HotMaxTokens}, {c.WarmMaxTurns, &p.WarmMaxTurns},
+		{c.WarmMaxTokens, &p.WarmMaxTokens}, {c.ColdRetentionDays, &p.ColdRetentionDays}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	if c.WarmMaxAge != "" {
+		d, err := parseAge(c.WarmMaxAge)
+		if err != nil {
+			return p, fmt.Errorf("tiers: warm_max_age %q: %w", c.WarmMaxAge, err)
+		}
+		p.WarmMaxAge = d
+	}
+	return p, p.Validate()
+}
+
+// parseAge reads a duration, also in days ("30d").
+func parseAge(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return 0, fmt.Errorf("want a duration like 30d or 720h")
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a duration like 30d or 720h")
+	}
+	return d, nil
 }
 
 type assemblyConfig struct {
@@ -63,6 +119,7 @@ type settings struct {
 	SessionGap time.Duration
 	Policy     strata.Policy
 	Assembly   strata.AssemblyOptions
+	Tiers      strata.TierPolicy
 }
 
 func (m *Main) resolve(g *globals) (settings, error) {
@@ -111,6 +168,9 @@ func (m *Main) resolve(g *globals) (settings, error) {
 			return s, fmt.Errorf("config %s: %w", path, err)
 		}
 		s.Policy = *fc.Policy
+	}
+	if s.Tiers, err = fc.Tiers.policy(); err != nil {
+		return s, fmt.Errorf("config %s: %w", path, err)
 	}
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
@@ -184,7 +244,7 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 		return nil, fmt.Errorf("open %s: %w", s.DB, err)
 	}
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
-		Policy: s.Policy, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly})
+		Policy: s.Policy, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
 	if err != nil {
 		st.Close()
 		return nil, err

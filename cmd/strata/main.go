@@ -72,7 +72,10 @@ func commands() []command {
 		{"tree", "show a conversation's summary pyramid", runTree},
 		{"context", "assemble a context package within a token budget", runContext},
 		{"search", "search turns and summaries (BM25)", runSearch},
-		{"expand", "show the exact turns under a summary node", runExpand},
+		{"expand", "show the exact turns under a summary node, whatever their tier", runExpand},
+		{"tier", "move old spans to warm and cold storage (and expire per the retention rule)", runTier},
+		{"retention", "delete archived raw content past cold_retention_days (--dry-run shows it)", runRetention},
+		{"ctf", "encode JSONL turns as Compact Turn Format, or decode it back", runCTF},
 		{"list", "list conversations", runList},
 		{"stats", "counts and bytes on disk", runStats},
 		{"tokens", "count the tokens of standard input", runTokens},
@@ -108,7 +111,7 @@ func (m *Main) usage(w io.Writer) {
 	cs := commands()
 	sort.SliceStable(cs, func(i, j int) bool { return false })
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nEvery command takes --db PATH (or STRATA_DB) and --config FILE (or STRATA_CONFIG);")
 	fmt.Fprintln(w, "read commands take --json. Run 'strata COMMAND -h' for a command's flags.")

@@ -235,21 +235,29 @@ func runExpand(ctx context.Context, m *Main, args []string) error {
 	}
 	defer a.Close()
 	n, turns, err := a.mem.Expand(ctx, fs.Arg(0))
-	if err != nil {
+	if err != nil && (n.ID == "" || turns == nil) {
 		return err
 	}
+	// An expired span shows what remains, then fails with why.
 	if *fs.json {
-		return writeJSON(m.Stdout, struct {
+		if werr := writeJSON(m.Stdout, struct {
 			Node  strata.Node   `json:"node"`
 			Turns []strata.Turn `json:"turns"`
-		}{n, turns})
+		}{n, turns}); err == nil {
+			return werr
+		}
+		return err
 	}
-	fmt.Fprintf(m.Stdout, "%s: level %d, turns %d-%d of %s, %s .. %s\n\n", n.ID, n.Level, n.FirstSeq, n.LastSeq,
-		n.Conversation, day(n.Start), day(n.End))
+	tier := ""
+	if n.Tier != "" {
+		tier = ", " + string(n.Tier)
+	}
+	fmt.Fprintf(m.Stdout, "%s: level %d, turns %d-%d of %s, %s .. %s%s\n\n", n.ID, n.Level, n.FirstSeq, n.LastSeq,
+		n.Conversation, day(n.Start), day(n.End), tier)
 	for _, t := range turns {
 		fmt.Fprintf(m.Stdout, "[%d %s %s] %s: %s\n", t.Seq, t.ExtID, day(t.Time), t.Speaker(), t.Text())
 	}
-	return nil
+	return err
 }
 
 func runList(ctx context.Context, m *Main, args []string) error {
@@ -314,7 +322,37 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		}
 		fmt.Fprintf(w, "level %d      %d nodes, %d summary tokens over %d source tokens (%.1fx)\n", l.Level, l.Nodes, l.SummaryTokens, l.SourceTokens, ratio)
 	}
+	fmt.Fprintf(w, "tokens       %d of raw history, %d of summaries\n", st.TurnTokens, st.SummaryTokens)
+	printTiers(w, "", st.Tiers, st.Archive)
+	if st.FreeBytes > 0 {
+		fmt.Fprintf(w, "free         %s inside the database file ('strata tier --vacuum' returns it)\n", bytesHuman(st.FreeBytes))
+	}
+	if len(st.PerConversation) > 1 {
+		for _, c := range st.PerConversation {
+			fmt.Fprintf(w, "\n%s: %d turns, %d sessions, %s; tokens %d raw, %d in summaries\n", c.ID, c.Turns, c.Sessions,
+				bytesHuman(c.ContentBytes), c.TurnTokens, c.SummaryTokens)
+			printTiers(w, "  ", c.Tiers, c.Archive)
+		}
+	}
 	return nil
+}
+
+// printTiers writes one line per tier and one for the archive.
+func printTiers(w io.Writer, indent string, tiers []strata.TierStats, ar strata.ArchiveStats) {
+	for _, t := range tiers {
+		if t.Spans == 0 && t.Turns == 0 {
+			continue
+		}
+		stored := ""
+		if t.Tier != strata.TierExpired {
+			stored = ", stored in " + bytesHuman(t.StoredBytes)
+		}
+		fmt.Fprintf(w, "%s%-12s %d spans, %d turns, %s of content%s\n", indent, string(t.Tier), t.Spans, t.Turns, bytesHuman(t.Bytes), stored)
+	}
+	if ar.Segments > 0 {
+		fmt.Fprintf(w, "%s%-12s %d segments, %d turns, %s (%s raw, %.1fx)\n", indent, "archive", ar.Segments, ar.Records,
+			bytesHuman(ar.Bytes), bytesHuman(ar.RawBytes), ar.Ratio)
+	}
 }
 
 type statsOut struct {

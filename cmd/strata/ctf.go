@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"strata"
+	"strata/ctf"
+	"strata/formats"
+)
+
+func runCTF(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 || (args[0] != "encode" && args[0] != "decode") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(m.Stderr, ctfUsage)
+			return nil
+		}
+		return usagef("ctf: want 'strata ctf encode' or 'strata ctf decode'\n%s", ctfUsage)
+	}
+	fs := m.command("ctf "+args[0], "< INPUT > OUTPUT")
+	fields := fs.String("fields", "", "encode: comma-separated fields (default: every field some turn has)")
+	if err := fs.parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("ctf %s reads standard input and takes no arguments", args[0])
+	}
+	if args[0] == "encode" {
+		return ctfEncode(m, *fields)
+	}
+	return ctfDecode(m)
+}
+
+const ctfUsage = `Usage:
+  strata ctf encode [--fields role,name,content] < turns.jsonl > turns.ctf
+  strata ctf decode < turns.ctf > turns.jsonl
+
+encode reads JSONL turns (the import format) and writes one CTF block;
+decode reads a CTF block and writes JSONL turns that 'strata import' reads.
+The format is described in docs/ctf.md.`
+
+// ctfEncode turns JSONL turns on standard input into one CTF block.
+func ctfEncode(m *Main, fieldList string) error {
+	r, err := formats.Open(formats.JSONL, "stdin", m.Stdin)
+	if err != nil {
+		return err
+	}
+	var turns []strata.Turn
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		turns = append(turns, rec.Turn)
+	}
+	var fields []string
+	if fieldList != "" {
+		fields = splitList(fieldList)
+	}
+	b, err := ctf.EncodeTurns(turns, fields)
+	if err != nil {
+		return err
+	}
+	_, err = m.Stdout.Write(b)
+	return err
+}
+
+// ctfDecode turns a CTF block on standard input into JSONL turns.
+func ctfDecode(m *Main) error {
+	data, err := io.ReadAll(m.Stdin)
+	if err != nil {
+		return err
+	}
+	turns, err := ctf.DecodeTurns(data)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(m.Stdout)
+	for i := range turns {
+		line, err := jsonlLine(&turns[i])
+		if err != nil {
+			return err
+		}
+		w.Write(line)
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+// jsonlLine renders a turn in the JSONL import format: the session label
+// as "session", tool-call arguments as their exact text.
+func jsonlLine(t *strata.Turn) ([]byte, error) {
+	type call struct {
+		ID        string `json:"id,omitempty"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments,omitempty"`
+	}
+	rec := struct {
+		Session     string              `json:"session,omitempty"`
+		ExtID       string              `json:"ext_id,omitempty"`
+		Role        strata.Role         `json:"role"`
+		Name        string              `json:"name,omitempty"`
+		Content     string              `json:"content"`
+		Time        string              `json:"time,omitempty"`
+		Model       string              `json:"model,omitempty"`
+		ToolCalls   []call              `json:"tool_calls,omitempty"`
+		ToolResults []strata.ToolResult `json:"tool_results,omitempty"`
+		Importance  float64             `json:"importance,omitempty"`
+		Tags        []string            `json:"tags,omitempty"`
+		Metadata    map[string]any      `json:"metadata,omitempty"`
+	}{Session: t.SessionLabel, ExtID: t.ExtID, Role: t.Role, Name: t.Name, Content: t.Content, Model: t.Model,
+		ToolResults: t.ToolResults, Importance: t.Importance, Tags: t.Tags, Metadata: t.Metadata}
+	if !t.Time.IsZero() {
+		rec.Time = t.Time.UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
+	}
+	for _, c := range t.ToolCalls {
+		rec.ToolCalls = append(rec.ToolCalls, call{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil {
+		return nil, fmt.Errorf("turn %s: %w", t.ExtID, err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range bytes.Split([]byte(s), []byte(",")) {
+		if f := string(bytes.TrimSpace(f)); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

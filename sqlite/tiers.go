@@ -1,0 +1,904 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"time"
+
+	"strata"
+	"strata/archive"
+	"strata/ctf"
+)
+
+// Tiers as stored in turns.tier and nodes.tier.
+const (
+	tierHot     = 0
+	tierWarm    = 1
+	tierCold    = 2
+	tierExpired = 3
+)
+
+func tierCode(t strata.Tier) int {
+	switch t {
+	case strata.TierWarm:
+		return tierWarm
+	case strata.TierCold:
+		return tierCold
+	case strata.TierExpired:
+		return tierExpired
+	}
+	return tierHot
+}
+
+func tierName(c int) strata.Tier {
+	switch c {
+	case tierWarm:
+		return strata.TierWarm
+	case tierCold:
+		return strata.TierCold
+	case tierExpired:
+		return strata.TierExpired
+	}
+	return strata.TierHot
+}
+
+// stub is a turn row whose content lives with its span.
+type stub struct {
+	index int           // in the result being filled
+	tier  int           // turns.tier
+	span  sql.NullInt64 // pk of the level-1 node holding the content
+}
+
+// span is a level-1 node as the tier code reads it.
+type span struct {
+	pk          int64
+	id          string
+	level       int
+	first, last int64
+	tier        int
+	block       []byte
+	days        []string
+}
+
+const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
+
+func scanSpan(row interface{ Scan(...any) error }) (span, error) {
+	var sp span
+	var days sql.NullString
+	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &days); err != nil {
+		return sp, err
+	}
+	if days.Valid {
+		if err := json.Unmarshal([]byte(days.String), &sp.days); err != nil {
+			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
+		}
+	}
+	return sp, nil
+}
+
+// archiveDir is the folder of a conversation's segments.
+func (s *Store) archiveDir(namespace, conversation string) string {
+	return archive.Dir(s.archive, namespace, conversation)
+}
+
+// segmentPath is the path of one day's segment of a conversation.
+func (s *Store) segmentPath(namespace, conversation, day string) string {
+	return filepath.Join(s.archiveDir(namespace, conversation), day+".jsonl.zst")
+}
+
+// dayOf is the segment day a turn belongs to (UTC).
+func dayOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// hydrate replaces the stubs of out (turn rows whose content lives with
+// their span) by the whole turns from the spans' warm blocks or archive
+// segments, and drops expired ones.
+func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	if len(stubs) == 0 {
+		return out, nil
+	}
+	bySpan := map[int64][]stub{}
+	var order []int64
+	drop := map[int]bool{}
+	for _, st := range stubs {
+		if st.tier == tierExpired {
+			drop[st.index] = true
+			continue
+		}
+		if !st.span.Valid {
+			return nil, fmt.Errorf("sqlite: turn %d of %q: %s with no span", out[st.index].Seq, conversation, tierName(st.tier))
+		}
+		if _, ok := bySpan[st.span.Int64]; !ok {
+			order = append(order, st.span.Int64)
+		}
+		bySpan[st.span.Int64] = append(bySpan[st.span.Int64], st)
+	}
+	for _, pk := range order {
+		sts := bySpan[pk]
+		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: span of turn %d of %q: %w", out[sts[0].index].Seq, conversation, err)
+		}
+		lo, hi := out[sts[0].index].Seq, out[sts[0].index].Seq
+		for _, st := range sts {
+			lo, hi = min(lo, out[st.index].Seq), max(hi, out[st.index].Seq)
+		}
+		whole, err := s.spanContent(namespace, conversation, sp, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range sts {
+			stub := &out[st.index]
+			t, ok := whole[stub.Seq]
+			if !ok {
+				return nil, fmt.Errorf("sqlite: turn %d of %q is missing from the %s copy of node %s", stub.Seq, conversation, tierName(sp.tier), sp.id)
+			}
+			if t.ExtID != stub.ExtID {
+				return nil, fmt.Errorf("sqlite: turn %d of %q: the %s copy of node %s holds ext_id %q, the row %q", stub.Seq, conversation, tierName(sp.tier), sp.id, t.ExtID, stub.ExtID)
+			}
+			*stub = t
+		}
+	}
+	if len(drop) == 0 {
+		return out, nil
+	}
+	kept := out[:0]
+	for i := range out {
+		if !drop[i] {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
+}
+
+// spanContent returns the turns lo..hi of a span from its warm block or
+// its archive segments, by seq.
+func (s *Store) spanContent(namespace, conversation string, sp span, lo, hi int64) (map[int64]strata.Turn, error) {
+	out := map[int64]strata.Turn{}
+	switch sp.tier {
+	case tierWarm:
+		ts, err := decodeBlock(sp.block)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: warm block of node %s of %q: %w", sp.id, conversation, err)
+		}
+		for _, t := range ts {
+			out[t.Seq] = t
+		}
+	case tierCold:
+		for _, day := range sp.days {
+			path := s.segmentPath(namespace, conversation, day)
+			recs, err := archive.Read(path, max(lo, sp.first), min(hi, sp.last))
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, sp.id)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("node %s of %q: %w", sp.id, conversation, err)
+			}
+			for _, r := range recs {
+				t, err := decodeRecord(r.Line)
+				if err != nil {
+					return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
+				}
+				out[t.Seq] = t
+			}
+		}
+	default:
+		return nil, fmt.Errorf("sqlite: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
+	}
+	return out, nil
+}
+
+// encodeBlock packs turns into a warm block: CTF, compressed.
+func encodeBlock(turns []strata.Turn) ([]byte, error) {
+	b, err := ctf.EncodeTurns(turns, nil)
+	if err != nil {
+		return nil, err
+	}
+	return archive.Compress(b), nil
+}
+
+func decodeBlock(b []byte) ([]strata.Turn, error) {
+	raw, err := archive.Decompress(b)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := ctf.DecodeTurns(raw)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ts {
+		normalize(&ts[i])
+	}
+	return ts, nil
+}
+
+// normalize gives a decoded turn the shape a row scan gives: nil for empty
+// lists and maps, UTC times.
+func normalize(t *strata.Turn) {
+	if len(t.ToolCalls) == 0 {
+		t.ToolCalls = nil
+	}
+	for i := range t.ToolCalls {
+		if len(t.ToolCalls[i].Arguments) == 0 {
+			t.ToolCalls[i].Arguments = nil
+		}
+	}
+	if len(t.ToolResults) == 0 {
+		t.ToolResults = nil
+	}
+	if len(t.Tags) == 0 {
+		t.Tags = nil
+	}
+	if len(t.Metadata) == 0 {
+		t.Metadata = nil
+	}
+	if t.Time.IsZero() {
+		t.Time = time.Time{}
+	} else {
+		t.Time = t.Time.UTC()
+	}
+}
+
+// record is a turn as an archive segment holds it: one JSON object per
+// line, with tool calls, tool results, tags and metadata as the database
+// stores them (tool-call arguments as their exact text).
+type record struct {
+	Seq          int64           `json:"seq"`
+	ExtID        string          `json:"ext_id,omitempty"`
+	Session      int             `json:"session,omitempty"`
+	SessionLabel string          `json:"session_label,omitempty"`
+	Role         string          `json:"role"`
+	Name         string          `json:"name,omitempty"`
+	Content      string          `json:"content"`
+	Time         string          `json:"time,omitempty"`
+	Model        string          `json:"model,omitempty"`
+	ToolCalls    json.RawMessage `json:"tool_calls,omitempty"`
+	ToolResults  json.RawMessage `json:"tool_results,omitempty"`
+	Tokens       int             `json:"tokens"`
+	Importance   float64         `json:"importance,omitempty"`
+	Tags         json.RawMessage `json:"tags,omitempty"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+}
+
+func rawColumn(v any) json.RawMessage {
+	if s, ok := v.(string); ok {
+		return json.RawMessage(s)
+	}
+	return nil
+}
+
+func encodeRecord(t *strata.Turn) (archive.Record, error) {
+	e, err := encodeTurn(t, 0)
+	if err != nil {
+		return archive.Record{}, err
+	}
+	r := record{Seq: t.Seq, ExtID: t.ExtID, Session: t.Session, SessionLabel: t.SessionLabel, Role: string(t.Role),
+		Name: t.Name, Content: t.Content, Model: t.Model, ToolCalls: rawColumn(e.toolCalls),
+		ToolResults: rawColumn(e.toolResults), Tokens: t.Tokens, Importance: t.Importance,
+		Tags: rawColumn(e.tags), Metadata: rawColumn(e.metadata)}
+	if !t.Time.IsZero() {
+		r.Time = t.Time.UTC().Format(time.RFC3339Nano)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return archive.Record{}, err
+	}
+	return archive.Record{Seq: t.Seq, Line: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}, nil
+}
+
+func decodeRecord(line []byte) (strata.Turn, error) {
+	var r record
+	if err := json.Unmarshal(line, &r); err != nil {
+		return strata.Turn{}, err
+	}
+	t := strata.Turn{Seq: r.Seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
+		Role: strata.Role(r.Role), Name: r.Name, Content: r.Content, Model: r.Model, Tokens: r.Tokens,
+		Importance: r.Importance}
+	if r.Time != "" {
+		tm, err := time.Parse(time.RFC3339Nano, r.Time)
+		if err != nil {
+			return t, fmt.Errorf("time: %w", err)
+		}
+		t.Time = tm.UTC()
+	}
+	col := func(m json.RawMessage) sql.NullString {
+		if len(m) == 0 || string(m) == "null" {
+			return sql.NullString{}
+		}
+		return sql.NullString{String: string(m), Valid: true}
+	}
+	if err := decodeColumns(&t, col(r.ToolCalls), col(r.ToolResults), col(r.Tags), col(r.Metadata)); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// sameTurn reports whether two turns are equal field by field, tool-call
+// arguments byte for byte.
+func sameTurn(a, b *strata.Turn) bool {
+	x, y := *a, *b
+	normalize(&x)
+	normalize(&y)
+	if len(x.ToolCalls) != len(y.ToolCalls) {
+		return false
+	}
+	for i := range x.ToolCalls {
+		if !bytes.Equal(x.ToolCalls[i].Arguments, y.ToolCalls[i].Arguments) {
+			return false
+		}
+	}
+	x.ToolCalls, y.ToolCalls = nil, nil
+	return x.Time.Equal(y.Time) && reflect.DeepEqual(withoutTime(x), withoutTime(y))
+}
+
+func withoutTime(t strata.Turn) strata.Turn {
+	t.Time = time.Time{}
+	return t
+}
+
+// loadSpans reads the level-1 nodes ids of conversation pk: ENOTFOUND for
+// an id the conversation does not have, EINVALID for a node of another
+// level.
+func loadSpans(ctx context.Context, q querier, pk int64, conversation string, ids []string) ([]span, error) {
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY first_seq`, pk, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: nodes of %q: %w", conversation, err)
+	}
+	defer rows.Close()
+	var out []span
+	found := map[string]bool{}
+	for rows.Next() {
+		sp, err := scanSpan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: nodes of %q: %w", conversation, err)
+		}
+		if sp.level != 1 {
+			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.id, conversation, sp.level)
+		}
+		found[sp.id] = true
+		out = append(out, sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: nodes of %q: %w", conversation, err)
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return nil, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
+		}
+	}
+	return out, nil
+}
+
+// spanRow is a turn of a span being moved, with its row key and tier.
+type spanRow struct {
+	pk   int64
+	tier int
+	turn strata.Turn
+}
+
+// spanTurns reads a span's whole turns (from rows and its warm block).
+func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversation string, pk int64, sp span) ([]spanRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+		WHERE t.conversation = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq`, pk, sp.first, sp.last)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+	}
+	defer rows.Close()
+	var out []spanRow
+	var turns []strata.Turn
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		var r spanRow
+		t, err := scanTurn(rows, &st.tier, &st.span, &r.pk)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+		}
+		r.tier = st.tier
+		if st.tier != tierHot {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		out = append(out, r)
+		turns = append(turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+	}
+	rows.Close()
+	if int64(len(out)) != sp.last-sp.first+1 {
+		return nil, fmt.Errorf("sqlite: node %s of %q covers turns %d-%d but %d are stored", sp.id, conversation, sp.first, sp.last, len(out))
+	}
+	turns, err = s.hydrate(ctx, q, namespace, conversation, turns, stubs)
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) != len(out) {
+		return nil, fmt.Errorf("sqlite: node %s of %q has expired turns", sp.id, conversation)
+	}
+	for i := range out {
+		out[i].turn = turns[i]
+	}
+	return out, nil
+}
+
+// slim is the update that leaves a turn row without its content.
+const slim = `UPDATE turns SET tier = ?, span = ?, content = '', model = '', tool_calls = NULL,
+	tool_results = NULL, tags = NULL, metadata = NULL
+	WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier < ? AND importance < ` + pinnedLiteral
+
+// Demote moves the raw content of level-1 nodes to the warm or cold tier;
+// see strata.Store. Warm: the span's turns are packed into a compressed
+// CTF block on the node, checked by decoding it, and the rows keep only
+// what filters and orders them, in one transaction. Cold: the turns are
+// merged into their days' archive segments (written to a temporary file,
+// verified, renamed into place), then one transaction points the node at
+// its segments, drops the block, slims the rows and removes the turns from
+// the full-text index. A kill between the two leaves records in a segment
+// for a span still warm: nothing is lost, and the next Demote rewrites
+// them in place. The write lock is held throughout, so that no other
+// process rewrites the same segment at the same time.
+func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier) ([]strata.Move, error) {
+	if to != strata.TierWarm && to != strata.TierCold {
+		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
+	}
+	moves := []strata.Move{}
+	fail := func(err error) ([]strata.Move, error) {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sqlite: moving spans of %q to %s: %w", conversation, to, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return moves, nil
+	}
+	spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+	if err != nil {
+		return fail(err)
+	}
+	code := tierCode(to)
+	type moving struct {
+		sp   span
+		rows []spanRow
+	}
+	var work []moving
+	for _, sp := range spans {
+		if sp.tier >= code {
+			continue
+		}
+		rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
+		if err != nil {
+			return fail(err)
+		}
+		work = append(work, moving{sp, rows})
+	}
+	if len(work) == 0 {
+		return moves, nil
+	}
+	move := func(m moving) strata.Move {
+		mv := strata.Move{NodeID: m.sp.id, FirstSeq: m.sp.first, LastSeq: m.sp.last, From: tierName(m.sp.tier), To: to}
+		for _, r := range m.rows {
+			if r.tier < code && !r.turn.Pinned() {
+				mv.Turns++
+				mv.Bytes += int64(len(r.turn.Content))
+			}
+		}
+		return mv
+	}
+
+	if to == strata.TierWarm {
+		for _, m := range work {
+			turns := make([]strata.Turn, len(m.rows))
+			for i, r := range m.rows {
+				turns[i] = r.turn
+			}
+			block, err := encodeBlock(turns)
+			if err != nil {
+				return fail(fmt.Errorf("packing node %s: %w", m.sp.id, err))
+			}
+			back, err := decodeBlock(block)
+			if err != nil {
+				return fail(fmt.Errorf("checking the block of node %s: %w", m.sp.id, err))
+			}
+			if len(back) != len(turns) {
+				return fail(fmt.Errorf("checking the block of node %s: %d turns, want %d", m.sp.id, len(back), len(turns)))
+			}
+			for i := range turns {
+				if !sameTurn(&back[i], &turns[i]) {
+					return fail(fmt.Errorf("checking the block of node %s: turn %d does not round-trip", m.sp.id, turns[i].Seq))
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = ? WHERE pk = ?`, tierWarm, block, m.sp.pk); err != nil {
+				return fail(err)
+			}
+			if _, err := tx.ExecContext(ctx, slim, tierWarm, m.sp.pk, pk, m.sp.first, m.sp.last, tierWarm); err != nil {
+				return fail(err)
+			}
+			moves = append(moves, move(m))
+		}
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
+		return moves, nil
+	}
+
+	// Cold: write the segments first.
+	byDay := map[string][]archive.Record{}
+	spanDays := make([][]string, len(work))
+	for i, m := range work {
+		seen := map[string]bool{}
+		for _, r := range m.rows {
+			rec, err := encodeRecord(&r.turn)
+			if err != nil {
+				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
+			}
+			back, err := decodeRecord(rec.Line)
+			if err != nil || !sameTurn(&back, &r.turn) {
+				return fail(fmt.Errorf("archiving turn %d: it does not round-trip (%v)", r.turn.Seq, err))
+			}
+			day := dayOf(r.turn.Time)
+			byDay[day] = append(byDay[day], rec)
+			if !seen[day] {
+				seen[day] = true
+				spanDays[i] = append(spanDays[i], day)
+			}
+		}
+	}
+	days := make([]string, 0, len(byDay))
+	for d := range byDay {
+		days = append(days, d)
+	}
+	sort.Strings(days)
+	for _, day := range days {
+		info, err := archive.Merge(s.segmentPath(namespace, conversation, day), byDay[day])
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
+			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
+			pk, day, info.Records, info.Bytes, info.RawBytes); err != nil {
+			return fail(err)
+		}
+	}
+	// Then point the nodes at them and drop the old copies.
+	del, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer del.Close()
+	sc := scope(pk, namespace)
+	for i, m := range work {
+		dj, _ := json.Marshal(spanDays[i])
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ? WHERE pk = ?`,
+			tierCold, string(dj), m.sp.pk); err != nil {
+			return fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, slim, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last, tierCold); err != nil {
+			return fail(err)
+		}
+		moves = append(moves, move(m))
+	}
+	for _, m := range work {
+		for _, r := range m.rows {
+			if r.tier < tierCold && !r.turn.Pinned() {
+				if _, err := del.ExecContext(ctx, r.pk, ftsText(r.turn.Text()), sc); err != nil {
+					return fail(fmt.Errorf("unindexing turn %d: %w", r.turn.Seq, err))
+				}
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return moves, nil
+}
+
+// Expire deletes the archived raw content of cold level-1 nodes, except
+// pinned turns, and keeps an audit record per node; see strata.Store. One
+// transaction records the expiry and marks the node and its rows; the
+// segments are rewritten without the span afterwards, in a second one that
+// holds the write lock (the node keeps naming its segments until then, so
+// a kill in between is finished by the next Expire or Demote).
+func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
+	out := []strata.Expiry{}
+	fail := func(err error) ([]strata.Expiry, error) {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sqlite: expiring spans of %q: %w", conversation, err)
+	}
+	if rule == "" {
+		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	}
+	at = at.UTC()
+	db := s.w
+	if dryRun {
+		db = s.r
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+	if err != nil {
+		return fail(err)
+	}
+	var cleanup []span
+	for _, sp := range spans {
+		if sp.tier == tierExpired {
+			if len(sp.days) > 0 {
+				cleanup = append(cleanup, sp)
+			}
+			continue
+		}
+		if sp.tier != tierCold {
+			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
+		}
+		ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
+			Segments: sp.days, Rule: rule, At: at}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
+			WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, pk, sp.first, sp.last, tierCold).
+			Scan(&ex.Turns, &ex.Bytes); err != nil {
+			return fail(err)
+		}
+		out = append(out, ex)
+		if dryRun {
+			continue
+		}
+		dj, _ := json.Marshal(sp.days)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(dj), rule, at.UnixNano()); err != nil {
+			return fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.pk); err != nil {
+			return fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ? WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`,
+			tierExpired, pk, sp.first, sp.last, tierCold); err != nil {
+			return fail(err)
+		}
+		sp.tier = tierExpired
+		cleanup = append(cleanup, sp)
+	}
+	if dryRun {
+		return out, nil
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	if err := s.dropExpired(ctx, namespace, conversation, pk, cleanup); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// dropExpired rewrites the segments of expired spans without them, then
+// clears the spans' segment lists.
+func (s *Store) dropExpired(ctx context.Context, namespace, conversation string, pk int64, spans []span) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("sqlite: removing expired turns of %q: %w", conversation, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	for _, sp := range spans {
+		for _, day := range sp.days {
+			info, err := archive.Remove(s.segmentPath(namespace, conversation, day), sp.first, sp.last)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fail(err)
+			}
+			if info.Records == 0 {
+				_, err = tx.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
+			} else {
+				_, err = tx.ExecContext(ctx, `UPDATE segments SET records = ?, bytes = ?, raw_bytes = ?
+					WHERE conversation = ? AND day = ?`, info.Records, info.Bytes, info.RawBytes, pk, day)
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = NULL WHERE pk = ?`, sp.pk); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Expiries returns the retention audit records, oldest first.
+func (s *Store) Expiries(ctx context.Context, namespace, conversation string) ([]strata.Expiry, error) {
+	q := `SELECT c.id, e.node, e.first_seq, e.last_seq, e.turns, e.bytes, e.segments, e.rule, e.at
+		FROM expiries e JOIN conversations c ON c.pk = e.conversation WHERE c.namespace = ?`
+	args := []any{namespace}
+	if conversation != "" {
+		if _, err := conversationPK(ctx, s.r, namespace, conversation); err != nil {
+			return nil, err
+		}
+		q += ` AND c.id = ?`
+		args = append(args, conversation)
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY e.pk`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: expiries: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.Expiry{}
+	for rows.Next() {
+		var e strata.Expiry
+		var days sql.NullString
+		var at int64
+		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &days, &e.Rule, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: expiries: %w", err)
+		}
+		if days.Valid {
+			_ = json.Unmarshal([]byte(days.String), &e.Segments)
+		}
+		e.At = time.Unix(0, at).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: expiries: %w", err)
+	}
+	return out, nil
+}
+
+// tierStats fills the tier and archive figures of st, per conversation and
+// in total.
+func (s *Store) tierStats(ctx context.Context, namespace string, st *strata.Stats) error {
+	per := map[string]*strata.ConversationStats{}
+	for i := range st.PerConversation {
+		c := &st.PerConversation[i]
+		c.Tiers = emptyTiers()
+		per[c.ID] = c
+	}
+	st.Tiers = emptyTiers()
+	add := func(id string, tier int, f func(*strata.TierStats)) {
+		if c := per[id]; c != nil {
+			f(&c.Tiers[tier])
+		}
+		f(&st.Tiers[tier])
+	}
+	queries := []struct {
+		sql  string
+		scan func(id string, tier int, a, b int64)
+	}{
+		{`SELECT c.id, t.tier, count(*), coalesce(sum(t.size), 0) FROM turns t JOIN conversations c ON c.pk = t.conversation
+			WHERE c.namespace = ? GROUP BY c.id, t.tier`, func(id string, tier int, n, b int64) {
+			add(id, tier, func(x *strata.TierStats) {
+				x.Turns += n
+				x.Bytes += b
+				if tier == tierHot {
+					x.StoredBytes += b
+				}
+			})
+		}},
+		{`SELECT c.id, n.tier, count(*), coalesce(sum(length(n.block)), 0) FROM nodes n JOIN conversations c ON c.pk = n.conversation
+			WHERE c.namespace = ? AND n.level = 1 GROUP BY c.id, n.tier`, func(id string, tier int, n, b int64) {
+			add(id, tier, func(x *strata.TierStats) {
+				x.Spans += n
+				if tier == tierWarm {
+					x.StoredBytes += b
+				}
+			})
+		}},
+	}
+	for _, q := range queries {
+		rows, err := s.r.QueryContext(ctx, q.sql, namespace)
+		if err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var tier int
+			var a, b int64
+			if err := rows.Scan(&id, &tier, &a, &b); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: stats: %w", err)
+			}
+			if tier >= tierHot && tier <= tierExpired {
+				q.scan(id, tier, a, b)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT c.id, count(*), sum(g.records), sum(g.bytes), sum(g.raw_bytes)
+		FROM segments g JOIN conversations c ON c.pk = g.conversation WHERE c.namespace = ? GROUP BY c.id`, namespace)
+	if err != nil {
+		return fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a strata.ArchiveStats
+		if err := rows.Scan(&id, &a.Segments, &a.Records, &a.Bytes, &a.RawBytes); err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		if c := per[id]; c != nil {
+			c.Archive = withRatio(a)
+			c.Tiers[tierCold].StoredBytes += a.Bytes
+		}
+		st.Archive.Segments += a.Segments
+		st.Archive.Records += a.Records
+		st.Archive.Bytes += a.Bytes
+		st.Archive.RawBytes += a.RawBytes
+		st.Tiers[tierCold].StoredBytes += a.Bytes
+	}
+	st.Archive = withRatio(st.Archive)
+	return rows.Err()
+}
+
+func emptyTiers() []strata.TierStats {
+	out := make([]strata.TierStats, len(strata.Tiers))
+	for i, t := range strata.Tiers {
+		out[i].Tier = t
+	}
+	return out
+}
+
+func withRatio(a strata.ArchiveStats) strata.ArchiveStats {
+	if a.Bytes > 0 {
+		a.Ratio = float64(a.RawBytes) / float64(a.Bytes)
+	}
+	return a
+}
+
+// archiveBytes is the size of every segment of the store, whatever the
+// namespace.
+func (s *Store) archiveBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.r.QueryRowContext(ctx, `SELECT coalesce(sum(bytes), 0) FROM segments`).Scan(&n)
+	return n, err
+}
+
+// Vacuum rebuilds the database file so that the pages freed by tiering and
+// retention return to the file system.
+func (s *Store) Vacuum(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,352 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Tier is where the raw content of a level-1 span lives.
+type Tier string
+
+// The tiers, from the cheapest to read to the cheapest to keep.
+const (
+	// TierHot: turn rows with their whole content, indexed for search.
+	TierHot Tier = "hot"
+	// TierWarm: the span's turns packed into one CTF block stored with its
+	// node; still indexed for search.
+	TierWarm Tier = "warm"
+	// TierCold: the turns live in archive segments; the store keeps the
+	// summary, the facts and a reference. Search over the span uses its
+	// summary.
+	TierCold Tier = "cold"
+	// TierExpired: the raw content was deleted by a retention rule; the
+	// summary, the pinned turns and an audit record remain.
+	TierExpired Tier = "expired"
+)
+
+// Tiers lists the tiers in order.
+var Tiers = []Tier{TierHot, TierWarm, TierCold, TierExpired}
+
+// rank orders tiers: a span only ever moves to a higher rank.
+func (t Tier) rank() int {
+	switch t {
+	case TierHot, "":
+		return 0
+	case TierWarm:
+		return 1
+	case TierCold:
+		return 2
+	case TierExpired:
+		return 3
+	}
+	return -1
+}
+
+// ParseTier returns the tier named s, or an EINVALID error.
+func ParseTier(s string) (Tier, error) {
+	t := Tier(s)
+	if t.rank() < 0 || s == "" {
+		return "", Errorf(EINVALID, "unknown tier %q (want hot, warm, cold or expired)", s)
+	}
+	return t, nil
+}
+
+// TierPolicy says when level-1 spans move from hot to warm to cold, and
+// when cold content expires. Windows count back from the newest turn of
+// the conversation; a closed span moves once it lies wholly outside a
+// window. Turns not yet under a level-1 node always stay hot.
+type TierPolicy struct {
+	// Off disables tiering: every span stays hot.
+	Off bool `json:"off,omitempty"`
+	// HotChunks is how many of the newest closed level-1 spans stay hot.
+	HotChunks int `json:"hot_chunks"`
+	// HotMaxTokens, when positive, replaces HotChunks: spans stay hot while
+	// the tokens from their first turn to the newest turn are at most this.
+	HotMaxTokens int `json:"hot_max_tokens,omitempty"`
+	// The warm window: a warm span goes cold once more than WarmMaxTurns
+	// turns follow it, once its newest turn is older than WarmMaxAge (by
+	// the clock), or once more than WarmMaxTokens tokens follow it,
+	// whichever happens first. All zero: spans never go cold.
+	WarmMaxTurns  int           `json:"warm_max_turns,omitempty"`
+	WarmMaxAge    time.Duration `json:"warm_max_age,omitempty"`
+	WarmMaxTokens int           `json:"warm_max_tokens,omitempty"`
+	// ColdRetentionDays, when positive, deletes the archived raw content of
+	// cold spans whose newest turn is older than that many days (by the
+	// clock). Zero keeps it forever. Pinned turns are never deleted.
+	ColdRetentionDays int `json:"cold_retention_days,omitempty"`
+}
+
+// DefaultTierPolicy keeps the newest two closed micro spans hot, packs
+// older ones into warm CTF blocks, archives spans followed by more than
+// 1,000 turns, and never expires anything.
+func DefaultTierPolicy() TierPolicy {
+	return TierPolicy{HotChunks: 2, WarmMaxTurns: 1000}
+}
+
+// Validate returns an EINVALID error naming the first bad field.
+func (p TierPolicy) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"hot_chunks", int64(p.HotChunks)}, {"hot_max_tokens", int64(p.HotMaxTokens)},
+		{"warm_max_turns", int64(p.WarmMaxTurns)}, {"warm_max_age", int64(p.WarmMaxAge)},
+		{"warm_max_tokens", int64(p.WarmMaxTokens)}, {"cold_retention_days", int64(p.ColdRetentionDays)},
+	} {
+		if f.v < 0 {
+			return Errorf(EINVALID, "tiers: %s is negative", f.name)
+		}
+	}
+	if p.ColdRetentionDays > 0 && p.WarmMaxTurns == 0 && p.WarmMaxAge == 0 && p.WarmMaxTokens == 0 {
+		return Errorf(EINVALID, "tiers: cold_retention_days is set but nothing ever goes cold (set warm_max_turns, warm_max_age or warm_max_tokens)")
+	}
+	return nil
+}
+
+// coldEver reports whether any warm window is set.
+func (p TierPolicy) coldEver() bool {
+	return p.WarmMaxTurns > 0 || p.WarmMaxAge > 0 || p.WarmMaxTokens > 0
+}
+
+// Move is one span's change of tier.
+type Move struct {
+	NodeID   string `json:"node_id"`
+	FirstSeq int64  `json:"first_seq"`
+	LastSeq  int64  `json:"last_seq"`
+	From     Tier   `json:"from"`
+	To       Tier   `json:"to"`
+	Turns    int64  `json:"turns"`
+	Bytes    int64  `json:"bytes"` // content bytes moved (or deleted, for expiry)
+}
+
+// TierResult says what a tiering pass did to one conversation.
+type TierResult struct {
+	Conversation string   `json:"conversation"`
+	Moves        []Move   `json:"moves"`
+	Expired      []Expiry `json:"expired"`
+	DryRun       bool     `json:"dry_run,omitempty"`
+}
+
+// Expiry is the audit record of a retention deletion: what went, when, by
+// which rule. Pinned turns of the span are kept and not counted.
+type Expiry struct {
+	Conversation string    `json:"conversation"`
+	NodeID       string    `json:"node_id"`
+	FirstSeq     int64     `json:"first_seq"`
+	LastSeq      int64     `json:"last_seq"`
+	Turns        int64     `json:"turns"` // raw turns deleted
+	Bytes        int64     `json:"bytes"` // content bytes deleted
+	Segments     []string  `json:"segments,omitempty"`
+	Rule         string    `json:"rule"`
+	At           time.Time `json:"at"`
+}
+
+// Tier applies the tier policy to a conversation: spans outside the hot
+// window become warm, spans outside the warm window become cold, and cold
+// spans past the retention age expire. Every move writes and verifies the
+// new copy before it drops the old one, so a kill at any point loses
+// nothing; running Tier again finishes the work.
+func (m *Memory) Tier(ctx context.Context, conversation string) (TierResult, error) {
+	lock := m.rollLock(conversation)
+	lock.Lock()
+	defer lock.Unlock()
+	return m.tier(ctx, conversation, false)
+}
+
+// TierPlan reports what Tier would do, changing nothing.
+func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult, error) {
+	lock := m.rollLock(conversation)
+	lock.Lock()
+	defer lock.Unlock()
+	return m.tier(ctx, conversation, true)
+}
+
+// Retention reports (dryRun) or performs the expiry of cold spans past the
+// retention age, without moving anything else.
+func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+	lock := m.rollLock(conversation)
+	lock.Lock()
+	defer lock.Unlock()
+	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
+	plan, err := m.planTiers(ctx, conversation)
+	if err != nil {
+		return res, err
+	}
+	var cold []Node // Retention moves nothing: only spans already cold expire
+	for _, n := range plan.expire {
+		if n.Tier == TierCold {
+			cold = append(cold, n)
+		}
+	}
+	return m.expire(ctx, res, cold, dryRun)
+}
+
+// tierPlan is what a policy asks of a conversation's level-1 spans.
+type tierPlan struct {
+	warm, cold, expire []Node
+}
+
+// planTiers reads the conversation's unsettled level-1 spans (hot and
+// warm, newest first) and decides where each belongs; with a retention
+// rule it also lists the cold spans past it. Windows are measured from the
+// newest turn over the spans read, so tokens that follow a span are the
+// open turns' plus those of the newer unsettled spans (exact while spans
+// settle oldest first, as they do unless the policy changes).
+func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, error) {
+	var plan tierPlan
+	p := m.tiers
+	if p.Off {
+		return plan, nil
+	}
+	conv, err := m.store.Conversation(ctx, m.ns, conversation)
+	if err != nil {
+		return plan, err
+	}
+	nodes, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: 1,
+		Tiers: []Tier{TierHot, TierWarm}, Newest: true})
+	if err != nil {
+		return plan, err
+	}
+	var after int64 // tokens that follow the span being looked at
+	if len(nodes) > 0 && nodes[0].LastSeq < conv.Turns {
+		open, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: nodes[0].LastSeq + 1})
+		if err != nil {
+			return plan, err
+		}
+		for _, t := range open {
+			after += int64(t.Tokens)
+		}
+	}
+	now := m.now()
+	for i, n := range nodes { // newest first
+		span := after + int64(n.SourceTokens) // from the span's first turn to the end
+		hot := i < p.HotChunks
+		if p.HotMaxTokens > 0 {
+			hot = span <= int64(p.HotMaxTokens)
+		}
+		cold := p.WarmMaxTurns > 0 && conv.Turns-n.LastSeq > int64(p.WarmMaxTurns) ||
+			p.WarmMaxTokens > 0 && after > int64(p.WarmMaxTokens) ||
+			p.WarmMaxAge > 0 && !n.End.IsZero() && now.Sub(n.End) > p.WarmMaxAge
+		after = span
+		switch {
+		case hot:
+		case cold:
+			plan.cold = append(plan.cold, n)
+			if m.pastRetention(n, now) {
+				plan.expire = append(plan.expire, n)
+			}
+		case n.Tier.rank() < TierWarm.rank():
+			plan.warm = append(plan.warm, n)
+		}
+	}
+	if p.ColdRetentionDays > 0 {
+		cold, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: 1,
+			Tiers: []Tier{TierCold}, Newest: true})
+		if err != nil {
+			return plan, err
+		}
+		for _, n := range cold {
+			if m.pastRetention(n, now) {
+				plan.expire = append(plan.expire, n)
+			}
+		}
+	}
+	// Oldest first: a kill part-way leaves the oldest spans moved.
+	reverse(plan.warm)
+	reverse(plan.cold)
+	reverse(plan.expire)
+	return plan, nil
+}
+
+// pastRetention reports whether a span's newest turn is older than the
+// retention age.
+func (m *Memory) pastRetention(n Node, now time.Time) bool {
+	days := m.tiers.ColdRetentionDays
+	return days > 0 && !n.End.IsZero() && now.Sub(n.End) > time.Duration(days)*24*time.Hour
+}
+
+func reverse(ns []Node) {
+	for i, j := 0, len(ns)-1; i < j; i, j = i+1, j-1 {
+		ns[i], ns[j] = ns[j], ns[i]
+	}
+}
+
+// tierBatch is how many spans one store call moves: each call is one
+// transaction (and, for cold moves, one rewrite per archive segment).
+const tierBatch = 256
+
+// tier runs a tiering pass; the caller holds the conversation's roll lock.
+func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
+	plan, err := m.planTiers(ctx, conversation)
+	if err != nil {
+		return res, err
+	}
+	for _, step := range []struct {
+		to    Tier
+		nodes []Node
+	}{{TierWarm, plan.warm}, {TierCold, plan.cold}} {
+		for len(step.nodes) > 0 {
+			n := min(len(step.nodes), tierBatch)
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = step.nodes[i].ID
+			}
+			if dryRun {
+				for _, x := range step.nodes[:n] {
+					res.Moves = append(res.Moves, Move{NodeID: x.ID, FirstSeq: x.FirstSeq, LastSeq: x.LastSeq,
+						From: x.tier(), To: step.to, Turns: x.Turns()})
+				}
+				step.nodes = step.nodes[n:]
+				continue
+			}
+			step.nodes = step.nodes[n:]
+			moves, err := m.store.Demote(ctx, m.ns, conversation, ids, step.to)
+			res.Moves = append(res.Moves, moves...)
+			if err != nil {
+				return res, fmt.Errorf("moving spans of %q to %s: %w", conversation, step.to, err)
+			}
+		}
+	}
+	return m.expire(ctx, res, plan.expire, dryRun)
+}
+
+// expire deletes (or, dry, reports) the raw content of spans past
+// retention.
+func (m *Memory) expire(ctx context.Context, res TierResult, nodes []Node, dryRun bool) (TierResult, error) {
+	rule := fmt.Sprintf("cold_retention_days=%d", m.tiers.ColdRetentionDays)
+	now := m.now().UTC()
+	for len(nodes) > 0 {
+		n := min(len(nodes), tierBatch)
+		ids := make([]string, 0, n)
+		for _, x := range nodes[:n] {
+			if dryRun && x.Tier != TierCold {
+				// Not archived yet (the pass would archive it first): report
+				// it from the node.
+				res.Expired = append(res.Expired, Expiry{Conversation: res.Conversation, NodeID: x.ID,
+					FirstSeq: x.FirstSeq, LastSeq: x.LastSeq, Turns: x.Turns(), Rule: rule, At: now})
+				continue
+			}
+			ids = append(ids, x.ID)
+		}
+		nodes = nodes[n:]
+		if len(ids) == 0 {
+			continue
+		}
+		ex, err := m.store.Expire(ctx, m.ns, res.Conversation, ids, rule, now, dryRun)
+		res.Expired = append(res.Expired, ex...)
+		if err != nil {
+			return res, fmt.Errorf("expiring spans of %q: %w", res.Conversation, err)
+		}
+	}
+	return res, nil
+}
+
+// tier is the node's tier, hot when unset.
+func (n *Node) tier() Tier {
+	if n.Tier == "" {
+		return TierHot
+	}
+	return n.Tier
+}
