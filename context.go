@@ -120,6 +120,8 @@ type ContextRequest struct {
 	// Format is the rendering the budget is counted on: FormatText
 	// (default) or FormatMarkdown.
 	Format string
+	// Renderer, when set, renders the package instead of Format.
+	Renderer Renderer
 }
 
 // Context assembles the most useful context for the next prompt within
@@ -138,6 +140,9 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 		return nil, Errorf(EINVALID, "budget %d: must be a positive number of tokens", req.Budget)
 	}
 	r, err := newRenderer(req.Format)
+	if req.Renderer != nil {
+		r, err = req.Renderer, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +166,7 @@ type assembler struct {
 	req    ContextRequest
 	conv   Conversation
 	policy Policy
-	r      renderer
+	r      Renderer
 
 	items  []*Item
 	used   int
@@ -175,7 +180,7 @@ type assembler struct {
 
 func (a *assembler) run() (*Package, error) {
 	B := a.req.Budget
-	a.header = a.r.header(a.conv, nil)
+	a.header = a.r.Header(a.conv, nil)
 	// The header is recounted with the final omission note; reserve room
 	// for that note now so the final check rarely has to drop anything.
 	a.used = a.m.tok.Count(a.header) + 24
@@ -224,7 +229,7 @@ func (a *assembler) add(it *Item, limit int) bool {
 // measure renders it and counts its tokens, once.
 func (a *assembler) measure(it *Item) {
 	if it.rendered == "" {
-		it.rendered = a.r.item(it)
+		it.rendered = a.r.Item(it)
 		it.Tokens = a.m.tok.Count(it.rendered)
 	}
 }
@@ -742,11 +747,11 @@ func (a *assembler) expand(it *Item) (bool, error) {
 func (a *assembler) finish() (*Package, error) {
 	for {
 		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
-		a.header = a.r.header(a.conv, a.omittedSorted())
-		text := a.r.join(a.header, a.items)
+		a.header = a.r.Header(a.conv, a.omittedSorted())
+		text := a.r.Join(a.header, a.items)
 		n := a.m.tok.Count(text)
 		if n <= a.req.Budget {
-			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.name(),
+			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.Name(),
 				Tokenizer: a.m.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
 				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {

@@ -12,25 +12,30 @@ const (
 	FormatMarkdown = "markdown"
 )
 
-// renderer turns a package into the text a model reads. Each item's
-// rendering carries its own leading separator, so the package is the header
-// followed by the items, and the sum of the parts' token counts is close to
-// the whole's (the final check counts the whole).
-type renderer interface {
-	name() string
-	header(c Conversation, omit []Omission) string
-	item(it *Item) string
-	join(header string, items []*Item) string
+// Renderer turns a package into the text a model reads. Each item's
+// rendering carries its own leading separator, so that the package is the
+// header followed by the items and the sum of the parts' token counts is
+// close to the whole's (the final budget check counts the whole). strata
+// renders text and markdown; package ctf renders raw turns as CTF rows.
+type Renderer interface {
+	// Name is the format's name, reported in Package.Format.
+	Name() string
+	// Header opens the package; omitted lists older history left out.
+	Header(c Conversation, omitted []Omission) string
+	// Item renders one item, with its leading separator.
+	Item(it *Item) string
+	// Join is the whole package: the header, then the items in order.
+	Join(header string, items []*Item) string
 }
 
-func newRenderer(format string) (renderer, error) {
+func newRenderer(format string) (Renderer, error) {
 	switch format {
 	case "", FormatText:
 		return textRenderer{}, nil
 	case FormatMarkdown, "md":
 		return markdownRenderer{}, nil
 	}
-	return nil, Errorf(EINVALID, "unknown format %q (want text or markdown)", format)
+	return nil, Errorf(EINVALID, "unknown format %q (want text or markdown, or give a Renderer)", format)
 }
 
 const stamp = "Mon 2006-01-02 15:04"
@@ -73,7 +78,9 @@ func omissionLine(os []Omission) string {
 	return "Not shown for lack of budget: " + strings.Join(parts, ", ") + "."
 }
 
-func joinParts(header string, items []*Item) string {
+// JoinParts is the usual Join: the header, each item's rendering, and a
+// final newline.
+func JoinParts(header string, items []*Item) string {
 	var b strings.Builder
 	b.WriteString(header)
 	for _, it := range items {
@@ -85,7 +92,7 @@ func joinParts(header string, items []*Item) string {
 
 type textRenderer struct{}
 
-func (textRenderer) name() string { return FormatText }
+func (textRenderer) Name() string { return FormatText }
 
 // extent describes a conversation's size and dates for package headers.
 func extent(c Conversation) string {
@@ -98,7 +105,7 @@ func extent(c Conversation) string {
 
 const legend = "Summaries stand for older turns; raw turns are quoted as said."
 
-func (textRenderer) header(c Conversation, omit []Omission) string {
+func (textRenderer) Header(c Conversation, omit []Omission) string {
 	s := "# Memory of conversation " + c.ID + ": " + extent(c) + "\n" + legend
 	if len(omit) > 0 {
 		s += "\n" + omissionLine(omit)
@@ -106,7 +113,7 @@ func (textRenderer) header(c Conversation, omit []Omission) string {
 	return s + "\n"
 }
 
-func (textRenderer) item(it *Item) string {
+func (textRenderer) Item(it *Item) string {
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n[%s summary, %s, %s]\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)
@@ -114,13 +121,13 @@ func (textRenderer) item(it *Item) string {
 	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Speaker, it.Text)
 }
 
-func (textRenderer) join(header string, items []*Item) string { return joinParts(header, items) }
+func (textRenderer) Join(header string, items []*Item) string { return JoinParts(header, items) }
 
 type markdownRenderer struct{}
 
-func (markdownRenderer) name() string { return FormatMarkdown }
+func (markdownRenderer) Name() string { return FormatMarkdown }
 
-func (markdownRenderer) header(c Conversation, omit []Omission) string {
+func (markdownRenderer) Header(c Conversation, omit []Omission) string {
 	s := "## Memory: " + c.ID + "\n\n" + extent(c) + ". " + legend
 	if len(omit) > 0 {
 		s += " " + omissionLine(omit)
@@ -128,7 +135,7 @@ func (markdownRenderer) header(c Conversation, omit []Omission) string {
 	return s + "\n"
 }
 
-func (markdownRenderer) item(it *Item) string {
+func (markdownRenderer) Item(it *Item) string {
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n### Summary (%s): %s, %s\n\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)
@@ -136,4 +143,4 @@ func (markdownRenderer) item(it *Item) string {
 	return fmt.Sprintf("\n**%s** (%s, turn %d `%s`, %s):\n%s\n", it.Speaker, it.Role, it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Text)
 }
 
-func (markdownRenderer) join(header string, items []*Item) string { return joinParts(header, items) }
+func (markdownRenderer) Join(header string, items []*Item) string { return JoinParts(header, items) }

@@ -472,7 +472,7 @@ func commit(path string, recs []Record) (Info, error) {
 	cleanTemps(dir, base)
 
 	raw := encode(recs)
-	comp := encoder.EncodeAll(raw, make([]byte, 0, len(raw)/3+64))
+	comp := segmentEncoder.EncodeAll(raw, make([]byte, 0, len(raw)/3+64))
 
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {

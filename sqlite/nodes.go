@@ -57,7 +57,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		if e.created, err = toNanos(n.Created, fmt.Sprintf("nodes[%d].created", i)); err != nil {
 			return err
 		}
-		e.children, e.facts, e.themes = jsonList(n.Children), jsonList(n.Facts), jsonList(n.Themes)
+		e.children, e.facts, e.themes = jsonList(n.Children), factsColumn(n.Summary, n.Facts), jsonList(n.Themes)
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
 
@@ -152,6 +152,55 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		return fail(err)
 	}
 	return nil
+}
+
+// factsColumn is a node's facts as stored: a JSON array whose elements are
+// the facts, except that a fact found in the summary (extractive facts are
+// its sentences) is stored as its byte range there, [offset, length],
+// instead of a second copy of the text.
+func factsColumn(summary string, facts []string) any {
+	if len(facts) == 0 {
+		return nil
+	}
+	out := make([]any, len(facts))
+	for i, f := range facts {
+		if at := strings.Index(summary, f); at >= 0 && f != "" {
+			out[i] = [2]int{at, len(f)}
+		} else {
+			out[i] = f
+		}
+	}
+	b, _ := json.Marshal(out) // strings and int pairs always marshal
+	return string(b)
+}
+
+// decodeFacts reverses factsColumn.
+func decodeFacts(summary string, col sql.NullString) ([]string, error) {
+	if !col.Valid {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal([]byte(col.String), &elems); err != nil {
+		return nil, err
+	}
+	facts := make([]string, len(elems))
+	for i, e := range elems {
+		if len(e) > 0 && e[0] == '"' {
+			if err := json.Unmarshal(e, &facts[i]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var r [2]int
+		if err := json.Unmarshal(e, &r); err != nil {
+			return nil, err
+		}
+		if r[0] < 0 || r[1] <= 0 || r[0]+r[1] > len(summary) {
+			return nil, fmt.Errorf("range %v lies outside the summary (%d bytes)", r, len(summary))
+		}
+		facts[i] = summary[r[0] : r[0]+r[1]]
+	}
+	return facts, nil
 }
 
 // jsonList returns a string list as JSON text, or NULL if it is empty.
@@ -277,10 +326,14 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		col  sql.NullString
 		dst  *[]string
 		name string
-	}{{children, &n.Children, "children"}, {facts, &n.Facts, "facts"}, {themes, &n.Themes, "themes"}} {
+	}{{children, &n.Children, "children"}, {themes, &n.Themes, "themes"}} {
 		if err := unmarshalColumn(c.col, c.dst); err != nil {
 			return n, fmt.Errorf("node %q: %s: %w", n.ID, c.name, err)
 		}
+	}
+	var err error
+	if n.Facts, err = decodeFacts(n.Summary, facts); err != nil {
+		return n, fmt.Errorf("node %q: facts: %w", n.ID, err)
 	}
 	return n, nil
 }

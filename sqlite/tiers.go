@@ -182,7 +182,7 @@ func (s *Store) spanContent(namespace, conversation string, sp span, lo, hi int6
 				return nil, fmt.Errorf("node %s of %q: %w", sp.id, conversation, err)
 			}
 			for _, r := range recs {
-				t, err := decodeRecord(r.Line)
+				t, err := decodeRecord(r.Seq, r.Line)
 				if err != nil {
 					return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
 				}
@@ -250,7 +250,6 @@ func normalize(t *strata.Turn) {
 // line, with tool calls, tool results, tags and metadata as the database
 // stores them (tool-call arguments as their exact text).
 type record struct {
-	Seq          int64           `json:"seq"`
 	ExtID        string          `json:"ext_id,omitempty"`
 	Session      int             `json:"session,omitempty"`
 	SessionLabel string          `json:"session_label,omitempty"`
@@ -279,7 +278,7 @@ func encodeRecord(t *strata.Turn) (archive.Record, error) {
 	if err != nil {
 		return archive.Record{}, err
 	}
-	r := record{Seq: t.Seq, ExtID: t.ExtID, Session: t.Session, SessionLabel: t.SessionLabel, Role: string(t.Role),
+	r := record{ExtID: t.ExtID, Session: t.Session, SessionLabel: t.SessionLabel, Role: string(t.Role),
 		Name: t.Name, Content: t.Content, Model: t.Model, ToolCalls: rawColumn(e.toolCalls),
 		ToolResults: rawColumn(e.toolResults), Tokens: t.Tokens, Importance: t.Importance,
 		Tags: rawColumn(e.tags), Metadata: rawColumn(e.metadata)}
@@ -295,12 +294,12 @@ func encodeRecord(t *strata.Turn) (archive.Record, error) {
 	return archive.Record{Seq: t.Seq, Line: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}, nil
 }
 
-func decodeRecord(line []byte) (strata.Turn, error) {
+func decodeRecord(seq int64, line []byte) (strata.Turn, error) {
 	var r record
 	if err := json.Unmarshal(line, &r); err != nil {
 		return strata.Turn{}, err
 	}
-	t := strata.Turn{Seq: r.Seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
+	t := strata.Turn{Seq: seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
 		Role: strata.Role(r.Role), Name: r.Name, Content: r.Content, Model: r.Model, Tokens: r.Tokens,
 		Importance: r.Importance}
 	if r.Time != "" {
@@ -436,10 +435,12 @@ func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversatio
 	return out, nil
 }
 
-// slim is the update that leaves a turn row without its content.
-const slim = `UPDATE turns SET tier = ?, span = ?, content = '', model = '', tool_calls = NULL,
-	tool_results = NULL, tags = NULL, metadata = NULL
-	WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier < ? AND importance < ` + pinnedLiteral
+// slim is the update that leaves a turn row without its content; cold
+// rows also leave their speaker name and session label to the segment.
+const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', tool_calls = NULL,
+	tool_results = NULL, tags = NULL, metadata = NULL,
+	name = iif(?1 >= 2, '', name), session_label = iif(?1 >= 2, '', session_label)
+	WHERE conversation = ?3 AND seq BETWEEN ?4 AND ?5 AND tier < ?6 AND importance < ` + pinnedLiteral
 
 // Demote moves the raw content of level-1 nodes to the warm or cold tier;
 // see strata.Store. Warm: the span's turns are packed into a compressed
@@ -555,7 +556,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			if err != nil {
 				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
 			}
-			back, err := decodeRecord(rec.Line)
+			back, err := decodeRecord(rec.Seq, rec.Line)
 			if err != nil || !sameTurn(&back, &r.turn) {
 				return fail(fmt.Errorf("archiving turn %d: it does not round-trip (%v)", r.turn.Seq, err))
 			}
@@ -893,11 +894,19 @@ func (s *Store) archiveBytes(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Vacuum rebuilds the database file so that the pages freed by tiering and
-// retention return to the file system.
+// Vacuum merges the full-text indexes (so that the entries of turns moved
+// to the archive are dropped, not just marked deleted) and rebuilds the
+// database file, so that the pages freed by tiering and retention return
+// to the file system.
 func (s *Store) Vacuum(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)
+	for _, q := range []string{
+		`INSERT INTO turns_fts (turns_fts) VALUES ('optimize')`,
+		`INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')`,
+		`VACUUM`,
+	} {
+		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)
+		}
 	}
 	return nil
 }

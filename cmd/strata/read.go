@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"strata"
+	"strata/ctf"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -111,11 +112,11 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown] [--json]")
+	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	query := fs.String("query", "", "what the next prompt is about (optional)")
 	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
-	format := fs.String("format", "text", "rendering: text or markdown")
+	format := fs.String("format", "text", "rendering: text, markdown, or ctf (raw turns as Compact Turn Format rows)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -127,7 +128,11 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	pkg, err := a.mem.Context(ctx, strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format})
+	req := strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format}
+	if *format == ctf.FormatCTF {
+		req.Renderer = ctf.ContextRenderer{}
+	}
+	pkg, err := a.mem.Context(ctx, req)
 	if err != nil {
 		return err
 	}
