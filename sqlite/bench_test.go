@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -200,4 +201,71 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkExpandCold reads the 100 turns under a macro node whose ten
+// micro spans are cold (archived), the way 'strata expand' does, from a
+// conversation of 2,000 turns in one day's segment (the worst case: a
+// read verifies the whole segment). It reports the median (p50-ms) as
+// well as the mean.
+func BenchmarkExpandCold(b *testing.B) {
+	benchExpand(b, strata.TierCold)
+}
+
+// BenchmarkExpandHot is the baseline: the same turns from their rows.
+func BenchmarkExpandHot(b *testing.B) {
+	benchExpand(b, strata.TierHot)
+}
+
+// BenchmarkExpandWarm is the same over warm spans (compressed CTF blocks).
+func BenchmarkExpandWarm(b *testing.B) {
+	benchExpand(b, strata.TierWarm)
+}
+
+func benchExpand(b *testing.B, tier strata.Tier) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "x.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.EnsureConversation(ctx, strata.Conversation{Namespace: "ns", ID: "c", Policy: "chunks"}); err != nil {
+		b.Fatal(err)
+	}
+	turns := benchTurns(0, 2000)
+	for i := range turns {
+		turns[i].Time = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+	}
+	if _, err := s.AppendTurns(ctx, "ns", "c", turns); err != nil {
+		b.Fatal(err)
+	}
+	var nodes []strata.Node
+	var ids []string
+	for first := int64(1); first <= 2000; first += 10 {
+		id := strata.NodeID("ns", "c", 1, first, first+9)
+		nodes = append(nodes, strata.Node{ID: id, Level: 1, FirstSeq: first, LastSeq: first + 9, Summary: "s"})
+		ids = append(ids, id)
+	}
+	if err := s.PutNodes(ctx, "ns", "c", nodes); err != nil {
+		b.Fatal(err)
+	}
+	if tier != strata.TierHot {
+		if _, err := s.Demote(ctx, "ns", "c", ids, tier); err != nil {
+			b.Fatal(err)
+		}
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		from := int64(1 + (i%20)*100)
+		t0 := time.Now()
+		got, err := s.Turns(ctx, strata.TurnFilter{Namespace: "ns", Conversation: "c", FromSeq: from, ToSeq: from + 99})
+		durs = append(durs, time.Since(t0))
+		if err != nil || len(got) != 100 {
+			b.Fatalf("%d turns, %v", len(got), err)
+		}
+	}
+	b.StopTimer()
+	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	b.ReportMetric(float64(durs[len(durs)/2])/1e6, "p50-ms")
 }

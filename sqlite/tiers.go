@@ -120,21 +120,71 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 		}
 		bySpan[st.span.Int64] = append(bySpan[st.span.Int64], st)
 	}
+	// Read each span once, and each archive segment once for every cold
+	// span that needs it.
+	spans := make(map[int64]span, len(order))
+	whole := map[int64]strata.Turn{}
+	type window struct{ lo, hi int64 }
+	days := map[string]*window{}
+	var dayOrder []string
+	owner := map[string]span{} // a span naming each day, for errors
 	for _, pk := range order {
 		sts := bySpan[pk]
 		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: span of turn %d of %q: %w", out[sts[0].index].Seq, conversation, err)
 		}
+		spans[pk] = sp
 		lo, hi := out[sts[0].index].Seq, out[sts[0].index].Seq
 		for _, st := range sts {
 			lo, hi = min(lo, out[st.index].Seq), max(hi, out[st.index].Seq)
 		}
-		whole, err := s.spanContent(namespace, conversation, sp, lo, hi)
-		if err != nil {
-			return nil, err
+		switch sp.tier {
+		case tierWarm:
+			ts, err := decodeBlock(sp.block)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: warm block of node %s of %q: %w", sp.id, conversation, err)
+			}
+			for _, t := range ts {
+				whole[t.Seq] = t
+			}
+		case tierCold:
+			lo, hi = max(lo, sp.first), min(hi, sp.last)
+			for _, d := range sp.days {
+				w := days[d]
+				if w == nil {
+					days[d] = &window{lo, hi}
+					dayOrder = append(dayOrder, d)
+					owner[d] = sp
+					continue
+				}
+				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
+			}
+		default:
+			return nil, fmt.Errorf("sqlite: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
 		}
-		for _, st := range sts {
+	}
+	for _, d := range dayOrder {
+		w := days[d]
+		path := s.segmentPath(namespace, conversation, d)
+		recs, err := archive.Read(path, w.lo, w.hi)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, owner[d].id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("node %s of %q: %w", owner[d].id, conversation, err)
+		}
+		for _, r := range recs {
+			t, err := decodeRecord(r.Seq, r.Line)
+			if err != nil {
+				return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
+			}
+			whole[t.Seq] = t
+		}
+	}
+	for _, pk := range order {
+		sp := spans[pk]
+		for _, st := range bySpan[pk] {
 			stub := &out[st.index]
 			t, ok := whole[stub.Seq]
 			if !ok {
@@ -156,43 +206,6 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 		}
 	}
 	return kept, nil
-}
-
-// spanContent returns the turns lo..hi of a span from its warm block or
-// its archive segments, by seq.
-func (s *Store) spanContent(namespace, conversation string, sp span, lo, hi int64) (map[int64]strata.Turn, error) {
-	out := map[int64]strata.Turn{}
-	switch sp.tier {
-	case tierWarm:
-		ts, err := decodeBlock(sp.block)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: warm block of node %s of %q: %w", sp.id, conversation, err)
-		}
-		for _, t := range ts {
-			out[t.Seq] = t
-		}
-	case tierCold:
-		for _, day := range sp.days {
-			path := s.segmentPath(namespace, conversation, day)
-			recs, err := archive.Read(path, max(lo, sp.first), min(hi, sp.last))
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, sp.id)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("node %s of %q: %w", sp.id, conversation, err)
-			}
-			for _, r := range recs {
-				t, err := decodeRecord(r.Seq, r.Line)
-				if err != nil {
-					return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
-				}
-				out[t.Seq] = t
-			}
-		}
-	default:
-		return nil, fmt.Errorf("sqlite: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
-	}
-	return out, nil
 }
 
 // encodeBlock packs turns into a warm block: CTF, compressed.
