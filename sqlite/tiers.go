@@ -916,6 +916,7 @@ func (s *Store) Vacuum(ctx context.Context) error {
 		`INSERT INTO turns_fts (turns_fts) VALUES ('optimize')`,
 		`INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')`,
 		`VACUUM`,
+		`PRAGMA wal_checkpoint(TRUNCATE)`, // in WAL mode the file shrinks at the checkpoint
 	} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)

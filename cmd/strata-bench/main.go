@@ -62,7 +62,15 @@ func main() {
 	sizes := flag.String("sizes", "10000,100000,1000000", "conversation lengths at which to time Context")
 	queries := flag.Int("queries", 200, "Context calls per length")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after)")
+	locomo := flag.String("locomo", "", "instead: import this LoCoMo file with every span cold and print the bytes it takes")
 	flag.Parse()
+	if *locomo != "" {
+		if err := coldBytes(*locomo, *dir); err != nil {
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*turns, *sizes, *queries, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)
@@ -138,7 +146,14 @@ func run(n int, sizeList string, queries int, dir string) error {
 	fmt.Printf("  bare batched INSERT, no FTS5                  %9.0f\n", plain)
 	fmt.Printf("\nmemory: peak resident set of the import: %.0f MB\n\n", float64(rssKB)/1024)
 
-	// 3. Context latency by length: prefixes of the same conversation.
+	// 3. One tiering pass over the whole import (default policy: all but
+	// the newest 1,000 turns go cold), on a copy so the Context figures
+	// below read hot rows as before.
+	if err := tierPass(ctx, db, filepath.Join(dir, "tiered.db"), n); err != nil {
+		return err
+	}
+
+	// 4. Context latency by length: prefixes of the same conversation.
 	fmt.Println("Context(budget 4000) latency by conversation length")
 	fmt.Printf("  %9s  %10s %10s   %10s %10s\n", "turns", "p50", "p99", "p50 query", "p99 query")
 	for _, size := range sizes {
@@ -189,7 +204,7 @@ func writeJSONL(path string, n int) (int64, float64, error) {
 }
 
 // openMemory opens the engine the way the CLI does.
-func openMemory(ctx context.Context, db string) (*strata.Memory, *sqlite.Store, error) {
+func openMemory(ctx context.Context, db string, tiers *strata.TierPolicy) (*strata.Memory, *sqlite.Store, error) {
 	st, err := sqlite.Open(ctx, db)
 	if err != nil {
 		return nil, nil, err
@@ -198,7 +213,7 @@ func openMemory(ctx context.Context, db string) (*strata.Memory, *sqlite.Store, 
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New()})
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Tiers: tiers})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,7 +230,9 @@ func prefixImport(file, db string, n int) error { return importTurns(file, db, n
 
 func importTurns(file, db string, limit int) error {
 	ctx := context.Background()
-	m, st, err := openMemory(ctx, db)
+	// Ingest with rollups, as the targets define it; tiering is measured
+	// on its own (see tierPass).
+	m, st, err := openMemory(ctx, db, &strata.TierPolicy{Off: true})
 	if err != nil {
 		return err
 	}
@@ -327,7 +344,7 @@ func bareInsert(ctx context.Context, path string, rows []row, fts bool) (float64
 
 // timeContext times Context(budget 4000) without a query and with one.
 func timeContext(ctx context.Context, db string, n int) ([]time.Duration, []time.Duration, error) {
-	m, st, err := openMemory(ctx, db)
+	m, st, err := openMemory(ctx, db, &strata.TierPolicy{Off: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -367,4 +384,154 @@ func pct(ds []time.Duration, p int) string {
 	slices.Sort(s)
 	i := min(len(s)-1, (len(s)*p+99)/100-1)
 	return fmt.Sprintf("%.2f ms", float64(s[max(i, 0)].Microseconds())/1000)
+}
+
+// tierPass copies db and times one default tiering pass over the copy.
+func tierPass(ctx context.Context, db, copyPath string, n int) error {
+	src, err := sql.Open("sqlite", db)
+	if err != nil {
+		return err
+	}
+	_, err = src.ExecContext(ctx, `VACUUM INTO ?`, copyPath)
+	src.Close()
+	if err != nil {
+		return err
+	}
+	def := strata.DefaultTierPolicy()
+	m, st, err := openMemory(ctx, copyPath, &def)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	start := time.Now()
+	res, err := m.Tier(ctx, "big")
+	if err != nil {
+		return err
+	}
+	d := time.Since(start)
+	var turns int64
+	for _, mv := range res.Moves {
+		turns += mv.Turns
+	}
+	fmt.Printf("tiering (default policy, one pass): %d spans, %d turns moved in %.1f s, %.0f turns/s\n\n",
+		len(res.Moves), turns, d.Seconds(), float64(turns)/d.Seconds())
+	return nil
+}
+
+// coldBytes imports a LoCoMo file with every closed span cold, vacuums,
+// and prints what the store and its archive take against the same turns
+// as JSON lines (the import format, with image captions as metadata).
+func coldBytes(file, dir string) error {
+	ctx := context.Background()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "strata-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	db := filepath.Join(dir, "locomo.db")
+	pol := strata.TierPolicy{WarmMaxAge: time.Second} // hot_chunks 0: every closed span goes cold
+	m, st, err := openMemory(ctx, db, &pol)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := formats.Open(formats.LoCoMo, file, f)
+	if err != nil {
+		return err
+	}
+	var jsonl int64
+	_, err = m.Import(ctx, func() (string, strata.Turn, error) {
+		rec, err := r.Next()
+		if err != nil {
+			return "", strata.Turn{}, err
+		}
+		t := rec.Turn
+		line := map[string]any{"conversation": rec.Conversation, "session": t.SessionLabel, "ext_id": t.ExtID,
+			"role": t.Role, "name": t.Name, "content": t.Content, "time": t.Time}
+		if len(t.Metadata) > 0 {
+			line["metadata"] = t.Metadata
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(line)
+		jsonl += int64(b.Len())
+		return rec.Conversation, t, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := st.Vacuum(ctx); err != nil {
+		return err
+	}
+	stats, err := m.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	sdb, err := sql.Open("sqlite", db)
+	if err != nil {
+		return err
+	}
+	defer sdb.Close()
+	parts := map[string]int64{}
+	rows, err := sdb.QueryContext(ctx, `SELECT name, sum(pgsize) FROM dbstat GROUP BY name`)
+	if err != nil {
+		return fmt.Errorf("dbstat: %w", err)
+	}
+	for rows.Next() {
+		var name string
+		var n int64
+		rows.Scan(&name, &n)
+		switch {
+		case name == "turns":
+			parts["turn rows"] += n
+		case name == "nodes":
+			parts["nodes (summaries, facts, themes, warm CTF blocks)"] += n
+		case strings.HasPrefix(name, "turns_fts"):
+			parts["full-text index of turns"] += n
+		case strings.HasPrefix(name, "nodes_fts"):
+			parts["full-text index of summaries"] += n
+		case strings.HasPrefix(name, "turns_"):
+			parts["other indexes of turns"] += n
+		case strings.HasPrefix(name, "nodes_"):
+			parts["other indexes of nodes"] += n
+		default:
+			parts["the rest (schema, conversations, segments, ...)"] += n
+		}
+	}
+	rows.Close()
+	var block, summary, facts int64
+	sdb.QueryRowContext(ctx, `SELECT coalesce(sum(length(block)), 0), sum(length(CAST(summary AS BLOB))),
+		coalesce(sum(length(CAST(facts AS BLOB))), 0) FROM nodes`).Scan(&block, &summary, &facts)
+	fi, err := os.Stat(db)
+	if err != nil {
+		return err
+	}
+	total := fi.Size() + stats.Archive.Bytes
+	pct := func(n int64) string { return fmt.Sprintf("%5.1f%%", 100*float64(n)/float64(jsonl)) }
+	fmt.Printf("LoCoMo with every closed span cold: %d turns, %d spans cold\n", stats.Turns, stats.Tiers[2].Spans)
+	fmt.Printf("  the same turns as JSON lines      %9d bytes  100.0%%\n", jsonl)
+	fmt.Printf("  database + archive                %9d bytes  %s  (target 60%%)\n", total, pct(total))
+	fmt.Printf("  archive segments (%3d)            %9d bytes  %s  (target 25%%; %.1fx of %d raw)\n",
+		stats.Archive.Segments, stats.Archive.Bytes, pct(stats.Archive.Bytes), stats.Archive.Ratio, stats.Archive.RawBytes)
+	fmt.Printf("  database file                     %9d bytes  %s\n", fi.Size(), pct(fi.Size()))
+	names := make([]string, 0, len(parts))
+	for k := range parts {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(parts[b] - parts[a]) })
+	for _, k := range names {
+		fmt.Printf("    %-48s %9d  %s\n", k, parts[k], pct(parts[k]))
+	}
+	fmt.Printf("  of which summary text %d, facts %d, warm blocks %d; summary tokens %d for %d raw tokens\n",
+		summary, facts, block, stats.SummaryTokens, stats.TurnTokens)
+	return nil
 }
