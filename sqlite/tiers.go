@@ -924,4 +924,3 @@ func (s *Store) Vacuum(ctx context.Context) error {
 	}
 	return nil
 }
-
