@@ -119,10 +119,44 @@ func (m *Memory) expiredIn(ctx context.Context, conv string, n Node) bool {
 
 // Search ranks the conversation's turns and summaries against query with
 // BM25 and returns at most k hits. An empty conversation id searches every
-// conversation of the namespace.
+// conversation of the namespace. Turns of cold spans are not in the index;
+// when a cold span's summary is a hit, its turns are read from the archive
+// and the one sharing the most words with the query follows it as a turn
+// hit (scored just below the summary).
 func (m *Memory) Search(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
 	if k <= 0 {
 		k = 10
 	}
-	return m.store.Search(ctx, SearchQuery{Namespace: m.ns, Conversation: conversation, Text: query, K: k})
+	hits, err := m.store.Search(ctx, SearchQuery{Namespace: m.ns, Conversation: conversation, Text: query, K: k})
+	if err != nil {
+		return nil, err
+	}
+	words := queryWords(query)
+	out := make([]Hit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h)
+		if h.Node == nil || h.Node.Level != 1 || h.Node.Tier != TierCold || len(words) == 0 {
+			continue
+		}
+		ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: h.Conversation,
+			FromSeq: h.Node.FirstSeq, ToSeq: h.Node.LastSeq})
+		if err != nil {
+			m.log.Warn("search: cannot read a cold span", "node", h.Node.ID, "error", err)
+			continue
+		}
+		best, score := -1, 0
+		for i := range ts {
+			if sc := overlap(words, ts[i].Text()); sc > score {
+				best, score = i, sc
+			}
+		}
+		if best >= 0 {
+			t := ts[best]
+			out = append(out, Hit{Kind: KindTurn, Conversation: h.Conversation, Score: h.Score * 0.999, Turn: &t})
+		}
+	}
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"strata"
 	"strata/archive"
+	"strata/formats"
 	"strata/internal/synth"
 	"strata/sqlite"
 )
@@ -228,6 +229,63 @@ func TestContextExpandsTheColdSpanAQueryPointsInto(t *testing.T) {
 	}
 	if raw == 0 {
 		t.Errorf("no raw turn of the cold span the query points into (query %q)", query)
+	}
+	// Search, too, follows the summary hit of a cold span to its best turn.
+	var sr struct {
+		Hits []struct {
+			Kind  string `json:"kind"`
+			ExtID string `json:"ext_id"`
+		} `json:"hits"`
+	}
+	json.Unmarshal([]byte(mustCfg(t, db, cfg, "search", "--conversation", "c", "--json", query)), &sr)
+	found := false
+	for _, h := range sr.Hits {
+		if h.Kind == "turn" && src[h.ExtID].Content != "" {
+			var n int
+			fmt.Sscanf(h.ExtID, "t%d", &n)
+			found = found || (n >= 41 && n <= 50)
+		}
+	}
+	if !found {
+		t.Errorf("search %q: no turn of the cold span 41-50 among %+v", query, sr.Hits)
+	}
+}
+
+// TestLoCoMoTiers imports locomo-dev with a small hot window and checks
+// that every node of conv-26, whatever its tier, expands to the source
+// file's turns.
+func TestLoCoMoTiers(t *testing.T) {
+	file := os.Getenv("STRATA_LOCOMO")
+	if file == "" {
+		t.Skip("STRATA_LOCOMO names no LoCoMo file")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	cfg := writeFile(t, dir, "strata.yaml", "tiers:\n  hot_chunks: 2\n  warm_max_turns: 100\n")
+	mustCfg(t, db, cfg, "import", "--format", "locomo", file)
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := formats.Open(formats.LoCoMo, file, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := map[string]strata.Turn{}
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if rec.Conversation == "conv-26" {
+			src[rec.Turn.ExtID] = rec.Turn
+		}
+	}
+	byTier := checkExpands(t, db, cfg, "conv-26", src)
+	if len(byTier[strata.TierHot]) == 0 || len(byTier[strata.TierWarm]) == 0 || len(byTier[strata.TierCold]) == 0 {
+		t.Errorf("conv-26 spans per tier: %d hot, %d warm, %d cold; want some of each",
+			len(byTier[strata.TierHot]), len(byTier[strata.TierWarm]), len(byTier[strata.TierCold]))
 	}
 }
 
