@@ -75,7 +75,7 @@ type Header struct {
 }
 
 // Attr returns the value of the attribute key and whether the header has it.
-func (h *Header) Attr(key string) (string, bool) {
+func (h Header) Attr(key string) (string, bool) {
 	for _, a := range h.Attrs {
 		if a.Key == key {
 			return a.Value, true
@@ -85,7 +85,7 @@ func (h *Header) Attr(key string) (string, bool) {
 }
 
 // Index returns the position of the named field, or -1.
-func (h *Header) Index(field string) int {
+func (h Header) Index(field string) int {
 	for i, f := range h.Fields {
 		if f == field {
 			return i
@@ -96,7 +96,7 @@ func (h *Header) Index(field string) int {
 
 // String returns the header line, without its LF. It does not check the
 // header (see Validate).
-func (h *Header) String() string { return string(h.appendTo(nil)) }
+func (h Header) String() string { return string(h.appendTo(nil)) }
 
 func (h *Header) appendTo(b []byte) []byte {
 	v := h.Version
@@ -124,7 +124,7 @@ func (h *Header) appendTo(b []byte) []byte {
 // Validate reports whether the header can be written: a supported version,
 // at least one field, valid and unique names, valid attribute values, and
 // count attributes (turns=, count=) that are decimal integers.
-func (h *Header) Validate() error {
+func (h Header) Validate() error {
 	if h.Version != 0 && h.Version != Version {
 		return fmt.Errorf("ctf: version %d is not supported (this package writes version %d)", h.Version, Version)
 	}
@@ -162,7 +162,32 @@ func (h *Header) Validate() error {
 			}
 		}
 	}
+	if msg := countsDisagree(h.Attrs); msg != "" {
+		return fmt.Errorf("ctf: %s", msg)
+	}
 	return nil
+}
+
+// countsDisagree says so when turns= and count= are both given and differ.
+func countsDisagree(attrs []Attr) string {
+	var turns, count string
+	for _, a := range attrs {
+		switch a.Key {
+		case "turns":
+			turns = a.Value
+		case "count":
+			count = a.Value
+		}
+	}
+	if turns == "" || count == "" {
+		return ""
+	}
+	t, _ := parseCount(turns)
+	c, _ := parseCount(count)
+	if t != c {
+		return fmt.Sprintf("turns=%s and count=%s disagree", turns, count)
+	}
+	return ""
 }
 
 // isCountAttr reports whether the attribute states the number of rows.
@@ -306,6 +331,9 @@ func parseHeader(line string) (Header, *Error) {
 	if !seenFields {
 		return fail("garbled header: missing fields=")
 	}
+	if msg := countsDisagree(h.Attrs); msg != "" {
+		return fail("garbled header: %s", msg)
+	}
 	return h, nil
 }
 
@@ -338,18 +366,24 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("ctf: ")
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0:
 		b.WriteString("line ")
 		b.WriteString(strconv.Itoa(e.Line))
-	} else {
+	case e.Row > 0:
 		b.WriteString("row ")
 		b.WriteString(strconv.Itoa(e.Row))
 	}
 	if e.Field != "" {
-		b.WriteString(", field ")
+		if e.Line > 0 || e.Row > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("field ")
 		b.WriteString(e.Field)
 	}
-	b.WriteString(": ")
+	if e.Line > 0 || e.Row > 0 || e.Field != "" {
+		b.WriteString(": ")
+	}
 	b.WriteString(e.Msg)
 	return b.String()
 }
@@ -358,7 +392,7 @@ func (e *Error) Error() string {
 // byte of the glyphs.
 var special = [256]bool{'\t': true, '\n': true, '\r': true, glyphLead: true}
 
-// isGlyph reports whether s[i:] starts with one of the four glyphs, and
+// glyphAt reports whether s[i:] starts with one of the four glyphs, and
 // returns its third byte.
 func glyphAt[T ~string | ~[]byte](s T, i int) (byte, bool) {
 	if i+2 < len(s) && s[i] == glyphLead && s[i+1] == glyphMid {

@@ -138,6 +138,8 @@ func TestHeaderValidate(t *testing.T) {
 		{Fields: []string{"a"}, Attrs: []Attr{{"k", "1"}, {"k", "2"}}},
 		{Fields: []string{"a"}, Attrs: []Attr{{"turns", "-1"}}},
 		{Fields: []string{"a"}, Attrs: []Attr{{"k=", "1"}}},
+		{Fields: []string{"a"}, Attrs: []Attr{{"turns", "1"}, {"count", "01"}, {"count", "2"}}},
+		{Fields: []string{"a"}, Attrs: []Attr{{"turns", "1"}, {"count", "2"}}},
 	} {
 		if err := h.Validate(); err == nil {
 			t.Errorf("%+v: no error", h)
@@ -173,6 +175,7 @@ func TestMalformed(t *testing.T) {
 		{"#CTF v1 k=1 k=2 fields=a\n", []string{"line 1:", "k is given twice"}},
 		{"#CTF v1 junk fields=a\n", []string{"line 1:", `"junk" is not key=value`}},
 		{"#CTF v1 turns=two fields=a\n", []string{"line 1:", "turns=two"}},
+		{"#CTF v1 turns=1 count=2 fields=a\nx\n", []string{"line 1:", "turns=1 and count=2 disagree"}},
 		{"#CTF v1\tfields=a\n", []string{"line 1:"}},
 		{"#CTF v1 fields=a,b\r\nx\ty\r\n", []string{"line 1:", "CRLF"}},
 		{"#CTF v1 fields=a,b\nx\ty\r\n", []string{"line 2:", "CRLF line ending"}},

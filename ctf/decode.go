@@ -26,6 +26,11 @@ type Decoder struct {
 	rows    int
 	hdrErr  error
 	err     error
+
+	// reuse makes Next return the same slice every time, for the turn and
+	// node decoders, which copy the values out.
+	reuse bool
+	row   []Value
 }
 
 // NewDecoder returns a Decoder reading from r.
@@ -129,7 +134,13 @@ func (d *Decoder) parseRow(line string) ([]Value, error) {
 		}
 		return nil, &Error{Line: d.line, Msg: msg}
 	}
-	row := make([]Value, n)
+	row := d.row
+	if !d.reuse || len(row) != n {
+		row = make([]Value, n)
+		if d.reuse {
+			d.row = row
+		}
+	}
 	for i := range row {
 		f := line
 		if i < n-1 {

@@ -245,6 +245,7 @@ func DecodeNodes(data []byte) ([]strata.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.reuse = true
 	sketch := h.Index("chunk_id") >= 0 || h.Index("turn_range") >= 0
 	nodes := make([]strata.Node, 0, min(max(d.want, 0), 1<<16))
 	for {

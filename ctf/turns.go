@@ -356,6 +356,7 @@ func newTurnDecoder(d *Decoder) (*TurnDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.reuse = true
 	return &TurnDecoder{d: d, cols: cols}, nil
 }
 
