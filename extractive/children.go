@@ -16,7 +16,7 @@ func (w *work) addChildren(children []strata.Node) {
 	var spans []span
 	for ci := range children {
 		c := &children[ci]
-		day := dayOf(c.Start)
+		day := w.dayOf(c.Start)
 		speaker := ""
 		pos := 1
 		first := true
@@ -51,8 +51,8 @@ func (w *work) addChildren(children []strata.Node) {
 				continue
 			}
 			n := len(w.units)
-			w.addSentence(f, spk, dayOf(c.Start), ci, ci*orderStride+orderStride/2+fi, 1, false, true)
-			if days > 1 || dayOf(c.Start) != dayOf(c.End) {
+			w.addSentence(f, spk, w.dayOf(c.Start), ci, ci*orderStride+orderStride/2+fi, 1, false, true)
+			if days > 1 || w.dayOf(c.Start) != w.dayOf(c.End) {
 				// Where it stood in a child of several days is unknown:
 				// in Facts, not in the text.
 				for j := n; j < len(w.units); j++ {
@@ -76,12 +76,10 @@ func (w *work) addChildren(children []strata.Node) {
 // repeats reports whether the fact f of child ci is already one of the
 // child's summary sentences, and marks that sentence as a fact.
 func (w *work) repeats(ci int, f string) bool {
-	nf := string(normalizeTrivial(stripFillers(f), nil))
+	w.buf = normalizeTrivial(stripFillers(f), w.buf)
 	for i := len(w.units) - 1; i >= 0 && w.units[i].src == ci; i-- {
-		u := &w.units[i]
-		w.buf = normalizeTrivial(u.text, w.buf)
-		if string(w.buf) == nf {
-			u.fact = true
+		if normalizedEqual(w.units[i].text, w.buf) {
+			w.units[i].fact = true
 			return true
 		}
 	}
@@ -180,14 +178,17 @@ func cutLabel(s string) (label, rest string, ok bool) {
 	if isRole(label) {
 		return label, s[i+2:], true
 	}
-	words := strings.Fields(label)
-	if len(words) == 0 || len(words) > 4 {
+	words := 0
+	for range strings.FieldsSeq(label) {
+		words++
+	}
+	if words == 0 || words > 4 {
 		return "", s, false
 	}
-	if len(words) == 1 && len(label) <= 32 && handleLike(label) {
+	if words == 1 && len(label) <= 32 && handleLike(label) {
 		return label, s[i+2:], true // bob, user_42
 	}
-	for _, f := range words {
+	for f := range strings.FieldsSeq(label) {
 		if k := classify(strings.TrimRight(f, ".")); k != kCap && k != kAcronym && k != kAbbrev {
 			return "", s, false
 		}

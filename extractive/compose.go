@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -60,9 +61,13 @@ func (w *work) compose() string {
 		live = live[:maxCandidates]
 		slices.Sort(live)
 	}
-	for _, i := range live {
+	w.countUnits(live)
+	for k, i := range live {
 		u := &w.units[i]
-		u.cost = w.tok.Count(u.text)
+		if p := &w.units[live[max(k-1, 0)]]; k > 0 && p.speaker == u.speaker && p.day == u.day {
+			u.lcost, u.dcost = p.lcost, p.dcost // the same turn, mostly
+			continue
+		}
 		u.lcost, u.dcost = w.labelCost(u.speaker), w.dayCost(u.day)
 	}
 
@@ -79,7 +84,7 @@ func (w *work) compose() string {
 		}
 	}
 	if uncov > 0 {
-		mentionLabel = w.tok.Count(strings.TrimSpace(mentionsLabel))
+		mentionLabel = w.countKeep(strings.TrimSpace(mentionsLabel))
 	}
 	share := maxMentionShare
 	if w.children {
@@ -91,8 +96,7 @@ func (w *work) compose() string {
 	choose := func(ui int32, extra int, g float64) {
 		u := &w.units[ui]
 		u.selected, u.gain = true, g
-		p, _ := slices.BinarySearchFunc(sel, u.order, func(e int32, o int) int { return w.units[e].order - o })
-		sel = slices.Insert(sel, p, ui)
+		sel = slices.Insert(sel, w.selPos(sel, u.order), ui)
 		used += extra
 		srcSeen[u.src] = true
 		for _, t := range w.ustems[u.stemLo:u.stemHi] {
@@ -149,6 +153,9 @@ func (w *work) compose() string {
 
 	// Greedy: the sentence adding the most uncovered weight per token,
 	// while the Mentions of what stays uncovered still fit.
+	for _, i := range live {
+		w.units[i].gainBound = math.Inf(1)
+	}
 	for {
 		best, bestExtra := int32(-1), 0
 		bestRatio, bestGain := 0.0, 0.0
@@ -157,9 +164,12 @@ func (w *work) compose() string {
 			if u.dead || u.selected || u.pinned {
 				continue
 			}
-			extra := w.insertCost(sel, i)
+			extra := w.insertCostAt(sel, i)
 			if used+extra > w.budget {
 				continue
+			}
+			if extra+3 > 0 && u.gainBound/float64(extra+3) <= bestRatio {
+				continue // cannot beat the best: gains only decrease
 			}
 			newly := 0
 			for _, id := range w.uids[u.idLo:u.idHi] {
@@ -173,6 +183,7 @@ func (w *work) compose() string {
 				}
 			}
 			g := w.gain(u, covered, srcSeen)
+			u.gainBound = g
 			if g < minGain {
 				continue
 			}
@@ -260,10 +271,7 @@ func (w *work) mentions(body string, used, label int) []int32 {
 	cost := used + label
 	for _, i := range w.rankedIdents() {
 		id := &w.idents[i]
-		if !id.eligible || id.covered || containsWord(body, id.text) {
-			continue
-		}
-		if cost+id.cost+1 > w.budget {
+		if !id.eligible || id.covered || cost+id.cost+1 > w.budget || containsWord(body, id.text) {
 			continue
 		}
 		ments = append(ments, i)
@@ -387,7 +395,7 @@ func (w *work) headCost(a, b *unit) int {
 // chronological order, adds to the text.
 func (w *work) insertCost(sel []int32, ui int32) int {
 	u := &w.units[ui]
-	p, _ := slices.BinarySearchFunc(sel, u.order, func(e int32, o int) int { return w.units[e].order - o })
+	p := w.selPos(sel, u.order)
 	var prev, next *unit
 	if p > 0 {
 		prev = &w.units[sel[p-1]]
@@ -400,6 +408,39 @@ func (w *work) insertCost(sel []int32, ui int32) int {
 		c += w.headCost(u, next) - w.headCost(prev, next)
 	}
 	return c
+}
+
+// insertCostAt is insertCost, remembered for the unit's neighbours in
+// sel: it depends on nothing else while compose chooses.
+func (w *work) insertCostAt(sel []int32, ui int32) int {
+	u := &w.units[ui]
+	p := w.selPos(sel, u.order)
+	prev, next := int32(-1), int32(-1)
+	if p > 0 {
+		prev = sel[p-1]
+	}
+	if p < len(sel) {
+		next = sel[p]
+	}
+	if !u.extraSet || u.extraPrev != prev || u.extraNext != next {
+		u.extra, u.extraPrev, u.extraNext, u.extraSet = w.insertCost(sel, ui), prev, next, true
+	}
+	return u.extra
+}
+
+// selPos returns where a unit of the given order goes in sel, which is in
+// chronological order: before the first unit of that order or later.
+func (w *work) selPos(sel []int32, order int) int {
+	lo, hi := 0, len(sel)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if w.units[sel[m]].order < order {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // render prints the chosen units in order, grouped by day and speaker,
@@ -576,6 +617,7 @@ func (w *work) facts() []string {
 	out := make([]string, 0, len(picked))
 	for _, i := range picked {
 		u := &w.units[i]
+		u.picked = true
 		s := w.shorten(u)
 		if u.speaker != "" {
 			s = u.speaker + ": " + s
@@ -646,7 +688,7 @@ func (w *work) themes() []string {
 		if isSpaceless(r) && !unicode.In(r, unicode.Han, unicode.Katakana) {
 			continue // Thai, Lao...: character pairs are no keywords
 		}
-		if themeStop[f.text] || (!isSpaceless(r) && utf8.RuneCountInString(f.text) < 3) || !unicode.IsLetter(r) {
+		if themeStopSet.has(f.text) || (!isSpaceless(r) && utf8.RuneCountInString(f.text) < 3) || !unicode.IsLetter(r) {
 			continue
 		}
 		if sc := t.tf + t.theme; sc >= 2 {
@@ -673,28 +715,34 @@ func (w *work) themes() []string {
 		}
 	}
 	var out []string
+	var names []string // see isName
 	for _, c := range cands {
 		if len(out) >= w.opt.MaxThemes || (c.score < 2 && len(out) >= 3) {
 			break
 		}
-		if !slices.Contains(out, c.text) && !w.isName(c.text) {
+		if !slices.Contains(out, c.text) && !w.isName(c.text, &names) {
 			out = append(out, c.text)
 		}
 	}
 	return out
 }
 
-// isName reports whether the lower-case word s is a word of a name.
-func (w *work) isName(s string) bool {
-	for i := range w.idents {
-		id := &w.idents[i]
-		if id.kind != kName || isAcronym(id.text) {
-			continue
-		}
-		for f := range strings.FieldsSeq(id.text) {
-			if strings.EqualFold(f, s) {
-				return true
+// isName reports whether the lower-case word s is a word of a name. The
+// words of names are gathered into *names on the first call.
+func (w *work) isName(s string, names *[]string) bool {
+	if *names == nil {
+		ws := w.nameWords[:0]
+		for i := range w.idents {
+			if id := &w.idents[i]; id.kind == kName && !isAcronym(id.text) {
+				ws = slices.AppendSeq(ws, strings.FieldsSeq(id.text))
 			}
+		}
+		w.nameWords = ws
+		*names = ws[:len(ws):len(ws)]
+	}
+	for _, f := range *names {
+		if strings.EqualFold(f, s) {
+			return true
 		}
 	}
 	return false

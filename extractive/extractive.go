@@ -56,7 +56,8 @@ type Options struct {
 // Summarizer is the offline, deterministic extractive summarizer. It is
 // safe for concurrent use.
 type Summarizer struct {
-	opt Options
+	opt  Options
+	memo *memo
 }
 
 var _ strata.Summarizer = (*Summarizer)(nil)
@@ -84,7 +85,7 @@ func NewWithOptions(o Options) *Summarizer {
 	if o.MaxThemes <= 0 {
 		o.MaxThemes = DefaultMaxThemes
 	}
-	return &Summarizer{opt: o}
+	return &Summarizer{opt: o, memo: newMemo()}
 }
 
 // Summarize writes the summary of one node: from req.Turns when there are
@@ -97,6 +98,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req strata.SummaryRequest) (
 		return strata.Summary{}, err
 	}
 	w := newWork(s.opt, req)
+	w.memo, w.counting = s.memo, s.memo != nil && cacheable(w.tok)
 	if len(req.Children) > 0 {
 		w.addChildren(req.Children)
 	} else {
@@ -116,6 +118,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req strata.SummaryRequest) (
 		// summaries or in the turns.
 		Derived: len(req.Children) > 0,
 	}
+	w.remember()
 	w.release()
 	return sum, nil
 }
@@ -123,43 +126,53 @@ func (s *Summarizer) Summarize(ctx context.Context, req strata.SummaryRequest) (
 // unit is one sentence of the span (or a whole pinned turn), the thing
 // selection picks.
 type unit struct {
-	text     string
-	speaker  string
-	day      string
-	src      int // turn or child index
-	order    int // chronological sort key
-	weight   float64
-	first    bool // first sentence of its turn or child
-	pinned   bool // a whole pinned turn
-	fact     bool // came from a child's Facts
-	question bool
-	trivial  bool
-	stmt     int  // an "X is/has/likes ..." statement: 2 for I/we/my/a name, 1 for it/the/this
-	toYou    bool // opens with you/your: about the listener, often small talk
-	labelish bool // opens with "Word: ": printed after its speaker's label, always
-	colon    bool // ends with ":": it introduced something not kept
-	noText   bool // a child's fact whose day is unknown: for Facts only
-	dead     bool
-	selected bool
-	words    int
-	content  int // content words
-	cost     int // tokens; -1 until counted
-	lcost    int // tokens of the speaker label
-	dcost    int // tokens of the day marker
-	gain     float64
-	fscore   int
-	stemLo   int32 // w.ustems[stemLo:stemHi]: distinct terms
-	stemHi   int32
-	idLo     int32 // w.uids[idLo:idHi]: distinct identifiers
-	idHi     int32
-	occLo    int32 // w.occs[occLo:occHi]: identifier occurrences
-	occHi    int32
-	pinLo    int32 // for a pinned unit: its turn's sentence units
-	pinHi    int32
-	initTerm int32 // the term of a capitalized first word, -1 if none
-	initNew  bool  // initTerm was added to the unit's terms by that word
-	group    int32 // the sentence this unit is a version of (its own index, or its parent's for a head clause)
-	alt      bool  // a head clause of the sentence group
+	text      string
+	speaker   string
+	day       string
+	src       int // turn or child index
+	order     int // chronological sort key
+	weight    float64
+	first     bool // first sentence of its turn or child
+	pinned    bool // a whole pinned turn
+	fact      bool // came from a child's Facts
+	question  bool
+	trivial   bool
+	stmt      int  // an "X is/has/likes ..." statement: 2 for I/we/my/a name, 1 for it/the/this
+	toYou     bool // opens with you/your: about the listener, often small talk
+	labelish  bool // opens with "Word: ": printed after its speaker's label, always
+	colon     bool // ends with ":": it introduced something not kept
+	noText    bool // a child's fact whose day is unknown: for Facts only
+	picked    bool // one of Summary.Facts
+	dead      bool
+	selected  bool
+	words     int
+	content   int // content words
+	cost      int // tokens; -1 until counted
+	lcost     int // tokens of the speaker label
+	dcost     int // tokens of the day marker
+	gain      float64
+	gainBound float64 // at least what gain returns from now on; +Inf until computed
+	extra     int     // insertCost, when extraSet, between sel units extraPrev and extraNext
+	extraPrev int32
+	extraNext int32
+	extraSet  bool
+	fscore    int
+	stemLo    int32 // w.ustems[stemLo:stemHi]: distinct terms
+	stemHi    int32
+	idLo      int32 // w.uids[idLo:idHi]: distinct identifiers
+	idHi      int32
+	occLo     int32 // w.occs[occLo:occHi]: identifier occurrences
+	occHi     int32
+	pinLo     int32 // for a pinned unit: its turn's sentence units
+	pinHi     int32
+	initTerm  int32 // the term of a capitalized first word, -1 if none
+	initNew   bool  // initTerm was added to the unit's terms by that word
+	group     int32 // the sentence this unit is a version of (its own index, or its parent's for a head clause)
+	alt       bool  // a head clause of the sentence group
+	scanned   bool  // scanUnit recorded w.events[evLo:evHi]
+	evLo      int32
+	evHi      int32
+	an        *analysis // the memo's analysis scanUnit replayed
 }
 
 // occ is one occurrence of an identifier. unit is -1 for occurrences found
@@ -196,6 +209,7 @@ type ident struct {
 	weight   float64
 	eligible bool // may be listed under Mentions
 	covered  bool
+	counted  bool // cost is set
 }
 
 type work struct {
@@ -216,13 +230,26 @@ type work struct {
 	children bool
 	multiDay bool
 
-	toks    []tok
-	spans   []span
-	buf     []byte
-	rank    []int32 // identifiers, best ranked first
-	scratch []int32
+	toks      []tok
+	spans     []span
+	buf       []byte
+	rank      []int32  // identifiers, best ranked first
+	nameWords []string // see isName
+	scratch   []int32
 
 	labelCosts map[string]int
+	known      map[string]bool // for resolve
+
+	memo      *memo        // nil for a zero Summarizer
+	counting  bool         // the memo has counts of w.tok
+	keep      []countEntry // counts to leave in the memo; see remember
+	keepScans []*analysis
+	recording bool        // addTerm records events (see scanUnit)
+	events    []termEvent // recorded addTerm calls
+
+	dayY, dayD int // the last day dayOf formatted
+	dayM       time.Month
+	dayStr     string
 }
 
 // works recycles the scratch state of requests: its maps and slices are
@@ -233,6 +260,7 @@ var works = sync.Pool{New: func() any {
 		identIdx:   make(map[string]int32, 32),
 		speakers:   make(map[string]int, 4),
 		labelCosts: make(map[string]int, 8),
+		known:      make(map[string]bool, 16),
 	}
 }}
 
@@ -265,16 +293,30 @@ func (w *work) release() {
 	clear(w.identIdx)
 	clear(w.speakers)
 	clear(w.labelCosts)
-	w.tok = nil
+	clear(w.known)
+	w.tok, w.memo, w.counting, w.recording = nil, nil, false, false
+	clear(w.keep)
+	w.keep = w.keep[:0]
+	clear(w.nameWords)
+	w.nameWords = w.nameWords[:0]
+	clear(w.events)
+	w.events = w.events[:0]
 	w.children, w.multiDay = false, false
 	works.Put(w)
 }
 
-func dayOf(t time.Time) string {
+// dayOf returns the day of t as day markers print it ("8 May 2023"), ""
+// for the zero time. It remembers the last day formatted: the turns of a
+// span mostly share it.
+func (w *work) dayOf(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format("2 Jan 2006")
+	y, m, d := t.Date()
+	if w.dayStr == "" || y != w.dayY || m != w.dayM || d != w.dayD {
+		w.dayY, w.dayM, w.dayD, w.dayStr = y, m, d, t.Format("2 Jan 2006")
+	}
+	return w.dayStr
 }
 
 // addTurns splits each turn into sentences and scans them.
@@ -288,7 +330,7 @@ func (w *work) addTurns(turns []strata.Turn) {
 				w.speakers[t.Name] = len(w.occs)
 			}
 		}
-		day := dayOf(t.Time)
+		day := w.dayOf(t.Time)
 		weight := 1 + t.Importance
 		head := text[:cutAt(text, w.opt.SentenceScanBytes)]
 		lo := int32(len(w.units))
@@ -344,7 +386,8 @@ func (w *work) scanOnly(text string, code bool) {
 // forSegments calls fn for the prose and the fenced code blocks (``` or
 // ~~~ lines) of text, in order.
 func forSegments(text string, fn func(part string, code bool)) {
-	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+	if (strings.IndexByte(text, '`') < 0 || !strings.Contains(text, "```")) &&
+		(strings.IndexByte(text, '~') < 0 || !strings.Contains(text, "~~~")) {
 		fn(text, false)
 		return
 	}
@@ -404,11 +447,9 @@ func codeLike(s string) bool {
 	if strings.HasPrefix(s, "[tool ") {
 		return false
 	}
-	if codeFirst[s[0]] {
-		for _, p := range codePrefixes {
-			if strings.HasPrefix(s, p) {
-				return true
-			}
+	for _, p := range codePrefixesBy[s[0]] {
+		if strings.HasPrefix(s, p) {
+			return true
 		}
 	}
 	switch s[len(s)-1] {
@@ -422,31 +463,28 @@ func codeLike(s string) bool {
 	if strings.IndexByte(first, '=') > 0 {
 		return true
 	}
-	sym, letters := 0, 0
+	// Letters count in the low half, brackets and operators in the high.
+	var n uint64
 	for i := 0; i < len(s); i++ {
-		switch codeByte[s[i]] {
-		case 1:
-			letters++
-		case 2:
-			sym++
-		}
+		n += codeCount[s[i]]
 	}
-	return sym*4 > letters
+	return (n>>32)*4 > n&0xffffffff
 }
 
-// codeFirst marks the first bytes of codePrefixes; codeByte is 1 for
-// letters (and bytes of other scripts), 2 for brackets and operators.
-var codeFirst, codeByte = func() (first [256]bool, class [256]uint8) {
+// codePrefixesBy lists codePrefixes by first byte; codeCount is 1 for
+// letters (and bytes of other scripts) and 1<<32 for brackets and
+// operators.
+var codePrefixesBy, codeCount = func() (by [256][]string, count [256]uint64) {
 	for _, p := range codePrefixes {
-		first[p[0]] = true
+		by[p[0]] = append(by[p[0]], p)
 	}
 	for c := 0; c < 256; c++ {
 		if isASCIILetter(byte(c)) || c >= utf8.RuneSelf {
-			class[c] = 1
+			count[c] = 1
 		}
 	}
 	for _, c := range []byte("{}[]()<>=;|&*$#@\\") {
-		class[c] = 2
+		count[c] = 1 << 32
 	}
 	return
 }()
@@ -475,7 +513,7 @@ func (w *work) addSentence(raw, spk, day string, src, order int, weight float64,
 	}
 	u.colon = strings.HasSuffix(s, ":")
 	u.stemLo, u.occLo = int32(len(w.ustems)), int32(len(w.occs))
-	w.scan(s, ui, &u, false)
+	w.scanUnit(s, ui, &u)
 	u.stemHi, u.occHi = int32(len(w.ustems)), int32(len(w.occs))
 	e := len(s)
 	for e > 0 {
@@ -502,6 +540,10 @@ var clauseMarks = []string{", which ", ", who ", ", but ", ", and ", ", so ", ",
 // one version of a sentence.
 func (w *work) addHeads(pi int32) {
 	s := w.units[pi].text
+	if strings.IndexByte(s, ',') < 0 && strings.IndexByte(s, ';') < 0 &&
+		!spaceBefore(s, '-') && !spaceBefore(s, 0xE2) {
+		return // no clause mark can start anywhere
+	}
 	var cuts []int
 	words := 1
 	for i := 0; i < len(s); i++ {
@@ -561,6 +603,21 @@ func (w *work) addHeads(pi int32) {
 		a.words = strings.Count(a.text, " ") + 1
 		w.units = append(w.units, a)
 	}
+}
+
+// spaceBefore reports whether byte c follows a space somewhere in s.
+func spaceBefore(s string, c byte) bool {
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], c)
+		if j < 0 {
+			return false
+		}
+		if i+j > 0 && s[i+j-1] == ' ' {
+			return true
+		}
+		i += j + 1
+	}
+	return false
 }
 
 // insideOcc reports whether byte i of unit ui's text lies inside one of
@@ -673,6 +730,19 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 	}
 	gap := func(k int) string { return s[toks[k-1].end:toks[k].start] }
 	str := func(k int) string { return s[toks[k].start:toks[k].end] }
+	// flags returns the word lists token k is in (see wordFlags), looked
+	// up once.
+	flags := func(k int) uint16 {
+		if t := &toks[k]; t.flags == flagsUnknown {
+			if t.plain {
+				t.flags = plainWordFlags(s[t.start:t.end])
+			} else {
+				t.flags = wordFlags(s[t.start:t.end])
+			}
+		}
+		return toks[k].flags
+	}
+	month := func(k int) bool { return monthShape(str(k)) && flags(k)&fMonth != 0 }
 	for k := 0; k < len(toks); k++ {
 		t := toks[k]
 		ts := s[t.start:t.end]
@@ -690,7 +760,7 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 			add(t.start, end, kTime, false)
 		case kNumber:
 			// 7 May [2023]
-			if k+1 < len(toks) && dayNumber(ts) && gap(k+1) == " " && isMonth(s[toks[k+1].start:toks[k+1].end]) {
+			if k+1 < len(toks) && dayNumber(ts) && gap(k+1) == " " && month(k+1) {
 				end := toks[k+1].end
 				k++
 				if k+1 < len(toks) && isYear(s[toks[k+1].start:toks[k+1].end]) && (gap(k+1) == " " || gap(k+1) == ", ") {
@@ -710,9 +780,9 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 			end := t.end
 			if k+1 < len(toks) && gap(k+1) == " " {
 				nw := str(k + 1)
-				if toks[k+1].kind == kWord && len(nw) <= 15 && isLetters(nw) && !isStop(nw) &&
-					(inSet(unitWords, nw) || nw[len(nw)-1] == 's' || ts == "1") ||
-					toks[k+1].kind == kAcronym && inSet(unitWords, nw) {
+				if toks[k+1].kind == kWord && len(nw) <= 15 && isLetters(nw) && flags(k+1)&fStop == 0 &&
+					(flags(k+1)&fUnit != 0 || nw[len(nw)-1] == 's' || ts == "1") ||
+					toks[k+1].kind == kAcronym && flags(k+1)&fUnit != 0 {
 					end = toks[k+1].end // 5 miles, 3.5 GB, 1 cat; not "18 safety"
 				}
 			}
@@ -727,7 +797,7 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 				add(t.start, end, k, false)
 			}
 		case kCap, kAcronym:
-			if isMonth(ts) {
+			if month(k) {
 				// May 7[, 2023] / May 2023 / March
 				end := -1
 				if k+1 < len(toks) && gap(k+1) == " " && dayNumber(s[toks[k+1].start:toks[k+1].end]) {
@@ -748,11 +818,11 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 				}
 				continue
 			}
-			if inSet(weekdays, ts) {
+			if flags(k)&fWeekday != 0 {
 				add(t.start, t.end, kDate, false)
 				continue
 			}
-			if inSet(weekdayAbbrevs, ts) {
+			if flags(k)&fWeekdayAbbrev != 0 {
 				continue // "Sat 30, Sun 12": tabular, not a name
 			}
 			// A name: consecutive capitalized words, joined by single
@@ -761,12 +831,12 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 			for j+1 < len(toks) {
 				nk := toks[j+1].kind
 				g := gap(j + 1)
-				if (nk == kCap || nk == kAcronym) && !isMonth(str(j+1)) && !isStop(str(j+1)) &&
-					(g == " " || g == " & " || (g == ". " && inSet(titles, str(j)))) {
+				if (nk == kCap || nk == kAcronym) && !month(j+1) && flags(j+1)&fStop == 0 &&
+					(g == " " || g == " & " || (g == ". " && flags(j)&fTitle != 0)) {
 					j++
 					continue
 				}
-				if nk == kWord && g == " " && j+2 < len(toks) && inSet(nameConnectors, str(j+1)) &&
+				if nk == kWord && g == " " && j+2 < len(toks) && flags(j+1)&fConnector != 0 &&
 					toks[j+2].kind == kCap && gap(j+2) == " " {
 					j += 2
 					continue
@@ -776,7 +846,7 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 			first := k
 			for first <= j {
 				fw := str(first)
-				if !isStop(fw) && !inSet(fillers, fw) && !inSet(sentenceStarters, fw) &&
+				if flags(first)&(fStop|fFiller|fStarter) == 0 &&
 					!hasPrefixFold(fw, "i'") && !hasPrefixFold(fw, "i’") {
 					break
 				}
@@ -800,33 +870,45 @@ func (w *work) scan(s string, ui int32, u *unit, code bool) {
 	for k, t := range toks {
 		u.words++
 		if u.stmt == 0 && (subj < 0 && k < 4 || subj >= 0 && k-subj <= 3) && len(str(k)) <= 24 {
-			var a [32]byte
-			lw := foldKey(a[:0], str(k))
 			if k == 0 {
+				var a [32]byte
+				lw := foldKey(a[:0], str(k))
 				u.toYou = bytes.HasPrefix(lw, []byte("you")) && (len(lw) == 3 || lw[3] == '\'' || lw[3] == 'r')
 			}
 			if subj < 0 {
-				st := factSubject(lw)
-				if st == 0 && t.kind == kCap && !stopWords[string(lw)] {
+				st := 0 // factSubject of the word lower-cased
+				if f := flags(k); f&fSubject2 != 0 {
+					st = 2
+				} else if f&fSubject1 != 0 {
+					st = 1
+				}
+				if st == 0 && t.kind == kCap && flags(k)&fStop == 0 {
 					st = 2 // a name
 				}
 				if st > 0 {
 					subj, strength = k, st
-					if q := bytes.IndexByte(lw, '\''); q > 0 && factVerbs[string(lw[q:])] {
+					var a [32]byte
+					lw := foldKey(a[:0], str(k))
+					if q := bytes.IndexByte(lw, '\''); q > 0 && factVerbSet.hasBytes(lw[q:]) {
 						u.stmt = strength // I'm, we've, she's
 					}
 				}
-			} else if factVerbs[string(lw)] {
+			} else if flags(k)&fFactVerb != 0 {
 				u.stmt = strength
 			}
 		}
-		if t.kind == kWord {
+		if t.kind == kWord && t.plain {
+			w.addPlainWord(s[t.start:t.end], t.start, u)
+		} else if t.kind == kWord {
 			w.addWord(s[t.start:t.end], t.start, u)
 		} else if t.kind == kCap && k == 0 {
 			// Counted as a word unless resolve finds it is a name.
 			n := len(w.ustems)
 			if ti := w.addWord(s[t.start:t.end], t.start, u); ti >= 0 {
 				u.initTerm, u.initNew = ti, len(w.ustems) > n
+				if w.recording {
+					w.events[len(w.events)-1].init = true
+				}
 			}
 		}
 	}
@@ -907,12 +989,23 @@ func (w *work) addWord(word string, off int, u *unit) int32 {
 	return w.addTerm(stem(lw), lw, off, u)
 }
 
+// addPlainWord is addWord for a word of lower-case ASCII letters.
+func (w *work) addPlainWord(word string, off int, u *unit) int32 {
+	if n := len(word); n < 3 || n <= maxStopLen && stopFilter[n][word[0]-'a'][word[n-1]-'a'] && stopSet.has(word) {
+		return -1 // as isStop: lower case needs no folding
+	}
+	return w.addTerm(stem(word), word, off, u)
+}
+
 func (w *work) addTerm(key, surface string, off int, u *unit) int32 {
 	ti, ok := w.termIdx[key]
 	if !ok {
 		ti = int32(len(w.terms))
 		w.termIdx[key] = ti
 		w.terms = append(w.terms, term{})
+	}
+	if w.recording {
+		w.events = append(w.events, termEvent{key: key, surface: surface, off: int32(off)})
 	}
 	t := &w.terms[ti]
 	t.tf++
@@ -935,7 +1028,7 @@ func (w *work) addTerm(key, surface string, off int, u *unit) int32 {
 // capitalized words that are not known names, counts identifiers, links
 // them to units, and scores units.
 func (w *work) resolve() {
-	known := make(map[string]bool, 16)
+	known := w.known
 	for i := range w.occs {
 		if o := &w.occs[i]; o.kind == kName && !o.initial {
 			known[o.text] = true
@@ -1045,20 +1138,35 @@ func (w *work) resolve() {
 			n++
 		}
 	}
-	for _, i := range elig[:n] {
+	// A text contained in another has none but bytes of the other: masks
+	// of the bytes each holds rule out most pairs before the search.
+	var masks [maxMentionIDs]uint64
+	var lens [maxMentionIDs]int
+	var still [maxMentionIDs]bool // eligible, as it stands
+	for k, i := range elig[:n] {
+		t := w.idents[i].text
+		masks[k], lens[k], still[k] = byteMask(t), len(t), true
+	}
+	// Only a longer one can contain an identifier: byLen orders them,
+	// longest first.
+	var byLen [maxMentionIDs]int
+	for k := range n {
+		byLen[k] = k
+	}
+	slices.SortFunc(byLen[:n], func(x, y int) int { return lens[y] - lens[x] })
+	for ka, i := range elig[:n] {
 		a := &w.idents[i]
-		for _, j := range elig[:n] {
-			if b := &w.idents[j]; i != j && b.eligible && len(b.text) > len(a.text) && containsWord(b.text, a.text) {
-				a.eligible = false
+		for _, kb := range byLen[:n] {
+			if lens[kb] <= lens[ka] {
+				break
+			}
+			if still[kb] && masks[ka]&^masks[kb] == 0 && containsWord(w.idents[elig[kb]].text, a.text) {
+				a.eligible, still[ka] = false, false
 				break
 			}
 		}
 	}
-	for _, i := range elig[:n] {
-		if id := &w.idents[i]; id.eligible {
-			id.cost = w.tok.Count(id.text)
-		}
-	}
+	w.countIdents(elig[:n])
 	// Units: trivial, facts.
 	for ui := range w.units {
 		u := &w.units[ui]
@@ -1080,9 +1188,9 @@ func (w *work) resolve() {
 			}
 		}
 		if !u.pinned {
-			if len(u.text) <= 40 {
+			if len(u.text) <= 40 && alnumBytes(u.text) <= maxTrivialLen {
 				w.buf = normalizeTrivial(u.text, w.buf)
-				u.trivial = trivialSentences[string(w.buf)]
+				u.trivial = trivialSet.hasBytes(w.buf)
 			}
 			u.trivial = u.trivial || (u.content == 0 && nonName == 0) || (u.content == 0 && u.words <= 2) ||
 				(u.content <= 1 && ids == 0 && u.words <= 4)
@@ -1106,6 +1214,15 @@ func (w *work) resolve() {
 			u.fscore += 2
 		}
 	}
+}
+
+// byteMask has bit c%64 set for every byte c of s.
+func byteMask(s string) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		m |= 1 << (s[i] & 63)
+	}
+	return m
 }
 
 func (w *work) identFor(text string, k kind, first int) *ident {
@@ -1148,7 +1265,7 @@ func (w *work) labelCost(speaker string) int {
 	}
 	c, ok := w.labelCosts[speaker]
 	if !ok {
-		c = w.tok.Count(speaker + ":")
+		c = w.countKeep(speaker + ":")
 		w.labelCosts[speaker] = c
 	}
 	return c
@@ -1161,7 +1278,7 @@ func (w *work) dayCost(day string) int {
 	key := "\x00" + day
 	c, ok := w.labelCosts[key]
 	if !ok {
-		c = w.tok.Count("[" + day + "]")
+		c = w.countKeep("[" + day + "]")
 		w.labelCosts[key] = c
 	}
 	return c

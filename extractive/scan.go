@@ -38,19 +38,22 @@ var kindWeight = [...]float64{
 type tok struct {
 	start, end int
 	kind       kind
+	flags      uint16 // see wordFlags; flagsUnknown until scan looks
+	plain      bool   // lower-case ASCII letters only
 }
 
 func hasURLPrefix(t string) bool {
 	if len(t) < 5 {
 		return false
 	}
+	// The ':' or '.' of each prefix, where it must be, rules out words.
 	switch t[0] | 0x20 {
 	case 'h':
-		return hasPrefixFold(t, "http://") || hasPrefixFold(t, "https://")
+		return (t[4] == ':' || len(t) > 5 && t[5] == ':') && (hasPrefixFold(t, "http://") || hasPrefixFold(t, "https://"))
 	case 'w':
-		return hasPrefixFold(t, "www.")
+		return t[3] == '.' && hasPrefixFold(t, "www.")
 	case 'f':
-		return hasPrefixFold(t, "ftp://") || hasPrefixFold(t, "file://")
+		return (t[3] == ':' || t[4] == ':') && (hasPrefixFold(t, "ftp://") || hasPrefixFold(t, "file://"))
 	}
 	return false
 }
@@ -110,6 +113,24 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 func tokenize(s string, toks []tok) []tok {
 	i := 0
 	for i < len(s) {
+		// The common token: ASCII letters and then a delimiter. Nothing of
+		// it is trimmed, and its kind follows from its case alone (see
+		// letterKind); it is no URL, which needs a ':' or '.' there.
+		if c := s[i]; c == ' ' {
+			i++
+			continue
+		} else if isASCIILetter(c) {
+			j := i + 1
+			for j < len(s) && isASCIILetter(s[j]) {
+				j++
+			}
+			if j == len(s) || letterEnd(s, j) {
+				k, plain := letterKind(s[i:j])
+				toks = append(toks, tok{start: i, end: j, kind: k, flags: flagsUnknown, plain: plain})
+				i = j
+				continue
+			}
+		}
 		d, sz := delimAt(s, i)
 		if d {
 			i += sz
@@ -146,7 +167,7 @@ func tokenize(s string, toks []tok) []tok {
 			for b > a && strings.IndexByte(".,:;!?'", s[b-1]) >= 0 {
 				b--
 			}
-			toks = append(toks, tok{a, b, kURL})
+			toks = append(toks, tok{start: a, end: b, kind: kURL, flags: flagsUnknown})
 			continue
 		}
 		for i < len(s) {
@@ -166,11 +187,50 @@ func tokenize(s string, toks []tok) []tok {
 		a, b = trimToken(s, a, b)
 		if a < b {
 			if k := classify(s[a:b]); k != kNone {
-				toks = append(toks, tok{a, b, k})
+				toks = append(toks, tok{start: a, end: b, kind: k, flags: flagsUnknown})
 			}
 		}
 	}
 	return toks
+}
+
+// letterEnd reports whether s[j], after an ASCII letter, ends the token
+// as delimAt has it.
+func letterEnd(s string, j int) bool {
+	switch c := s[j]; {
+	case c >= utf8.RuneSelf:
+		return false
+	case c == ',':
+		return true // a comma is kept only between digits
+	case c == '(':
+		return j+1 >= len(s) || s[j+1] != ')' // "foo()" is one token
+	default:
+		return asciiClass[c] == classDelim
+	}
+}
+
+// letterKind is classify for a token of ASCII letters: a plain word when
+// all are lower case (plain reports it), code when a later one is upper
+// case (camelCase), an acronym when all of two or more are upper case,
+// else a capitalized word.
+func letterKind(t string) (k kind, plain bool) {
+	if c := t[0]; c >= 'a' && c <= 'z' {
+		for i := 1; i < len(t); i++ {
+			if t[i] < 'a' {
+				return kCode, false
+			}
+		}
+		return kWord, true
+	}
+	if len(t) >= 2 {
+		for i := 1; i < len(t); i++ {
+			if t[i] >= 'a' {
+				return kCap, false
+			}
+		}
+		return kAcronym, false
+	}
+	return kCap, false
 }
 
 // trimToken strips quotes, dashes and sentence punctuation from the ends
@@ -526,11 +586,10 @@ func isYear(t string) bool {
 	return len(t) == 4 && allDigits(t) && (t[:2] == "19" || t[:2] == "20")
 }
 
-func isMonth(t string) bool {
-	if len(t) < 3 || len(t) > 9 || t[0] < 'A' || t[0] > 'Z' {
-		return false
-	}
-	return inSet(months, t)
+// monthShape reports whether t may be a month name: capitalized, 3 to 9
+// bytes.
+func monthShape(t string) bool {
+	return len(t) >= 3 && len(t) <= 9 && t[0] >= 'A' && t[0] <= 'Z'
 }
 
 // lowerWord lower-cases s, allocating only when s has an upper-case
@@ -566,25 +625,6 @@ func foldKey(dst []byte, s string) []byte {
 		i += sz - 1
 	}
 	return dst
-}
-
-// inSet reports whether s, lower-cased, is in m.
-func inSet(m map[string]bool, s string) bool {
-	if len(s) > 24 {
-		return false
-	}
-	lower := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
-			lower = false
-			break
-		}
-	}
-	if lower {
-		return m[s]
-	}
-	var a [32]byte
-	return m[string(foldKey(a[:0], s))]
 }
 
 // stem folds a lower-case English word to a crude stem so that "painting",

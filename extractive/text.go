@@ -118,7 +118,7 @@ func dotEndsSentence(s string, wordStart, dot, after int) bool {
 		return false // an initial
 	}
 	if len(w) <= 6 {
-		if inSet(titles, w) {
+		if titleSet.hasFold(w) {
 			return false
 		}
 		// Dotted abbreviations: "U.S", "a.m", "p.m".
@@ -320,32 +320,59 @@ func tailAt(s string, max int) int {
 }
 
 // collapseSpace returns s with every run of white space replaced by one
-// space, and s itself when there is nothing to replace.
+// space, and s itself when there is nothing to replace: no two spaces in a
+// row and no other white space.
 func collapseSpace(s string) string {
+	if !needsCollapse(s) {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// needsCollapse reports whether s has two spaces in a row or white space
+// other than a space.
+func needsCollapse(s string) bool {
+	const lo, hi, ones = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
 	prevSpace := false
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if (x|(x-ones))&hi == 0 { // 8 bytes of printable ASCII
+				y := x ^ ones                                   // zero where a space
+				z := ^(((y &^ hi) + (hi - lo)) | y | (hi - lo)) // 0x80 where a space, else 0
+				if z&(z>>8) != 0 || prevSpace && z&0x80 != 0 {
+					return true
+				}
+				prevSpace = z>>63 != 0
+				i += 8
+				continue
+			}
+		}
 		c := s[i]
 		if c == ' ' {
 			if prevSpace {
-				return strings.Join(strings.Fields(s), " ")
+				return true
 			}
 			prevSpace = true
+			i++
 			continue
 		}
 		prevSpace = false
 		if c < utf8.RuneSelf {
 			if isSpaceByte(c) {
-				return strings.Join(strings.Fields(s), " ")
+				return true
 			}
+			i++
 			continue
 		}
 		r, sz := utf8.DecodeRuneInString(s[i:])
 		if unicode.IsSpace(r) {
-			return strings.Join(strings.Fields(s), " ")
+			return true
 		}
-		i += sz - 1
+		i += sz
 	}
-	return s
+	return false
 }
 
 // maxRunBytes is the longest run of text without a space kept whole in a
@@ -417,7 +444,7 @@ func stripFillers(s string) string {
 		if s[i] != ',' && s[i] != '!' {
 			return s
 		}
-		if !inSet(fillers, s[:i]) {
+		if !fillerSet.hasFold(s[:i]) {
 			return s
 		}
 		j := i + 1

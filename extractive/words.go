@@ -45,7 +45,7 @@ func isStop(s string) bool {
 	if a, z := s[0]|0x20, s[n-1]|0x20; a >= 'a' && a <= 'z' && z >= 'a' && z <= 'z' && !stopFilter[n][a-'a'][z-'a'] {
 		return false
 	}
-	return inSet(stopWords, s)
+	return stopSet.hasFold(s)
 }
 
 // trivialSentences are whole sentences that say nothing worth keeping,
@@ -58,6 +58,27 @@ var trivialSentences = func() map[string]bool {
 	}
 	return m
 }()
+
+// maxTrivialLen is the length of the longest of trivialSentences.
+var maxTrivialLen = func() int {
+	n := 0
+	for s := range trivialSentences {
+		n = max(n, len(s))
+	}
+	return n
+}()
+
+// alnumBytes counts the ASCII letters and digits of s: a lower bound on
+// the length of s normalized, which keeps them all.
+func alnumBytes(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' || s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
 
 // normalizeTrivial lower-cases s and keeps only letters, digits and single
 // spaces, for trivialSentences and duplicate detection.
@@ -101,6 +122,65 @@ func normalizeTrivial(s string, buf []byte) []byte {
 	return buf
 }
 
+// normalizedEqual reports whether normalizeTrivial(s) is want, comparing
+// as it goes: most texts differ from want within a few bytes.
+func normalizedEqual(s string, want []byte) bool {
+	j := 0 // bytes of want matched
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var b []byte // what normalizeTrivial appends next, after a space
+		var a [utf8.UTFMax]byte
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\'':
+				continue
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			default:
+				space = true
+				continue
+			}
+			if space && j > 0 {
+				if j >= len(want) || want[j] != ' ' {
+					return false
+				}
+				j++
+			}
+			space = false
+			if j >= len(want) || want[j] != c {
+				return false
+			}
+			j++
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz - 1
+		switch {
+		case r == '’':
+			continue
+		case isWordRune(r):
+			b = utf8.AppendRune(a[:0], unicode.ToLower(r))
+		default:
+			space = true
+			continue
+		}
+		if space && j > 0 {
+			if j >= len(want) || want[j] != ' ' {
+				return false
+			}
+			j++
+		}
+		space = false
+		if len(want)-j < len(b) || string(want[j:j+len(b)]) != string(b) {
+			return false
+		}
+		j += len(b)
+	}
+	return j == len(want)
+}
+
 // factVerbs mark "X is/has/likes/works ..." statements.
 var factVerbs = func() map[string]bool {
 	m := map[string]bool{}
@@ -112,16 +192,28 @@ var factVerbs = func() map[string]bool {
 
 // factSubject reports whether the lower-case word w opens an "X is/has
 // ..." statement: 2 for the speaker or someone named, 1 for a thing, 0 if
-// it does not.
+// it does not. scan asks wordFlags (fSubject2, fSubject1).
 func factSubject(w []byte) int {
-	switch string(w) {
-	case "i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "my", "our",
-		"he", "she", "they", "he's", "she's", "they're":
+	switch {
+	case subjects2[string(w)]:
 		return 2
-	case "it", "it's", "the", "this", "that":
+	case subjects1[string(w)]:
 		return 1
 	}
 	return 0
+}
+
+var (
+	subjects2 = wordMap("i i'm i've i'd i'll we we're we've my our he she they he's she's they're")
+	subjects1 = wordMap("it it's the this that")
+)
+
+func wordMap(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
 }
 
 // themeStop are words that may weigh in sentence scores (they often carry
@@ -153,3 +245,223 @@ var unitWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// wordSet is a set of words with a cheaper lookup than a map's: open
+// addressing over a power-of-two table, FNV-1a over the bytes. It answers
+// exactly what indexing the map it was built from answers.
+type wordSet struct {
+	slots []string
+	mask  uint32
+}
+
+func newWordSet(m map[string]bool) *wordSet {
+	n := 8
+	for n < 2*len(m) {
+		n *= 2
+	}
+	s := &wordSet{slots: make([]string, n), mask: uint32(n - 1)}
+	for w, ok := range m {
+		if !ok {
+			continue
+		}
+		if w == "" {
+			panic("extractive: empty word in a word set")
+		}
+		for i := wordHash(w) & s.mask; ; i = (i + 1) & s.mask {
+			if s.slots[i] == "" {
+				s.slots[i] = w
+				break
+			}
+		}
+	}
+	return s
+}
+
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)
+
+func wordHash[T string | []byte](w T) uint32 {
+	h := uint32(fnvOffset)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * fnvPrime
+	}
+	return h
+}
+
+// has reports whether w is in the set, as m[w] would.
+func (s *wordSet) has(w string) bool {
+	return s.index(w) >= 0
+}
+
+// index returns the slot of w, or -1.
+func (s *wordSet) index(w string) int {
+	if w == "" {
+		return -1
+	}
+	for i := wordHash(w) & s.mask; ; i = (i + 1) & s.mask {
+		e := s.slots[i]
+		if e == "" {
+			return -1
+		}
+		if e == w {
+			return int(i)
+		}
+	}
+}
+
+// hasBytes is has for a byte slice.
+func (s *wordSet) hasBytes(w []byte) bool {
+	return s.indexBytes(w) >= 0
+}
+
+// indexBytes returns the slot of w, or -1.
+func (s *wordSet) indexBytes(w []byte) int {
+	if len(w) == 0 {
+		return -1
+	}
+	for i := wordHash(w) & s.mask; ; i = (i + 1) & s.mask {
+		e := s.slots[i]
+		if e == "" {
+			return -1
+		}
+		if e == string(w) {
+			return int(i)
+		}
+	}
+}
+
+// hasFold reports whether s, lower-cased (see foldKey), is in the set:
+// what looking up foldKey(s) in the map the set was built from reports
+// (nothing for words longer than 24 bytes).
+func (s *wordSet) hasFold(w string) bool {
+	return s.indexFold(w) >= 0
+}
+
+// indexFold returns the slot of w, lower-cased, or -1 (as hasFold).
+func (s *wordSet) indexFold(w string) int {
+	if len(w) > 24 || w == "" {
+		return -1
+	}
+	h := uint32(fnvOffset)
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			var a [32]byte
+			return s.indexBytes(foldKey(a[:0], w))
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint32(c)) * fnvPrime
+	}
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		e := s.slots[i]
+		if e == "" {
+			return -1
+		}
+		if len(e) == len(w) && equalLowerASCII(e, w) {
+			return int(i)
+		}
+	}
+}
+
+// equalLowerASCII reports whether the ASCII string w, lower-cased, is e.
+func equalLowerASCII(e, w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if e[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// Sets for lookups on every word scanned; built from the maps above and in
+// scan.go and text.go, which remain the lists of record. scan asks
+// wordFlags.
+var (
+	stopSet      = newWordSet(stopWords)
+	factVerbSet  = newWordSet(factVerbs)
+	trivialSet   = newWordSet(trivialSentences)
+	themeStopSet = newWordSet(themeStop)
+	titleSet     = newWordSet(titles)
+	fillerSet    = newWordSet(fillers)
+)
+
+// Word flags: which of the word lists a word is in, for scan, which asks
+// several of them about most capitalized words.
+const (
+	fStop uint16 = 1 << iota
+	fMonth
+	fWeekday
+	fWeekdayAbbrev
+	fFiller
+	fStarter
+	fConnector
+	fTitle
+	fUnit
+	fFactVerb
+	fSubject2
+	fSubject1
+
+	flagsUnknown uint16 = 1 << 15
+)
+
+// flagSet maps words to their flags, like wordSet.
+type flagSet struct {
+	wordSet
+	flags []uint16
+}
+
+var wordFlagSet = func() *flagSet {
+	all := map[string]uint16{}
+	for _, x := range []struct {
+		m    map[string]bool
+		flag uint16
+	}{
+		{stopWords, fStop}, {months, fMonth}, {weekdays, fWeekday}, {weekdayAbbrevs, fWeekdayAbbrev},
+		{fillers, fFiller}, {sentenceStarters, fStarter}, {nameConnectors, fConnector}, {titles, fTitle},
+		{unitWords, fUnit}, {factVerbs, fFactVerb}, {subjects2, fSubject2}, {subjects1, fSubject1},
+	} {
+		for w, ok := range x.m {
+			if ok {
+				all[w] |= x.flag
+			}
+		}
+	}
+	set := map[string]bool{}
+	for w := range all {
+		set[w] = true
+	}
+	f := &flagSet{wordSet: *newWordSet(set)}
+	f.flags = make([]uint16, len(f.slots))
+	for i, w := range f.slots {
+		f.flags[i] = all[w]
+	}
+	return f
+}()
+
+// plainWordFlags is wordFlags for lower-case ASCII, which needs no folding.
+func plainWordFlags(s string) uint16 {
+	if len(s) > 24 {
+		return 0
+	}
+	if i := wordFlagSet.index(s); i >= 0 {
+		return wordFlagSet.flags[i]
+	}
+	return 0
+}
+
+// wordFlags returns the flags of s, lower-cased as hasFold has it: the
+// lists that inSet would find s in.
+func wordFlags(s string) uint16 {
+	if i := wordFlagSet.indexFold(s); i >= 0 {
+		return wordFlagSet.flags[i]
+	}
+	return 0
+}

@@ -458,6 +458,12 @@ type object struct {
 	line   int
 	prefix string // "" or a path ending in '.', like "[3]."
 	m      map[string]json.RawMessage
+	// jsonl, when not nil, holds the members instead of m: those of a
+	// jsonl line read by scanJSONL, by their index in jsonlFields (nil
+	// when absent). last then holds strings of the last lines' members,
+	// reused when a line repeats them (see stringOf).
+	jsonl *jsonlMembers
+	last  *jsonlStrings
 }
 
 // parseObject decodes raw, which must be a JSON object.
@@ -482,9 +488,21 @@ func (o *object) errf(field, format string, args ...any) *ParseError {
 	return &ParseError{File: o.file, Line: o.line, Field: o.prefix + field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// member returns the raw value of a member, as o.m[name] would.
+func (o *object) member(name string) (json.RawMessage, bool) {
+	if o.jsonl != nil {
+		if i := jsonlFieldIndex(name); i >= 0 && o.jsonl[i] != nil {
+			return o.jsonl[i], true
+		}
+		return nil, false
+	}
+	v, ok := o.m[name]
+	return v, ok
+}
+
 // get returns the raw value of a member that is present and not null.
 func (o *object) get(name string) (json.RawMessage, bool) {
-	v, ok := o.m[name]
+	v, ok := o.member(name)
 	if !ok || len(v) == 0 || string(v) == "null" {
 		return nil, false
 	}
@@ -510,7 +528,7 @@ func (o *object) str(name string) (string, error) {
 		return "", o.errf(name, "want a string, got %s", kind(v))
 	}
 	if len(v) >= 2 && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]), nil // no escapes: the bytes are the string
+		return o.stringOf(name, v[1:len(v)-1]), nil // no escapes: the bytes are the string
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
@@ -524,13 +542,37 @@ func (o *object) str(name string) (string, error) {
 func (o *object) id(name string) (string, error) {
 	v, ok := o.get(name)
 	if ok && v[0] != '"' && v[0] != '{' && v[0] != '[' && v[0] != 't' && v[0] != 'f' {
-		return string(v), nil
+		return o.stringOf(name, v), nil
 	}
 	s, err := o.str(name)
 	if err != nil && ok && v[0] != '"' {
 		return "", o.errf(name, "want a string or a number, got %s", kind(v))
 	}
 	return s, err
+}
+
+// stringOf returns b as a string. For the members of a jsonl line that
+// most lines repeat (conversation, session, role, name, model) it returns
+// the string of one of the last two lines when the bytes are the same,
+// saving the copy.
+func (o *object) stringOf(name string, b []byte) string {
+	if o.last != nil {
+		switch i := jsonlFieldIndex(name); i {
+		case 0, 1, 3, 4, 7:
+			// The last two values: speakers and roles alternate.
+			last := &o.last[i]
+			if last[0] == string(b) {
+				return last[0]
+			}
+			if last[1] == string(b) {
+				return last[1]
+			}
+			s := string(b)
+			last[0], last[1] = s, last[0]
+			return s
+		}
+	}
+	return string(b)
 }
 
 // boolean returns a boolean member (false when absent or null).

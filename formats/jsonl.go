@@ -22,6 +22,49 @@ var jsonlFields = []string{
 	"metadata", "importance", "tags", "tool_calls", "tool_results", "tokens",
 }
 
+// jsonlMembers are the members of a jsonl line by their index in
+// jsonlFields: raw JSON values, nil when absent.
+type jsonlMembers [14]json.RawMessage
+
+// jsonlStrings are the last two strings of members by their index in
+// jsonlFields.
+type jsonlStrings [14][2]string
+
+// jsonlFieldIndex returns the index of key in jsonlFields, or -1.
+func jsonlFieldIndex[T string | []byte](key T) int {
+	switch string(key) {
+	case "conversation":
+		return 0
+	case "session":
+		return 1
+	case "ext_id":
+		return 2
+	case "role":
+		return 3
+	case "name":
+		return 4
+	case "content":
+		return 5
+	case "time":
+		return 6
+	case "model":
+		return 7
+	case "metadata":
+		return 8
+	case "importance":
+		return 9
+	case "tags":
+		return 10
+	case "tool_calls":
+		return 11
+	case "tool_results":
+		return 12
+	case "tokens":
+		return 13
+	}
+	return -1
+}
+
 var jsonlKnown = func() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range jsonlFields {
@@ -31,12 +74,16 @@ var jsonlKnown = func() map[string]bool {
 }()
 
 type jsonlReader struct {
-	name string
-	br   *bufio.Reader
-	ids  *idDeriver
-	line int
-	buf  []byte
-	err  error // sticky: io.EOF or a read error
+	name    string
+	br      *bufio.Reader
+	ids     *idDeriver
+	line    int
+	buf     []byte
+	err     error // sticky: io.EOF or a read error
+	obj     object
+	members jsonlMembers
+	last    jsonlStrings // see object.stringOf
+	turn    strata.Turn  // the turn being parsed
 }
 
 func (r *jsonlReader) Next() (Record, error) {
@@ -88,14 +135,23 @@ func (r *jsonlReader) parse(line []byte) (Record, error) {
 	if line[0] != '{' {
 		return Record{}, &ParseError{File: r.name, Line: r.line, Msg: "want a JSON object per line, got " + kind(line)}
 	}
-	o, err := parseObject(r.name, r.line, "", line)
-	if err != nil {
-		return Record{}, err
+	var o *object
+	if !jsonlGeneral && scanJSONL(line, &r.members) {
+		// The common line: its members are sub-slices of line, read in
+		// one pass without a map (see scanJSONL). They are known keys.
+		r.obj = object{file: r.name, line: r.line, jsonl: &r.members, last: &r.last}
+		o = &r.obj
+	} else {
+		var err error
+		if o, err = parseObject(r.name, r.line, "", line); err != nil {
+			return Record{}, err
+		}
+		if err := checkKeys(o, jsonlKnown, jsonlFields); err != nil {
+			return Record{}, err
+		}
 	}
-	if err := checkKeys(o, jsonlKnown, jsonlFields); err != nil {
-		return Record{}, err
-	}
-	var t strata.Turn
+	t := &r.turn // not a fresh Turn each line: finish copies it out
+	*t = strata.Turn{}
 	conv, err := o.id("conversation")
 	if err != nil {
 		return Record{}, err
@@ -162,7 +218,7 @@ func (r *jsonlReader) parse(line []byte) (Record, error) {
 	if t.ToolResults, err = jsonlToolResults(o); err != nil {
 		return Record{}, err
 	}
-	return finish(r.ids, r.name, r.line, "", conv, &t, "content", false)
+	return finish(r.ids, r.name, r.line, "", conv, t, "content", false)
 }
 
 // checkKeys reports the first (in sorted order) key of o that is not known.
@@ -187,6 +243,11 @@ func jsonlTime(o *object) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if v[0] == '"' {
+		if o.jsonl != nil && len(v) >= 2 && v[len(v)-1] == '"' {
+			if t, ok := parseRFC3339(v[1 : len(v)-1]); ok {
+				return t, nil // as time.Parse below, without a copy of v
+			}
+		}
 		s, err := o.str("time")
 		if err != nil {
 			return time.Time{}, err
@@ -343,4 +404,312 @@ func looseText(o *object, name string) (string, error) {
 		return o.str(name)
 	}
 	return string(v), nil
+}
+
+// jsonlGeneral makes every line take the general path, for tests.
+var jsonlGeneral = false
+
+// scanJSONL reads line, a JSON object, into m when it is well-formed JSON
+// (as json.Unmarshal has it), each of its keys is one of jsonlFields
+// written without escapes, and no key repeats: then m holds the raw value
+// of every member, as decoding line into a map of json.RawMessage would,
+// but as sub-slices of line. It reports false for any other line, which
+// the general path then reads and reports on; m is then undefined.
+func scanJSONL(line []byte, m *jsonlMembers) bool {
+	*m = jsonlMembers{}
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	i := skipSpace(line, 1)
+	if i < len(line) && line[i] == '}' {
+		return skipSpace(line, i+1) == len(line)
+	}
+	var seen uint32
+	for {
+		// A key: a known field name, so plain ASCII without escapes.
+		if i >= len(line) || line[i] != '"' {
+			return false
+		}
+		j := i + 1
+		for j < len(line) && line[j] != '"' {
+			if line[j] == '\\' || line[j] < 0x20 {
+				return false
+			}
+			j++
+		}
+		if j >= len(line) {
+			return false
+		}
+		k := jsonlFieldIndex(line[i+1 : j])
+		if k < 0 || seen&(1<<k) != 0 {
+			return false
+		}
+		seen |= 1 << k
+		i = skipSpace(line, j+1)
+		if i >= len(line) || line[i] != ':' {
+			return false
+		}
+		i = skipSpace(line, i+1)
+		end := skipJSON(line, i, 0)
+		if end < 0 {
+			return false
+		}
+		m[k] = line[i:end:end]
+		i = skipSpace(line, end)
+		if i >= len(line) {
+			return false
+		}
+		switch line[i] {
+		case ',':
+			i = skipSpace(line, i+1)
+		case '}':
+			return skipSpace(line, i+1) == len(line)
+		default:
+			return false
+		}
+	}
+}
+
+// maxScanDepth is how deeply scanJSONL follows nested values; deeper ones
+// are left to encoding/json.
+const maxScanDepth = 32
+
+// skipSpace returns the index of the first byte at or after i of b that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// plainStringByte marks the bytes that a JSON string holds as they are:
+// all but '"', '\\' and control characters. Bytes of invalid UTF-8 are
+// plain too: encoding/json accepts them (and turns them into U+FFFD).
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipJSON returns the end of the well-formed JSON value starting at b[i],
+// or -1 if there is none (a syntax error, or nesting beyond maxScanDepth).
+func skipJSON(b []byte, i, depth int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return skipString(b, i)
+	case c == '-' || c >= '0' && c <= '9':
+		return skipNumber(b, i)
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	case c == '{' || c == '[':
+		if depth >= maxScanDepth {
+			return -1
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closer {
+			return i + 1
+		}
+		for {
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return -1
+				}
+				if i = skipString(b, i); i < 0 {
+					return -1
+				}
+				i = skipSpace(b, i)
+				if i >= len(b) || b[i] != ':' {
+					return -1
+				}
+				i = skipSpace(b, i+1)
+			}
+			if i = skipJSON(b, i, depth+1); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return -1
+			}
+			if b[i] == closer {
+				return i + 1
+			}
+			if b[i] != ',' {
+				return -1
+			}
+			i = skipSpace(b, i+1)
+		}
+	}
+	return -1
+}
+
+// skipString returns the end of the JSON string starting at b[i] (a '"'),
+// or -1 if it is malformed.
+func skipString(b []byte, i int) int {
+	i++
+	for {
+		for i < len(b) && plainStringByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if _, ok := hex4(b[i+2:]); !ok {
+					return -1
+				}
+				i += 6
+			default:
+				return -1
+			}
+		default:
+			return -1 // a control character
+		}
+	}
+}
+
+// skipNumber returns the end of the JSON number starting at b[i], or -1 if
+// it is malformed: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func skipNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func skipLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// parseRFC3339 parses b, a time in the common RFC 3339 forms
+// "2006-01-02T15:04:05Z" and "2006-01-02T15:04:05.999999999-07:00" (with
+// 1 to 9 fractional digits, or none), as time.Parse with RFC3339Nano
+// would, in UTC. It reports false for any other text, and for values out
+// of range: time.Parse then decides.
+func parseRFC3339(b []byte) (time.Time, bool) {
+	if len(b) < len("2006-01-02T15:04:05Z") || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(s []byte, max int) int {
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > max {
+			return -1
+		}
+		return n
+	}
+	year, month := num(b[0:4], 9999), num(b[5:7], 12)
+	day, hour, min, sec := num(b[8:10], 31), num(b[11:13], 23), num(b[14:16], 59), num(b[17:19], 59)
+	if year < 0 || month < 1 || day < 1 || hour < 0 || min < 0 || sec < 0 || day > daysIn(time.Month(month), year) {
+		return time.Time{}, false
+	}
+	rest := b[19:]
+	nsec := 0
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return time.Time{}, false
+		}
+		for k := 1; k < 10; k++ {
+			nsec *= 10
+			if k < n {
+				nsec += int(rest[k] - '0')
+			}
+		}
+		rest = rest[n:]
+	}
+	t := time.Date(year, time.Month(month), day, hour, min, sec, nsec, time.UTC)
+	switch {
+	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		hr, mm := num(rest[1:3], 23), num(rest[4:6], 59)
+		if hr < 0 || mm < 0 {
+			return time.Time{}, false
+		}
+		offset := time.Duration(hr*60+mm) * time.Minute
+		if rest[0] == '-' {
+			offset = -offset
+		}
+		t = t.Add(-offset)
+	default:
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// daysIn returns the number of days in month of year.
+func daysIn(m time.Month, year int) int {
+	if m == time.February {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + int((m+m/8)%2)
 }
