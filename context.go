@@ -25,6 +25,10 @@ type AssemblyOptions struct {
 	// Neighbours is how many turns on each side of a hit come with it.
 	// Default 1; -1 means none.
 	Neighbours int
+	// ZoomShare caps the raw turns of the periods a query names ("on 25
+	// May 2023", "last week"). Default 0.50; unused without a time in the
+	// query.
+	ZoomShare float64
 }
 
 func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
@@ -41,7 +45,8 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 		v    *float64
 		d    float64
 		name string
-	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.30, "fresh share"}, {&o.RelevanceShare, 0.25, "relevance share"}} {
+	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.30, "fresh share"}, {&o.RelevanceShare, 0.25, "relevance share"},
+		{&o.ZoomShare, 0.50, "zoom share"}} {
 		if err := def(f.v, f.d, f.name); err != nil {
 			return o, err
 		}
@@ -67,7 +72,15 @@ const (
 	ReasonFresh     = "fresh"
 	ReasonCoverage  = "coverage"
 	ReasonRelevance = "relevance"
+	ReasonZoom      = "zoom" // the turns of a period the query names
 )
+
+// TurnItem is a turn as a context package item, unmeasured (Tokens 0).
+func TurnItem(t Turn, reason string) Item {
+	return Item{Kind: KindTurn, Reason: reason, ExtID: t.ExtID, LevelName: "turn",
+		FirstSeq: t.Seq, LastSeq: t.Seq, Start: t.Time, End: t.Time, Speaker: t.Speaker(), Role: t.Role,
+		Text: t.Text()}
+}
 
 // Item is one piece of a context package, with its provenance.
 type Item struct {
@@ -122,6 +135,35 @@ type ContextRequest struct {
 	Format string
 	// Renderer, when set, renders the package instead of Format.
 	Renderer Renderer
+	// Now is what relative time expressions in the query ("yesterday",
+	// "last week") count from; zero means the conversation's newest turn.
+	Now time.Time
+	// Sections are fixed texts the caller wants at the top of the package
+	// (a system prompt, a README), in order, counted against the budget
+	// like everything else. A budget they do not fit is an EINVALID error.
+	Sections []Section
+}
+
+// Section is a fixed, named text carried at the top of a context package.
+type Section struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// renderSections writes sections as the package's rendering shows them:
+// markdown headings, or bracketed titles in plain text.
+func renderSections(markdown bool, secs []Section) string {
+	var b strings.Builder
+	for _, s := range secs {
+		if markdown {
+			b.WriteString("## " + s.Title + "\n\n")
+		} else {
+			b.WriteString("[" + s.Title + "]\n")
+		}
+		b.WriteString(strings.TrimRight(s.Text, "\n"))
+		b.WriteString("\n\n")
+	}
+	return b.String()
 }
 
 // Context assembles the most useful context for the next prompt within
@@ -168,23 +210,35 @@ type assembler struct {
 	policy Policy
 	r      Renderer
 
-	items  []*Item
-	used   int
-	turns  map[int64]bool  // seqs present raw
-	nodes  map[string]bool // node ids present
-	fresh  int64           // first seq of the fresh run (conv.Turns+1 if none)
-	omit   []Omission
-	hits   []Hit
-	header string
+	items    []*Item
+	used     int
+	turns    map[int64]bool  // seqs present raw
+	nodes    map[string]bool // node ids present
+	fresh    int64           // first seq of the fresh run (conv.Turns+1 if none)
+	omit     []Omission
+	hits     []Hit
+	header   string
+	sections string   // the rendered Sections, before the header
+	periods  []Period // named by the query
 }
 
 func (a *assembler) run() (*Package, error) {
 	B := a.req.Budget
 	a.header = a.r.Header(a.conv, nil)
+	for i, sec := range a.req.Sections {
+		if sec.Title == "" || strings.ContainsAny(sec.Title, "\n\r") {
+			return nil, Errorf(EINVALID, "section %d: a title is one line of text, and not empty", i+1)
+		}
+	}
+	a.sections = renderSections(a.r.Name() == FormatMarkdown, a.req.Sections)
 	// The header is recounted with the final omission note; reserve room
 	// for that note now so the final check rarely has to drop anything.
-	a.used = a.m.tok.Count(a.header) + 24
+	a.used = a.m.tok.Count(a.sections+a.header) + 24
 	if a.used > B {
+		if a.sections != "" {
+			return nil, Errorf(EINVALID, "budget %d is too small: the %d sections alone take %d tokens, with the header %d",
+				B, len(a.req.Sections), a.m.tok.Count(a.sections), a.used)
+		}
 		return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", B, a.used)
 	}
 	if a.req.Query != "" && a.m.asm.SearchK > 0 {
@@ -195,7 +249,7 @@ func (a *assembler) run() (*Package, error) {
 		}
 		a.hits = hits
 	}
-	steps := []func() error{a.pinned, a.freshTurns, a.coverage, a.relevance, a.refine}
+	steps := []func() error{a.pinned, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -249,9 +303,9 @@ func (a *assembler) remove(it *Item) {
 }
 
 func (a *assembler) turnItem(t Turn, reason string, prio int) *Item {
-	return &Item{Kind: KindTurn, Reason: reason, ExtID: t.ExtID, LevelName: "turn",
-		FirstSeq: t.Seq, LastSeq: t.Seq, Start: t.Time, End: t.Time, Speaker: t.Speaker(), Role: t.Role,
-		Text: t.Text(), prio: prio}
+	it := TurnItem(t, reason)
+	it.prio = prio
+	return &it
 }
 
 func (a *assembler) nodeItem(n Node, reason string, prio int) *Item {
@@ -262,6 +316,7 @@ func (a *assembler) nodeItem(n Node, reason string, prio int) *Item {
 // Drop priorities: the final budget check removes the highest first.
 const (
 	prioPinned = iota
+	prioZoom
 	prioFresh
 	prioCoverage
 	prioRefine
@@ -280,6 +335,59 @@ func (a *assembler) pinned() error {
 	for _, t := range ts {
 		it := a.turnItem(t, ReasonPinned, prioPinned)
 		if a.add(it, limit-spent) {
+			spent += it.Tokens
+		}
+	}
+	return nil
+}
+
+// ref is the package's "now": req.Now, else the newest turn's time.
+func (a *assembler) ref() time.Time {
+	if !a.req.Now.IsZero() {
+		return a.req.Now
+	}
+	return a.conv.Last
+}
+
+// zoomTurnLimit bounds the turns read for one period a query names.
+const zoomTurnLimit = 4096
+
+// zoom adds the raw turns of the periods the query names (001's zoom-in:
+// "what did she say on 25 May 2023?"), in order, within the zoom share.
+// Relative expressions count from req.Now or the newest turn. A period
+// whose turns do not all fit is shown from its start as far as they go;
+// coverage summarizes the rest.
+func (a *assembler) zoom() error {
+	if a.req.Query == "" {
+		return nil
+	}
+	ref := a.ref()
+	if ref.IsZero() {
+		return nil // no turns
+	}
+	ms := FindTimes(a.req.Query, ref, a.conv.Location())
+	if len(ms) == 0 {
+		return nil
+	}
+	limit := a.share(a.m.asm.ZoomShare)
+	spent := 0
+	for _, mt := range ms {
+		a.periods = append(a.periods, mt.Period)
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			Since: mt.Period.Start, Until: mt.Period.End, Limit: zoomTurnLimit})
+		if err != nil {
+			a.m.log.Warn("context: cannot read the turns of a period the query names", "conversation", a.req.Conversation,
+				"period", mt.Period.Label(), "error", err)
+			continue
+		}
+		for _, t := range ts {
+			if a.turns[t.Seq] {
+				continue
+			}
+			it := a.turnItem(t, ReasonZoom, prioZoom)
+			if !a.add(it, limit-spent) {
+				break
+			}
 			spent += it.Tokens
 		}
 	}
@@ -349,6 +457,17 @@ func (a *assembler) coverage() error {
 		if err != nil {
 			return err
 		}
+		// The level below keeps its window of recent history (001: days
+		// for the last 7 days, weeks for the last 30): this level covers
+		// only what ends before it.
+		if lvl > 1 {
+			if w := time.Duration(a.policy.Levels[lvl-2].Window); w > 0 {
+				cutoff := a.ref().Add(-w)
+				for len(ns) > 0 && !ns[0].End.Before(cutoff) {
+					ns = ns[1:]
+				}
+			}
+		}
 		if len(ns) > 0 {
 			tiles = append(ns, tiles...) // finer, newer tiles go first
 			boundary = ns[0].LastSeq
@@ -393,6 +512,9 @@ func (a *assembler) coverage() error {
 		if misses >= 8 {
 			a.noteOmitted(n.FirstSeq, n.LastSeq)
 			continue
+		}
+		if int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) {
+			continue // shown raw already (zoomed or pinned)
 		}
 		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
 		if a.add(it, limit-spent) {
@@ -748,7 +870,7 @@ func (a *assembler) finish() (*Package, error) {
 	for {
 		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
 		a.header = a.r.Header(a.conv, a.omittedSorted())
-		text := a.r.Join(a.header, a.items)
+		text := a.sections + a.r.Join(a.header, a.items)
 		n := a.m.tok.Count(text)
 		if n <= a.req.Budget {
 			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.Name(),

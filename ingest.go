@@ -13,6 +13,13 @@ import (
 type Batch struct {
 	Conversation string
 	Turns        []Turn
+	// Policy names the pyramid policy of the conversation if this batch
+	// creates it ("" is the configured default). A conversation that exists
+	// with another policy is an ECONFLICT error: see Memory.SetPolicy.
+	Policy string
+	// TimeZone is the IANA zone of the conversation if this batch creates
+	// it ("" is the configured default).
+	TimeZone string
 }
 
 // IngestResult says what an Ingest did.
@@ -98,11 +105,28 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollup
 	lock.Lock()
 	defer lock.Unlock()
 
+	policy, tz := m.policy.Name, m.tz
+	if b.Policy != "" {
+		if _, err := m.Policy(b.Policy); err != nil {
+			return res, job, err
+		}
+		policy = b.Policy
+	}
+	if b.TimeZone != "" {
+		if _, err := LoadTimeZone(b.TimeZone); err != nil {
+			return res, job, err
+		}
+		tz = b.TimeZone
+	}
 	conv, err := m.store.EnsureConversation(ctx, Conversation{
-		Namespace: m.ns, ID: b.Conversation, Policy: m.policy.Name, Created: m.now().UTC(),
+		Namespace: m.ns, ID: b.Conversation, Policy: policy, TimeZone: tz, Created: m.now().UTC(),
 	})
 	if err != nil {
 		return res, job, fmt.Errorf("ensure conversation: %w", err)
+	}
+	if b.Policy != "" && conv.Policy != b.Policy && !(conv.Policy == "" && b.Policy == m.policy.Name) {
+		return res, job, Errorf(ECONFLICT, "conversation %q has policy %q, not %q: change it with SetPolicy (strata policy set)",
+			b.Conversation, conv.Policy, b.Policy)
 	}
 	if job.policy, err = m.policyFor(conv); err != nil {
 		return res, job, err
@@ -248,6 +272,19 @@ const ImportBatch = 5000
 // batch in order, with the first error; what was ingested before an error
 // stays ingested, and ingesting the same input again completes it.
 func (m *Memory) Import(ctx context.Context, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
+	return m.ImportWith(ctx, ImportOptions{}, next)
+}
+
+// ImportOptions are the settings of the conversations an import creates.
+type ImportOptions struct {
+	Policy   string // see Batch.Policy
+	TimeZone string // see Batch.TimeZone
+}
+
+// ImportWith is Import with the policy and time zone of the conversations
+// it creates; a conversation that exists with another policy is an
+// ECONFLICT error.
+func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan Batch, 1)
@@ -281,7 +318,7 @@ func (m *Memory) Import(ctx context.Context, next func() (conversation string, t
 				readErr <- ctx.Err()
 				return
 			}
-			b.Conversation = conv
+			b.Conversation, b.Policy, b.TimeZone = conv, o.Policy, o.TimeZone
 			b.Turns = append(b.Turns, t)
 		}
 	}()

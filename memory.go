@@ -16,6 +16,12 @@ type Config struct {
 	Summarizer Summarizer
 	// Policy is the pyramid of new conversations; zero means ChunksPolicy.
 	Policy Policy
+	// Policies are custom policies, besides the presets, that a
+	// conversation can be created with or moved to by name.
+	Policies []Policy
+	// TimeZone is the IANA zone new conversations close calendar periods
+	// in; "" means UTC.
+	TimeZone string
 	// Namespace scopes every read and write; "" means DefaultNamespace.
 	Namespace string
 	// SessionGap starts a new session after this much idle time when the
@@ -39,6 +45,8 @@ type Memory struct {
 	tok     Tokenizer
 	sum     Summarizer
 	policy  Policy
+	custom  map[string]Policy
+	tz      string
 	ns      string
 	gap     time.Duration
 	asm     AssemblyOptions
@@ -69,6 +77,19 @@ func New(cfg Config) (*Memory, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
+	custom := map[string]Policy{}
+	for _, p := range append([]Policy{cfg.Policy}, cfg.Policies...) {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		if prev, ok := custom[p.Name]; ok && !samePolicy(prev, p) {
+			return nil, Errorf(EINVALID, "config: two different policies are named %q", p.Name)
+		}
+		custom[p.Name] = p
+	}
+	if _, err := LoadTimeZone(cfg.TimeZone); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = DefaultNamespace
 	}
@@ -98,7 +119,7 @@ func New(cfg Config) (*Memory, error) {
 	return &Memory{
 		tiers: tiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
-		policy: cfg.Policy, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
+		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
 		log: cfg.Logger, now: cfg.Now,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		locks:   map[string]*sync.Mutex{},
@@ -137,14 +158,44 @@ func (m *Memory) lockIn(locks map[string]*sync.Mutex, conv string) *sync.Mutex {
 
 // policyFor returns the policy a conversation was created with.
 func (m *Memory) policyFor(c Conversation) (Policy, error) {
-	if c.Policy == "" || c.Policy == m.policy.Name {
+	if c.Policy == "" {
 		return m.policy, nil
 	}
-	p, err := Preset(c.Policy)
+	p, err := m.Policy(c.Policy)
 	if err != nil {
 		return Policy{}, fmt.Errorf("conversation %q: %w", c.ID, err)
 	}
 	return p, nil
+}
+
+// Policy returns the policy of that name: one of the configuration's, or
+// a preset.
+func (m *Memory) Policy(name string) (Policy, error) {
+	if p, ok := m.custom[name]; ok {
+		return p, nil
+	}
+	return Preset(name)
+}
+
+// PolicyOf returns the policy of a conversation.
+func (m *Memory) PolicyOf(ctx context.Context, conversation string) (Policy, error) {
+	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	if err != nil {
+		return Policy{}, err
+	}
+	return m.policyFor(c)
+}
+
+func samePolicy(a, b Policy) bool {
+	if a.Name != b.Name || len(a.Levels) != len(b.Levels) {
+		return false
+	}
+	for i := range a.Levels {
+		if a.Levels[i] != b.Levels[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Conversation returns a conversation of this namespace; ENOTFOUND if none.

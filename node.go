@@ -32,15 +32,22 @@ type Node struct {
 	LastSeq      int64     `json:"last_seq"`
 	Start        time.Time `json:"start"`
 	End          time.Time `json:"end"`
-	Children     []string  `json:"children,omitempty"`
-	Summary      string    `json:"summary"`
-	Facts        []string  `json:"facts,omitempty"`
-	Themes       []string  `json:"themes,omitempty"`
-	SourceTokens int       `json:"source_tokens"`
-	Tokens       int       `json:"tokens"`
-	Method       string    `json:"method"`
-	Status       string    `json:"status"`
-	Fallback     string    `json:"fallback,omitempty"`
+	// Key names the node's group where its level has one: the period of a
+	// calendar level ("2023-05-08", "2023-W19", "2023-05") or the session
+	// of a session level ("session 12"); empty for count levels.
+	Key          string   `json:"key,omitempty"`
+	Children     []string `json:"children,omitempty"`
+	Summary      string   `json:"summary"`
+	Facts        []string `json:"facts,omitempty"`
+	Themes       []string `json:"themes,omitempty"`
+	SourceTokens int      `json:"source_tokens"`
+	Tokens       int      `json:"tokens"`
+	Method       string   `json:"method"`
+	Status       string   `json:"status"`
+	Fallback     string   `json:"fallback,omitempty"`
+	// Aggregates holds statistics over the numeric and label metadata of
+	// the span's turns (002's aggregation), nil when they carry none.
+	Aggregates *Aggregates `json:"aggregates,omitempty"`
 	// Derived marks a summary whose words all come from its children's
 	// summaries or its turns (an extractive digest of level 2 or above).
 	// Stores keep it out of the full-text index: what it says is indexed

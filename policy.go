@@ -2,26 +2,47 @@ package strata
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// Level kinds. Only count levels exist so far; session and calendar levels
-// share the same engine once they land.
+// Level kinds: how a level groups its children into nodes.
 const (
+	// KindCount closes a node every Span children.
 	KindCount = "count"
+	// KindSession makes one node per session; only a first level can be a
+	// session level (its children are turns).
+	KindSession = "session"
+	// KindCalendar makes one node per calendar period (Period: day, week
+	// or month) in the conversation's time zone.
+	KindCalendar = "calendar"
 )
 
 // Level describes how one rung of the pyramid is formed.
 type Level struct {
 	// Name shows in trees and provenance ("micro", "mini", "macro").
 	Name string `json:"name" yaml:"name"`
-	// Kind is how spans close; "count" closes a node every Span children.
+	// Kind is how spans close: KindCount, KindSession or KindCalendar.
 	Kind string `json:"kind" yaml:"kind"`
-	// Span is the number of children per node: turns for the first level,
-	// nodes of the level below for the others.
-	Span int `json:"span" yaml:"span"`
+	// Span is the number of children per node of a count level: turns for
+	// the first level, nodes of the level below for the others.
+	Span int `json:"span,omitempty" yaml:"span,omitempty"`
+	// Period is the calendar period of a calendar level: "day", "week" or
+	// "month". A child belongs to the period of its first turn, or, for a
+	// calendar child, of its own period's anchor (a week's Thursday), so
+	// that weeks nest in the month of their Thursday.
+	Period PeriodKind `json:"period,omitempty" yaml:"period,omitempty"`
 	// Budget is the token budget of one node's summary.
 	Budget int `json:"budget" yaml:"budget"`
+	// ImportantBudget is the budget of a node whose period was marked
+	// important (see Memory.MarkImportant); zero means twice Budget.
+	ImportantBudget int `json:"important_budget,omitempty" yaml:"important_budget,omitempty"`
+	// Window is how far back from the newest turn this level's nodes are
+	// preferred for coverage in a context package, before the level above
+	// takes over (001's windows: days for 7 days, weeks for 30). Zero
+	// means no window: the coarser levels cover whatever they can.
+	Window Duration `json:"window,omitempty" yaml:"window,omitempty"`
 	// Summarizer names the strategy ("extractive").
 	Summarizer string `json:"summarizer,omitempty" yaml:"summarizer,omitempty"`
 }
@@ -31,6 +52,27 @@ type Level struct {
 type Policy struct {
 	Name   string  `json:"name" yaml:"name"`
 	Levels []Level `json:"levels" yaml:"levels"`
+}
+
+// CalendarPolicy is the calendar pyramid of 001 and 003: day, ISO week and
+// month, with 001's summary limits (500, 1,000 and 2,000 tokens) and its
+// context windows (days for the last 7 days, weeks for the last 30).
+func CalendarPolicy() Policy {
+	return Policy{Name: "calendar", Levels: []Level{
+		{Name: "day", Kind: KindCalendar, Period: PeriodDay, Budget: 500, Window: Duration(7 * 24 * time.Hour), Summarizer: MethodExtractive},
+		{Name: "week", Kind: KindCalendar, Period: PeriodWeek, Budget: 1000, Window: Duration(30 * 24 * time.Hour), Summarizer: MethodExtractive},
+		{Name: "month", Kind: KindCalendar, Period: PeriodMonth, Budget: 2000, Summarizer: MethodExtractive},
+	}}
+}
+
+// SessionsPolicy is the pyramid of 002: one node per session, a core per 8
+// sessions, a sphere per 8 cores.
+func SessionsPolicy() Policy {
+	return Policy{Name: "sessions", Levels: []Level{
+		{Name: "session", Kind: KindSession, Budget: 300, Summarizer: MethodExtractive},
+		{Name: "core", Kind: KindCount, Span: 8, Budget: 600, Summarizer: MethodExtractive},
+		{Name: "sphere", Kind: KindCount, Span: 8, Budget: 1000, Summarizer: MethodExtractive},
+	}}
 }
 
 // ChunksPolicy is the default count pyramid: micro = 10 turns, mini = 2
@@ -43,13 +85,20 @@ func ChunksPolicy() Policy {
 	}}
 }
 
+// Presets are the names of the built-in policies.
+var Presets = []string{"chunks", "calendar", "sessions"}
+
 // Preset returns the named built-in policy.
 func Preset(name string) (Policy, error) {
 	switch name {
 	case "", "chunks":
 		return ChunksPolicy(), nil
+	case "calendar":
+		return CalendarPolicy(), nil
+	case "sessions":
+		return SessionsPolicy(), nil
 	}
-	return Policy{}, Errorf(EINVALID, "unknown policy %q (known: chunks)", name)
+	return Policy{}, Errorf(EINVALID, "unknown policy %q (known: %s, or a policy of the config file)", name, strings.Join(Presets, ", "))
 }
 
 // Validate reports the first problem with the policy, naming the level and
@@ -74,36 +123,128 @@ func (p Policy) Validate() error {
 			return Errorf(EINVALID, "%s: name %q is used twice", where, l.Name)
 		}
 		seen[strings.ToLower(l.Name)] = true
-		if l.Kind != KindCount {
-			return Errorf(EINVALID, "%s (%s): kind %q is not supported (want %q)", where, l.Name, l.Kind, KindCount)
-		}
-		min := 2
-		if i == 0 {
-			min = 1
-		}
-		if l.Span < min || l.Span > 10000 {
-			return Errorf(EINVALID, "%s (%s): span %d is outside %d..10000", where, l.Name, l.Span, min)
+		where = fmt.Sprintf("%s (%s)", where, l.Name)
+		switch l.Kind {
+		case KindCount:
+			min := 2
+			if i == 0 {
+				min = 1
+			}
+			if l.Span < min || l.Span > 10000 {
+				return Errorf(EINVALID, "%s: span %d is outside %d..10000", where, l.Span, min)
+			}
+			if l.Period != "" {
+				return Errorf(EINVALID, "%s: a count level has no period (got %q)", where, l.Period)
+			}
+		case KindSession:
+			if i != 0 {
+				return Errorf(EINVALID, "%s: a session level must be the first level (its children are turns)", where)
+			}
+			if l.Span != 0 || l.Period != "" {
+				return Errorf(EINVALID, "%s: a session level has no span or period", where)
+			}
+		case KindCalendar:
+			rank := periodRank(l.Period)
+			if rank == 0 {
+				return Errorf(EINVALID, "%s: period %q is not a calendar period (want day, week or month)", where, l.Period)
+			}
+			if l.Span != 0 {
+				return Errorf(EINVALID, "%s: a calendar level has no span (got %d)", where, l.Span)
+			}
+			// A calendar level must be coarser than every calendar level
+			// below it, and cannot sit above a count level (a count node
+			// can straddle its periods).
+			for j := i - 1; j >= 0; j-- {
+				below := p.Levels[j]
+				if below.Kind == KindCount {
+					return Errorf(EINVALID, "%s: a calendar level cannot sit above the count level %q", where, below.Name)
+				}
+				if below.Kind == KindCalendar && periodRank(below.Period) >= rank {
+					return Errorf(EINVALID, "%s: period %s is not coarser than the %s of level %q below it", where, l.Period, below.Period, below.Name)
+				}
+			}
+		case "":
+			return Errorf(EINVALID, "%s: kind is empty (want count, session or calendar)", where)
+		default:
+			return Errorf(EINVALID, "%s: kind %q is not supported (want count, session or calendar)", where, l.Kind)
 		}
 		if l.Budget < 16 || l.Budget > 100000 {
-			return Errorf(EINVALID, "%s (%s): budget %d is outside 16..100000 tokens", where, l.Name, l.Budget)
+			return Errorf(EINVALID, "%s: budget %d is outside 16..100000 tokens", where, l.Budget)
+		}
+		if l.ImportantBudget != 0 && (l.ImportantBudget < l.Budget || l.ImportantBudget > 100000) {
+			return Errorf(EINVALID, "%s: important_budget %d is outside %d..100000 tokens", where, l.ImportantBudget, l.Budget)
+		}
+		if l.Window < 0 {
+			return Errorf(EINVALID, "%s: window %v is negative", where, l.Window)
 		}
 		switch l.Summarizer {
 		case "", MethodExtractive:
 		default:
-			return Errorf(EINVALID, "%s (%s): summarizer %q is not available (want extractive)", where, l.Name, l.Summarizer)
+			return Errorf(EINVALID, "%s: summarizer %q is not available (want extractive)", where, l.Summarizer)
 		}
 	}
 	return nil
 }
 
-// TurnsPerNode returns how many turns a node of pyramid level lvl (1-based)
-// covers.
-func (p Policy) TurnsPerNode(lvl int) int64 {
-	n := int64(1)
-	for i := 0; i < lvl && i < len(p.Levels); i++ {
-		n *= int64(p.Levels[i].Span)
+// periodRank orders calendar periods from fine to coarse; 0 for anything
+// else.
+func periodRank(k PeriodKind) int {
+	switch k {
+	case PeriodDay:
+		return 1
+	case PeriodWeek:
+		return 2
+	case PeriodMonth:
+		return 3
 	}
-	return n
+	return 0
+}
+
+// Calendar reports whether any level of the policy is a calendar level.
+func (p Policy) Calendar() bool {
+	for _, l := range p.Levels {
+		if l.Kind == KindCalendar {
+			return true
+		}
+	}
+	return false
+}
+
+// LevelOf returns the pyramid level (1-based) of the calendar level with
+// period k, or 0 if the policy has none.
+func (p Policy) LevelOf(k PeriodKind) int {
+	for i, l := range p.Levels {
+		if l.Kind == KindCalendar && l.Period == k {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Duration is a time.Duration that reads and writes as text ("168h",
+// "30m") in configuration files and JSON.
+type Duration time.Duration
+
+// MarshalText writes the duration as time.Duration.String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a duration like "30m" or "168h", or "7d" for days.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return Errorf(EINVALID, "duration %q: want a number of days like 7d, or a duration like 168h", s)
+		}
+		*d = Duration(time.Duration(days) * 24 * time.Hour)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return Errorf(EINVALID, "duration %q: want a duration like 30m, 168h or 7d", s)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // LevelName returns the name of pyramid level lvl; level 0 is "turns".

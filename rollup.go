@@ -64,9 +64,12 @@ func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh 
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {
 		var nodes []Node
 		var err error
-		if lvl == 1 {
+		switch {
+		case p.Levels[lvl-1].Kind != KindCount:
+			err = r.groupedLevel(ctx, lvl)
+		case lvl == 1:
 			nodes, err = r.turns(ctx, fresh)
-		} else {
+		default:
 			nodes, err = r.nodes(ctx, lvl, below)
 		}
 		if err != nil {
@@ -90,6 +93,7 @@ type rollupRun struct {
 	p       Policy
 	pending []Node
 	written int
+	conv0   *Conversation // read once, by the first level that needs it
 }
 
 // pendingLimit bounds the nodes a rollup holds before writing them.
@@ -183,7 +187,7 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 			}
 			reqs = append(reqs, SummaryRequest{Turns: s})
 		}
-		nodes, err := m.makeNodes(ctx, conv, p, 1, reqs)
+		nodes, err := m.makeNodes(ctx, conv, p, 1, reqs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +255,7 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 			}
 			reqs = append(reqs, SummaryRequest{Children: c})
 		}
-		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs)
+		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -270,8 +274,9 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 	}
 }
 
-// makeNodes summarizes spans in parallel.
-func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, reqs []SummaryRequest) ([]Node, error) {
+// makeNodes summarizes spans in parallel. A request's Budget, when set,
+// overrides the level's; keys, when given, are the nodes' keys.
+func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, reqs []SummaryRequest, keys []string) ([]Node, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
@@ -281,8 +286,14 @@ func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, 
 	now := m.now().UTC()
 	parallel(len(reqs), m.workers, func(i int) {
 		r := &reqs[i]
-		r.Conversation, r.Level, r.LevelName, r.Budget, r.Tokenizer = conv, lvl, level.Name, level.Budget, m.tok
+		r.Conversation, r.Level, r.LevelName, r.Tokenizer = conv, lvl, level.Name, m.tok
+		if r.Budget == 0 {
+			r.Budget = level.Budget
+		}
 		nodes[i], errs[i] = m.makeNode(ctx, *r, now)
+		if keys != nil {
+			nodes[i].Key = keys[i]
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -307,6 +318,7 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 				n.End = t.Time
 			}
 		}
+		n.Aggregates = AggregateTurns(r.Turns)
 	} else {
 		first, last := r.Children[0], r.Children[len(r.Children)-1]
 		n.FirstSeq, n.LastSeq, n.Start, n.End = first.FirstSeq, last.LastSeq, first.Start, last.End
@@ -320,6 +332,11 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 				n.End = c.End
 			}
 		}
+		aggs := make([]*Aggregates, len(r.Children))
+		for i := range r.Children {
+			aggs[i] = r.Children[i].Aggregates
+		}
+		n.Aggregates = MergeAggregates(aggs)
 	}
 	n.ID = NodeID(m.ns, r.Conversation, r.Level, n.FirstSeq, n.LastSeq)
 	s, err := m.sum.Summarize(ctx, r)
@@ -336,4 +353,69 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 		n.Status = StatusOverBudget
 	}
 	return n, nil
+}
+
+// Pass is what one rollup pass over a namespace did.
+type Pass struct {
+	At    time.Time      `json:"at"`
+	Made  map[string]int `json:"made"`  // nodes made, by conversation
+	Moved map[string]int `json:"moved"` // spans that changed tier, by conversation
+}
+
+// RollupAll runs one rollup pass, followed by tiering, over every
+// conversation of the namespace: it closes every span that is complete
+// by now, such as a day that ended at midnight while nobody wrote. It is
+// idempotent, and safe to run from several processes at once (a node's
+// id derives from its span, so two passes write the same nodes). The
+// first error stops the pass.
+func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
+	pass := Pass{At: m.now(), Made: map[string]int{}, Moved: map[string]int{}}
+	cs, err := m.store.Conversations(ctx, m.ns)
+	if err != nil {
+		return pass, err
+	}
+	for _, c := range cs {
+		p, err := m.policyFor(c)
+		if err != nil {
+			return pass, err
+		}
+		made, moved, err := m.rollupAndTier(ctx, c.ID, p, nil)
+		if made > 0 {
+			pass.Made[c.ID] = made
+		}
+		if moved > 0 {
+			pass.Moved[c.ID] = moved
+		}
+		if err != nil {
+			return pass, fmt.Errorf("%s: %w", c.ID, err)
+		}
+	}
+	return pass, nil
+}
+
+// Watch runs RollupAll at once and then every interval until ctx is done,
+// so that periods close while nobody imports; it returns ctx's error. A
+// failed pass is logged and reported to onPass, and the next one runs on
+// time. onPass, if not nil, is called after every pass.
+func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pass, error)) error {
+	if every <= 0 {
+		return Errorf(EINVALID, "watch: interval %v must be positive", every)
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		pass, err := m.RollupAll(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("rollup pass failed", "error", err)
+		}
+		if onPass != nil {
+			onPass(pass, err)
+		}
+		timer.Reset(every)
+	}
 }

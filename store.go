@@ -26,6 +26,11 @@ type Store interface {
 	// not exist.
 	Conversation(ctx context.Context, namespace, id string) (Conversation, error)
 
+	// UpdateConversation changes the settings u names (nil fields are left
+	// as they are) and returns the conversation. ENOTFOUND if it does not
+	// exist; EINVALID for a time zone that does not load.
+	UpdateConversation(ctx context.Context, namespace, id string, u ConversationUpdate) (Conversation, error)
+
 	// Conversations lists the namespace's conversations by id.
 	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
 
@@ -88,6 +93,25 @@ type Store interface {
 	// namespace if conversation is ""), oldest first.
 	Expiries(ctx context.Context, namespace, conversation string) ([]Expiry, error)
 
+	// SetImportance sets the importance (0..1) of the turn seq and returns
+	// the turn, whole. A turn that becomes pinned keeps its content in its
+	// row whatever the tier of its span (and is searchable); one that stops
+	// being pinned in a warm or cold span gives its row's content up to
+	// that span's copy. ENOTFOUND for an unknown conversation or seq;
+	// EINVALID for an importance outside 0..1; ECONFLICT when unpinning a
+	// turn whose span expired (its row holds the only copy).
+	SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (Turn, error)
+
+	// ResetPyramid removes every node of the conversation and sets its
+	// policy name, so that the next rollup builds the pyramid anew. Warm
+	// and cold spans come back to hot first (their turns' content back in
+	// their rows and in the full-text index, byte for byte), since their
+	// copies hang off the nodes being removed. It returns the number of
+	// nodes removed. ECONFLICT, changing nothing, if any span expired:
+	// its summary is all that is left of it. ENOTFOUND for an unknown
+	// conversation.
+	ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error)
+
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)
@@ -103,10 +127,15 @@ type TurnFilter struct {
 	FromSeq      int64   // first seq, inclusive
 	ToSeq        int64   // last seq, inclusive
 	Seqs         []int64 // only these seqs
-	ExtIDs       []string
-	PinnedOnly   bool // importance >= PinnedImportance
-	Newest       bool // order by seq descending
-	Limit        int
+	// Since and Until bound the turns' times: Since <= time < Until. A
+	// zero bound does not filter. Turn times need not grow with seq, so
+	// a store may scan; callers narrow by seq first where they can.
+	Since      time.Time
+	Until      time.Time
+	ExtIDs     []string
+	PinnedOnly bool // importance >= PinnedImportance
+	Newest     bool // order by seq descending
+	Limit      int
 }
 
 // NodeFilter selects nodes. Conversation may be empty only when IDs is set.
@@ -119,7 +148,12 @@ type NodeFilter struct {
 	ToSeq        int64  // nodes whose LastSeq <= ToSeq
 	Newest       bool   // reverse order: highest level, then highest seq, first
 	Tiers        []Tier // only level-1 nodes in these tiers (higher levels have none)
-	Limit        int
+	// Overlaps keeps the nodes whose [Start, End] meets [Overlaps.Start,
+	// Overlaps.End); zero bounds do not filter.
+	Overlaps Period
+	Key      string // only nodes with this key
+	Covers   int64  // only nodes whose span holds this seq
+	Limit    int
 }
 
 // Hit kinds.

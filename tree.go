@@ -11,8 +11,14 @@ type Tree struct {
 	Policy       string      `json:"policy"`
 	Turns        int64       `json:"turns"`
 	Sessions     int         `json:"sessions"`
+	TimeZone     string      `json:"time_zone,omitempty"`
 	Levels       []TreeLevel `json:"levels"`
-	Nodes        []TreeNode  `json:"nodes"`
+	// Counters are 002's session counters, derived from the store: for
+	// each level, "<name>_seq" is how many of its closed nodes no node of
+	// the level above covers yet (for the top level: all of them). For the
+	// sessions policy: session_seq 0..7, core_seq 0..7, sphere_seq.
+	Counters map[string]int `json:"counters"`
+	Nodes    []TreeNode     `json:"nodes"`
 }
 
 // TreeLevel summarizes one level: how many closed nodes it has and how many
@@ -22,22 +28,27 @@ type TreeLevel struct {
 	Name      string `json:"name"`
 	Nodes     int    `json:"nodes"`
 	OpenTurns int64  `json:"open_turns"`
+	// Pending is how many of this level's closed nodes no node of the
+	// level above covers yet (all of them for the top level).
+	Pending int `json:"pending"`
 }
 
 // TreeNode is one node as trees show it.
 type TreeNode struct {
-	ID           string    `json:"id"`
-	Level        int       `json:"level"`
-	FirstSeq     int64     `json:"first_seq"`
-	LastSeq      int64     `json:"last_seq"`
-	Start        time.Time `json:"start"`
-	End          time.Time `json:"end"`
-	Tokens       int       `json:"tokens"`
-	SourceTokens int       `json:"source_tokens"`
-	Status       string    `json:"status"`
-	Tier         Tier      `json:"tier,omitempty"` // level-1 nodes: where the span's raw content lives
-	Themes       []string  `json:"themes,omitempty"`
-	Summary      string    `json:"summary"`
+	ID           string      `json:"id"`
+	Level        int         `json:"level"`
+	Key          string      `json:"key,omitempty"` // the node's period or session, if its level has one
+	FirstSeq     int64       `json:"first_seq"`
+	LastSeq      int64       `json:"last_seq"`
+	Start        time.Time   `json:"start"`
+	End          time.Time   `json:"end"`
+	Tokens       int         `json:"tokens"`
+	SourceTokens int         `json:"source_tokens"`
+	Status       string      `json:"status"`
+	Tier         Tier        `json:"tier,omitempty"` // level-1 nodes: where the span's raw content lives
+	Themes       []string    `json:"themes,omitempty"`
+	Aggregates   *Aggregates `json:"aggregates,omitempty"`
+	Summary      string      `json:"summary"`
 }
 
 // Tree returns the conversation's pyramid, coarsest level first.
@@ -50,8 +61,9 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{Conversation: conv.ID, Policy: p.Name, Turns: conv.Turns, Sessions: conv.Sessions,
-		Levels: []TreeLevel{}, Nodes: []TreeNode{}}
+	t := &Tree{Conversation: conv.ID, Policy: p.Name, Turns: conv.Turns, Sessions: conv.Sessions, TimeZone: conv.TimeZone,
+		Levels: []TreeLevel{}, Counters: map[string]int{}, Nodes: []TreeNode{}}
+	above := int64(0) // the last turn the level above covers
 	for lvl := len(p.Levels); lvl >= 1; lvl-- {
 		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl})
 		if err != nil {
@@ -61,11 +73,20 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 		if len(ns) > 0 {
 			covered = ns[len(ns)-1].LastSeq
 		}
-		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: p.LevelName(lvl), Nodes: len(ns), OpenTurns: conv.Turns - covered})
+		pending := 0
 		for _, n := range ns {
-			t.Nodes = append(t.Nodes, TreeNode{ID: n.ID, Level: n.Level, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq,
+			if n.FirstSeq > above {
+				pending++
+			}
+		}
+		above = covered
+		name := p.LevelName(lvl)
+		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: name, Nodes: len(ns), OpenTurns: conv.Turns - covered, Pending: pending})
+		t.Counters[name+"_seq"] = pending
+		for _, n := range ns {
+			t.Nodes = append(t.Nodes, TreeNode{ID: n.ID, Level: n.Level, Key: n.Key, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq,
 				Start: n.Start, End: n.End, Tokens: n.Tokens, SourceTokens: n.SourceTokens, Status: n.Status, Tier: n.Tier,
-				Themes: n.Themes, Summary: n.Summary})
+				Themes: n.Themes, Aggregates: n.Aggregates, Summary: n.Summary})
 		}
 	}
 	return t, nil

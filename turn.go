@@ -193,6 +193,41 @@ type Conversation struct {
 	Sessions  int       `json:"sessions"`
 	First     time.Time `json:"first,omitempty"`
 	Last      time.Time `json:"last,omitempty"`
+	// TimeZone is the IANA name of the zone the conversation's calendar
+	// periods close in; "" is UTC.
+	TimeZone string `json:"time_zone,omitempty"`
+	// Important lists the periods marked important (labels such as
+	// "2023-05-08"): their nodes keep more detail.
+	Important []string `json:"important,omitempty"`
+}
+
+// Location returns the conversation's time zone (UTC if none or unknown).
+func (c Conversation) Location() *time.Location {
+	loc, err := LoadTimeZone(c.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// ConversationUpdate names the settings of a conversation to change; nil
+// fields stay as they are.
+type ConversationUpdate struct {
+	TimeZone  *string
+	Important *[]string
+}
+
+// LoadTimeZone loads an IANA time zone by name ("" and "UTC" are UTC), or
+// returns an EINVALID error naming it.
+func LoadTimeZone(name string) (*time.Location, error) {
+	if name == "" || name == "UTC" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, Errorf(EINVALID, "time zone %q: not a known IANA zone name (like Europe/Berlin)", name)
+	}
+	return loc, nil
 }
 
 // DefaultNamespace scopes reads and writes when the caller names none.

@@ -20,15 +20,20 @@ type querier interface {
 }
 
 // convCols are the columns scanConversation reads.
-const convCols = `namespace, id, policy, created, turns, sessions, first_time, last_time`
+const convCols = `namespace, id, policy, created, turns, sessions, first_time, last_time, time_zone, important`
 
 // scanConversation reads a row of convCols.
 func scanConversation(row interface{ Scan(...any) error }) (strata.Conversation, error) {
 	var c strata.Conversation
 	var created int64
 	var first, last sql.NullInt64
-	if err := row.Scan(&c.Namespace, &c.ID, &c.Policy, &created, &c.Turns, &c.Sessions, &first, &last); err != nil {
+	var important sql.NullString
+	if err := row.Scan(&c.Namespace, &c.ID, &c.Policy, &created, &c.Turns, &c.Sessions, &first, &last,
+		&c.TimeZone, &important); err != nil {
 		return strata.Conversation{}, err
+	}
+	if err := unmarshalColumn(important, &c.Important); err != nil {
+		return strata.Conversation{}, fmt.Errorf("conversation %q: important: %w", c.ID, err)
 	}
 	c.Created = time.Unix(0, created).UTC()
 	c.First, c.Last = fromNanos(first), fromNanos(last)
@@ -59,8 +64,9 @@ func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (
 		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (namespace, id, policy, created) VALUES (?, ?, ?, ?)
-		ON CONFLICT (namespace, id) DO NOTHING`, c.Namespace, c.ID, c.Policy, nanos); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (namespace, id, policy, created, time_zone, important)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, id) DO NOTHING`,
+		c.Namespace, c.ID, c.Policy, nanos, c.TimeZone, jsonList(c.Important)); err != nil {
 		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
 	}
 	got, err := scanConversation(tx.QueryRowContext(ctx, `SELECT `+convCols+` FROM conversations
@@ -72,6 +78,46 @@ func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (
 		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)
 	}
 	return got, nil
+}
+
+// UpdateConversation changes the settings u names of a conversation and
+// returns it; see strata.Store.
+func (s *Store) UpdateConversation(ctx context.Context, namespace, id string, u strata.ConversationUpdate) (strata.Conversation, error) {
+	if u.TimeZone != nil {
+		if _, err := strata.LoadTimeZone(*u.TimeZone); err != nil {
+			return strata.Conversation{}, err
+		}
+	}
+	fail := func(err error) (strata.Conversation, error) {
+		return strata.Conversation{}, fmt.Errorf("sqlite: update conversation %q: %w", id, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, id)
+	if err != nil {
+		return strata.Conversation{}, err
+	}
+	if u.TimeZone != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET time_zone = ? WHERE pk = ?`, *u.TimeZone, pk); err != nil {
+			return fail(err)
+		}
+	}
+	if u.Important != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET important = ? WHERE pk = ?`, jsonList(*u.Important), pk); err != nil {
+			return fail(err)
+		}
+	}
+	c, err := scanConversation(tx.QueryRowContext(ctx, `SELECT `+convCols+` FROM conversations WHERE pk = ?`, pk))
+	if err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return c, nil
 }
 
 // Conversation returns the conversation with its turn and session counts

@@ -14,20 +14,22 @@ import (
 // nodeCols are the columns scanNode reads, for a nodes table aliased n
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
-	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier`
+	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier,
+	n.key, n.aggregates`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
 const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
-	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived,
+	key, aggregates)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, id) DO UPDATE SET
 		level = excluded.level, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
 		start = excluded.start, "end" = excluded."end", children = excluded.children,
 		summary = excluded.summary, facts = excluded.facts, themes = excluded.themes,
 		source_tokens = excluded.source_tokens, tokens = excluded.tokens, method = excluded.method,
 		status = excluded.status, fallback = excluded.fallback, created = excluded.created,
-		derived = excluded.derived
+		derived = excluded.derived, key = excluded.key, aggregates = excluded.aggregates
 	RETURNING pk`
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
@@ -36,7 +38,7 @@ const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 // whose Conversation names another conversation, is EINVALID (an empty
 // Conversation is the conversation argument).
 func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node) error {
-	type encoded struct{ start, end, created, children, facts, themes any }
+	type encoded struct{ start, end, created, children, facts, themes, aggregates any }
 	enc := make([]encoded, len(nodes))
 	for i := range nodes {
 		n, e := &nodes[i], &enc[i]
@@ -58,6 +60,13 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 			return err
 		}
 		e.children, e.facts, e.themes = jsonList(n.Children), factsColumn(n.Summary, n.Facts), jsonList(n.Themes)
+		if n.Aggregates != nil {
+			b, err := json.Marshal(n.Aggregates)
+			if err != nil {
+				return strata.Errorf(strata.EINVALID, "nodes[%d] (%s): aggregates: %v", i, n.ID, err)
+			}
+			e.aggregates = string(b)
+		}
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
 
@@ -127,7 +136,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		var rowid int64
 		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
-			n.Fallback, e.created, n.Derived).Scan(&rowid); err != nil {
+			n.Fallback, e.created, n.Derived, n.Key, e.aggregates).Scan(&rowid); err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
 		}
 		if !n.Derived {
@@ -275,6 +284,25 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(` AND n.last_seq <= ? AND n.first_seq <= ?`)
 		args = append(args, f.ToSeq, f.ToSeq)
 	}
+	if !f.Overlaps.Start.IsZero() || !f.Overlaps.End.IsZero() {
+		// Nodes whose [start, end] meets [Overlaps.Start, Overlaps.End).
+		if !f.Overlaps.End.IsZero() {
+			q.WriteString(` AND n.start < ?`)
+			args = append(args, f.Overlaps.End.UnixNano())
+		}
+		if !f.Overlaps.Start.IsZero() {
+			q.WriteString(` AND n."end" >= ?`)
+			args = append(args, f.Overlaps.Start.UnixNano())
+		}
+	}
+	if f.Key != "" {
+		q.WriteString(` AND n.key = ?`)
+		args = append(args, f.Key)
+	}
+	if f.Covers > 0 {
+		q.WriteString(` AND n.first_seq <= ? AND n.last_seq >= ?`)
+		args = append(args, f.Covers, f.Covers)
+	}
 	// Both orders follow the index nodes_span, forwards or backwards, so a
 	// LIMIT stops early instead of sorting a whole level.
 	if f.Newest {
@@ -311,10 +339,12 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		n                       strata.Node
 		start, end, created     sql.NullInt64
 		children, facts, themes sql.NullString
+		aggregates              sql.NullString
 		tier                    int
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
-		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier}, extra...)
+		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier,
+		&n.Key, &aggregates}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
 	}
@@ -329,6 +359,12 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 	}{{children, &n.Children, "children"}, {themes, &n.Themes, "themes"}} {
 		if err := unmarshalColumn(c.col, c.dst); err != nil {
 			return n, fmt.Errorf("node %q: %s: %w", n.ID, c.name, err)
+		}
+	}
+	if aggregates.Valid {
+		n.Aggregates = &strata.Aggregates{}
+		if err := json.Unmarshal([]byte(aggregates.String), n.Aggregates); err != nil {
+			return n, fmt.Errorf("node %q: aggregates: %w", n.ID, err)
 		}
 	}
 	var err error

@@ -147,6 +147,12 @@ CREATE TABLE expiries (
 	at            INTEGER NOT NULL   -- unix nanoseconds
 );
 `},
+	{5, "node keys and aggregates; conversation time zones and important periods", `
+ALTER TABLE nodes ADD COLUMN key TEXT NOT NULL DEFAULT '';        -- period or session of the node's group
+ALTER TABLE nodes ADD COLUMN aggregates TEXT;                     -- JSON statistics of the span's metadata
+ALTER TABLE conversations ADD COLUMN time_zone TEXT NOT NULL DEFAULT ''; -- IANA name; '' is UTC
+ALTER TABLE conversations ADD COLUMN important TEXT;              -- JSON array of period labels marked important
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -259,6 +259,15 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 		q.WriteString(` AND t.seq <= ?`)
 		args = append(args, f.ToSeq)
 	}
+	// Rows keep their time in every tier, so time bounds filter here.
+	if !f.Since.IsZero() {
+		q.WriteString(` AND t.time >= ?`)
+		args = append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		q.WriteString(` AND t.time < ?`)
+		args = append(args, f.Until.UnixNano())
+	}
 	if len(f.Seqs) > 0 {
 		b, _ := json.Marshal(f.Seqs)
 		q.WriteString(` AND t.seq IN (SELECT value FROM json_each(?))`)

@@ -67,6 +67,21 @@
 //     dryRun, and is a no-op the second time. Stats counts spans, turns
 //     and bytes per tier (pinned turns count as hot, where their content
 //     is), and archive segments.
+//   - Importance: SetImportance pins and unpins turns in hot, warm and cold
+//     spans, and Turns, search hits and the turn it returns show the turn
+//     whole with its new importance: a turn pinned in a cold span is a turn
+//     hit again, one unpinned there is not, and either goes cold and
+//     expires by its new importance. An expired turn, or unpinning a
+//     pinned turn of an expired span, is ECONFLICT and changes nothing;
+//     an importance outside 0..1 (or NaN) is EINVALID; an unknown seq or
+//     conversation is ENOTFOUND.
+//   - ResetPyramid removes every node of the conversation (returning how
+//     many) and sets its policy; every turn of a warm or cold span comes
+//     back hot, identical and searchable, the conversation's archive
+//     holds no record any more, and a new pyramid over the same turns
+//     archives each turn once. Other conversations keep their pyramids.
+//     An expired span makes it ECONFLICT, changing nothing; an unknown
+//     conversation is ENOTFOUND.
 //   - Concurrency: AppendTurns from several goroutines to one conversation
 //     loses no turn and assigns no seq twice, also when they all append the
 //     same ext_ids (exactly one copy of each is stored).
@@ -116,6 +131,13 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"TiersCold", testTiersCold},
 		{"TiersInvalid", testTiersInvalid},
 		{"TiersExpire", testTiersExpire},
+		{"SetImportanceHot", testSetImportanceHot},
+		{"SetImportanceWarm", testSetImportanceWarm},
+		{"SetImportanceCold", testSetImportanceCold},
+		{"PyramidInvalid", testPyramidInvalid},
+		{"ResetPyramidHot", testResetPyramidHot},
+		{"ResetPyramidTiers", testResetPyramidTiers},
+		{"ResetPyramidExpired", testResetPyramidExpired},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,8 @@ type store struct {
 	search   func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error)
 	conv     func(ctx context.Context, ns, id string) (strata.Conversation, error)
 	stats    func(ctx context.Context, ns string) (strata.Stats, error)
+	setImp   func(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error)
+	reset    func(ctx context.Context, ns, conv, policy string) (int, error)
 }
 
 func (s *store) AppendTurns(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
@@ -91,6 +93,45 @@ func (s *store) Stats(ctx context.Context, ns string) (strata.Stats, error) {
 		return s.stats(ctx, ns)
 	}
 	return s.Store.Stats(ctx, ns)
+}
+
+func (s *store) SetImportance(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error) {
+	if s.setImp != nil {
+		return s.setImp(ctx, ns, conv, seq, importance)
+	}
+	return s.Store.SetImportance(ctx, ns, conv, seq, importance)
+}
+
+func (s *store) ResetPyramid(ctx context.Context, ns, conv, policy string) (int, error) {
+	if s.reset != nil {
+		return s.reset(ctx, ns, conv, policy)
+	}
+	return s.Store.ResetPyramid(ctx, ns, conv, policy)
+}
+
+// spanTier returns the tier of the level-1 span of s holding turn seq, or
+// "" if none does.
+func spanTier(ctx context.Context, s strata.Store, ns, conv string, seq int64) strata.Tier {
+	nodes, _ := s.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: conv, Level: 1})
+	for _, n := range nodes {
+		if seq >= n.FirstSeq && seq <= n.LastSeq {
+			return n.Tier
+		}
+	}
+	return ""
+}
+
+// hidden is a set of turns, by namespace, conversation and seq, that a
+// broken store leaves out of search hits.
+type hidden map[string]bool
+
+func hiddenKey(ns, conv string, seq int64) string { return fmt.Sprintf("%q %q %d", ns, conv, seq) }
+
+// filter drops the turn hits of hidden turns.
+func (h hidden) filter(ns string, hits []strata.Hit) []strata.Hit {
+	return slices.DeleteFunc(hits, func(x strata.Hit) bool {
+		return x.Turn != nil && h[hiddenKey(ns, x.Conversation, x.Turn.Seq)]
+	})
 }
 
 // oneNamespace is a store that ignores namespaces.
@@ -343,6 +384,64 @@ var mutants = map[string]mutant{
 				}
 				return false
 			}), err
+		}}
+	}},
+	"keeps the policy on reset": {"ResetPyramidHot", func(s strata.Store) strata.Store {
+		return &store{Store: s, reset: func(ctx context.Context, ns, conv, policy string) (int, error) {
+			c, err := s.Conversation(ctx, ns, conv)
+			if err != nil {
+				return 0, err
+			}
+			return s.ResetPyramid(ctx, ns, conv, c.Policy)
+		}}
+	}},
+	"resets over expired spans": {"ResetPyramidExpired", func(s strata.Store) strata.Store {
+		return &store{Store: s, reset: func(ctx context.Context, ns, conv, policy string) (int, error) {
+			n, err := s.ResetPyramid(ctx, ns, conv, policy)
+			if strata.ErrorCode(err) == strata.ECONFLICT {
+				return 0, nil
+			}
+			return n, err
+		}}
+	}},
+	"leaves restored cold turns out of the index": {"ResetPyramidTiers", func(s strata.Store) strata.Store {
+		h := hidden{}
+		return &store{Store: s, reset: func(ctx context.Context, ns, conv, policy string) (int, error) {
+			turns, _ := s.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: conv})
+			for _, t := range turns {
+				if !t.Pinned() && spanTier(ctx, s, ns, conv, t.Seq) == strata.TierCold {
+					h[hiddenKey(ns, conv, t.Seq)] = true
+				}
+			}
+			return s.ResetPyramid(ctx, ns, conv, policy)
+		}, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			hits, err := s.Search(ctx, q)
+			return h.filter(q.Namespace, hits), err
+		}}
+	}},
+	"leaves turns pinned in cold spans out of the index": {"SetImportanceCold", func(s strata.Store) strata.Store {
+		h := hidden{}
+		return &store{Store: s, setImp: func(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error) {
+			if spanTier(ctx, s, ns, conv, seq) == strata.TierCold {
+				h[hiddenKey(ns, conv, seq)] = importance >= strata.PinnedImportance
+			}
+			return s.SetImportance(ctx, ns, conv, seq, importance)
+		}, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			hits, err := s.Search(ctx, q)
+			return h.filter(q.Namespace, hits), err
+		}}
+	}},
+	"changes only the row of an unpinned warm turn": {"SetImportanceWarm", func(s strata.Store) strata.Store {
+		return &store{Store: s, setImp: func(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error) {
+			ts, err := s.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: conv, Seqs: []int64{seq}})
+			if err == nil && len(ts) == 1 && !ts[0].Pinned() && importance < strata.PinnedImportance &&
+				spanTier(ctx, s, ns, conv, seq) == strata.TierWarm {
+				// The row changes, the block keeps the old importance.
+				t := ts[0]
+				t.Importance = importance
+				return t, nil
+			}
+			return s.SetImportance(ctx, ns, conv, seq, importance)
 		}}
 	}},
 }

@@ -30,6 +30,8 @@ type fileConfig struct {
 	Tokenizer  string               `yaml:"tokenizer"`
 	SessionGap string               `yaml:"session_gap"`
 	Policy     *strata.Policy       `yaml:"policy"`
+	Policies   []strata.Policy      `yaml:"policies"`
+	TimeZone   string               `yaml:"time_zone"`
 	Assembly   *assemblyConfig      `yaml:"assembly"`
 	Tiers      *tiersConfig         `yaml:"tiers"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
@@ -118,6 +120,8 @@ type settings struct {
 	Tokenizer  string
 	SessionGap time.Duration
 	Policy     strata.Policy
+	Policies   []strata.Policy
+	TimeZone   string
 	Assembly   strata.AssemblyOptions
 	Tiers      strata.TierPolicy
 }
@@ -168,6 +172,19 @@ func (m *Main) resolve(g *globals) (settings, error) {
 			return s, fmt.Errorf("config %s: %w", path, err)
 		}
 		s.Policy = *fc.Policy
+	}
+	for i, p := range fc.Policies {
+		if err := p.Validate(); err != nil {
+			return s, fmt.Errorf("config %s: policies[%d]: %w", path, i, err)
+		}
+		if _, err := strata.Preset(p.Name); err == nil {
+			return s, fmt.Errorf("config %s: policies[%d]: %q is the name of a preset; choose another", path, i, p.Name)
+		}
+	}
+	s.Policies = fc.Policies
+	s.TimeZone = first(m.Getenv("STRATA_TIME_ZONE"), fc.TimeZone)
+	if _, err := strata.LoadTimeZone(s.TimeZone); err != nil {
+		return s, fmt.Errorf("config %s: time_zone: %w", path, err)
 	}
 	if s.Tiers, err = fc.Tiers.policy(); err != nil {
 		return s, fmt.Errorf("config %s: %w", path, err)
@@ -244,7 +261,7 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 		return nil, fmt.Errorf("open %s: %w", s.DB, err)
 	}
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
-		Policy: s.Policy, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
+		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,10 +57,17 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 		return writeJSON(m.Stdout, t)
 	}
 	w := m.Stdout
-	fmt.Fprintf(w, "%s: %d turns, %d sessions, policy %s\n", t.Conversation, t.Turns, t.Sessions, t.Policy)
-	for _, l := range t.Levels {
-		fmt.Fprintf(w, "  level %d %-6s %5d nodes, %d open turns\n", l.Level, l.Name, l.Nodes, l.OpenTurns)
+	fmt.Fprintf(w, "%s: %d turns, %d sessions, policy %s", t.Conversation, t.Turns, t.Sessions, t.Policy)
+	if t.TimeZone != "" {
+		fmt.Fprintf(w, ", time zone %s", t.TimeZone)
 	}
+	fmt.Fprintln(w)
+	var counters []string
+	for _, l := range t.Levels {
+		fmt.Fprintf(w, "  level %d %-7s %5d nodes, %d open turns\n", l.Level, l.Name, l.Nodes, l.OpenTurns)
+		counters = append([]string{fmt.Sprintf("%s_seq %d", l.Name, l.Pending)}, counters...)
+	}
+	fmt.Fprintf(w, "  counters: %s\n", strings.Join(counters, ", "))
 	fmt.Fprintln(w)
 	if *depth < 0 {
 		*depth = len(t.Levels)
@@ -81,8 +89,15 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 	var show func(n strata.TreeNode, indent int)
 	show = func(n strata.TreeNode, indent int) {
 		pad := strings.Repeat("  ", indent)
-		fmt.Fprintf(w, "%s%-5s %s  turns %d-%d  %s .. %s  %d/%d tokens\n", pad, names[n.Level], n.ID,
+		key := ""
+		if n.Key != "" {
+			key = "[" + n.Key + "]  "
+		}
+		fmt.Fprintf(w, "%s%-5s %s  %sturns %d-%d  %s .. %s  %d/%d tokens\n", pad, names[n.Level], n.ID, key,
 			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens)
+		if a := n.Aggregates.String(); a != "" {
+			fmt.Fprintf(w, "%s      stats: %s\n", pad, oneLine(a, 102-2*indent))
+		}
 		fmt.Fprintf(w, "%s      %s\n", pad, oneLine(n.Summary, 110-2*indent))
 		if indent >= *depth {
 			return
@@ -112,12 +127,23 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf] [--json]")
+	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf] [--section TITLE=FILE]... [--now T] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	query := fs.String("query", "", "what the next prompt is about (optional)")
 	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
 	format := fs.String("format", "text", "rendering: text, markdown, or ctf (raw turns as Compact Turn Format rows)")
+	now := fs.String("now", "", "what relative times in the query count from (default: the conversation's newest turn)")
+	var sections sectionFlags
+	fs.Var(&sections, "section", "a fixed section at the top, TITLE=FILE (repeatable; - for stdin), counted against the budget")
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	ref, err := parseNow(*now)
+	if err != nil {
+		return err
+	}
+	secs, err := sections.load(m)
+	if err != nil {
 		return err
 	}
 	if err := requireConversation(*conv); err != nil {
@@ -128,7 +154,7 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	req := strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format}
+	req := strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format, Now: ref, Sections: secs}
 	if *format == ctf.FormatCTF {
 		req.Renderer = ctf.ContextRenderer{}
 	}
@@ -142,6 +168,42 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	io.WriteString(m.Stdout, pkg.Rendered)
 	fmt.Fprintf(m.Stderr, "(%d of %d tokens, %s; %d items)\n", pkg.Tokens, pkg.Budget, pkg.Tokenizer, len(pkg.Items))
 	return nil
+}
+
+// sectionFlags collects --section TITLE=FILE flags.
+type sectionFlags []string
+
+func (s *sectionFlags) String() string { return strings.Join(*s, ", ") }
+
+func (s *sectionFlags) Set(v string) error {
+	if i := strings.IndexByte(v, '='); i <= 0 || i == len(v)-1 {
+		return fmt.Errorf("want TITLE=FILE, got %q", v)
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// load reads the sections' files.
+func (s sectionFlags) load(m *Main) ([]strata.Section, error) {
+	var out []strata.Section
+	for _, v := range s {
+		title, path, _ := strings.Cut(v, "=")
+		var data []byte
+		var err error
+		if path == "-" {
+			data, err = io.ReadAll(m.Stdin)
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--section %s: %w", title, err)
+		}
+		if !utf8.Valid(data) {
+			return nil, fmt.Errorf("--section %s: %s is not UTF-8 text", title, path)
+		}
+		out = append(out, strata.Section{Title: title, Text: string(data)})
+	}
+	return out, nil
 }
 
 // searchHit is the public JSON shape of one hit.

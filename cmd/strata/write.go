@@ -29,10 +29,13 @@ type invalidLine struct {
 }
 
 func runImport(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--skip-invalid] [--json] FILE... (- for stdin)")
+	fs := m.command("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--policy NAME] [--tz ZONE] [--skip-invalid] [--json] FILE... (- for stdin)")
 	format := fs.String("format", "auto", "input format: auto, jsonl, openai or locomo")
 	conv := fs.String("conversation", "", "conversation for turns whose source names none")
 	skip := fs.Bool("skip-invalid", false, "import the valid turns and report each invalid line, instead of importing nothing")
+	var opts strata.ImportOptions
+	fs.StringVar(&opts.Policy, "policy", "", "pyramid policy of conversations this import creates: chunks, calendar, sessions or one of the config file (default: the config's)")
+	fs.StringVar(&opts.TimeZone, "tz", "", "time zone calendar periods of new conversations close in, like Europe/Berlin (default: the config's, else UTC)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -46,7 +49,7 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 	defer a.Close()
 	var results []fileResult
 	for _, path := range fs.Args() {
-		res, err := m.importFile(ctx, a, path, *format, *conv, *skip)
+		res, err := m.importFile(ctx, a, path, *format, *conv, *skip, opts)
 		if err != nil {
 			return err
 		}
@@ -78,7 +81,7 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 // record, so a bad line fails the import before anything is written; the
 // second pass ingests in batches. Standard input is spooled to a temporary
 // file for the second pass.
-func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv string, skipInvalid bool) (fileResult, error) {
+func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv string, skipInvalid bool, opts strata.ImportOptions) (fileResult, error) {
 	res := fileResult{File: path}
 	f, name, size, cleanup, err := m.openInput(path)
 	if err != nil {
@@ -94,11 +97,15 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		return res, err
 	}
 	var last error
+	convs := map[string]bool{}
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			done()
 			break
+		}
+		if err == nil {
+			convs[first(rec.Conversation, defConv)] = true
 		}
 		if err == nil && rec.Conversation == "" && defConv == "" {
 			err = &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: "missing (the source names no conversation: give --conversation)"}
@@ -123,6 +130,9 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		}
 	}
 
+	if err := checkPolicies(ctx, a, convs, opts); err != nil {
+		return res, err
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return res, err
 	}
@@ -134,7 +144,7 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	}
 	// Memory.Import parses, appends and rolls up at once, on separate
 	// goroutines.
-	results, err := a.mem.Import(ctx, func() (string, strata.Turn, error) {
+	results, err := a.mem.ImportWith(ctx, opts, func() (string, strata.Turn, error) {
 		for {
 			rec, err := r.Next()
 			if err != nil {
@@ -171,6 +181,37 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
+}
+
+// checkPolicies refuses, before anything is written, an import that names
+// a policy or time zone that does not exist, or a policy other than that
+// of a conversation it would add to.
+func checkPolicies(ctx context.Context, a *app, convs map[string]bool, opts strata.ImportOptions) error {
+	if opts.TimeZone != "" {
+		if _, err := strata.LoadTimeZone(opts.TimeZone); err != nil {
+			return err
+		}
+	}
+	if opts.Policy == "" {
+		return nil
+	}
+	if _, err := a.mem.Policy(opts.Policy); err != nil {
+		return err
+	}
+	for id := range convs {
+		c, err := a.mem.Conversation(ctx, id)
+		if strata.ErrorCode(err) == strata.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if c.Policy != opts.Policy {
+			return strata.Errorf(strata.ECONFLICT, "conversation %q has policy %q, not %q; nothing imported (change it with: strata policy set --conversation %s %s)",
+				id, c.Policy, opts.Policy, id, opts.Policy)
+		}
+	}
+	return nil
 }
 
 // progress wraps r in a progress bar on stderr when stderr is a terminal
@@ -226,6 +267,8 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 	session := fs.String("session", "", "session label (default: a new session after an idle gap)")
 	model := fs.String("model", "", "model that wrote the turn")
 	importance := fs.Float64("importance", 0, "0..1; 0.8 and above is a milestone")
+	policy := fs.String("policy", "", "pyramid policy if this creates the conversation: chunks, calendar, sessions or one of the config file")
+	tz := fs.String("tz", "", "time zone if this creates the conversation, like Europe/Berlin")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -260,7 +303,7 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	res, err := a.mem.Ingest(ctx, strata.Batch{Conversation: *conv, Turns: []strata.Turn{t}})
+	res, err := a.mem.Ingest(ctx, strata.Batch{Conversation: *conv, Turns: []strata.Turn{t}, Policy: *policy, TimeZone: *tz})
 	if err != nil {
 		return err
 	}
@@ -280,26 +323,56 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 }
 
 func runRollup(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("rollup", "[--conversation ID] [--json]")
+	fs := m.command("rollup", "[--conversation ID] [--watch [--every D]] [--json]")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
+	watch := fs.Bool("watch", false, "keep running: a pass over every conversation each --every, closing periods as they end (Ctrl-C stops)")
+	every := fs.Duration("every", time.Minute, "time between passes with --watch")
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if *watch && *conv != "" {
+		return usagef("rollup --watch runs over every conversation; drop --conversation")
 	}
 	a, err := m.open(ctx, fs.g)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if *watch {
+		err := a.mem.Watch(ctx, *every, func(p strata.Pass, err error) {
+			if err != nil {
+				fmt.Fprintf(m.Stderr, "%s: pass failed: %v\n", p.At.Format(time.RFC3339), err)
+			}
+			if *fs.json {
+				writeJSON(m.Stdout, p)
+				return
+			}
+			for id, n := range p.Made {
+				fmt.Fprintf(m.Stdout, "%s: %s: %d nodes made\n", p.At.Format(time.RFC3339), id, n)
+			}
+		})
+		if errors.Is(err, context.Canceled) {
+			return nil // stopped by the user
+		}
+		return err
+	}
 	ids := []string{*conv}
 	if *conv == "" {
+		pass, err := a.mem.RollupAll(ctx)
+		if err != nil {
+			return err
+		}
+		if *fs.json {
+			return writeJSON(m.Stdout, map[string]any{"made": pass.Made, "moved": pass.Moved})
+		}
 		cs, err := a.mem.Conversations(ctx)
 		if err != nil {
 			return err
 		}
-		ids = ids[:0]
 		for _, c := range cs {
-			ids = append(ids, c.ID)
+			fmt.Fprintf(m.Stdout, "%s: %d nodes made\n", c.ID, pass.Made[c.ID])
 		}
+		return nil
 	}
 	made := map[string]int{}
 	for _, id := range ids {

@@ -1,0 +1,324 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file closes the spans of session and calendar levels. A count level
+// closes a node every N children (rollup.go); a session or calendar level
+// groups consecutive children by a key (the session, or the period of the
+// child's first turn) and closes a group when the key changes, or when
+// its session or period is over relative to the clock:
+//
+//   - a calendar group closes when the next child (or the first turn the
+//     level below has not covered yet) lies in a later period, or when its
+//     period has ended by the later of the newest turn and now; imported
+//     history therefore closes at once and a live day closes at midnight
+//     in the conversation's time zone;
+//   - a session group closes when a later session starts, or when the
+//     session gap has passed since its last turn.
+//
+// Keys never go backwards within a level: a turn stamped earlier than the
+// turn before it belongs to its predecessor's group (or, arriving after
+// that group closed, to a late group with the same key). Node ids still
+// derive from the span, so two processes closing the same groups write the
+// same nodes.
+
+// groupKey orders a child within a level: the session number, or the start
+// of its period.
+type groupKey struct {
+	n      int64
+	period Period // calendar levels
+}
+
+func (k groupKey) label(l Level) string {
+	if l.Kind == KindSession {
+		return "session " + strconv.FormatInt(k.n, 10)
+	}
+	return k.period.Label()
+}
+
+// grouping is what a session or calendar level needs to know about its
+// conversation.
+type grouping struct {
+	level Level
+	below *Level // the level below, nil for level 1
+	loc   *time.Location
+	ref   time.Time // the later of the newest turn and now
+	now   time.Time
+	gap   time.Duration
+}
+
+// turnKey is the key of a turn at this level (level 1), or of the first
+// turn of the level below's open tail.
+func (g *grouping) turnKey(t *Turn) groupKey {
+	if g.level.Kind == KindSession {
+		return groupKey{n: int64(t.Session)}
+	}
+	at := t.Time
+	if g.below != nil && g.below.Kind == KindCalendar {
+		at = PeriodOf(g.below.Period, at, g.loc).Anchor()
+	}
+	p := PeriodOf(g.level.Period, at, g.loc)
+	return groupKey{n: p.Start.UnixNano(), period: p}
+}
+
+// nodeKey is the key of a child node of the level below.
+func (g *grouping) nodeKey(c *Node) groupKey {
+	at := c.Start
+	if g.below != nil && g.below.Kind == KindCalendar && c.Key != "" {
+		if p, err := ParsePeriod(c.Key, g.loc); err == nil {
+			at = p.Anchor()
+		}
+	}
+	p := PeriodOf(g.level.Period, at, g.loc)
+	return groupKey{n: p.Start.UnixNano(), period: p}
+}
+
+// parseKey reads back the key of a stored node of this level.
+func (g *grouping) parseKey(n *Node) (groupKey, bool) {
+	if g.level.Kind == KindSession {
+		s, ok := strings.CutPrefix(n.Key, "session ")
+		v, err := strconv.ParseInt(s, 10, 64)
+		return groupKey{n: v}, ok && err == nil
+	}
+	p, err := ParsePeriod(n.Key, g.loc)
+	if err != nil {
+		return groupKey{}, false
+	}
+	return groupKey{n: p.Start.UnixNano(), period: p}, true
+}
+
+// over reports whether a group whose last child ends at last is over by
+// the clock alone, with no later child to say so.
+func (g *grouping) over(k groupKey, last time.Time) bool {
+	if g.level.Kind == KindSession {
+		return !g.now.Before(last.Add(g.gap))
+	}
+	return !g.ref.Before(k.period.End)
+}
+
+// group is a run of consecutive children with one key.
+type group struct {
+	key        groupKey
+	from, to   int // children indexes, to exclusive
+	closed     bool
+	lastActive time.Time
+}
+
+// split groups keys (one per child, already clamped) and says which groups
+// are closed: every group followed by another, and the last one if next
+// (the key of what follows the children, if anything does) differs from
+// it, or if it is over by the clock.
+func (g *grouping) split(keys []groupKey, ends []time.Time, next *groupKey) []group {
+	var gs []group
+	for i, k := range keys {
+		if len(gs) == 0 || gs[len(gs)-1].key.n != k.n {
+			if len(gs) > 0 {
+				gs[len(gs)-1].closed = true
+			}
+			gs = append(gs, group{key: k, from: i})
+		}
+		last := &gs[len(gs)-1]
+		last.to = i + 1
+		if ends[i].After(last.lastActive) {
+			last.lastActive = ends[i]
+		}
+	}
+	if n := len(gs); n > 0 {
+		last := &gs[n-1]
+		switch {
+		case next != nil:
+			last.closed = next.n != last.key.n
+		default:
+			last.closed = g.over(last.key, last.lastActive)
+		}
+	}
+	return gs
+}
+
+// clamp makes keys non-decreasing from floor.
+func clamp(keys []groupKey, floor *groupKey) {
+	prev := floor
+	for i := range keys {
+		if prev != nil && keys[i].n < prev.n {
+			keys[i] = *prev
+		}
+		prev = &keys[i]
+	}
+}
+
+// groupedLevel closes the complete groups of a session or calendar level.
+func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
+	m, conv, p := r.m, r.conv, r.p
+	// Children are read from the store: write what waits first.
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	c, err := r.conversation(ctx)
+	if err != nil {
+		return err
+	}
+	g := &grouping{level: p.Levels[lvl-1], loc: c.Location(), now: m.now(), gap: m.gap}
+	if lvl > 1 {
+		g.below = &p.Levels[lvl-2]
+	}
+	g.ref = g.now
+	if c.Last.After(g.ref) {
+		g.ref = c.Last
+	}
+	important := map[string]bool{}
+	for _, k := range c.Important {
+		important[k] = true
+	}
+	last, err := m.lastNode(ctx, conv, lvl)
+	if err != nil {
+		return err
+	}
+	from := int64(1)
+	var floor *groupKey
+	if last != nil {
+		from = last.LastSeq + 1
+		if k, ok := g.parseKey(last); ok {
+			floor = &k
+		}
+	}
+	page := rollupPage * 16
+	for from <= c.Turns {
+		var keys []groupKey
+		var ends []time.Time
+		var turns []Turn
+		var children []Node
+		var next *groupKey
+		full := false
+		if lvl == 1 {
+			turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: from + int64(page)})
+			if err != nil {
+				return err
+			}
+			if len(turns) == 0 {
+				return nil
+			}
+			if turns[0].Seq != from {
+				return Errorf(EINTERNAL, "level %d: next turn is %d, want %d", lvl, turns[0].Seq, from)
+			}
+			if len(turns) > page { // one more than the page: it says what follows
+				k := g.turnKey(&turns[page])
+				next = &k
+				turns = turns[:page]
+				full = true
+			}
+			for i := range turns {
+				keys = append(keys, g.turnKey(&turns[i]))
+				ends = append(ends, turns[i].Time)
+			}
+		} else {
+			children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl - 1,
+				FromSeq: from, Limit: page + 1})
+			if err != nil {
+				return err
+			}
+			if len(children) == 0 {
+				return nil
+			}
+			if children[0].FirstSeq != from {
+				return Errorf(EINTERNAL, "level %d: next child starts at turn %d, want %d", lvl-1, children[0].FirstSeq, from)
+			}
+			if len(children) > page {
+				k := g.nodeKey(&children[page])
+				next = &k
+				children = children[:page]
+				full = true
+			} else if tail := children[len(children)-1].LastSeq + 1; tail <= c.Turns {
+				// The level below has turns it has not closed yet: the
+				// first of them says where its next child will fall.
+				ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: tail, ToSeq: tail})
+				if err != nil {
+					return err
+				}
+				if len(ts) == 1 {
+					k := g.turnKey(&ts[0])
+					next = &k
+				}
+			}
+			for i := range children {
+				keys = append(keys, g.nodeKey(&children[i]))
+				ends = append(ends, children[i].End)
+			}
+		}
+		var nextKey groupKey
+		if next != nil {
+			nextKey = *next
+		}
+		all := append(keys, nextKey)
+		clamp(all, floor)
+		if next != nil {
+			next = &all[len(all)-1]
+		}
+		groups := g.split(all[:len(keys)], ends, next)
+		var reqs []SummaryRequest
+		var gkeys []string
+		for _, gr := range groups {
+			if !gr.closed {
+				break
+			}
+			budget := g.level.Budget
+			label := gr.key.label(g.level)
+			if important[label] {
+				budget = g.level.ImportantBudget
+				if budget == 0 {
+					budget = 2 * g.level.Budget
+				}
+			}
+			req := SummaryRequest{Budget: budget}
+			if lvl == 1 {
+				req.Turns = turns[gr.from:gr.to]
+			} else {
+				req.Children = children[gr.from:gr.to]
+			}
+			reqs = append(reqs, req)
+			gkeys = append(gkeys, label)
+		}
+		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs, gkeys)
+		if err != nil {
+			return err
+		}
+		if err := r.add(ctx, nodes, false); err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			last := nodes[len(nodes)-1]
+			from = last.LastSeq + 1
+			k := all[groups[len(nodes)-1].from]
+			floor = &k
+		}
+		if !full {
+			return nil
+		}
+		if len(nodes) == 0 {
+			// One group fills the whole page: read a larger one.
+			if page >= 1<<22 {
+				return Errorf(EINTERNAL, "level %d: a group of more than %d children", lvl, page)
+			}
+			page *= 4
+		}
+	}
+	return nil
+}
+
+// conversation returns the conversation being rolled up, read once per run.
+func (r *rollupRun) conversation(ctx context.Context) (Conversation, error) {
+	if r.conv0 != nil {
+		return *r.conv0, nil
+	}
+	c, err := r.m.store.Conversation(ctx, r.m.ns, r.conv)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("read conversation: %w", err)
+	}
+	r.conv0 = &c
+	return c, nil
+}

@@ -1,0 +1,742 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"strata"
+	"strata/archive"
+)
+
+// This file changes what the tier code settled: the importance of one
+// turn (which decides whether its row keeps its content), and the whole
+// pyramid of a conversation (whose level-1 nodes own the warm and cold
+// copies of their spans).
+//
+// A span's copy (warm block or archive records) holds every turn of the
+// span, pinned ones included: Demote packs and archives them all. The copy
+// of a turn whose row holds its content (tier 0) is never read, so it may
+// carry an importance older than the row's; whenever a row gives its
+// content up, or changes its importance while its content is in the copy,
+// the copy is rewritten with the turn as it is now, because reading a
+// stub takes the whole turn, importance included, from the copy.
+
+// pyramidHook, when set (by tests), is called at the named points of
+// SetImportance and ResetPyramid so that a test can kill the process
+// there.
+var pyramidHook func(point string)
+
+func pyramidAt(point string) {
+	if pyramidHook != nil {
+		pyramidHook(point)
+	}
+}
+
+// SetImportance sets the importance of one turn; see strata.Store.
+//
+// The row decides, not the span: a row that holds its content (hot, or
+// pinned in any tier) and stays pinned, or lies in no warm or cold span,
+// only changes its importance. One that stops being pinned in a warm or
+// cold span first writes itself, with its new importance, into the span's
+// copy (the warm block rewritten and checked in the same transaction; the
+// archive record merged into its day's segment and read back before the
+// transaction commits), then leaves its row slim, as Demote leaves it (a
+// cold row also leaves the full-text index). A stub (a row whose content
+// is in its span's copy) that becomes pinned takes its whole turn back
+// from the copy into its row (and into the full-text index if it was
+// cold); the copy is left as it is. A stub that stays unpinned has its
+// copy rewritten with the new importance.
+//
+// A kill at any instant loses nothing. Giving a turn up to a cold span
+// writes the segment first: a kill before the commit leaves the row
+// pinned and whole, and a record it does not read. Changing the importance
+// of a cold stub also merges its record first: a kill before the commit
+// leaves the row with its old importance and the record with the new one
+// (both below the pin threshold, so no filter changes); calling again
+// settles it. The other cases are one transaction.
+//
+// A stub of an expired span has no content left to return or pin: it is
+// ECONFLICT, as is unpinning a turn of an expired span.
+func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
+	if math.IsNaN(importance) || importance < 0 || importance > 1 {
+		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	}
+	fail := func(err error) (strata.Turn, error) {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return strata.Turn{}, err
+		}
+		return strata.Turn{}, fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		return strata.Turn{}, err
+	}
+	var st stub
+	var rowPK int64
+	t, err := scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+		WHERE t.conversation = ? AND t.seq = ?`, pk, seq), &st.tier, &st.span, &rowPK)
+	if errors.Is(err, sql.ErrNoRows) {
+		return strata.Turn{}, strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	pinned := importance >= strata.PinnedImportance
+
+	switch st.tier {
+	case tierExpired:
+		return strata.Turn{}, strata.Errorf(strata.ECONFLICT,
+			"turn %d of %q expired: only its span's summary is left", seq, conversation)
+
+	case tierHot:
+		sp, err := coveringSpan(ctx, tx, pk, conversation, seq)
+		if err != nil {
+			return fail(err)
+		}
+		t.Importance = importance
+		if sp != nil && !pinned {
+			switch sp.tier {
+			case tierExpired:
+				return strata.Turn{}, strata.Errorf(strata.ECONFLICT,
+					"turn %d of %q cannot be unpinned: its span (node %s) expired, so its row holds the only copy of it",
+					seq, conversation, sp.id)
+			case tierWarm:
+				if err := rewriteBlock(ctx, tx, *sp, conversation, t); err != nil {
+					return fail(err)
+				}
+			case tierCold:
+				if err := s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t); err != nil {
+					return fail(err)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK); err != nil {
+			return fail(err)
+		}
+		if sp != nil && !pinned && (sp.tier == tierWarm || sp.tier == tierCold) {
+			res, err := tx.ExecContext(ctx, slim, sp.tier, sp.pk, pk, seq, seq, sp.tier)
+			if err != nil {
+				return fail(err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
+			}
+			if sp.tier == tierCold {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
+					rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
+					return fail(fmt.Errorf("unindexing the turn: %w", err))
+				}
+			}
+		}
+
+	default: // a stub: its content is in the copy of its span
+		if !st.span.Valid {
+			return fail(fmt.Errorf("%s row with no span", tierName(st.tier)))
+		}
+		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, st.span.Int64))
+		if err != nil {
+			return fail(fmt.Errorf("span of the row: %w", err))
+		}
+		if sp.tier != st.tier {
+			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.id, tierName(sp.tier)))
+		}
+		whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
+		if err != nil {
+			return fail(err)
+		}
+		if len(whole) != 1 {
+			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.id))
+		}
+		t = whole[0]
+		old := t.Importance
+		t.Importance = importance
+		switch {
+		case pinned:
+			if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
+				return fail(fmt.Errorf("node %s: %w", sp.id, err))
+			}
+			if st.tier == tierCold {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
+					rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
+					return fail(fmt.Errorf("indexing the turn: %w", err))
+				}
+			}
+		case old != importance:
+			if st.tier == tierWarm {
+				err = rewriteBlock(ctx, tx, sp, conversation, t)
+			} else {
+				err = s.archiveTurn(ctx, tx, namespace, conversation, pk, sp, t)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			fallthrough
+		default:
+			if _, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	pyramidAt("importance-written")
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return t, nil
+}
+
+// coveringSpan returns the level-1 node beyond the hot tier whose span
+// holds seq, or nil if there is none.
+func coveringSpan(ctx context.Context, q querier, pk int64, conversation string, seq int64) (*span, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = ? AND level = 1 AND tier > ? AND first_seq <= ? AND last_seq >= ?
+		ORDER BY first_seq`, pk, tierHot, seq, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []span
+	for rows.Next() {
+		sp, err := scanSpan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(out) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &out[0], nil
+	}
+	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].id, out[1].id)
+}
+
+// rewriteBlock rewrites the warm block of sp with t in place of the turn
+// of the same seq (or added to it), and checks the new block by decoding
+// it before storing it.
+func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
+	turns, err := decodeBlock(sp.block)
+	if err != nil {
+		return fmt.Errorf("warm block of node %s of %q: %w", sp.id, conversation, err)
+	}
+	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
+	if i >= 0 {
+		turns[i] = t
+	} else {
+		turns = append(turns, t)
+		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
+	}
+	block, err := encodeBlock(turns)
+	if err != nil {
+		return fmt.Errorf("packing node %s: %w", sp.id, err)
+	}
+	back, err := decodeBlock(block)
+	if err != nil {
+		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
+	}
+	if len(back) != len(turns) {
+		return fmt.Errorf("checking the block of node %s: %d turns, want %d", sp.id, len(back), len(turns))
+	}
+	for i := range turns {
+		if !sameTurn(&back[i], &turns[i]) {
+			return fmt.Errorf("checking the block of node %s: turn %d does not round-trip", sp.id, turns[i].Seq)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.pk); err != nil {
+		return err
+	}
+	return nil
+}
+
+// archiveTurn merges t into its day's archive segment as a record of the
+// cold span sp, reads it back, and records the segment in the segments
+// table and, if sp did not name that day yet, in sp's list of days.
+func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
+	rec, err := encodeRecord(&t)
+	if err != nil {
+		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
+	}
+	if back, err := decodeRecord(rec.Seq, rec.Line); err != nil || !sameTurn(&back, &t) {
+		return fmt.Errorf("archiving turn %d: it does not round-trip (%v)", t.Seq, err)
+	}
+	day := dayOf(t.Time)
+	path := s.segmentPath(namespace, conversation, day)
+	info, err := archive.Merge(path, []archive.Record{rec})
+	if err != nil {
+		return fmt.Errorf("node %s: %w", sp.id, err)
+	}
+	pyramidAt("importance-archived")
+	if err := putSegment(ctx, tx, pk, day, info); err != nil {
+		return err
+	}
+	got, err := archive.Read(path, t.Seq, t.Seq)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", sp.id, err)
+	}
+	if len(got) != 1 {
+		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
+	}
+	if back, err := decodeRecord(got[0].Seq, got[0].Line); err != nil || !sameTurn(&back, &t) {
+		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
+	}
+	if !slices.Contains(sp.days, day) {
+		days := append(slices.Clone(sp.days), day)
+		sort.Strings(days)
+		dj, _ := json.Marshal(days)
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(dj), sp.pk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putSegment records what a segment holds after it was written: its row
+// in the segments table, or no row if it holds no record.
+func putSegment(ctx context.Context, q querier, pk int64, day string, info archive.Info) error {
+	var err error
+	if info.Records == 0 {
+		_, err = q.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
+	} else {
+		_, err = q.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
+			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
+			pk, day, info.Records, info.Bytes, info.RawBytes)
+	}
+	if err != nil {
+		return fmt.Errorf("segment %s: %w", day, err)
+	}
+	return nil
+}
+
+// restoreRow writes the whole turn t into the row rowPK, a stub of tier
+// tier, and makes it hot; it checks the content size the row recorded
+// and reads the row back. The full-text index is the caller's.
+func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata.Turn) error {
+	e, err := encodeTurn(&t, 0)
+	if err != nil {
+		return fmt.Errorf("turn %d: %w", t.Seq, err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ?, span = NULL, session_label = ?, name = ?,
+		content = ?, model = ?, tool_calls = ?, tool_results = ?, importance = ?, tags = ?, metadata = ?
+		WHERE pk = ? AND tier = ? AND size = ?`,
+		tierHot, t.SessionLabel, t.Name, t.Content, t.Model, e.toolCalls, e.toolResults, t.Importance,
+		e.tags, e.metadata, rowPK, tier, len(t.Content))
+	if err != nil {
+		return fmt.Errorf("turn %d: %w", t.Seq, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("turn %d: %w", t.Seq, err)
+	} else if n != 1 {
+		var size int64
+		tx.QueryRowContext(ctx, `SELECT size FROM turns WHERE pk = ?`, rowPK).Scan(&size)
+		return fmt.Errorf("turn %d: the copy holds %d content bytes, its row recorded %d", t.Seq, len(t.Content), size)
+	}
+	back, err := scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns t WHERE t.pk = ?`, rowPK))
+	if err != nil {
+		return fmt.Errorf("turn %d: reading the row back: %w", t.Seq, err)
+	}
+	if !sameTurn(&back, &t) {
+		return fmt.Errorf("turn %d: the row does not read back as the copy holds it", t.Seq)
+	}
+	return nil
+}
+
+// restoreBatch is how many stubs ResetPyramid restores per read of their
+// copies: segments shared by the batch's spans are read once.
+const restoreBatch = 512
+
+// ResetPyramid removes every node of a conversation and sets its policy
+// name; see strata.Store.
+//
+// One transaction, holding the write lock as Demote does, refuses if any
+// span expired, restores every warm and cold stub (the whole turn, from its
+// span's block or segment, into its row, each row checked against the
+// size it recorded and read back byte for byte; cold turns go back into
+// the full-text index, warm ones never left it), unindexes and deletes the
+// nodes, and sets the policy. Only after it commits are the conversation's
+// archive segments cleaned (scrubArchive, under the write lock again): the
+// records of the spans just restored are removed, and segments left with
+// none are deleted with their segments rows.
+//
+// A kill between the commit and the end of the cleanup leaves records in
+// segments (and the segments rows counting them) for turns that are hot
+// again. They are harmless:
+//   - Turns, Search and hydrate never read them: a hot row is read from
+//     itself, and hydrate looks up only the seqs of stubs, whose span's
+//     Demote wrote their records.
+//   - archive.Merge replaces a stored record of the same seq, and a turn's
+//     record always goes to the segment of its own day, so a later Demote
+//     to cold of the same turns rewrites those records in place: nothing is
+//     duplicated.
+//   - Expire removes its span's seq range from the segments it names,
+//     stale records in that range included.
+//   - Stats counts them in Archive (and the cold tier's stored bytes) until
+//     they are removed: the segments rows describe the files as they are.
+//
+// The next ResetPyramid removes them (its cleanup removes every record no
+// cold span owns), and so would a Demote that ran scrubArchive.
+func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
+	fail := func(err error) (int, error) {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return 0, err
+		}
+		return 0, fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		return 0, err
+	}
+	var id string
+	switch err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
+		ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
+	case err == nil:
+		return 0, strata.Errorf(strata.ECONFLICT,
+			"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fail(err)
+	}
+	var seq int64
+	switch err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE conversation = ? AND tier = ? LIMIT 1`,
+		pk, tierExpired).Scan(&seq); {
+	case err == nil:
+		return 0, strata.Errorf(strata.ECONFLICT,
+			"the pyramid of %q cannot be reset: turn %d expired, and only its span's summary is left", conversation, seq)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fail(err)
+	}
+	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk); err != nil {
+		return fail(err)
+	}
+	n, err := dropNodes(ctx, tx, namespace, pk)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET policy = ? WHERE pk = ?`, policy, pk); err != nil {
+		return fail(err)
+	}
+	pyramidAt("reset-restored")
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	pyramidAt("reset-committed")
+	if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+		return n, fmt.Errorf("sqlite: the pyramid of %q was reset, but its archive segments were not cleaned (the next reset finishes it): %w", conversation, err)
+	}
+	return n, nil
+}
+
+// restoreStubs brings every warm and cold turn of conversation pk back
+// into its row, batch by batch in seq order.
+func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64) error {
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	sc := scope(pk, namespace)
+	after := int64(math.MinInt64)
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? ORDER BY t.seq LIMIT ?`,
+			pk, tierWarm, tierCold, after, restoreBatch)
+		if err != nil {
+			return err
+		}
+		var turns []strata.Turn
+		var stubs []stub
+		var pks []int64
+		for rows.Next() {
+			var st stub
+			var rowPK int64
+			t, err := scanTurn(rows, &st.tier, &st.span, &rowPK)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			st.index = len(turns)
+			turns = append(turns, t)
+			stubs = append(stubs, st)
+			pks = append(pks, rowPK)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		if len(turns) == 0 {
+			break
+		}
+		rowsOf := slices.Clone(turns)
+		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
+		if err != nil {
+			return err
+		}
+		if len(whole) != len(stubs) {
+			return fmt.Errorf("%d of %d turns have no copy", len(stubs)-len(whole), len(stubs))
+		}
+		for i, t := range whole {
+			st := stubs[i]
+			if d := stubMismatch(rowsOf[i], t, st.tier); d != "" {
+				return fmt.Errorf("turn %d: the %s copy of %s does not match its row: %s",
+					t.Seq, tierName(st.tier), nodeName(ctx, tx, st.span.Int64), d)
+			}
+			if err := restoreRow(ctx, tx, pks[i], st.tier, t); err != nil {
+				return fmt.Errorf("%s: %w", nodeName(ctx, tx, st.span.Int64), err)
+			}
+		}
+		// Index changes after the rows, so that FTS5 flushes once per batch.
+		for i, t := range whole {
+			if stubs[i].tier == tierCold {
+				if _, err := ins.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
+					return fmt.Errorf("indexing turn %d: %w", t.Seq, err)
+				}
+			}
+		}
+		after = whole[len(whole)-1].Seq
+	}
+	var left int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ?`, pk, tierHot).
+		Scan(&left); err != nil {
+		return err
+	}
+	if left != 0 {
+		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
+	}
+	return nil
+}
+
+// stubMismatch returns how the copy c of a turn differs from its stub row
+// r in the fields the row keeps (a cold row also gave up its speaker name
+// and session label), or "".
+func stubMismatch(r, c strata.Turn, tier int) string {
+	var d []string
+	if r.Role != c.Role {
+		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
+	}
+	if r.Session != c.Session {
+		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
+	}
+	if !r.Time.Equal(c.Time) {
+		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
+	}
+	if r.Tokens != c.Tokens {
+		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
+	}
+	if tier == tierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
+		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
+	}
+	return strings.Join(d, "; ")
+}
+
+// nodeName names the node of row key pk for an error message.
+func nodeName(ctx context.Context, q querier, pk int64) string {
+	var id string
+	if err := q.QueryRowContext(ctx, `SELECT id FROM nodes WHERE pk = ?`, pk).Scan(&id); err != nil {
+		return fmt.Sprintf("node #%d", pk)
+	}
+	return "node " + id
+}
+
+// dropNodes unindexes and deletes every node of conversation pk and
+// returns how many there were.
+func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND derived = 0`, pk)
+	if err != nil {
+		return 0, err
+	}
+	type indexed struct {
+		pk      int64
+		summary string
+	}
+	var idx []indexed
+	for rows.Next() {
+		var x indexed
+		if err := rows.Scan(&x.pk, &x.summary); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		idx = append(idx, x)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, err
+	}
+	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer del.Close()
+	sc := scope(pk, namespace)
+	for _, x := range idx {
+		if _, err := del.ExecContext(ctx, x.pk, ftsText(x.summary), sc); err != nil {
+			return 0, fmt.Errorf("unindexing node #%d: %w", x.pk, err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE conversation = ?`, pk)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// scrubArchive removes from the archive segments of conversation pk every
+// record that no span owns (a span owns the records of its seq range in
+// the days it names while it is cold, and while it is expired until
+// Expire has rewritten its segments), deletes segments left empty, and
+// brings the segments rows in line with the files. It reads the days of
+// the segments table and of the conversation's archive folder (a Demote
+// killed before its commit leaves a file with no row).
+//
+// Such records are left by a ResetPyramid killed between its commit and
+// its cleanup, and by a Demote to cold killed before its commit (records
+// of a span still warm). It holds the write lock throughout, so that no
+// Demote adds records it would take for unowned.
+func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string, pk int64) error {
+	fail := func(err error) error {
+		return fmt.Errorf("sqlite: cleaning the archive of %q: %w", conversation, err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	owned := map[string][][2]int64{}
+	rows, err := tx.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = ? AND level = 1 AND tier IN (?, ?) AND segments IS NOT NULL`, pk, tierCold, tierExpired)
+	if err != nil {
+		return fail(err)
+	}
+	for rows.Next() {
+		sp, err := scanSpan(rows)
+		if err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		for _, d := range sp.days {
+			owned[d] = append(owned[d], [2]int64{sp.first, sp.last})
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return fail(err)
+	}
+	days := map[string]bool{}
+	drows, err := tx.QueryContext(ctx, `SELECT day FROM segments WHERE conversation = ?`, pk)
+	if err != nil {
+		return fail(err)
+	}
+	for drows.Next() {
+		var d string
+		if err := drows.Scan(&d); err != nil {
+			drows.Close()
+			return fail(err)
+		}
+		days[d] = true
+	}
+	err = drows.Err()
+	drows.Close()
+	if err != nil {
+		return fail(err)
+	}
+	entries, err := os.ReadDir(s.archiveDir(namespace, conversation))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.IsDir() {
+			continue // temps of a killed write: archive removes them itself
+		}
+		for _, ext := range []string{archive.Ext, archive.GzipExt} {
+			if d, ok := strings.CutSuffix(name, ext); ok {
+				days[d] = true
+			}
+		}
+	}
+	order := make([]string, 0, len(days))
+	for d := range days {
+		order = append(order, d)
+	}
+	sort.Strings(order)
+	for _, day := range order {
+		path := s.segmentPath(namespace, conversation, day)
+		info, err := scrubSegment(path, owned[day])
+		if err != nil {
+			return fail(err)
+		}
+		pyramidAt("scrubbed")
+		if err := putSegment(ctx, tx, pk, day, info); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// scrubSegment rewrites the segment at path without the records whose seq
+// lies in none of the ranges owned, and returns what it holds afterwards.
+func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
+	if len(owned) == 0 {
+		return archive.Remove(path, math.MinInt64, math.MaxInt64)
+	}
+	recs, err := archive.Read(path, math.MinInt64, 0)
+	if err != nil {
+		return archive.Info{}, err
+	}
+	isOwned := func(seq int64) bool {
+		for _, r := range owned {
+			if seq >= r[0] && seq <= r[1] {
+				return true
+			}
+		}
+		return false
+	}
+	// Runs of consecutive unowned records: removing each run's seq range
+	// removes no owned record, since the records are sorted by seq.
+	var runs [][2]int64
+	open := false
+	for _, r := range recs {
+		switch {
+		case isOwned(r.Seq):
+			open = false
+		case open:
+			runs[len(runs)-1][1] = r.Seq
+		default:
+			runs = append(runs, [2]int64{r.Seq, r.Seq})
+			open = true
+		}
+	}
+	for _, r := range runs {
+		if _, err := archive.Remove(path, r[0], r[1]); err != nil {
+			return archive.Info{}, err
+		}
+	}
+	return archive.Stat(path)
+}

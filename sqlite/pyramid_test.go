@@ -1,0 +1,454 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/archive"
+)
+
+// The tests of this file check SetImportance and ResetPyramid where the
+// conformance suite cannot: when a kill interrupts them, and in the window
+// a kill leaves between ResetPyramid's commit and its archive cleanup.
+
+const pyNS, pyConv = "ns", "c"
+
+// pyramidCorpus stores 30 turns of every shape, several days apart, under
+// three level-1 nodes and a level-2 one, and moves them to tiers: 1-10
+// warm, 11-20 cold (from hot), 21-30 cold (from warm). Turn 15 is pinned
+// while cold, turn 25 unpinned while cold. It returns the turns as Turns
+// reads them.
+func pyramidCorpus(t *testing.T, s *Store) []strata.Turn {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := s.EnsureConversation(ctx, strata.Conversation{Namespace: pyNS, ID: pyConv, Policy: "chunks"}); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2024, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	in := make([]strata.Turn, 30)
+	hard := []string{"tab\there", "line\nbreak\r\n", "glyphs \u2409 \u240a", "-", "", "emoji 🎉 and 漢字"}
+	for i := range in {
+		n := i + 1
+		tt := strata.Turn{ExtID: fmt.Sprintf("e%d", n), Session: 1 + i/12, Role: strata.RoleUser, Name: "Ada",
+			Content: fmt.Sprintf("turn %d uniqword%d %s", n, n, hard[i%len(hard)]),
+			Time:    base.Add(time.Duration(i) * 7 * time.Hour), Tokens: 10 + i}
+		switch i % 4 {
+		case 1:
+			tt.Role, tt.Model = strata.RoleAssistant, "model-x"
+			tt.ToolCalls = []strata.ToolCall{{ID: "c", Name: "look", Arguments: json.RawMessage("{ \"q\" : \"a<b>\" }")}}
+		case 2:
+			tt.Role = strata.RoleTool
+			tt.ToolResults = []strata.ToolResult{{CallID: "c", Name: "look", Content: "out\tput"}}
+		case 3:
+			tt.Tags, tt.SessionLabel = []string{"a", "b c"}, "label"
+			tt.Metadata = map[string]any{"k": "v", "n": 2.5}
+		}
+		if n == 5 || n == 25 {
+			tt.Importance = 0.9
+		}
+		in[i] = tt
+	}
+	if _, err := s.AppendTurns(ctx, pyNS, pyConv, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutNodes(ctx, pyNS, pyConv, pyramidNodes(2)); err != nil {
+		t.Fatal(err)
+	}
+	pyramidTiers(t, s)
+	for _, x := range []struct {
+		seq int64
+		imp float64
+	}{{15, 0.9}, {25, 0.2}} {
+		if _, err := s.SetImportance(ctx, pyNS, pyConv, x.seq, x.imp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pyramidTurns(t, s)
+}
+
+// pyramidNodes returns the level-1 nodes 1-10, 11-20, 21-30 and, if
+// levels is 2, a level-2 node over the first two.
+func pyramidNodes(levels int) []strata.Node {
+	var out []strata.Node
+	for _, sp := range [][2]int64{{1, 10}, {11, 20}, {21, 30}} {
+		out = append(out, strata.Node{ID: strata.NodeID(pyNS, pyConv, 1, sp[0], sp[1]), Level: 1,
+			FirstSeq: sp[0], LastSeq: sp[1], Summary: fmt.Sprintf("span %d to %d", sp[0], sp[1])})
+	}
+	if levels == 2 {
+		out = append(out, strata.Node{ID: strata.NodeID(pyNS, pyConv, 2, 1, 20), Level: 2, FirstSeq: 1, LastSeq: 20, Summary: "both"})
+	}
+	return out
+}
+
+// pyramidTiers moves 1-10 to warm, 11-20 to cold, 21-30 to warm then cold.
+func pyramidTiers(t *testing.T, s *Store) {
+	t.Helper()
+	id := func(first, last int64) string { return strata.NodeID(pyNS, pyConv, 1, first, last) }
+	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(1, 10), id(21, 30)}, strata.TierWarm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(11, 20), id(21, 30)}, strata.TierCold); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pyramidTurns(t *testing.T, s *Store) []strata.Turn {
+	t.Helper()
+	ts, err := s.Turns(t.Context(), strata.TurnFilter{Namespace: pyNS, Conversation: pyConv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// sameAll fails unless got holds exactly want, byte for byte.
+func sameAll(t *testing.T, what string, want, got []strata.Turn) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d turns, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if !sameTurn(&want[i], &got[i]) {
+			t.Fatalf("%s: turn %d differs:\n got %+v\nwant %+v", what, want[i].Seq, got[i], want[i])
+		}
+	}
+}
+
+// archived returns the seqs of every record in the conversation's
+// segment files, failing on a seq found twice, and the record count the
+// segments table holds.
+func archived(t *testing.T, s *Store) (seqs map[int64]bool, table int64) {
+	t.Helper()
+	seqs = map[int64]bool{}
+	dir := s.archiveDir(pyNS, pyConv)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), archive.Ext) {
+			continue
+		}
+		recs, err := archive.Read(filepath.Join(dir, e.Name()), math.MinInt64, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if seqs[r.Seq] {
+				t.Fatalf("turn %d is archived twice", r.Seq)
+			}
+			seqs[r.Seq] = true
+		}
+	}
+	if err := s.r.QueryRow(`SELECT coalesce(sum(records), 0) FROM segments`).Scan(&table); err != nil {
+		t.Fatal(err)
+	}
+	return seqs, table
+}
+
+// checkSearchable fails unless every turn of want is a turn hit, whole.
+func checkSearchable(t *testing.T, s *Store, want []strata.Turn) {
+	t.Helper()
+	for _, w := range want {
+		hits, err := s.Search(t.Context(), strata.SearchQuery{Namespace: pyNS, Conversation: pyConv,
+			Text: fmt.Sprintf("uniqword%d", w.Seq), Kind: strata.KindTurn})
+		if err != nil || len(hits) != 1 || !sameTurn(hits[0].Turn, &w) {
+			t.Fatalf("turn %d is not found whole by search: %d hits, %v", w.Seq, len(hits), err)
+		}
+	}
+}
+
+// checkReset fails unless the conversation is reset: no nodes, policy
+// calendar, want as its turns, all hot and searchable, no archive left.
+func checkReset(t *testing.T, s *Store, want []strata.Turn) {
+	t.Helper()
+	nodes, err := s.Nodes(t.Context(), strata.NodeFilter{Namespace: pyNS, Conversation: pyConv})
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("%d nodes left (%v)", len(nodes), err)
+	}
+	c, err := s.Conversation(t.Context(), pyNS, pyConv)
+	if err != nil || c.Policy != "calendar" {
+		t.Fatalf("policy %q (%v), want calendar", c.Policy, err)
+	}
+	sameAll(t, "Turns after the reset", want, pyramidTurns(t, s))
+	checkSearchable(t, s, want)
+	var stubs int
+	s.r.QueryRow(`SELECT count(*) FROM turns WHERE tier <> 0 OR span IS NOT NULL`).Scan(&stubs)
+	if stubs != 0 {
+		t.Errorf("%d rows are not hot after the reset", stubs)
+	}
+	if seqs, table := archived(t, s); len(seqs) != 0 || table != 0 {
+		t.Errorf("after the reset the archive holds %d records (the segments table says %d), want none", len(seqs), table)
+	}
+}
+
+var errStopped = fmt.Errorf("stopped by the test")
+
+// stopAt runs f with the hook set to stop it (by panicking) at point, and
+// reports whether it stopped there.
+func stopAt(point string, f func()) (stopped bool) {
+	pyramidHook = func(p string) {
+		if p == point {
+			panic(errStopped)
+		}
+	}
+	defer func() {
+		pyramidHook = nil
+		if r := recover(); r != nil {
+			if r != errStopped {
+				panic(r)
+			}
+			stopped = true
+		}
+	}()
+	f()
+	return false
+}
+
+// TestResetPyramidKillWindow stops ResetPyramid right after its commit,
+// before it cleans the archive: the stale records left for turns hot
+// again confuse nothing, a later Demote to cold of the same turns
+// rewrites them in place (no record twice), and the next ResetPyramid
+// removes what is left.
+func TestResetPyramidKillWindow(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := pyramidCorpus(t, s)
+	if seqs, table := archived(t, s); len(seqs) != 20 || table != 20 {
+		t.Fatalf("before: %d records archived (table %d), want 20", len(seqs), table)
+	}
+	if !stopAt("reset-committed", func() { s.ResetPyramid(ctx, pyNS, pyConv, "calendar") }) {
+		t.Fatal("ResetPyramid did not reach its commit")
+	}
+
+	// In the window: the reset is done, the stale records are still there.
+	nodes, err := s.Nodes(ctx, strata.NodeFilter{Namespace: pyNS, Conversation: pyConv})
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("in the window: %d nodes (%v), want none", len(nodes), err)
+	}
+	sameAll(t, "Turns in the window", want, pyramidTurns(t, s))
+	checkSearchable(t, s, want)
+	seqs, table := archived(t, s)
+	if len(seqs) != 20 || table != 20 {
+		t.Fatalf("in the window: %d stale records (table %d), want the 20 left", len(seqs), table)
+	}
+	st, err := s.Stats(ctx, pyNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Archive.Records != 20 || st.Tiers[tierHot].Turns != 30 || st.Tiers[tierCold].Turns != 0 {
+		t.Errorf("in the window Stats = archive %+v, tiers %+v; want the 20 stale records counted, 30 hot turns", st.Archive, st.Tiers)
+	}
+
+	// A new pyramid; one span goes cold again: its records are rewritten
+	// in place, the other span's stale records stay, nothing twice.
+	if err := s.PutNodes(ctx, pyNS, pyConv, pyramidNodes(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Demote(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, 11, 20)}, strata.TierCold); err != nil {
+		t.Fatal(err)
+	}
+	sameAll(t, "Turns after 11-20 went cold again", want, pyramidTurns(t, s))
+	if seqs, table := archived(t, s); len(seqs) != 20 || table != 20 {
+		t.Fatalf("after 11-20 went cold again: %d records (table %d), want 20", len(seqs), table)
+	}
+	// The cleanup keeps what a cold span owns and removes the rest.
+	pk, err := conversationPK(ctx, s.r, pyNS, pyConv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.scrubArchive(ctx, pyNS, pyConv, pk); err != nil {
+		t.Fatal(err)
+	}
+	seqs, table = archived(t, s)
+	if len(seqs) != 10 || table != 10 || !seqs[11] || !seqs[20] || seqs[21] {
+		t.Fatalf("after the cleanup: records %v (table %d), want 11..20", seqs, table)
+	}
+	sameAll(t, "Turns after the cleanup", want, pyramidTurns(t, s))
+	// The rest goes cold again; the records are exact.
+	if _, err := s.Demote(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, 1, 10),
+		strata.NodeID(pyNS, pyConv, 1, 21, 30)}, strata.TierCold); err != nil {
+		t.Fatal(err)
+	}
+	sameAll(t, "Turns after every span went cold", want, pyramidTurns(t, s))
+	if seqs, table := archived(t, s); len(seqs) != 30 || table != 30 {
+		t.Fatalf("after every span went cold: %d records (table %d), want 30", len(seqs), table)
+	}
+
+	// Stopped again in the window, then reset once more: clean.
+	if !stopAt("reset-committed", func() { s.ResetPyramid(ctx, pyNS, pyConv, "sessions") }) {
+		t.Fatal("ResetPyramid did not reach its commit")
+	}
+	if n, err := s.ResetPyramid(ctx, pyNS, pyConv, "calendar"); err != nil || n != 0 {
+		t.Fatalf("ResetPyramid after the window = %d, %v; want 0 nodes removed", n, err)
+	}
+	checkReset(t, s, want)
+	entries, _ := os.ReadDir(s.archiveDir(pyNS, pyConv))
+	for _, e := range entries {
+		t.Errorf("%s is left in the archive folder", e.Name())
+	}
+}
+
+// TestResetPyramidRefusesCorruptCopy checks that a warm block that does
+// not decode stops the reset, naming its node, and changes nothing.
+func TestResetPyramidRefusesCorruptCopy(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := pyramidCorpus(t, s)
+	id := strata.NodeID(pyNS, pyConv, 1, 1, 10)
+	var block []byte
+	if err := s.w.QueryRow(`SELECT block FROM nodes WHERE id = ?`, id).Scan(&block); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), block...)
+	bad[len(bad)/2] ^= 0xff
+	if _, err := s.w.Exec(`UPDATE nodes SET block = ? WHERE id = ?`, bad, id); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ResetPyramid(ctx, pyNS, pyConv, "calendar")
+	if err == nil || !strings.Contains(err.Error(), id) {
+		t.Fatalf("ResetPyramid over a corrupt block = %v, want an error naming node %s", err, id)
+	}
+	if _, err := s.w.Exec(`UPDATE nodes SET block = ? WHERE id = ?`, block, id); err != nil {
+		t.Fatal(err)
+	}
+	sameAll(t, "Turns after a refused reset", want, pyramidTurns(t, s))
+	if nodes, _ := s.Nodes(ctx, strata.NodeFilter{Namespace: pyNS, Conversation: pyConv}); len(nodes) != 4 {
+		t.Errorf("a refused reset left %d nodes, want 4", len(nodes))
+	}
+	if seqs, _ := archived(t, s); len(seqs) != 20 {
+		t.Errorf("a refused reset left %d records, want 20", len(seqs))
+	}
+}
+
+const (
+	envKillPoint = "STRATA_PYRAMID_KILL_POINT"
+	envKillDB    = "STRATA_PYRAMID_KILL_DB"
+	envKillOp    = "STRATA_PYRAMID_KILL_OP"
+)
+
+// pyramidOp is what the killed child runs: a reset, or the unpinning of a
+// pinned turn of a cold span (5 is pinned in a warm span; 15 was pinned
+// while cold).
+func pyramidOp(ctx context.Context, s *Store, op string) error {
+	switch op {
+	case "reset":
+		_, err := s.ResetPyramid(ctx, pyNS, pyConv, "calendar")
+		return err
+	case "unpin":
+		_, err := s.SetImportance(ctx, pyNS, pyConv, 15, 0.3)
+		return err
+	}
+	return fmt.Errorf("unknown op %q", op)
+}
+
+// TestPyramidKillChild runs one op of TestPyramidKilled and kills its own
+// process at the point named.
+func TestPyramidKillChild(t *testing.T) {
+	point := os.Getenv(envKillPoint)
+	if point == "" {
+		t.Skip("run by TestPyramidKilled")
+	}
+	s, err := Open(t.Context(), os.Getenv(envKillDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pyramidHook = func(p string) {
+		if p == point {
+			if proc, err := os.FindProcess(os.Getpid()); err == nil {
+				proc.Kill()
+			}
+			select {}
+		}
+	}
+	if err := pyramidOp(t.Context(), s, os.Getenv(envKillOp)); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("finished without reaching", point)
+}
+
+// TestPyramidKilled kills a process in the middle of ResetPyramid and of
+// SetImportance at each point where a kill could matter, then checks that
+// the store lost and duplicated nothing, and that running the op again
+// finishes it.
+func TestPyramidKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, tc := range []struct{ op, point string }{
+		{"reset", "reset-restored"},  // before the commit
+		{"reset", "reset-committed"}, // after the commit, before the cleanup
+		{"reset", "scrubbed"},        // in the cleanup, one segment rewritten
+		{"unpin", "importance-archived"},
+		{"unpin", "importance-written"},
+	} {
+		t.Run(tc.op+"/"+tc.point, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "t.db")
+			s, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pyramidCorpus(t, s)
+			s.Close()
+
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPyramidKillChild$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), envKillPoint+"="+tc.point, envKillDB+"="+path, envKillOp+"="+tc.op)
+			out, err := cmd.CombinedOutput()
+			if err == nil || strings.Contains(string(out), "finished without reaching") || strings.Contains(string(out), "--- ") {
+				t.Fatalf("child not killed at %s: %v\n%s", tc.point, err, out)
+			}
+
+			s, err = Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var ok string
+			if err := s.r.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+				t.Fatalf("integrity check after the kill: %q %v", ok, err)
+			}
+			sameAll(t, "Turns after the kill", want, pyramidTurns(t, s))
+			// The segments table describes the files, except after a kill
+			// in the cleanup: records already removed are still counted
+			// until the next cleanup.
+			seqs, table := archived(t, s)
+			if int64(len(seqs)) != table && (tc.point != "scrubbed" || int64(len(seqs)) > table) {
+				t.Errorf("after the kill the segments table counts %d records, the files hold %d", table, len(seqs))
+			}
+			if err := pyramidOp(ctx, s, tc.op); err != nil {
+				t.Fatalf("running %s again: %v", tc.op, err)
+			}
+			if tc.op == "reset" {
+				checkReset(t, s, want)
+				return
+			}
+			want[14].Importance = 0.3
+			sameAll(t, "Turns after the unpin", want, pyramidTurns(t, s))
+			if seqs, table := archived(t, s); len(seqs) != 20 || table != 20 {
+				t.Errorf("after the unpin: %d records (table %d), want 20", len(seqs), table)
+			}
+			hits, err := s.Search(ctx, strata.SearchQuery{Namespace: pyNS, Conversation: pyConv, Text: "uniqword15", Kind: strata.KindTurn})
+			if err != nil || len(hits) != 0 {
+				t.Errorf("the turn unpinned in a cold span is still a turn hit: %d hits, %v", len(hits), err)
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+package strata
+
+import (
+	"context"
+	"time"
+)
+
+// ZoomLimit bounds the turns one Zoom returns.
+const ZoomLimit = 100000
+
+// Zoom returns the whole turns of the conversation whose time lies in the
+// period p, in seq order, whatever tier holds them (hot rows, warm blocks
+// or archive segments), as Expand does. Turns whose content expired under
+// a retention rule are left out. More than ZoomLimit turns is an EINVALID
+// error asking for a shorter period.
+func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Turn, error) {
+	if !p.Start.Before(p.End) {
+		return nil, Errorf(EINVALID, "zoom: the period %s is empty", p.Label())
+	}
+	if _, err := m.store.Conversation(ctx, m.ns, conversation); err != nil {
+		return nil, err
+	}
+	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation,
+		Since: p.Start, Until: p.End, Limit: ZoomLimit + 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) > ZoomLimit {
+		return nil, Errorf(EINVALID, "zoom: %s holds more than %d turns; zoom to a shorter period", p.Label(), ZoomLimit)
+	}
+	return ts, nil
+}
+
+// ZoomPeriod parses what a caller names a period by: a label
+// ("2023-05-08", "2023-W19", "2023-05", "2023-05-08..2023-05-10") or,
+// failing that, a time expression ("yesterday", "last week", "in March")
+// resolved against the conversation's newest turn, or now if given. The
+// period is in the conversation's time zone.
+func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now time.Time) (Period, error) {
+	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	if err != nil {
+		return Period{}, err
+	}
+	loc := c.Location()
+	p, perr := ParsePeriod(what, loc)
+	if perr == nil {
+		return p, nil
+	}
+	ref := now
+	if ref.IsZero() {
+		ref = c.Last
+		if ref.IsZero() {
+			ref = m.now()
+		}
+	}
+	if ms := FindTimes(what, ref, loc); len(ms) == 1 && ms[0].Start == 0 && ms[0].End == len(what) {
+		return ms[0].Period, nil
+	}
+	return Period{}, perr
+}
+
+// RangePeriod is the period from the start of from's day to the end of
+// to's day, in loc: what --from and --to name.
+func RangePeriod(from, to time.Time, loc *time.Location) (Period, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	start := PeriodOf(PeriodDay, from, loc).Start
+	end := PeriodOf(PeriodDay, to, loc).End
+	if !start.Before(end) {
+		return Period{}, Errorf(EINVALID, "zoom: --from %s is after --to %s", from.Format("2006-01-02"), to.Format("2006-01-02"))
+	}
+	return Period{Kind: PeriodRange, Start: start, End: end}, nil
+}
