@@ -362,3 +362,192 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("Watch returned %v, want context.Canceled", err)
 	}
 }
+
+// TestPinQuotesAndKeeps pins a turn after its span closed and moved to
+// cold storage: its nodes are rewritten to quote it, and it stays raw in
+// the row and in context packages.
+func TestPinQuotesAndKeeps(t *testing.T) {
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, _ := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 1})
+	ctx := context.Background()
+	turns := synth.New(5).Turns(120)
+	special := "The launch code is ZX-4471, decided with Priya on the balcony."
+	turns[14].Content = special
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "p", Turns: turns, Policy: "sessions"}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "p", Covers: 15})
+	if err != nil || len(before) == 0 {
+		t.Fatalf("nodes over turn 15: %v %v", before, err)
+	}
+	if before[0].Tier != strata.TierCold {
+		t.Fatalf("the span of turn 15 is %s, want cold", before[0].Tier)
+	}
+	if _, err := m.Pin(ctx, "p", 15, 0.9); err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "p", Covers: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("%d nodes over turn 15 after pinning, %d before", len(after), len(before))
+	}
+	for _, n := range after {
+		if n.Level == 1 && !strings.Contains(n.Summary, special) {
+			t.Errorf("level-1 node %s does not quote the pinned turn: %q", n.ID, n.Summary)
+		}
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "p", Budget: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range pkg.Items {
+		found = found || (it.Kind == strata.KindTurn && it.FirstSeq == 15 && it.Reason == strata.ReasonPinned)
+	}
+	if !found {
+		t.Errorf("the pinned turn is not in the package:\n%s", pkg.Rendered)
+	}
+	// Unpinned, it is a plain turn again, and its span is as it was.
+	if _, err := m.Pin(ctx, "p", 15, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, ts, err := m.Expand(ctx, before[0].ID)
+	if err != nil || ts[14-int(before[0].FirstSeq-1)].Content != special {
+		t.Fatalf("expand after unpin: %v", err)
+	}
+}
+
+// TestMarkImportant gives a day node its important budget.
+func TestMarkImportant(t *testing.T) {
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, _ := newClocked(t, c, nil)
+	ctx := context.Background()
+	var turns []strata.Turn
+	g := synth.New(9)
+	for i := 0; i < 60; i++ {
+		tt := g.Next()
+		tt.Time = at("2023-05-08T08:00:00Z").Add(time.Duration(i) * time.Minute)
+		turns = append(turns, tt)
+	}
+	turns = append(turns, turnAt("next", "2023-05-09T08:00:00Z", "Next day."))
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "d", Turns: turns, Policy: "calendar"}); err != nil {
+		t.Fatal(err)
+	}
+	day := func() strata.Node {
+		ns, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "d", Key: "2023-05-08"})
+		if err != nil || len(ns) != 1 {
+			t.Fatalf("day node: %v %v", ns, err)
+		}
+		return ns[0]
+	}
+	plain := day()
+	marks, err := m.MarkImportant(ctx, "d", "2023-05-08", true)
+	if err != nil || len(marks) != 1 {
+		t.Fatalf("marks %v, err %v", marks, err)
+	}
+	rich := day()
+	if rich.ID != plain.ID || rich.Tokens <= plain.Tokens || rich.Tokens > 1000 {
+		t.Fatalf("important day: %d tokens (id %s), plain %d (id %s); want more, within 1000", rich.Tokens, rich.ID, plain.Tokens, plain.ID)
+	}
+	if _, err := m.MarkImportant(ctx, "d", "2023-05-08", false); err != nil {
+		t.Fatal(err)
+	}
+	if again := day(); again.Summary != plain.Summary {
+		t.Errorf("clearing the mark does not restore the summary")
+	}
+	if _, err := m.MarkImportant(ctx, "d", "May 8", true); strata.ErrorCode(err) != strata.EINVALID {
+		t.Errorf("a bad label: %v", err)
+	}
+}
+
+// TestSetPolicy moves a tiered conversation from chunks to calendar and
+// back: every turn survives byte for byte and the pyramid is the one a
+// fresh import builds.
+func TestSetPolicy(t *testing.T) {
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, _ := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 40})
+	ctx := context.Background()
+	turns := synth.New(11).Turns(300)
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "a", Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "b", Turns: turns, Policy: "calendar"}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := m.SetPolicy(ctx, "a", "calendar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.From != "chunks" || ch.Removed != 30+15+3 || ch.Made == 0 || ch.Moved == 0 {
+		t.Errorf("change %+v", ch)
+	}
+	for lvl := 1; lvl <= 3; lvl++ {
+		ka, kb := keys(t, m, "a", lvl), keys(t, m, "b", lvl)
+		if strings.Join(ka, " ") != strings.Join(kb, " ") {
+			t.Errorf("level %d after SetPolicy: %v\nfresh import: %v", lvl, ka, kb)
+		}
+	}
+	got, err := m.Zoom(ctx, "a", strata.Period{Kind: strata.PeriodRange, Start: at("2000-01-01T00:00:00Z"), End: at("2100-01-01T00:00:00Z")})
+	if err != nil || len(got) != len(turns) {
+		t.Fatalf("zoom over everything: %d turns, err %v", len(got), err)
+	}
+	for i := range got {
+		if got[i].Content != turns[i].Content || got[i].ExtID != turns[i].ExtID {
+			t.Fatalf("turn %d changed: %q", i+1, got[i].Content)
+		}
+	}
+	if _, err := m.SetPolicy(ctx, "a", "nope"); strata.ErrorCode(err) != strata.EINVALID {
+		t.Errorf("unknown policy: %v", err)
+	}
+}
+
+// TestContextZoom: a query naming a day brings that day's turns raw, from
+// cold storage too; relative expressions count from the newest turn or Now.
+func TestContextZoom(t *testing.T) {
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, _ := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 1})
+	ctx := context.Background()
+	turns := synth.New(13).Turns(600)
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "z", Turns: turns, Policy: "calendar"}); err != nil {
+		t.Fatal(err)
+	}
+	// The day of turn 100, and the day before the newest turn.
+	for _, tt := range []struct {
+		query string
+		now   time.Time
+		day   time.Time
+	}{
+		{"what happened on " + turns[99].Time.Format("2 January 2006") + "?", time.Time{}, turns[99].Time},
+		{"and yesterday?", turns[449].Time.AddDate(0, 0, 1), turns[449].Time},
+		{"what did we say the day before yesterday", turns[299].Time.AddDate(0, 0, 2), turns[299].Time},
+	} {
+		p := strata.PeriodOf(strata.PeriodDay, tt.day, time.UTC)
+		want, err := m.Zoom(ctx, "z", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "z", Query: tt.query, Budget: 4000, Now: tt.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := map[int64]bool{}
+		for _, it := range pkg.Items {
+			if it.Kind == strata.KindTurn {
+				raw[it.FirstSeq] = true
+			}
+		}
+		for _, w := range want {
+			if !raw[w.Seq] {
+				t.Errorf("%q: turn %d of %s is not in the package", tt.query, w.Seq, p.Label())
+			}
+		}
+		if len(want) == 0 {
+			t.Errorf("%q: no turns on %s: the test tests nothing", tt.query, p.Label())
+		}
+		if pkg.Tokens > 4000 {
+			t.Errorf("%q: %d tokens over 4000", tt.query, pkg.Tokens)
+		}
+	}
+}
