@@ -208,7 +208,49 @@ func (m *Memory) Conversations(ctx context.Context) ([]Conversation, error) {
 	return m.store.Conversations(ctx, m.ns)
 }
 
-// Stats reports what the store holds in this namespace.
+// Stats reports what the store holds in this namespace, with each
+// conversation's policy and pyramid counters.
 func (m *Memory) Stats(ctx context.Context) (Stats, error) {
-	return m.store.Stats(ctx, m.ns)
+	st, err := m.store.Stats(ctx, m.ns)
+	if err != nil {
+		return st, err
+	}
+	for i := range st.PerConversation {
+		cs := &st.PerConversation[i]
+		c, err := m.store.Conversation(ctx, m.ns, cs.ID)
+		if err != nil {
+			return st, err
+		}
+		p, err := m.policyFor(c)
+		if err != nil {
+			return st, err
+		}
+		cs.Policy = p.Name
+		if cs.Counters, err = m.counters(ctx, cs.ID, p); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// counters derives 002's counters: for each level, how many of its closed
+// nodes no node of the level above covers yet (the top level: all).
+func (m *Memory) counters(ctx context.Context, conv string, p Policy) (map[string]int, error) {
+	out := map[string]int{}
+	above := int64(0)
+	for lvl := len(p.Levels); lvl >= 1; lvl-- {
+		f := NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl}
+		if lvl < len(p.Levels) {
+			f.FromSeq = above + 1
+		}
+		ns, err := m.store.Nodes(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out[p.LevelName(lvl)+"_seq"] = len(ns)
+		if len(ns) > 0 {
+			above = ns[len(ns)-1].LastSeq
+		}
+	}
+	return out, nil
 }

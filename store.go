@@ -210,6 +210,10 @@ type ConversationStats struct {
 	SummaryTokens int64        `json:"summary_tokens"`
 	Tiers         []TierStats  `json:"tiers"`
 	Archive       ArchiveStats `json:"archive"`
+	// Policy and Counters are filled by Memory.Stats, not by stores:
+	// the conversation's policy and 002's counters (see Tree.Counters).
+	Policy   string         `json:"policy,omitempty"`
+	Counters map[string]int `json:"counters,omitempty"`
 }
 
 // TierStats counts what lies in one tier. Turns not yet under a level-1

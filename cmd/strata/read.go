@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -394,12 +395,20 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	if st.FreeBytes > 0 {
 		fmt.Fprintf(w, "free         %s inside the database file ('strata tier --vacuum' returns it)\n", bytesHuman(st.FreeBytes))
 	}
-	if len(st.PerConversation) > 1 {
-		for _, c := range st.PerConversation {
-			fmt.Fprintf(w, "\n%s: %d turns, %d sessions, %s; tokens %d raw, %d in summaries\n", c.ID, c.Turns, c.Sessions,
-				bytesHuman(c.ContentBytes), c.TurnTokens, c.SummaryTokens)
-			printTiers(w, "  ", c.Tiers, c.Archive)
+	for _, c := range st.PerConversation {
+		fmt.Fprintf(w, "\n%s: %d turns, %d sessions, %s; tokens %d raw, %d in summaries\n", c.ID, c.Turns, c.Sessions,
+			bytesHuman(c.ContentBytes), c.TurnTokens, c.SummaryTokens)
+		keys := make([]string, 0, len(c.Counters))
+		for k := range c.Counters {
+			keys = append(keys, k)
 		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, c.Counters[k]))
+		}
+		fmt.Fprintf(w, "  policy %s; counters: %s\n", c.Policy, strings.Join(parts, ", "))
+		printTiers(w, "  ", c.Tiers, c.Archive)
 	}
 	return nil
 }
