@@ -235,7 +235,7 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 			what := ""
 			switch l.Kind {
 			case strata.KindCount:
-				what = fmt.Sprintf("every %d %s", l.Span, p.LevelName(i))
+				what = fmt.Sprintf("every %d %s nodes", l.Span, p.LevelName(i))
 				if i == 0 {
 					what = fmt.Sprintf("every %d turns", l.Span)
 				}

@@ -29,7 +29,7 @@ type fileConfig struct {
 	Namespace  string               `yaml:"namespace"`
 	Tokenizer  string               `yaml:"tokenizer"`
 	SessionGap string               `yaml:"session_gap"`
-	Policy     *strata.Policy       `yaml:"policy"`
+	Policy     *policyConfig        `yaml:"policy"`
 	Policies   []strata.Policy      `yaml:"policies"`
 	TimeZone   string               `yaml:"time_zone"`
 	Assembly   *assemblyConfig      `yaml:"assembly"`
@@ -96,6 +96,22 @@ type assemblyConfig struct {
 	RelevanceShare float64 `yaml:"relevance_share"`
 	SearchK        int     `yaml:"search_k"`
 	Neighbours     int     `yaml:"neighbours"`
+	ZoomShare      float64 `yaml:"zoom_share"`
+}
+
+// policyConfig is the policy setting: the name of a preset or of one of
+// the config's policies, or a whole policy.
+type policyConfig struct {
+	name   string
+	policy *strata.Policy
+}
+
+func (p *policyConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&p.name)
+	}
+	p.policy = &strata.Policy{}
+	return n.Decode(p.policy)
 }
 
 // globals are the flags every command takes.
@@ -167,11 +183,11 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		s.SessionGap = d
 	}
 	s.Policy = strata.ChunksPolicy()
-	if fc.Policy != nil {
-		if err := fc.Policy.Validate(); err != nil {
+	if fc.Policy != nil && fc.Policy.policy != nil {
+		if err := fc.Policy.policy.Validate(); err != nil {
 			return s, fmt.Errorf("config %s: %w", path, err)
 		}
-		s.Policy = *fc.Policy
+		s.Policy = *fc.Policy.policy
 	}
 	for i, p := range fc.Policies {
 		if err := p.Validate(); err != nil {
@@ -182,6 +198,18 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		}
 	}
 	s.Policies = fc.Policies
+	if fc.Policy != nil && fc.Policy.name != "" {
+		p, err := strata.Preset(fc.Policy.name)
+		for _, c := range fc.Policies {
+			if c.Name == fc.Policy.name {
+				p, err = c, nil
+			}
+		}
+		if err != nil {
+			return s, fmt.Errorf("config %s: policy: %w", path, err)
+		}
+		s.Policy = p
+	}
 	s.TimeZone = first(m.Getenv("STRATA_TIME_ZONE"), fc.TimeZone)
 	if _, err := strata.LoadTimeZone(s.TimeZone); err != nil {
 		return s, fmt.Errorf("config %s: time_zone: %w", path, err)
@@ -191,7 +219,7 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	}
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
-			RelevanceShare: a.RelevanceShare, SearchK: a.SearchK, Neighbours: a.Neighbours}
+			RelevanceShare: a.RelevanceShare, SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
 	}
 	return s, nil
 }
