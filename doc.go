@@ -1,9 +1,13 @@
 // Package strata is long-term memory for LLM conversations.
 //
 // strata stores every turn of a conversation whole, rolls older history up
-// into a pyramid of summaries (a count policy by default: micro = 10 turns,
-// mini = 2 micros, macro = 5 minis), and assembles a context package for the
-// next prompt that never exceeds a hard token budget.
+// into a pyramid of summaries, and assembles a context package for the next
+// prompt that never exceeds a hard token budget. A conversation's Policy
+// shapes its pyramid: by turn count (the default: micro = 10 turns, mini =
+// 2 micros, macro = 5 minis), by session (session, core, sphere) or by
+// calendar (day, ISO week, month, closing at midnight in the
+// conversation's time zone), or a mix of these. Memory.Zoom returns the
+// turns of a period; Context zooms to the periods a query names.
 //
 // The root package holds the domain types (Turn, Conversation, Node,
 // Policy), the interfaces the engine consumes (Store, Summarizer,
