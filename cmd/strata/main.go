@@ -81,6 +81,7 @@ func commands() []command {
 		{"ctf", "encode JSONL turns as Compact Turn Format, or decode it back", runCTF},
 		{"list", "list conversations", runList},
 		{"stats", "counts and bytes on disk", runStats},
+		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"tokens", "count the tokens of standard input", runTokens},
 	}
 }

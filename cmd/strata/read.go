@@ -136,6 +136,7 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	now := fs.String("now", "", "what relative times in the query count from (default: the conversation's newest turn)")
 	var sections sectionFlags
 	fs.Var(&sections, "section", "a fixed section at the top, TITLE=FILE (repeatable; - for stdin), counted against the budget")
+	maxBytes := fs.Int("max-bytes", 0, "with --format upload (003's upload package): its byte cap (default 35840); --budget caps its tokens only if given")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -149,6 +150,9 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	}
 	if err := requireConversation(*conv); err != nil {
 		return err
+	}
+	if *format == "upload" {
+		return runUpload(ctx, m, fs, *conv, ref, secs, *budget, *maxBytes)
 	}
 	a, err := m.open(ctx, fs.g)
 	if err != nil {
