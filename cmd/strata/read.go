@@ -128,7 +128,7 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf] [--section TITLE=FILE]... [--now T] [--json]")
+	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf|upload] [--section TITLE=FILE]... [--now T] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	query := fs.String("query", "", "what the next prompt is about (optional)")
 	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
