@@ -545,21 +545,36 @@ func TestGzip(t *testing.T) {
 func TestTempCleanup(t *testing.T) {
 	path := segPath(t)
 	dir := filepath.Dir(path)
-	mustMerge(t, path, recs("a", 1))
-	own := filepath.Join(dir, "."+filepath.Base(path)+".tmp-123")
-	oldOther := filepath.Join(dir, ".2023-01-01.jsonl.zst.tmp-456")
-	freshOther := filepath.Join(dir, ".2023-01-02.jsonl.zst.tmp-789")
-	unrelated := filepath.Join(dir, ".notes.tmp-1")
-	for _, p := range []string{own, oldOther, freshOther, unrelated} {
+	tmpDir := filepath.Join(dir, tempFolder)
+	// Temps beside the segments, as earlier versions wrote them, are swept
+	// by the first write to the folder.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	legacyOwn := filepath.Join(dir, "."+filepath.Base(path)+".tmp-1")
+	legacyOld := filepath.Join(dir, ".2023-01-01.jsonl.zst.tmp-2")
+	legacyFresh := filepath.Join(dir, ".2023-01-02.jsonl.zst.tmp-3")
+	for _, p := range []string{legacyOwn, legacyOld, legacyFresh} {
 		os.WriteFile(p, []byte("half a segment"), 0o600)
 	}
 	past := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(legacyOld, past, past)
+	mustMerge(t, path, recs("a", 1))
+	// Temps in the temp folder are cleaned on every write of the folder.
+	own := filepath.Join(tmpDir, "."+filepath.Base(path)+".tmp-123")
+	oldOther := filepath.Join(tmpDir, ".2023-01-01.jsonl.zst.tmp-456")
+	freshOther := filepath.Join(tmpDir, ".2023-01-02.jsonl.zst.tmp-789")
+	unrelated := filepath.Join(tmpDir, ".notes.tmp-1")
+	for _, p := range []string{own, oldOther, freshOther, unrelated} {
+		os.WriteFile(p, []byte("half a segment"), 0o600)
+	}
 	os.Chtimes(oldOther, past, past)
 	os.Chtimes(unrelated, past, past)
 	mustMerge(t, path, recs("a", 2))
-	for p, want := range map[string]bool{own: false, oldOther: false, freshOther: true, unrelated: true} {
+	for p, want := range map[string]bool{own: false, oldOther: false, freshOther: true, unrelated: true,
+		legacyOwn: false, legacyOld: false, legacyFresh: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
-			t.Errorf("%s: exists=%v, want %v", filepath.Base(p), err == nil, want)
+			t.Errorf("%s: exists=%v, want %v", p[len(dir):], err == nil, want)
 		}
 	}
 	entries, _ := os.ReadDir(dir)

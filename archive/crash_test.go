@@ -132,10 +132,12 @@ func TestCrash(t *testing.T) {
 				if _, err := os.Stat(gzipSibling(path)); tt.op != "remove-all" && !errors.Is(err, fs.ErrNotExist) {
 					t.Errorf(".gz still there after redo")
 				}
-				entries, _ := os.ReadDir(filepath.Dir(path))
-				for _, e := range entries {
-					if strings.Contains(e.Name(), ".tmp-") {
-						t.Errorf("temp %s left after redo", e.Name())
+				for _, dir := range []string{filepath.Dir(path), filepath.Join(filepath.Dir(path), tempFolder)} {
+					entries, _ := os.ReadDir(dir)
+					for _, e := range entries {
+						if strings.Contains(e.Name(), ".tmp-") {
+							t.Errorf("temp %s left after redo", e.Name())
+						}
 					}
 				}
 			})

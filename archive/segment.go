@@ -474,7 +474,11 @@ func commit(path string, recs []Record) (Info, error) {
 	raw := encode(recs)
 	comp := segmentEncoder.EncodeAll(raw, make([]byte, 0, len(raw)/3+64))
 
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmpDir := filepath.Join(dir, tempFolder)
+	if err := ensureDir(tmpDir); err != nil {
+		return Info{}, ioError(path, "create temp folder", err)
+	}
+	f, err := os.CreateTemp(tmpDir, "."+base+".tmp-*")
 	if err != nil {
 		return Info{}, ioError(path, "create temp", err)
 	}
@@ -563,9 +567,29 @@ func tidy(s *segment) error {
 // left over by a killed writer.
 const tempMaxAge = time.Hour
 
-// cleanTemps deletes leftover temps in dir: those of the segment base, and
-// those of other segments older than tempMaxAge. Best effort.
+// tempFolder is the folder, inside a conversation's archive folder, where
+// segments are written before they are renamed into place. Keeping temps
+// apart means cleaning them up lists a folder that is almost always empty,
+// not every segment of the conversation: listing thousands of segments on
+// every write made long imports quadratic.
+const tempFolder = ".tmp"
+
+// sweptLegacy records the folders whose legacy temps (written beside the
+// segments by earlier versions) this process has cleaned already.
+var sweptLegacy sync.Map
+
+// cleanTemps deletes leftover temps of dir's segments: those of the segment
+// base, and those of other segments older than tempMaxAge. Temps live in
+// dir's temp folder; temps that earlier versions left beside the segments
+// are swept once per folder and process. Best effort.
 func cleanTemps(dir, base string) {
+	sweepTemps(filepath.Join(dir, tempFolder), base)
+	if _, done := sweptLegacy.LoadOrStore(dir, true); !done {
+		sweepTemps(dir, base)
+	}
+}
+
+func sweepTemps(dir, base string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
