@@ -32,6 +32,8 @@ type Config struct {
 	// Tiers says when spans move from hot to warm to cold and when cold
 	// content expires; nil means DefaultTierPolicy.
 	Tiers *TierPolicy
+	// LLM configures summaries written by a model; the zero value has none.
+	LLM LLMOptions
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -54,6 +56,8 @@ type Memory struct {
 	log     *slog.Logger
 	now     func() time.Time
 	workers int
+	llm     LLMOptions
+	prompts *Prompts
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per conversation: one appender at a time
@@ -109,6 +113,10 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	prompts, err := LoadPrompts(cfg.LLM.Prompts)
+	if err != nil {
+		return nil, err
+	}
 	tiers := DefaultTierPolicy()
 	if cfg.Tiers != nil {
 		tiers = *cfg.Tiers
@@ -120,7 +128,7 @@ func New(cfg Config) (*Memory, error) {
 		tiers: tiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
-		log: cfg.Logger, now: cfg.Now,
+		log: cfg.Logger, now: cfg.Now, llm: cfg.LLM.withDefaults(), prompts: prompts,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		locks:   map[string]*sync.Mutex{},
 		rolls:   map[string]*sync.Mutex{},

@@ -45,6 +45,12 @@ type Node struct {
 	Method       string   `json:"method"`
 	Status       string   `json:"status"`
 	Fallback     string   `json:"fallback,omitempty"`
+	// Model names the model that wrote an llm summary.
+	Model string `json:"model,omitempty"`
+	// Pending marks a node whose level summarizes with a model and whose
+	// model summary is not written yet: its extractive summary stands
+	// until then (see Memory.Summarize).
+	Pending bool `json:"pending,omitempty"`
 	// Aggregates holds statistics over the numeric and label metadata of
 	// the span's turns (002's aggregation), nil when they carry none.
 	Aggregates *Aggregates `json:"aggregates,omitempty"`

@@ -43,7 +43,9 @@ type Level struct {
 	// takes over (001's windows: days for 7 days, weeks for 30). Zero
 	// means no window: the coarser levels cover whatever they can.
 	Window Duration `json:"window,omitempty" yaml:"window,omitempty"`
-	// Summarizer names the strategy ("extractive").
+	// Summarizer names the strategy: "extractive" (the default), "llm" (a
+	// model writes the summary; see LLMOptions) or "aggregate" (002's
+	// statistics of the span's metadata, with its key facts).
 	Summarizer string `json:"summarizer,omitempty" yaml:"summarizer,omitempty"`
 }
 
@@ -178,9 +180,9 @@ func (p Policy) Validate() error {
 			return Errorf(EINVALID, "%s: window %v is negative", where, l.Window)
 		}
 		switch l.Summarizer {
-		case "", MethodExtractive:
+		case "", MethodExtractive, MethodLLM, MethodAggregate:
 		default:
-			return Errorf(EINVALID, "%s: summarizer %q is not available (want extractive)", where, l.Summarizer)
+			return Errorf(EINVALID, "%s: summarizer %q is not available (want extractive, llm or aggregate)", where, l.Summarizer)
 		}
 	}
 	return nil

@@ -294,6 +294,12 @@ func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, 
 		if keys != nil {
 			nodes[i].Key = keys[i]
 		}
+		switch {
+		case level.Summarizer == MethodAggregate:
+			m.aggregateSummary(&nodes[i], r.Budget)
+		case m.wantsModel(level) && !(m.llm.Defer && lvl == 1):
+			nodes[i].Pending = true // the extractive summary stands until the model's is written
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -417,5 +423,29 @@ func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pas
 			onPass(pass, err)
 		}
 		timer.Reset(every)
+	}
+}
+
+// aggregateSummary makes a node of an aggregate level: 002's statistics of
+// its span, then as many of its key facts as the budget holds. A span
+// without statistics keeps its extractive summary.
+func (m *Memory) aggregateSummary(n *Node, budget int) {
+	stats := n.Aggregates.String()
+	if stats == "" {
+		return
+	}
+	text := "Statistics: " + stats
+	for _, f := range n.Facts {
+		next := text + "\n- " + f
+		if m.tok.Count(next) > budget {
+			break
+		}
+		text = next
+	}
+	n.Summary, n.Method, n.Derived = text, MethodAggregate, false
+	n.Tokens = m.tok.Count(text)
+	n.Status = StatusOK
+	if n.Tokens > budget {
+		n.Status = StatusOverBudget
 	}
 }

@@ -112,6 +112,14 @@ type Store interface {
 	// conversation.
 	ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error)
 
+	// RecordCalls appends calls to the conversation's log of model calls.
+	// ENOTFOUND if the conversation does not exist.
+	RecordCalls(ctx context.Context, namespace, conversation string, calls []Call) error
+
+	// Calls returns the log of model calls of the conversation (of the
+	// whole namespace if conversation is ""), oldest first.
+	Calls(ctx context.Context, namespace, conversation string) ([]Call, error)
+
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)
@@ -153,7 +161,23 @@ type NodeFilter struct {
 	Overlaps Period
 	Key      string // only nodes with this key
 	Covers   int64  // only nodes whose span holds this seq
+	Pending  bool   // only nodes whose model summary is due
 	Limit    int
+}
+
+// Call is one call to a model, as the log of model calls keeps it.
+type Call struct {
+	Conversation string        `json:"conversation"`
+	Node         string        `json:"node"`
+	Level        int           `json:"level"`
+	Provider     string        `json:"provider"`
+	Model        string        `json:"model"`
+	Attempt      int           `json:"attempt"` // 1-based, per node and pass
+	TokensIn     int           `json:"tokens_in"`
+	TokensOut    int           `json:"tokens_out"`
+	Elapsed      time.Duration `json:"elapsed"`
+	Outcome      string        `json:"outcome"` // "ok", "over_budget", or the error
+	At           time.Time     `json:"at"`
 }
 
 // Hit kinds.

@@ -19,6 +19,8 @@ type SummaryRequest struct {
 	Turns        []Turn // level 1: the span's turns, in order
 	Children     []Node // level > 1: the child nodes, in order
 	Tokenizer    Tokenizer
+	// WantIdentifiers asks for Summary.Identifiers (it costs a little).
+	WantIdentifiers bool
 }
 
 // Summary is what a Summarizer returns.
@@ -30,6 +32,11 @@ type Summary struct {
 	// Derived reports that every word of Text comes from the children's
 	// summaries or the span's turns (see Node.Derived).
 	Derived bool
+	// Identifiers are the names, numbers, dates, paths, URLs and code
+	// identifiers of the span that Text keeps, best ranked first; set when
+	// the request asks (the extractive summarizer knows them). A model's
+	// summary is checked against them.
+	Identifiers []string
 }
 
 // Tokenizer counts tokens the way a model will see them.

@@ -307,6 +307,9 @@ func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (Ti
 			if err != nil {
 				return res, fmt.Errorf("moving spans of %q to %s: %w", conversation, step.to, err)
 			}
+			if err := m.deferredPending(ctx, conversation, moves); err != nil {
+				return res, err
+			}
 		}
 	}
 	return m.expire(ctx, res, plan.expire, dryRun)
@@ -349,4 +352,41 @@ func (n *Node) tier() Tier {
 		return TierHot
 	}
 	return n.Tier
+}
+
+// deferredPending marks pending the level-1 nodes whose spans just left the
+// hot tier, when their model summaries are deferred until then (000's
+// defer_summarization).
+func (m *Memory) deferredPending(ctx context.Context, conversation string, moves []Move) error {
+	if !m.llm.Defer || m.llm.Completer == nil {
+		return nil
+	}
+	p, err := m.PolicyOf(ctx, conversation)
+	if err != nil || !m.wantsModel(p.Levels[0]) {
+		return err
+	}
+	var ids []string
+	for _, mv := range moves {
+		if mv.From == TierHot {
+			ids = append(ids, mv.NodeID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, IDs: ids})
+	if err != nil {
+		return err
+	}
+	var due []Node
+	for _, n := range ns {
+		if n.Method != MethodLLM && !n.Pending {
+			n.Pending = true
+			due = append(due, n)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	return m.store.PutNodes(ctx, m.ns, conversation, due)
 }

@@ -118,6 +118,9 @@ func (s *Summarizer) Summarize(ctx context.Context, req strata.SummaryRequest) (
 		// summaries or in the turns.
 		Derived: len(req.Children) > 0,
 	}
+	if req.WantIdentifiers {
+		sum.Identifiers = w.keptIdents(sum.Text)
+	}
 	w.remember()
 	w.release()
 	return sum, nil
@@ -1233,6 +1236,29 @@ func (w *work) identFor(text string, k kind, first int) *ident {
 		w.idents = append(w.idents, ident{text: text, kind: k, first: first})
 	}
 	return &w.idents[i]
+}
+
+// keptIdents returns the identifiers of the span that text holds, best
+// ranked first, at most maxMentionIDs: those a rewrite of the summary must
+// keep too. A speaker's name is kept by its label and is not listed.
+func (w *work) keptIdents(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, i := range w.rankedIdents() {
+		id := &w.idents[i]
+		if id.speaker != "" || id.kind == kCarried && !strings.Contains(text, id.text) {
+			continue
+		}
+		if seen[id.text] || !strings.Contains(text, id.text) {
+			continue
+		}
+		seen[id.text] = true
+		out = append(out, id.text)
+		if len(out) == maxMentionIDs {
+			break
+		}
+	}
+	return out
 }
 
 // rankedIdents returns identifier indexes by frequency, then first

@@ -15,21 +15,22 @@ import (
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
 	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier,
-	n.key, n.aggregates`
+	n.key, n.aggregates, n.pending, n.model`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
 const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
 	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived,
-	key, aggregates)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	key, aggregates, pending, model)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, id) DO UPDATE SET
 		level = excluded.level, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
 		start = excluded.start, "end" = excluded."end", children = excluded.children,
 		summary = excluded.summary, facts = excluded.facts, themes = excluded.themes,
 		source_tokens = excluded.source_tokens, tokens = excluded.tokens, method = excluded.method,
 		status = excluded.status, fallback = excluded.fallback, created = excluded.created,
-		derived = excluded.derived, key = excluded.key, aggregates = excluded.aggregates
+		derived = excluded.derived, key = excluded.key, aggregates = excluded.aggregates,
+		pending = excluded.pending, model = excluded.model
 	RETURNING pk`
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
@@ -136,7 +137,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		var rowid int64
 		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
-			n.Fallback, e.created, n.Derived, n.Key, e.aggregates).Scan(&rowid); err != nil {
+			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model).Scan(&rowid); err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
 		}
 		if !n.Derived {
@@ -299,6 +300,9 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(` AND n.key = ?`)
 		args = append(args, f.Key)
 	}
+	if f.Pending {
+		q.WriteString(` AND n.pending = 1`) // the condition of the partial index nodes_pending
+	}
 	if f.Covers > 0 {
 		q.WriteString(` AND n.first_seq <= ? AND n.last_seq >= ?`)
 		args = append(args, f.Covers, f.Covers)
@@ -344,7 +348,7 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
 		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier,
-		&n.Key, &aggregates}, extra...)
+		&n.Key, &aggregates, &n.Pending, &n.Model}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
 	}

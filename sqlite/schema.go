@@ -153,6 +153,27 @@ ALTER TABLE nodes ADD COLUMN aggregates TEXT;                     -- JSON statis
 ALTER TABLE conversations ADD COLUMN time_zone TEXT NOT NULL DEFAULT ''; -- IANA name; '' is UTC
 ALTER TABLE conversations ADD COLUMN important TEXT;              -- JSON array of period labels marked important
 `},
+	{6, "model summaries: pending nodes, the model of a node, the log of model calls", `
+ALTER TABLE nodes ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;  -- 1: a model summary is due
+ALTER TABLE nodes ADD COLUMN model TEXT NOT NULL DEFAULT '';      -- the model that wrote the summary
+CREATE INDEX nodes_pending ON nodes (conversation, level, first_seq) WHERE pending = 1;
+-- One row per call to a model: what it cost and how it ended.
+CREATE TABLE llm_calls (
+	pk            INTEGER PRIMARY KEY,
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	node          TEXT    NOT NULL,
+	level         INTEGER NOT NULL,
+	provider      TEXT    NOT NULL,
+	model         TEXT    NOT NULL,
+	attempt       INTEGER NOT NULL,  -- 1-based, per node and pass
+	tokens_in     INTEGER NOT NULL,
+	tokens_out    INTEGER NOT NULL,
+	elapsed_ms    INTEGER NOT NULL,
+	outcome       TEXT    NOT NULL,  -- ok, over_budget, or the error
+	at            INTEGER NOT NULL   -- unix nanoseconds
+);
+CREATE INDEX llm_calls_conversation ON llm_calls (conversation, node);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -245,6 +245,12 @@ func diffNode(want, got strata.Node) string {
 	if got.SourceTokens != want.SourceTokens || got.Tokens != want.Tokens {
 		add("tokens", [2]int{want.SourceTokens, want.Tokens}, [2]int{got.SourceTokens, got.Tokens})
 	}
+	if got.Key != want.Key || got.Model != want.Model || got.Pending != want.Pending {
+		add("key/model/pending", [3]any{want.Key, want.Model, want.Pending}, [3]any{got.Key, got.Model, got.Pending})
+	}
+	if jsonOf(got.Aggregates) != jsonOf(want.Aggregates) {
+		add("Aggregates", jsonOf(want.Aggregates), jsonOf(got.Aggregates))
+	}
 	if got.Method != want.Method || got.Status != want.Status || got.Fallback != want.Fallback {
 		add("method/status/fallback", [3]string{want.Method, want.Status, want.Fallback},
 			[3]string{got.Method, got.Status, got.Fallback})

@@ -138,6 +138,10 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ResetPyramidHot", testResetPyramidHot},
 		{"ResetPyramidTiers", testResetPyramidTiers},
 		{"ResetPyramidExpired", testResetPyramidExpired},
+		{"NodeKeysAndFilters", testNodeKeysAndFilters},
+		{"TurnsByTime", testTurnsByTime},
+		{"UpdateConversation", testUpdateConversation},
+		{"ModelCalls", testModelCalls},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,472 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// LLMOptions configure summaries written by a model, for the levels whose
+// Summarizer is MethodLLM. Rollups never wait for a model: they store the
+// extractive summary at once and mark the node pending; SummarizePending
+// (run by `strata rollup --wait`, the watch loop or a server's worker)
+// writes the model's summary later. Pending work lives in the store, so it
+// survives restarts.
+type LLMOptions struct {
+	// Completer is the model. Nil: llm levels keep extractive summaries.
+	Completer Completer
+	// Model is the default model ("" is the Completer's); Models overrides
+	// it per level name (a small local model for micro chunks, a larger
+	// one for months).
+	Model  string
+	Models map[string]string
+	// Concurrency bounds the calls in flight. Default 4.
+	Concurrency int
+	// Timeout is the first attempt's; each retry waits 50% longer.
+	// Default 60s.
+	Timeout time.Duration
+	// ErrorRetries is how many times a failed call (rate limit, server
+	// error, timeout) is tried again, with exponential backoff from
+	// Backoff (default 1s, or what the provider asks for), before the node
+	// keeps its extractive summary with the reason. Default 3.
+	ErrorRetries int
+	Backoff      time.Duration
+	// Prompts overrides the embedded prompts file by file (see Prompts).
+	Prompts fs.FS
+	// Defer writes the model summaries of level-1 nodes when their span
+	// leaves the hot tier (000's defer_summarization), not at once.
+	Defer bool
+}
+
+// maxBudgetTries is how many times a model is asked for a summary within
+// budget: once, then twice with a tighter instruction (003).
+const maxBudgetTries = 3
+
+func (o LLMOptions) withDefaults() LLMOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.ErrorRetries == 0 {
+		o.ErrorRetries = 3
+	}
+	if o.ErrorRetries < 0 {
+		o.ErrorRetries = 0
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = time.Second
+	}
+	return o
+}
+
+// wantsModel reports whether nodes of the level are summarized by a model.
+func (m *Memory) wantsModel(l Level) bool {
+	return l.Summarizer == MethodLLM && m.llm.Completer != nil
+}
+
+// PendingOptions narrow a SummarizePending pass.
+type PendingOptions struct {
+	Conversation string // "" means every conversation of the namespace
+	// RetryFailed first marks pending again the nodes of llm levels that
+	// kept their extractive summary because the model failed.
+	RetryFailed bool
+}
+
+// PendingResult says what a SummarizePending pass did.
+type PendingResult struct {
+	Summarized int `json:"summarized"`  // nodes now with a model summary within budget
+	OverBudget int `json:"over_budget"` // model summaries still over budget after three tries
+	Failed     int `json:"failed"`      // nodes that kept their extractive summary
+	Calls      int `json:"calls"`
+	Retried    int `json:"retried"` // nodes marked pending again by RetryFailed
+}
+
+// SummarizePending writes the model summaries that are due, finest level
+// first (a parent is summarized from its children's model summaries), at
+// most LLMOptions.Concurrency calls at once, and returns when none is
+// left. A node whose model fails keeps its extractive summary with the
+// reason in Fallback, and is no longer pending (RetryFailed asks again).
+// Cancelling ctx stops the pass; what it did not finish stays pending.
+func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (PendingResult, error) {
+	var res PendingResult
+	if m.llm.Completer == nil {
+		return res, Errorf(EINVALID, "no model is configured (set STRATA_LLM_PROVIDER and STRATA_LLM_MODEL, or llm in strata.yaml)")
+	}
+	var convs []Conversation
+	if o.Conversation != "" {
+		c, err := m.store.Conversation(ctx, m.ns, o.Conversation)
+		if err != nil {
+			return res, err
+		}
+		convs = []Conversation{c}
+	} else {
+		var err error
+		if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
+			return res, err
+		}
+	}
+	for _, c := range convs {
+		p, err := m.policyFor(c)
+		if err != nil {
+			return res, err
+		}
+		if o.RetryFailed {
+			n, err := m.markFailedPending(ctx, c, p)
+			res.Retried += n
+			if err != nil {
+				return res, err
+			}
+		}
+		if err := m.summarizeConversation(ctx, c, p, &res); err != nil {
+			return res, fmt.Errorf("%s: %w", c.ID, err)
+		}
+	}
+	return res, nil
+}
+
+// markFailedPending marks pending the nodes of llm levels whose model
+// summary failed.
+func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
+	n := 0
+	for lvl, l := range p.Levels {
+		if !m.wantsModel(l) {
+			continue
+		}
+		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: lvl + 1})
+		if err != nil {
+			return n, err
+		}
+		var again []Node
+		for _, nd := range ns {
+			if nd.Method != MethodLLM && nd.Fallback != "" && !nd.Pending {
+				nd.Pending = true
+				again = append(again, nd)
+			}
+		}
+		if len(again) > 0 {
+			if err := m.store.PutNodes(ctx, m.ns, c.ID, again); err != nil {
+				return n, err
+			}
+			n += len(again)
+		}
+	}
+	return n, nil
+}
+
+func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult) error {
+	for {
+		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4 * m.llm.Concurrency})
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		// Only the finest level of the batch: its children are done.
+		lvl := batch[0].Level
+		var work []Node
+		for _, n := range batch {
+			if n.Level == lvl {
+				work = append(work, n)
+			}
+		}
+		done := make([]Node, len(work))
+		calls := make([][]Call, len(work))
+		errs := make([]error, len(work))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, m.llm.Concurrency)
+		for i := range work {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i])
+			}()
+		}
+		wg.Wait()
+		var all []Call
+		var put []Node
+		var firstErr error
+		for i := range work {
+			all = append(all, calls[i]...)
+			if errs[i] != nil {
+				if firstErr == nil {
+					firstErr = errs[i]
+				}
+				continue
+			}
+			put = append(put, done[i])
+			switch {
+			case done[i].Method != MethodLLM:
+				res.Failed++
+			case done[i].Status == StatusOverBudget:
+				res.OverBudget++
+			default:
+				res.Summarized++
+			}
+		}
+		res.Calls += len(all)
+		// What was paid for is kept, even when ctx has just ended.
+		keep := context.WithoutCancel(ctx)
+		if len(all) > 0 {
+			if err := m.store.RecordCalls(keep, m.ns, c.ID, all); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		if len(put) > 0 {
+			lock := m.rollLock(c.ID)
+			lock.Lock()
+			err := m.store.PutNodes(keep, m.ns, c.ID, put)
+			lock.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		if firstErr != nil {
+			return firstErr
+		}
+	}
+}
+
+// modelSummary asks the model for a node's summary. It returns the node to
+// store (with the model's summary, or its extractive one and the reason the
+// model failed) and the calls made. Only ctx's end and store failures are
+// errors: the node then stays pending.
+func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node) (Node, []Call, error) {
+	level := p.Levels[n.Level-1]
+	budget := level.Budget
+	for _, k := range c.Important {
+		if k == n.Key && n.Key != "" {
+			budget = level.ImportantBudget
+			if budget == 0 {
+				budget = 2 * level.Budget
+			}
+		}
+	}
+	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: m.tok, WantIdentifiers: true}
+	var err error
+	if n.Level == 1 {
+		req.Turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	} else {
+		req.Children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: n.Level - 1, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	}
+	if err != nil {
+		return n, nil, err
+	}
+	ext, err := m.sum.Summarize(ctx, req)
+	if err != nil {
+		return n, nil, err
+	}
+	data := promptData(c.ID, level, n.Key, budget, req.Turns, req.Children, c.Location())
+	data.Identifiers = ext.Identifiers
+	model := m.llm.Model
+	if mm := m.llm.Models[level.Name]; mm != "" {
+		model = mm
+	}
+	var calls []Call
+	fallback := func(reason string) (Node, []Call, error) {
+		out := n
+		out.Summary, out.Facts, out.Themes, out.Method = ext.Text, ext.Facts, ext.Themes, MethodExtractive
+		out.Derived = ext.Derived && n.Level > 1
+		out.Tokens = m.tok.Count(out.Summary)
+		out.Status = StatusOK
+		if out.Tokens > budget {
+			out.Status = StatusOverBudget
+		}
+		out.Pending, out.Model, out.Fallback = false, "", reason
+		return out, calls, nil
+	}
+	var best *reply
+	for try := 0; try < maxBudgetTries; try++ {
+		system, user, err := m.prompts.Render(level.Name, data)
+		if err != nil {
+			return fallback("prompt: " + err.Error())
+		}
+		timeout := m.llm.Timeout + time.Duration(try)*m.llm.Timeout/2
+		comp, more, err := m.complete(ctx, CompletionRequest{Model: model, System: system, User: user, MaxTokens: 2*budget + 400},
+			timeout, n, len(calls))
+		calls = append(calls, more...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return n, calls, ctx.Err()
+			}
+			return fallback("model failed: " + err.Error())
+		}
+		r := parseReply(comp.Text)
+		if r.summary == "" {
+			calls[len(calls)-1].Outcome = "empty"
+			return fallback("model gave an empty summary")
+		}
+		r.summary = keepIdentifiers(r.summary, ext.Identifiers)
+		r.tokens = m.tok.Count(r.summary)
+		r.model = comp.Model
+		if r.tokens <= budget && comp.FinishReason != "length" {
+			best = &r
+			break
+		}
+		calls[len(calls)-1].Outcome = StatusOverBudget
+		best = &r
+		data.Tighter = tighter(try, r.tokens, budget)
+	}
+	out := n
+	out.Summary, out.Tokens, out.Method, out.Model = best.summary, best.tokens, MethodLLM, best.model
+	if out.Model == "" {
+		out.Model = model
+	}
+	out.Facts, out.Themes = best.facts, best.themes
+	if len(out.Facts) == 0 {
+		out.Facts = ext.Facts
+	}
+	if len(out.Themes) == 0 {
+		out.Themes = ext.Themes
+	}
+	out.Derived = false // a model's words are its own: index them
+	out.Pending, out.Fallback, out.Status = false, "", StatusOK
+	if out.Tokens > budget {
+		out.Status = StatusOverBudget
+	}
+	return out, calls, nil
+}
+
+// tighter is the instruction of the retry after an answer over budget
+// (003: two retries, each stricter).
+func tighter(try, got, budget int) string {
+	if try == 0 {
+		return fmt.Sprintf("Your last summary was %d tokens; the limit is %d. Write it again in under %d tokens: drop detail, keep names, numbers, dates and identifiers.", got, budget, budget*9/10)
+	}
+	return fmt.Sprintf("CRITICAL: the summary must be under %d tokens (your last one was %d). Keep only the most important facts and identifiers.", budget*3/4, got)
+}
+
+// complete calls the model, retrying failures a later attempt may not
+// meet with exponential backoff (or the wait the provider asks for). It
+// returns every call made.
+func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int) (Completion, []Call, error) {
+	var calls []Call
+	wait := m.llm.Backoff
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		start := time.Now()
+		comp, err := m.llm.Completer.Complete(cctx, req)
+		cancel()
+		call := Call{Conversation: n.Conversation, Node: n.ID, Level: n.Level, Provider: m.llm.Completer.Name(), Model: req.Model,
+			Attempt: before + len(calls) + 1, TokensIn: comp.InputTokens, TokensOut: comp.OutputTokens,
+			Elapsed: time.Since(start), Outcome: "ok", At: m.now().UTC()}
+		if comp.Model != "" {
+			call.Model = comp.Model
+		}
+		if err != nil {
+			call.Outcome = oneLineError(err)
+		}
+		calls = append(calls, call)
+		if err == nil {
+			return comp, calls, nil
+		}
+		var pe *ProviderError
+		retry := errors.As(err, &pe) && pe.Retryable
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			retry = true // our per-call timeout, not the caller's
+		}
+		if !retry || attempt >= m.llm.ErrorRetries || ctx.Err() != nil {
+			return comp, calls, err
+		}
+		d := wait
+		if pe != nil && pe.RetryAfter > 0 {
+			d = min(pe.RetryAfter, 5*time.Minute)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return comp, calls, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+func oneLineError(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
+
+// reply is a model's answer, parsed.
+type reply struct {
+	summary string
+	facts   []string
+	themes  []string
+	tokens  int
+	model   string
+}
+
+// parseReply reads the SUMMARY / FACTS / THEMES form the prompts ask for.
+// A reply that ignores the form is all summary.
+func parseReply(text string) reply {
+	var r reply
+	text = strings.TrimSpace(text)
+	section := "summary"
+	var sum []string
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		head := strings.ToUpper(strings.TrimSpace(strings.TrimLeft(line, "#* ")))
+		switch {
+		case strings.HasPrefix(head, "SUMMARY:"):
+			section, found = "summary", true
+			if rest := strings.TrimSpace(line[strings.Index(strings.ToUpper(line), "SUMMARY:")+8:]); rest != "" {
+				sum = append(sum, rest)
+			}
+			continue
+		case strings.HasPrefix(head, "FACTS:"):
+			section, found = "facts", true
+			continue
+		case strings.HasPrefix(head, "THEMES:"):
+			found = true
+			rest := line[strings.Index(strings.ToUpper(line), "THEMES:")+7:]
+			for _, th := range strings.Split(rest, ",") {
+				if th = strings.TrimSpace(strings.Trim(th, ".")); th != "" && len(r.themes) < 8 {
+					r.themes = append(r.themes, th)
+				}
+			}
+			section = "done"
+			continue
+		}
+		switch section {
+		case "summary":
+			sum = append(sum, line)
+		case "facts":
+			f := strings.TrimSpace(strings.TrimLeftFunc(line, func(c rune) bool { return c == '-' || c == '*' || unicode.IsSpace(c) }))
+			if f != "" && len(r.facts) < 10 {
+				r.facts = append(r.facts, f)
+			}
+		}
+	}
+	if !found {
+		return reply{summary: text}
+	}
+	r.summary = strings.TrimSpace(strings.Join(sum, "\n"))
+	return r
+}
+
+// keepIdentifiers appends to a model's summary the identifiers of the span
+// it dropped, under "Mentions:", so that summarizing never loses a name,
+// number, date, path or identifier the extractive summary kept.
+func keepIdentifiers(summary string, ids []string) string {
+	lower := strings.ToLower(summary)
+	var missing []string
+	for _, id := range ids {
+		if !strings.Contains(lower, strings.ToLower(id)) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return summary
+	}
+	return summary + "\nMentions: " + strings.Join(missing, "; ")
+}
