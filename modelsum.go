@@ -66,9 +66,10 @@ func (o LLMOptions) withDefaults() LLMOptions {
 	return o
 }
 
-// wantsModel reports whether nodes of the level are summarized by a model.
+// wantsModel reports whether nodes of the level are summarized by a model:
+// a model is configured and the level asks for one, or names no strategy.
 func (m *Memory) wantsModel(l Level) bool {
-	return l.Summarizer == MethodLLM && m.llm.Completer != nil
+	return m.llm.Completer != nil && (l.Summarizer == MethodLLM || l.Summarizer == "")
 }
 
 // PendingOptions narrow a SummarizePending pass.

@@ -43,9 +43,10 @@ type Level struct {
 	// takes over (001's windows: days for 7 days, weeks for 30). Zero
 	// means no window: the coarser levels cover whatever they can.
 	Window Duration `json:"window,omitempty" yaml:"window,omitempty"`
-	// Summarizer names the strategy: "extractive" (the default), "llm" (a
-	// model writes the summary; see LLMOptions) or "aggregate" (002's
-	// statistics of the span's metadata, with its key facts).
+	// Summarizer names the strategy: "extractive", "llm" (a model writes
+	// the summary; see LLMOptions) or "aggregate" (002's statistics of the
+	// span's metadata, with its key facts). Empty means llm when a model
+	// is configured, else extractive; the presets leave it empty.
 	Summarizer string `json:"summarizer,omitempty" yaml:"summarizer,omitempty"`
 }
 
@@ -61,9 +62,9 @@ type Policy struct {
 // context windows (days for the last 7 days, weeks for the last 30).
 func CalendarPolicy() Policy {
 	return Policy{Name: "calendar", Levels: []Level{
-		{Name: "day", Kind: KindCalendar, Period: PeriodDay, Budget: 500, Window: Duration(7 * 24 * time.Hour), Summarizer: MethodExtractive},
-		{Name: "week", Kind: KindCalendar, Period: PeriodWeek, Budget: 1000, Window: Duration(30 * 24 * time.Hour), Summarizer: MethodExtractive},
-		{Name: "month", Kind: KindCalendar, Period: PeriodMonth, Budget: 2000, Summarizer: MethodExtractive},
+		{Name: "day", Kind: KindCalendar, Period: PeriodDay, Budget: 500, Window: Duration(7 * 24 * time.Hour)},
+		{Name: "week", Kind: KindCalendar, Period: PeriodWeek, Budget: 1000, Window: Duration(30 * 24 * time.Hour)},
+		{Name: "month", Kind: KindCalendar, Period: PeriodMonth, Budget: 2000},
 	}}
 }
 
@@ -71,9 +72,9 @@ func CalendarPolicy() Policy {
 // sessions, a sphere per 8 cores.
 func SessionsPolicy() Policy {
 	return Policy{Name: "sessions", Levels: []Level{
-		{Name: "session", Kind: KindSession, Budget: 300, Summarizer: MethodExtractive},
-		{Name: "core", Kind: KindCount, Span: 8, Budget: 600, Summarizer: MethodExtractive},
-		{Name: "sphere", Kind: KindCount, Span: 8, Budget: 1000, Summarizer: MethodExtractive},
+		{Name: "session", Kind: KindSession, Budget: 300},
+		{Name: "core", Kind: KindCount, Span: 8, Budget: 600},
+		{Name: "sphere", Kind: KindCount, Span: 8, Budget: 1000},
 	}}
 }
 
@@ -81,9 +82,9 @@ func SessionsPolicy() Policy {
 // micros (20 turns), macro = 5 minis (100 turns).
 func ChunksPolicy() Policy {
 	return Policy{Name: "chunks", Levels: []Level{
-		{Name: "micro", Kind: KindCount, Span: 10, Budget: 100, Summarizer: MethodExtractive},
-		{Name: "mini", Kind: KindCount, Span: 2, Budget: 160, Summarizer: MethodExtractive},
-		{Name: "macro", Kind: KindCount, Span: 5, Budget: 240, Summarizer: MethodExtractive},
+		{Name: "micro", Kind: KindCount, Span: 10, Budget: 100},
+		{Name: "mini", Kind: KindCount, Span: 2, Budget: 160},
+		{Name: "macro", Kind: KindCount, Span: 5, Budget: 240},
 	}}
 }
 

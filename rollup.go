@@ -366,6 +366,8 @@ type Pass struct {
 	At    time.Time      `json:"at"`
 	Made  map[string]int `json:"made"`  // nodes made, by conversation
 	Moved map[string]int `json:"moved"` // spans that changed tier, by conversation
+	// Summaries is what the model wrote in the pass (Watch, with a model).
+	Summaries *PendingResult `json:"summaries,omitempty"`
 }
 
 // RollupAll runs one rollup pass, followed by tiering, over every
@@ -399,8 +401,9 @@ func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
 	return pass, nil
 }
 
-// Watch runs RollupAll at once and then every interval until ctx is done,
-// so that periods close while nobody imports; it returns ctx's error. A
+// Watch runs RollupAll (and, with a model, SummarizePending) at once and
+// then every interval until ctx is done, so that periods close and model
+// summaries get written while nobody imports; it returns ctx's error. A
 // failed pass is logged and reported to onPass, and the next one runs on
 // time. onPass, if not nil, is called after every pass.
 func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pass, error)) error {
@@ -416,6 +419,11 @@ func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pas
 		case <-timer.C:
 		}
 		pass, err := m.RollupAll(ctx)
+		if err == nil && m.llm.Completer != nil {
+			var res PendingResult
+			res, err = m.SummarizePending(ctx, PendingOptions{})
+			pass.Summaries = &res
+		}
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn("rollup pass failed", "error", err)
 		}

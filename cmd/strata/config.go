@@ -18,7 +18,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"strata"
+	"strata/anthropic"
 	"strata/extractive"
+	"strata/openai"
 	"strata/sqlite"
 	"strata/tiktoken"
 )
@@ -34,7 +36,30 @@ type fileConfig struct {
 	TimeZone   string               `yaml:"time_zone"`
 	Assembly   *assemblyConfig      `yaml:"assembly"`
 	Tiers      *tiersConfig         `yaml:"tiers"`
+	LLM        *llmConfig           `yaml:"llm"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
+}
+
+// llmConfig is the llm section: the model that writes summaries of llm
+// levels. Unset fields fall back to STRATA_LLM_* and the defaults.
+type llmConfig struct {
+	Provider     string            `yaml:"provider"` // openai or anthropic
+	BaseURL      string            `yaml:"base_url"`
+	Model        string            `yaml:"model"`
+	APIKeyEnv    string            `yaml:"api_key_env"` // the variable holding the key (keys never go in the file)
+	Models       map[string]string `yaml:"models"`      // per level name
+	Concurrency  int               `yaml:"concurrency"`
+	Timeout      string            `yaml:"timeout"`
+	ErrorRetries int               `yaml:"error_retries"`
+	PromptsDir   string            `yaml:"prompts_dir"`
+	Defer        bool              `yaml:"defer_summarization"`
+	// Prices per million tokens, by model, for stats --cost.
+	Prices map[string]price `yaml:"prices"`
+}
+
+type price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
 }
 
 // tiersConfig is the tiers section; unset fields keep their defaults.
@@ -117,6 +142,7 @@ func (p *policyConfig) UnmarshalYAML(n *yaml.Node) error {
 // globals are the flags every command takes.
 type globals struct {
 	db, config, namespace, tokenizer string
+	llmProvider, llmModel, llmBaseURL string
 }
 
 func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
@@ -125,6 +151,9 @@ func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
 	fs.StringVar(&g.config, "config", "", "config file (env STRATA_CONFIG; default ./strata.yaml if present)")
 	fs.StringVar(&g.namespace, "namespace", "", "namespace (env STRATA_NAMESPACE; default \"default\")")
 	fs.StringVar(&g.tokenizer, "tokenizer", "", "o200k_base (default), cl100k_base or chars/4 (env STRATA_TOKENIZER)")
+	fs.StringVar(&g.llmProvider, "llm-provider", "", "model for llm levels: openai (any OpenAI-compatible server) or anthropic (env STRATA_LLM_PROVIDER)")
+	fs.StringVar(&g.llmModel, "llm-model", "", "the model's name (env STRATA_LLM_MODEL)")
+	fs.StringVar(&g.llmBaseURL, "llm-base-url", "", "the API's base URL, e.g. http://127.0.0.1:11434/v1 (env STRATA_LLM_BASE_URL)")
 	return g
 }
 
@@ -140,6 +169,16 @@ type settings struct {
 	TimeZone   string
 	Assembly   strata.AssemblyOptions
 	Tiers      strata.TierPolicy
+	LLM        llmSettings
+}
+
+// llmSettings are the resolved llm settings.
+type llmSettings struct {
+	Provider, BaseURL, Model, APIKey string
+	Timeout                          time.Duration
+	Options                          strata.LLMOptions
+	PromptsDir                       string
+	Prices                           map[string]price
 }
 
 func (m *Main) resolve(g *globals) (settings, error) {
@@ -217,11 +256,73 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	if s.Tiers, err = fc.Tiers.policy(); err != nil {
 		return s, fmt.Errorf("config %s: %w", path, err)
 	}
+	if s.LLM, err = m.resolveLLM(g, fc.LLM, path); err != nil {
+		return s, err
+	}
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
 			RelevanceShare: a.RelevanceShare, SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
 	}
 	return s, nil
+}
+
+// resolveLLM reads the llm settings: flags > STRATA_LLM_* > the llm
+// section. No provider means no model.
+func (m *Main) resolveLLM(g *globals, c *llmConfig, path string) (llmSettings, error) {
+	var l llmSettings
+	if c == nil {
+		c = &llmConfig{}
+	}
+	l.Provider = first(g.llmProvider, m.Getenv("STRATA_LLM_PROVIDER"), c.Provider)
+	l.BaseURL = first(g.llmBaseURL, m.Getenv("STRATA_LLM_BASE_URL"), c.BaseURL)
+	l.Model = first(g.llmModel, m.Getenv("STRATA_LLM_MODEL"), c.Model)
+	keyEnv := first(c.APIKeyEnv, "STRATA_LLM_API_KEY")
+	l.APIKey = m.Getenv(keyEnv)
+	switch l.Provider {
+	case "":
+		return l, nil
+	case "openai":
+		l.APIKey = first(l.APIKey, m.Getenv("OPENAI_API_KEY"))
+	case "anthropic":
+		l.APIKey = first(l.APIKey, m.Getenv("ANTHROPIC_API_KEY"))
+	default:
+		return l, fmt.Errorf("llm provider %q: want openai (any OpenAI-compatible server) or anthropic", l.Provider)
+	}
+	if l.Model == "" {
+		return l, fmt.Errorf("llm provider %s: no model (set STRATA_LLM_MODEL, --llm-model or llm.model)", l.Provider)
+	}
+	if t := first(m.Getenv("STRATA_LLM_TIMEOUT"), c.Timeout); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			return l, fmt.Errorf("config %s: llm timeout %q: want a positive duration like 90s", path, t)
+		}
+		l.Timeout = d
+	}
+	if c.Concurrency < 0 || c.ErrorRetries < 0 {
+		return l, fmt.Errorf("config %s: llm concurrency and error_retries cannot be negative", path)
+	}
+	l.Options = strata.LLMOptions{Model: l.Model, Models: c.Models, Concurrency: c.Concurrency, Timeout: l.Timeout,
+		ErrorRetries: c.ErrorRetries, Defer: c.Defer}
+	if c.PromptsDir != "" {
+		fi, err := os.Stat(c.PromptsDir)
+		if err != nil || !fi.IsDir() {
+			return l, fmt.Errorf("config %s: llm prompts_dir %q is not a folder", path, c.PromptsDir)
+		}
+		l.Options.Prompts = os.DirFS(c.PromptsDir)
+	}
+	l.Prices = c.Prices
+	return l, nil
+}
+
+// completer builds the configured model client, nil if none.
+func (l llmSettings) completer() (strata.Completer, error) {
+	switch l.Provider {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: l.BaseURL, APIKey: l.APIKey, Model: l.Model, Timeout: l.Timeout})
+	case "anthropic":
+		return anthropic.New(anthropic.Config{BaseURL: l.BaseURL, APIKey: l.APIKey, Model: l.Model, Timeout: l.Timeout})
+	}
+	return nil, nil
 }
 
 func first(vals ...string) string {
@@ -288,7 +389,12 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.DB, err)
 	}
-	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
+	llm := s.LLM.Options
+	if llm.Completer, err = s.LLM.completer(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), LLM: llm,
 		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
 	if err != nil {
 		st.Close()

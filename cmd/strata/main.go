@@ -70,6 +70,7 @@ func commands() []command {
 		{"add", "add one turn to a conversation", runAdd},
 		{"rollup", "close every complete span of a conversation's pyramid", runRollup},
 		{"tree", "show a conversation's summary pyramid", runTree},
+		{"review", "list summaries over budget or kept extractive because the model failed", runReview},
 		{"context", "assemble a context package within a token budget", runContext},
 		{"search", "search turns and summaries (BM25)", runSearch},
 		{"expand", "show the exact turns under a summary node, whatever their tier", runExpand},

@@ -362,7 +362,9 @@ func runList(ctx context.Context, m *Main, args []string) error {
 }
 
 func runStats(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("stats", "[--json]")
+	fs := m.command("stats", "[--cost [--conversation ID]] [--json]")
+	cost := fs.Bool("cost", false, "what model summaries cost (tokens, calls, retries) against the tokens they save per use, per level")
+	conv := fs.String("conversation", "", "with --cost: one conversation")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -371,6 +373,9 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if *cost {
+		return runCost(ctx, m, a, *conv, *fs.json)
+	}
 	st, err := a.mem.Stats(ctx)
 	if err != nil {
 		return err

@@ -323,8 +323,10 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 }
 
 func runRollup(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("rollup", "[--conversation ID] [--watch [--every D]] [--json]")
+	fs := m.command("rollup", "[--conversation ID] [--wait] [--retry-failed] [--watch [--every D]] [--json]")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
+	wait := fs.Bool("wait", false, "then write the model summaries that are due (levels with summarizer llm), and wait for them")
+	retry := fs.Bool("retry-failed", false, "with --wait: ask the model again for the nodes it failed (implies --wait)")
 	watch := fs.Bool("watch", false, "keep running: a pass over every conversation each --every, closing periods as they end (Ctrl-C stops)")
 	every := fs.Duration("every", time.Minute, "time between passes with --watch")
 	if err := fs.parse(args); err != nil {
@@ -356,37 +358,53 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 		}
 		return err
 	}
-	ids := []string{*conv}
+	made := map[string]int{}
+	var ids []string
 	if *conv == "" {
 		pass, err := a.mem.RollupAll(ctx)
 		if err != nil {
 			return err
-		}
-		if *fs.json {
-			return writeJSON(m.Stdout, map[string]any{"made": pass.Made, "moved": pass.Moved})
 		}
 		cs, err := a.mem.Conversations(ctx)
 		if err != nil {
 			return err
 		}
 		for _, c := range cs {
-			fmt.Fprintf(m.Stdout, "%s: %d nodes made\n", c.ID, pass.Made[c.ID])
+			ids = append(ids, c.ID)
 		}
-		return nil
-	}
-	made := map[string]int{}
-	for _, id := range ids {
-		n, err := a.mem.Rollup(ctx, id)
+		made = pass.Made
+	} else {
+		n, err := a.mem.Rollup(ctx, *conv)
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			return fmt.Errorf("%s: %w", *conv, err)
 		}
-		made[id] = n
+		ids, made[*conv] = []string{*conv}, n
+	}
+	var sum *strata.PendingResult
+	if *wait || *retry {
+		res, err := a.mem.SummarizePending(ctx, strata.PendingOptions{Conversation: *conv, RetryFailed: *retry})
+		if err != nil {
+			return err
+		}
+		sum = &res
 	}
 	if *fs.json {
-		return writeJSON(m.Stdout, map[string]any{"made": made})
+		out := map[string]any{"made": made}
+		if sum != nil {
+			out["summaries"] = sum
+		}
+		return writeJSON(m.Stdout, out)
 	}
 	for _, id := range ids {
 		fmt.Fprintf(m.Stdout, "%s: %d nodes made\n", id, made[id])
+	}
+	if sum != nil {
+		fmt.Fprintf(m.Stdout, "model summaries: %d written, %d over budget, %d kept extractive (model failed), %d calls",
+			sum.Summarized, sum.OverBudget, sum.Failed, sum.Calls)
+		if *retry {
+			fmt.Fprintf(m.Stdout, ", %d failed nodes retried", sum.Retried)
+		}
+		fmt.Fprintln(m.Stdout)
 	}
 	return nil
 }
