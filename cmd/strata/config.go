@@ -141,7 +141,7 @@ func (p *policyConfig) UnmarshalYAML(n *yaml.Node) error {
 
 // globals are the flags every command takes.
 type globals struct {
-	db, config, namespace, tokenizer string
+	db, config, namespace, tokenizer  string
 	llmProvider, llmModel, llmBaseURL string
 }
 
