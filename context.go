@@ -100,9 +100,10 @@ type Item struct {
 	Text      string    `json:"text"`   // the turn's text or the summary
 
 	rendered string
-	prio     int  // lower is dropped last
-	stuck    bool // its children do not fit: refine no more
-	tier     Tier // of a level-1 summary's span
+	learning int64 // a learning's id
+	prio     int   // lower is dropped last
+	stuck    bool  // its children do not fit: refine no more
+	tier     Tier  // of a level-1 summary's span
 }
 
 // Omission says what older history did not fit the budget.
@@ -272,9 +273,10 @@ func (a *assembler) add(it *Item, limit int) bool {
 	}
 	a.used += it.Tokens
 	a.items = append(a.items, it)
-	if it.Kind == KindTurn {
+	switch it.Kind {
+	case KindTurn:
 		a.turns[it.FirstSeq] = true
-	} else {
+	case KindSummary:
 		a.nodes[it.NodeID] = true
 	}
 	return true
@@ -295,9 +297,10 @@ func (a *assembler) remove(it *Item) {
 	}
 	a.items = slices.Delete(a.items, i, i+1)
 	a.used -= it.Tokens
-	if it.Kind == KindTurn {
+	switch it.Kind {
+	case KindTurn:
 		delete(a.turns, it.FirstSeq)
-	} else {
+	case KindSummary:
 		delete(a.nodes, it.NodeID)
 	}
 }
@@ -332,6 +335,19 @@ func (a *assembler) pinned() error {
 		return err
 	}
 	spent := 0
+	// Confirmed learnings first: a person said they hold.
+	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		Statuses: []string{LearningConfirmed}, Limit: 64})
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		it := &Item{Kind: KindLearning, Reason: ReasonPinned, NodeID: l.Node, LevelName: "learning",
+			FirstSeq: l.FirstSeq, LastSeq: l.LastSeq, Text: l.Text, prio: prioPinned, learning: l.ID}
+		if a.add(it, limit-spent) {
+			spent += it.Tokens
+		}
+	}
 	for _, t := range ts {
 		it := a.turnItem(t, ReasonPinned, prioPinned)
 		if a.add(it, limit-spent) {
@@ -901,6 +917,9 @@ func (a *assembler) finish() (*Package, error) {
 func (a *assembler) omittedSorted() []Omission {
 	spans := make([][2]int64, 0, len(a.items))
 	for _, it := range a.items {
+		if it.Kind == KindLearning {
+			continue // a learning's span is its provenance, not what it shows
+		}
 		spans = append(spans, [2]int64{it.FirstSeq, it.LastSeq})
 	}
 	slices.SortFunc(spans, func(x, y [2]int64) int { return cmpInt64(x[0], y[0]) })
@@ -927,6 +946,12 @@ func (a *assembler) omittedSorted() []Omission {
 // itemBefore orders items chronologically; a summary comes before the raw
 // turns inside its span, a coarser summary before a finer one.
 func itemBefore(x, y *Item) bool {
+	if xl, yl := x.Kind == KindLearning, y.Kind == KindLearning; xl || yl {
+		if xl != yl {
+			return xl // confirmed learnings open the package
+		}
+		return x.learning < y.learning
+	}
 	if x.FirstSeq != y.FirstSeq {
 		return x.FirstSeq < y.FirstSeq
 	}

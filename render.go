@@ -114,6 +114,9 @@ func (textRenderer) Header(c Conversation, omit []Omission) string {
 }
 
 func (textRenderer) Item(it *Item) string {
+	if it.Kind == KindLearning {
+		return fmt.Sprintf("\n[learning, confirmed, from %s] %s\n", fmtSeqs(it.FirstSeq, it.LastSeq), it.Text)
+	}
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n[%s summary, %s, %s]\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)
@@ -136,6 +139,9 @@ func (markdownRenderer) Header(c Conversation, omit []Omission) string {
 }
 
 func (markdownRenderer) Item(it *Item) string {
+	if it.Kind == KindLearning {
+		return fmt.Sprintf("\n- **Learning** (confirmed, from %s): %s\n", fmtSeqs(it.FirstSeq, it.LastSeq), it.Text)
+	}
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n### Summary (%s): %s, %s\n\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)

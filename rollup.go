@@ -424,6 +424,9 @@ func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pas
 			res, err = m.SummarizePending(ctx, PendingOptions{})
 			pass.Summaries = &res
 		}
+		if err == nil {
+			_, err = m.Learn(ctx, "")
+		}
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn("rollup pass failed", "error", err)
 		}

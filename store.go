@@ -120,6 +120,31 @@ type Store interface {
 	// whole namespace if conversation is ""), oldest first.
 	Calls(ctx context.Context, namespace, conversation string) ([]Call, error)
 
+	// AddLearnings stores new learnings of a conversation (Status auto
+	// unless set) in one transaction and returns them with their IDs. A
+	// learning whose subject and text (compared ignoring case, spaces and
+	// final punctuation) equal those of an active one (auto or confirmed)
+	// is a repeat: nothing is added and the existing one is returned. One
+	// with the subject of an active learning and another text supersedes
+	// it: the old one becomes superseded, pointing at the new one, and
+	// stays as history. A confirmed learning is superseded like any other.
+	// Learnings of one call are added in order, each seeing those before
+	// it; one is returned per learning given. ENOTFOUND for an unknown
+	// conversation; EINVALID for an empty subject or text, a status other
+	// than auto, confirmed or rejected, or a Conversation other than the
+	// one added to.
+	AddLearnings(ctx context.Context, namespace, conversation string, ls []Learning) ([]Learning, error)
+
+	// Learnings returns the learnings that match f, oldest first.
+	// ENOTFOUND for an unknown f.Conversation.
+	Learnings(ctx context.Context, f LearningFilter) ([]Learning, error)
+
+	// SetLearningStatus sets the status of learning id (confirmed,
+	// rejected or auto) and returns it. ENOTFOUND for an unknown id in the
+	// namespace; EINVALID for another status, or for a superseded learning
+	// (its history is fixed).
+	SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (Learning, error)
+
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)
@@ -184,6 +209,8 @@ type Call struct {
 const (
 	KindTurn    = "turn"
 	KindSummary = "summary"
+	// KindLearning is a confirmed learning in a context package.
+	KindLearning = "learning"
 )
 
 // SearchQuery asks a store for the best BM25 matches.

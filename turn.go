@@ -199,6 +199,9 @@ type Conversation struct {
 	// Important lists the periods marked important (labels such as
 	// "2023-05-08"): their nodes keep more detail.
 	Important []string `json:"important,omitempty"`
+	// LearnedSeq is the last turn whose level-1 node's facts Memory.Learn
+	// has recorded as learnings.
+	LearnedSeq int64 `json:"learned_seq,omitempty"`
 }
 
 // Location returns the conversation's time zone (UTC if none or unknown).
@@ -213,8 +216,9 @@ func (c Conversation) Location() *time.Location {
 // ConversationUpdate names the settings of a conversation to change; nil
 // fields stay as they are.
 type ConversationUpdate struct {
-	TimeZone  *string
-	Important *[]string
+	TimeZone   *string
+	Important  *[]string
+	LearnedSeq *int64
 }
 
 // LoadTimeZone loads an IANA time zone by name ("" and "UTC" are UTC), or

@@ -20,7 +20,7 @@ type querier interface {
 }
 
 // convCols are the columns scanConversation reads.
-const convCols = `namespace, id, policy, created, turns, sessions, first_time, last_time, time_zone, important`
+const convCols = `namespace, id, policy, created, turns, sessions, first_time, last_time, time_zone, important, learned_seq`
 
 // scanConversation reads a row of convCols.
 func scanConversation(row interface{ Scan(...any) error }) (strata.Conversation, error) {
@@ -29,7 +29,7 @@ func scanConversation(row interface{ Scan(...any) error }) (strata.Conversation,
 	var first, last sql.NullInt64
 	var important sql.NullString
 	if err := row.Scan(&c.Namespace, &c.ID, &c.Policy, &created, &c.Turns, &c.Sessions, &first, &last,
-		&c.TimeZone, &important); err != nil {
+		&c.TimeZone, &important, &c.LearnedSeq); err != nil {
 		return strata.Conversation{}, err
 	}
 	if err := unmarshalColumn(important, &c.Important); err != nil {
@@ -107,6 +107,11 @@ func (s *Store) UpdateConversation(ctx context.Context, namespace, id string, u 
 	}
 	if u.Important != nil {
 		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET important = ? WHERE pk = ?`, jsonList(*u.Important), pk); err != nil {
+			return fail(err)
+		}
+	}
+	if u.LearnedSeq != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET learned_seq = ? WHERE pk = ?`, *u.LearnedSeq, pk); err != nil {
 			return fail(err)
 		}
 	}

@@ -174,6 +174,29 @@ CREATE TABLE llm_calls (
 );
 CREATE INDEX llm_calls_conversation ON llm_calls (conversation, node);
 `},
+	{7, "learnings", `
+-- Key facts extracted from turns, with provenance and status. A row is
+-- never deleted but with its conversation: superseded rows are history.
+CREATE TABLE learnings (
+	pk            INTEGER PRIMARY KEY,        -- the learning's id
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	subject       TEXT    NOT NULL,
+	text          TEXT    NOT NULL,
+	norm          TEXT    NOT NULL,           -- text as strata.NormalizeLearningText returns it: repeats compare it
+	node          TEXT    NOT NULL DEFAULT '',
+	first_seq     INTEGER NOT NULL DEFAULT 0,
+	last_seq      INTEGER NOT NULL DEFAULT 0,
+	status        TEXT    NOT NULL,           -- auto, confirmed, rejected, superseded
+	superseded_by INTEGER,                    -- pk of the learning that replaced this one
+	created       INTEGER NOT NULL,           -- unix nanoseconds
+	updated       INTEGER NOT NULL
+);
+CREATE INDEX learnings_conversation ON learnings (conversation);
+CREATE INDEX learnings_active ON learnings (conversation, subject) WHERE status IN ('auto', 'confirmed');
+`},
+	{8, "how far learnings have read a conversation", `
+ALTER TABLE conversations ADD COLUMN learned_seq INTEGER NOT NULL DEFAULT 0; -- last turn whose level-1 node's facts are learnings
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -82,6 +82,18 @@
 //     archives each turn once. Other conversations keep their pyramids.
 //     An expired span makes it ECONFLICT, changing nothing; an unknown
 //     conversation is ENOTFOUND.
+//   - Learnings: every field round-trips (times to the nanosecond; a zero
+//     Created is the time of adding, a zero Updated is Created) and ids are
+//     unique in the store. A text equal to an active learning's of the same
+//     subject, ignoring case, runs of spaces and final punctuation, is a
+//     repeat: the stored learning is returned, nothing added. Another text
+//     supersedes every active learning of the subject, confirmed ones
+//     included, also within one call; superseded learnings stay, pointing
+//     at their successor. Rejected learnings are not active: neither
+//     repeated nor superseded. SetLearningStatus moves between auto,
+//     confirmed and rejected, is EINVALID for a superseded learning or
+//     status and ENOTFOUND for an id outside the namespace. A failed
+//     AddLearnings adds nothing.
 //   - Concurrency: AppendTurns from several goroutines to one conversation
 //     loses no turn and assigns no seq twice, also when they all append the
 //     same ext_ids (exactly one copy of each is stored).
@@ -142,6 +154,14 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"TurnsByTime", testTurnsByTime},
 		{"UpdateConversation", testUpdateConversation},
 		{"ModelCalls", testModelCalls},
+		{"LearningsRoundTrip", testLearningsRoundTrip},
+		{"LearningsRepeats", testLearningsRepeats},
+		{"LearningsSupersede", testLearningsSupersede},
+		{"LearningsConfirmedSuperseded", testLearningsConfirmedSuperseded},
+		{"LearningsSetStatus", testLearningsSetStatus},
+		{"LearningsFilter", testLearningsFilter},
+		{"LearningsNamespaces", testLearningsNamespaces},
+		{"LearningsInvalid", testLearningsInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,6 +44,9 @@ type store struct {
 	stats    func(ctx context.Context, ns string) (strata.Stats, error)
 	setImp   func(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error)
 	reset    func(ctx context.Context, ns, conv, policy string) (int, error)
+	learn    func(ctx context.Context, ns, conv string, ls []strata.Learning) ([]strata.Learning, error)
+	learned  func(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error)
+	setLearn func(ctx context.Context, ns string, id int64, status string) (strata.Learning, error)
 }
 
 func (s *store) AppendTurns(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
@@ -107,6 +110,27 @@ func (s *store) ResetPyramid(ctx context.Context, ns, conv, policy string) (int,
 		return s.reset(ctx, ns, conv, policy)
 	}
 	return s.Store.ResetPyramid(ctx, ns, conv, policy)
+}
+
+func (s *store) AddLearnings(ctx context.Context, ns, conv string, ls []strata.Learning) ([]strata.Learning, error) {
+	if s.learn != nil {
+		return s.learn(ctx, ns, conv, ls)
+	}
+	return s.Store.AddLearnings(ctx, ns, conv, ls)
+}
+
+func (s *store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
+	if s.learned != nil {
+		return s.learned(ctx, f)
+	}
+	return s.Store.Learnings(ctx, f)
+}
+
+func (s *store) SetLearningStatus(ctx context.Context, ns string, id int64, status string) (strata.Learning, error) {
+	if s.setLearn != nil {
+		return s.setLearn(ctx, ns, id, status)
+	}
+	return s.Store.SetLearningStatus(ctx, ns, id, status)
 }
 
 // spanTier returns the tier of the level-1 span of s holding turn seq, or
@@ -442,6 +466,62 @@ var mutants = map[string]mutant{
 				return t, nil
 			}
 			return s.SetImportance(ctx, ns, conv, seq, importance)
+		}}
+	}},
+	"never supersedes": {"LearningsSupersede", func(s strata.Store) strata.Store {
+		return &store{Store: s, learned: func(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
+			// Superseded learnings read as the auto ones they were.
+			ls, err := s.Learnings(ctx, f)
+			for i := range ls {
+				if ls[i].Status == strata.LearningSuperseded {
+					ls[i].Status, ls[i].SupersededBy = strata.LearningAuto, 0
+				}
+			}
+			return ls, err
+		}}
+	}},
+	"compares learnings case-sensitively": {"LearningsRepeats", func(s strata.Store) strata.Store {
+		return &store{Store: s, learn: func(ctx context.Context, ns, conv string, ls []strata.Learning) ([]strata.Learning, error) {
+			ls = slices.Clone(ls)
+			for i := range ls {
+				active, _ := s.Learnings(ctx, strata.LearningFilter{Namespace: ns, Conversation: conv, Subject: ls[i].Subject,
+					Statuses: []string{strata.LearningAuto, strata.LearningConfirmed}})
+				for _, a := range active {
+					if a.Text != ls[i].Text && strings.EqualFold(a.Text, ls[i].Text) {
+						ls[i].Text += "\u200b" // a mark the normalization keeps: no longer a repeat
+					}
+				}
+			}
+			return s.AddLearnings(ctx, ns, conv, ls)
+		}}
+	}},
+	"changes superseded learnings": {"LearningsSetStatus", func(s strata.Store) strata.Store {
+		return &store{Store: s, setLearn: func(ctx context.Context, ns string, id int64, status string) (strata.Learning, error) {
+			ls, err := s.Learnings(ctx, strata.LearningFilter{Namespace: ns, IDs: []int64{id}})
+			if err == nil && len(ls) == 1 && ls[0].Status == strata.LearningSuperseded {
+				ls[0].Status = status
+				return ls[0], nil
+			}
+			return s.SetLearningStatus(ctx, ns, id, status)
+		}}
+	}},
+	"ignores the learning limit": {"LearningsFilter", func(s strata.Store) strata.Store {
+		return &store{Store: s, learned: func(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
+			f.Limit = 0
+			return s.Learnings(ctx, f)
+		}}
+	}},
+	"adds learnings one by one": {"LearningsInvalid", func(s strata.Store) strata.Store {
+		return &store{Store: s, learn: func(ctx context.Context, ns, conv string, ls []strata.Learning) ([]strata.Learning, error) {
+			var out []strata.Learning
+			for _, l := range ls {
+				got, err := s.AddLearnings(ctx, ns, conv, []strata.Learning{l})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, got...)
+			}
+			return out, nil
 		}}
 	}},
 }

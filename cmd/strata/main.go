@@ -71,6 +71,7 @@ func commands() []command {
 		{"rollup", "close every complete span of a conversation's pyramid", runRollup},
 		{"tree", "show a conversation's summary pyramid", runTree},
 		{"review", "list summaries over budget or kept extractive because the model failed", runReview},
+		{"learnings", "list the key facts learned from the conversation; confirm or reject them", runLearnings},
 		{"context", "assemble a context package within a token budget", runContext},
 		{"search", "search turns and summaries (BM25)", runSearch},
 		{"expand", "show the exact turns under a summary node, whatever their tier", runExpand},

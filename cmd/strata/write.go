@@ -387,6 +387,9 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 		sum = &res
+		if _, err := a.mem.Learn(ctx, *conv); err != nil {
+			return err
+		}
 	}
 	if *fs.json {
 		out := map[string]any{"made": made}

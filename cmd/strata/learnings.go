@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"strata"
+)
+
+func runLearnings(ctx context.Context, m *Main, args []string) error {
+	sub := ""
+	if len(args) > 0 && (args[0] == "confirm" || args[0] == "reject" || args[0] == "reopen") {
+		sub, args = args[0], args[1:]
+	}
+	fs := m.command("learnings", "[--conversation ID] [--status auto|confirmed|rejected|superseded] [--subject S] [--json]  |  learnings confirm|reject|reopen ID...")
+	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
+	status := fs.String("status", "", "only learnings with this status (default: auto and confirmed; 'all' for every one)")
+	subject := fs.String("subject", "", "only learnings about this subject (as listed)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	a, err := m.open(ctx, fs.g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if sub != "" {
+		if fs.NArg() == 0 {
+			return usagef("learnings %s: give at least one learning ID (see 'strata learnings')", sub)
+		}
+		to := map[string]string{"confirm": strata.LearningConfirmed, "reject": strata.LearningRejected, "reopen": strata.LearningAuto}[sub]
+		var done []strata.Learning
+		for _, arg := range fs.Args() {
+			id, err := strconv.ParseInt(arg, 10, 64)
+			if err != nil {
+				return usagef("learnings %s: %q is not a learning ID", sub, arg)
+			}
+			l, err := a.mem.SetLearningStatus(ctx, id, to)
+			if err != nil {
+				return err
+			}
+			done = append(done, l)
+		}
+		if *fs.json {
+			return writeJSON(m.Stdout, struct {
+				Learnings []strata.Learning `json:"learnings"`
+			}{done})
+		}
+		for _, l := range done {
+			fmt.Fprintf(m.Stdout, "#%d %s: %s\n", l.ID, l.Status, l.Text)
+		}
+		return nil
+	}
+	// Listing reads the facts no pass has read yet first.
+	if _, err := a.mem.Learn(ctx, *conv); err != nil {
+		return err
+	}
+	f := strata.LearningFilter{Conversation: *conv, Subject: *subject}
+	switch *status {
+	case "":
+		f.Statuses = []string{strata.LearningAuto, strata.LearningConfirmed}
+	case "all":
+	default:
+		f.Statuses = []string{*status}
+	}
+	ls, err := a.mem.Learnings(ctx, f)
+	if err != nil {
+		return err
+	}
+	if *fs.json {
+		if ls == nil {
+			ls = []strata.Learning{}
+		}
+		return writeJSON(m.Stdout, struct {
+			Learnings []strata.Learning `json:"learnings"`
+		}{ls})
+	}
+	if len(ls) == 0 {
+		fmt.Fprintln(m.Stdout, "no learnings")
+		return nil
+	}
+	for _, l := range ls {
+		line := fmt.Sprintf("#%-5d %-10s %s  (%s, turns %d-%d; subject %q)", l.ID, l.Status, oneLine(l.Text, 90),
+			l.Conversation, l.FirstSeq, l.LastSeq, l.Subject)
+		if l.SupersededBy != 0 {
+			line += fmt.Sprintf(" -> #%d", l.SupersededBy)
+		}
+		fmt.Fprintln(m.Stdout, line)
+	}
+	return nil
+}

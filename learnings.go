@@ -1,0 +1,152 @@
+package strata
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// This file turns the key facts of nodes into learnings (000's /learn):
+// facts with provenance and a status a person can confirm or reject.
+// Learnings are written off the ingest path, by Learn, which rollup
+// --wait, the watch loop and `strata learnings` run; confirmed learnings
+// are pinned in context packages. A new fact about the subject of an
+// active learning supersedes it, keeping the history, rather than piling
+// up beside it.
+
+// subjectPatterns find what an attribute-style fact is about: "Caroline's
+// job is ...", "Melanie lives in ...", "Jon works at ...", "The deadline
+// is ...". The first group is who or what, the second the attribute.
+var subjectPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`^([\p{L}][\p{L}\p{N} .'-]{0,40}?)'s ((?:favou?rite )?[\p{L}\p{N}-]+(?: [\p{L}\p{N}-]+)?) (?:is|are|was|were|has been|will be)\b`),
+	regexp.MustCompile(`^([\p{L}][\p{L}\p{N}'-]*(?: [\p{L}][\p{L}\p{N}'-]*)?) (lives|lived|moved|relocated) (?:in|to)\b`),
+	regexp.MustCompile(`^([\p{L}][\p{L}\p{N}'-]*(?: [\p{L}][\p{L}\p{N}'-]*)?) (works|worked|started working|is working) (?:at|for|as)\b`),
+	regexp.MustCompile(`^the ([\p{L}\p{N}-]+(?: [\p{L}\p{N}-]+)?) (?:is|are|was|were|has been|will be)\b()`),
+}
+
+// leadIn matches what a fact may start with before its sentence: a day
+// marker ("[8 May 2023] ") and a speaker label ("Caroline: ").
+var leadIn = regexp.MustCompile(`^(?:\[[^\]]{1,40}\]\s*)?(?:[\p{L}][\p{L}\p{N} .'-]{0,30}:\s+)?`)
+
+// FactSubject returns the key learnings of the same subject share: for an
+// attribute-style fact, who or what it is about and the attribute
+// ("caroline|job", "melanie|lives", "the|deadline"); otherwise the
+// normalized fact itself, so that only a repeat of it matches.
+func FactSubject(fact string) string {
+	s := strings.TrimSpace(leadIn.ReplaceAllString(strings.TrimSpace(fact), ""))
+	low := strings.ToLower(s)
+	for i, re := range subjectPatterns {
+		m := re.FindStringSubmatch(low)
+		if m == nil {
+			continue
+		}
+		who, attr := normalizeFact(m[1]), normalizeFact(m[2])
+		switch {
+		case i == 3:
+			return "the|" + who
+		case i == 1:
+			attr = "lives"
+		case i == 2:
+			attr = "works"
+		}
+		if who != "" && attr != "" {
+			return who + "|" + attr
+		}
+	}
+	return normalizeFact(low)
+}
+
+// normalizeFact folds case and spaces and drops final punctuation.
+func normalizeFact(s string) string {
+	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+// LearnResult says what a Learn pass did.
+type LearnResult struct {
+	Nodes int `json:"nodes"` // level-1 nodes read
+	Facts int `json:"facts"` // their facts, new or repeats of known ones
+}
+
+// Learn records the facts of the conversation's closed level-1 nodes that
+// no pass has read yet as learnings with status auto (all conversations of
+// the namespace if conversation is ""). It stops before a node whose model
+// summary is pending, so that learnings come from the final facts. Each
+// pass is idempotent: a fact it meets again is a repeat.
+func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, error) {
+	var res LearnResult
+	var convs []Conversation
+	if conversation != "" {
+		c, err := m.store.Conversation(ctx, m.ns, conversation)
+		if err != nil {
+			return res, err
+		}
+		convs = []Conversation{c}
+	} else {
+		var err error
+		if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
+			return res, err
+		}
+	}
+	for _, c := range convs {
+		if err := m.learnConversation(ctx, c, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *LearnResult) error {
+	from := c.LearnedSeq + 1
+	for {
+		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: from, Limit: 256})
+		if err != nil || len(ns) == 0 {
+			return err
+		}
+		var ls []Learning
+		upTo := from - 1
+		for _, n := range ns {
+			if n.Pending {
+				break
+			}
+			res.Nodes++
+			for _, f := range n.Facts {
+				if strings.TrimSpace(f) == "" {
+					continue
+				}
+				ls = append(ls, Learning{Conversation: c.ID, Subject: FactSubject(f), Text: strings.TrimSpace(f),
+					Node: n.ID, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq, Status: LearningAuto})
+			}
+			upTo = n.LastSeq
+		}
+		if len(ls) > 0 {
+			if _, err := m.store.AddLearnings(ctx, m.ns, c.ID, ls); err != nil {
+				return err
+			}
+			res.Facts += len(ls)
+		}
+		if upTo < from {
+			return nil // a pending node first
+		}
+		if _, err := m.store.UpdateConversation(ctx, m.ns, c.ID, ConversationUpdate{LearnedSeq: &upTo}); err != nil {
+			return err
+		}
+		if upTo != ns[len(ns)-1].LastSeq {
+			return nil // stopped at a pending node
+		}
+		from = upTo + 1
+	}
+}
+
+// Learnings lists the learnings that match f (its Namespace is this
+// Memory's).
+func (m *Memory) Learnings(ctx context.Context, f LearningFilter) ([]Learning, error) {
+	f.Namespace = m.ns
+	return m.store.Learnings(ctx, f)
+}
+
+// SetLearningStatus confirms, rejects or reopens (auto) a learning.
+func (m *Memory) SetLearningStatus(ctx context.Context, id int64, status string) (Learning, error) {
+	return m.store.SetLearningStatus(ctx, m.ns, id, status)
+}
