@@ -344,13 +344,14 @@ func tighter(try, got, budget int) string {
 }
 
 // complete calls the model, retrying failures a later attempt may not
-// meet with exponential backoff (or the wait the provider asks for). It
-// returns every call made.
+// meet with exponential backoff (or the wait the provider asks for), each
+// retry with a 50% longer timeout. It returns every call made.
 func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int) (Completion, []Call, error) {
 	var calls []Call
 	wait := m.llm.Backoff
 	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
+		// A slow model gets more time on each retry, as on each tighter try.
+		cctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(attempt)*timeout/2)
 		start := time.Now()
 		comp, err := m.llm.Completer.Complete(cctx, req)
 		cancel()

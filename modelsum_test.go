@@ -317,3 +317,77 @@ func TestModelDeferAndPrompts(t *testing.T) {
 		t.Errorf("a broken prompt: %v", err)
 	}
 }
+
+// TestModelTimeoutsAndBadReplies: a model that never answers in time is
+// retried with a longer timeout each try, then the node keeps its
+// extractive summary; an empty reply does too; a reply that ignores the
+// asked form is taken whole as the summary.
+func TestModelTimeoutsAndBadReplies(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		answer   func(int, strata.CompletionRequest) (strata.Completion, error)
+		method   string
+		fallback string
+		calls    int
+	}{
+		{"slow", nil, strata.MethodExtractive, "model failed", 3},
+		{"empty", func(int, strata.CompletionRequest) (strata.Completion, error) {
+			return strata.Completion{Text: "SUMMARY:\n\nFACTS:\n- nothing"}, nil
+		}, strata.MethodExtractive, "model gave an empty summary", 1},
+		{"no form", func(int, strata.CompletionRequest) (strata.Completion, error) {
+			return strata.Completion{Text: "They met and talked about work."}, nil
+		}, strata.MethodLLM, "", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var model *fakeModel
+			model = &fakeModel{answer: tt.answer}
+			slow := &slowModel{fakeModel: model}
+			var c strata.Completer = model
+			if tt.answer == nil {
+				c = slow
+			}
+			m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), c, strata.LLMOptions{Timeout: 20 * time.Millisecond, ErrorRetries: 2})
+			ctx := context.Background()
+			if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(6).Turns(10)}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.SummarizePending(ctx, strata.PendingOptions{})
+			if err != nil || res.Calls != tt.calls {
+				t.Fatalf("result %+v, %v; want %d calls", res, err, tt.calls)
+			}
+			n := allNodes(t, m, "c")[0]
+			if n.Method != tt.method || !strings.Contains(n.Fallback, tt.fallback) || n.Summary == "" || n.Pending {
+				t.Errorf("node: method %s fallback %q summary %q", n.Method, n.Fallback, n.Summary)
+			}
+			if tt.answer == nil {
+				// Each retry waited longer than the one before.
+				for i := 1; i < len(slow.deadlines); i++ {
+					if slow.deadlines[i] <= slow.deadlines[i-1] {
+						t.Errorf("timeouts %v do not grow", slow.deadlines)
+					}
+				}
+			}
+		})
+	}
+}
+
+// slowModel answers only after its caller's deadline, recording how long
+// each call was given.
+type slowModel struct {
+	*fakeModel
+	mu        sync.Mutex
+	deadlines []time.Duration
+}
+
+func (s *slowModel) Complete(ctx context.Context, req strata.CompletionRequest) (strata.Completion, error) {
+	if d, ok := ctx.Deadline(); ok {
+		s.mu.Lock()
+		s.deadlines = append(s.deadlines, time.Until(d).Round(time.Millisecond))
+		s.mu.Unlock()
+	}
+	s.fakeModel.mu.Lock()
+	s.fakeModel.calls++
+	s.fakeModel.mu.Unlock()
+	<-ctx.Done()
+	return strata.Completion{}, ctx.Err()
+}
