@@ -123,7 +123,8 @@ type Store interface {
 	// AddLearnings stores new learnings of a conversation (Status auto
 	// unless set) in one transaction and returns them with their IDs. A
 	// learning whose subject and text (compared ignoring case, spaces and
-	// final punctuation) equal those of an active one (auto or confirmed)
+	// final punctuation) equal those of one that is not superseded (auto,
+	// confirmed or rejected: a rejected fact found again stays rejected)
 	// is a repeat: nothing is added and the existing one is returned. One
 	// with the subject of an active learning and another text supersedes
 	// it: the old one becomes superseded, pointing at the new one, and

@@ -96,7 +96,7 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 		e := enc[i]
 		old, err := scanLearning(tx.QueryRowContext(ctx, `SELECT `+learningCols+`
 			FROM learnings l JOIN conversations c ON c.pk = l.conversation
-			WHERE l.conversation = ? AND l.subject = ? AND `+activeLearning+` AND l.norm = ?
+			WHERE l.conversation = ? AND l.subject = ? AND l.status <> 'superseded' AND l.norm = ?
 			ORDER BY l.pk LIMIT 1`, pk, l.Subject, e.norm))
 		switch {
 		case err == nil:

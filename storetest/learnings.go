@@ -335,18 +335,20 @@ func testLearningsSetStatus(t *testing.T, s strata.Store) {
 		l = got
 	}
 
-	// A rejected learning is not active: its text is not a repeat, and it
-	// is not superseded.
+	// A rejected learning stays rejected: its text found again is a repeat
+	// of it (a person said it is wrong), and a new fact about its subject
+	// does not supersede it.
 	again := addLearnings(t, s, "ns", "c", fact("caroline|job", "Caroline works at Acme."))[0]
-	if again.ID == l.ID || again.Status != strata.LearningAuto {
-		t.Errorf("the text of a rejected learning added again returned %+v, want a new auto learning", again)
+	if again.ID != l.ID || again.Status != strata.LearningRejected {
+		t.Errorf("the text of a rejected learning added again returned %+v, want the rejected learning %d", again, l.ID)
 	}
 	next := addLearnings(t, s, "ns", "c", fact("caroline|job", "Caroline works at Globex."))[0]
-	if got := learnings(t, s, strata.LearningFilter{Namespace: "ns", IDs: []int64{l.ID, again.ID}}); len(got) != 2 ||
-		got[0].Status != strata.LearningRejected || got[0].SupersededBy != 0 ||
-		got[1].Status != strata.LearningSuperseded || got[1].SupersededBy != next.ID {
-		t.Errorf("rejected then superseded: %+v, want the rejected one untouched and the auto one superseded by %d", got, next.ID)
+	if got := learnings(t, s, strata.LearningFilter{Namespace: "ns", IDs: []int64{l.ID, next.ID}}); len(got) != 2 ||
+		got[0].Status != strata.LearningRejected || got[0].SupersededBy != 0 || got[1].Status != strata.LearningAuto {
+		t.Errorf("rejected, then a new fact: %+v, want the rejected one untouched and the new one auto", got)
 	}
+	older := addLearnings(t, s, "ns", "c", fact("caroline|city", "Caroline lives in Oslo."))[0]
+	addLearnings(t, s, "ns", "c", fact("caroline|city", "Caroline lives in Rome."))
 
 	for _, tc := range []struct {
 		name   string
@@ -355,8 +357,8 @@ func testLearningsSetStatus(t *testing.T, s strata.Store) {
 		status string
 		code   string
 	}{
-		{"superseded learning", "ns", again.ID, strata.LearningConfirmed, strata.EINVALID},
-		{"superseded learning back to auto", "ns", again.ID, strata.LearningAuto, strata.EINVALID},
+		{"superseded learning", "ns", older.ID, strata.LearningConfirmed, strata.EINVALID},
+		{"superseded learning back to auto", "ns", older.ID, strata.LearningAuto, strata.EINVALID},
 		{"status superseded", "ns", next.ID, strata.LearningSuperseded, strata.EINVALID},
 		{"unknown status", "ns", next.ID, "maybe", strata.EINVALID},
 		{"empty status", "ns", next.ID, "", strata.EINVALID},
@@ -370,9 +372,9 @@ func testLearningsSetStatus(t *testing.T, s strata.Store) {
 		})
 	}
 	// The refusals changed nothing.
-	got := learnings(t, s, strata.LearningFilter{Namespace: "ns", IDs: []int64{again.ID, next.ID}})
-	if len(got) != 2 || got[0].Status != strata.LearningSuperseded || got[1].Status != strata.LearningAuto {
-		t.Errorf("after refused changes: %+v, want superseded and auto", got)
+	got := learnings(t, s, strata.LearningFilter{Namespace: "ns", IDs: []int64{next.ID, older.ID}})
+	if len(got) != 2 || got[0].Status != strata.LearningAuto || got[1].Status != strata.LearningSuperseded {
+		t.Errorf("after refused changes: %+v, want auto and superseded", got)
 	}
 }
 
