@@ -229,11 +229,11 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 		if err != nil {
 			return st, err
 		}
+		cs.Policy = c.Policy
 		p, err := m.policyFor(c)
 		if err != nil {
-			return st, err
+			continue // a policy this configuration no longer defines: no counters
 		}
-		cs.Policy = p.Name
 		if cs.Counters, err = m.counters(ctx, cs.ID, p); err != nil {
 			return st, err
 		}
