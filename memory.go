@@ -230,6 +230,9 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 		cs.Policy = c.Policy
+		if cs.Policy == "" {
+			cs.Policy = m.policy.Name
+		}
 		p, err := m.policyFor(c)
 		if err != nil {
 			continue // a policy this configuration no longer defines: no counters
