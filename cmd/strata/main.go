@@ -84,6 +84,7 @@ func commands() []command {
 		{"list", "list conversations", runList},
 		{"stats", "counts and bytes on disk", runStats},
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
+		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
 		{"tokens", "count the tokens of standard input", runTokens},
 	}
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"strata"
+	"strata/eval"
+	"strata/extractive"
+	"strata/sqlite"
+)
+
+func runEval(ctx context.Context, m *Main, args []string) error {
+	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories 1,2,3,4] [--policy NAME] [--json] FILE")
+	budgets := fs.String("budgets", "1000,2000,4000", "token budgets to measure at, comma-separated")
+	cats := fs.String("categories", "1,2,3,4", "LoCoMo question categories to ask, comma-separated (5, adversarial, has no answer in the conversation)")
+	policy := fs.String("policy", "", "pyramid policy of the imported conversations: chunks, calendar, sessions or one of the config file (default: the config's)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("eval: give one LoCoMo-format FILE")
+	}
+	var o eval.Options
+	var err error
+	if o.Budgets, err = intList("--budgets", *budgets); err != nil {
+		return err
+	}
+	if o.Categories, err = intList("--categories", *cats); err != nil {
+		return err
+	}
+	o.Policy = *policy
+
+	mem, cleanup, err := m.scratchMemory(ctx, fs.g)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	rep, err := eval.Run(ctx, mem, fs.Arg(0), o)
+	if err != nil {
+		return err
+	}
+	if *fs.json {
+		return writeJSON(m.Stdout, rep)
+	}
+	printEval(m, rep)
+	return nil
+}
+
+// scratchMemory opens a Memory over a new SQLite file in a temporary
+// folder, never the configured store, with the configured tokenizer,
+// policies, assembly and tiers and the extractive summarizer; cleanup
+// closes it and removes the folder.
+func (m *Main) scratchMemory(ctx context.Context, g *globals) (*strata.Memory, func(), error) {
+	s, err := m.resolve(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := newTokenizer(s.Tokenizer)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "strata-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "eval.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	cleanup := func() {
+		st.Close()
+		os.RemoveAll(dir)
+	}
+	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
+		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, SessionGap: s.SessionGap,
+		Assembly: s.Assembly, Tiers: &s.Tiers})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return mem, cleanup, nil
+}
+
+// intList reads a comma-separated list of positive numbers.
+func intList(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, usagef("eval: %s: %q is not a positive number", flag, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, usagef("eval: %s: give at least one number", flag)
+	}
+	return out, nil
+}
+
+func printEval(m *Main, r eval.Report) {
+	w := m.Stdout
+	fmt.Fprintf(w, "%s: %d conversations, %d turns imported in %.1fs (policy %s, tokenizer %s)\n",
+		r.File, r.Conversations, r.Turns, r.ImportSeconds, r.Policy, r.Tokenizer)
+	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns; recall = share of evidence turns quoted raw\n\n",
+		r.Questions, joinInts(r.Categories), r.EvidenceTurns)
+	fmt.Fprintf(w, "%6s  %9s  %6s  %6s  %6s  %6s  %10s  %6s  %6s  %8s  %8s\n", "budget", "questions", "recall", "bm25",
+		"+pts", "macro", "bm25 macro", "p50 ms", "p99 ms", "bm25 p50", "bm25 p99")
+	for _, b := range r.Budgets {
+		o := b.Overall
+		fmt.Fprintf(w, "%6d  %9d  %5.1f%%  %5.1f%%  %+6.1f  %5.1f%%  %9.1f%%  %6.1f  %6.1f  %8.1f  %8.1f\n",
+			b.Budget, o.Questions, 100*o.Context.Recall, 100*o.BM25.Recall, o.Points,
+			100*o.Context.MacroRecall, 100*o.BM25.MacroRecall,
+			o.Context.P50MS, o.Context.P99MS, o.BM25.P50MS, o.BM25.P99MS)
+	}
+	fmt.Fprintln(w, "\nper category (strata / bm25, questions):")
+	for _, b := range r.Budgets {
+		parts := make([]string, len(b.Categories))
+		for i, c := range b.Categories {
+			name := strconv.Itoa(c.Category)
+			if c.CategoryName != "" {
+				name += " (" + c.CategoryName + ")"
+			}
+			if c.Questions == 0 {
+				parts[i] = name + " no questions"
+				continue
+			}
+			parts[i] = fmt.Sprintf("%s %.1f%% / %.1f%% (%d)", name, 100*c.Context.Recall, 100*c.BM25.Recall, c.Questions)
+		}
+		fmt.Fprintf(w, "  at %d: %s\n", b.Budget, strings.Join(parts, ", "))
+	}
+	if r.NoEvidence > 0 || len(r.UnknownEvidence) > 0 {
+		fmt.Fprintf(w, "\nleft out: %d questions with no evidence turn; %d evidence ids that name no turn", r.NoEvidence, len(r.UnknownEvidence))
+		if len(r.UnknownEvidence) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(r.UnknownEvidence, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "took %.1fs\n", r.Seconds)
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}

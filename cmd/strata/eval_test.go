@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalTiny is a LoCoMo-format file of one conversation in two sessions,
+// with an evidence string that joins two ids and an id that names no turn.
+const evalTiny = `[
+ {"sample_id": "conv-a",
+  "conversation": {
+   "speaker_a": "Ann", "speaker_b": "Bob",
+   "session_1_date_time": "1:56 pm on 8 May, 2023",
+   "session_1": [
+    {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit last weekend."},
+    {"speaker": "Bob", "dia_id": "D1:2", "text": "My sister moved to Lisbon for a new job at the aquarium."}
+   ],
+   "session_2_date_time": "10:00 am on 20 June, 2023",
+   "session_2": [
+    {"speaker": "Bob", "dia_id": "D2:1", "text": "I visited my sister in Lisbon and we saw the sharks."},
+    {"speaker": "Ann", "dia_id": "D2:2", "text": "I finished the marathon in Boston in under four hours."}
+   ]
+  },
+  "qa": [
+   {"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+   {"question": "Where does Bob's sister live and where did he visit her?", "answer": "Lisbon", "evidence": ["D1:2; D2:1"], "category": 1},
+   {"question": "When did Ann run the marathon in Boston?", "answer": "June 2023", "evidence": ["D2:2", "D9:9"], "category": 2},
+   {"question": "What did Bob's puppy chew?", "adversarial_answer": "shoes", "evidence": ["D1:1"], "category": 5}
+  ]
+ }
+]`
+
+// evalReport is the part of eval --json the tests read.
+type evalReport struct {
+	Conversations   int      `json:"conversations"`
+	Turns           int      `json:"turns"`
+	Questions       int      `json:"questions"`
+	EvidenceTurns   int      `json:"evidence_turns"`
+	UnknownEvidence []string `json:"unknown_evidence"`
+	Budgets         []struct {
+		Budget  int `json:"budget"`
+		Overall struct {
+			Questions int `json:"questions"`
+			Context   struct {
+				Recall float64 `json:"recall"`
+			} `json:"context"`
+			BM25 struct {
+				Recall float64 `json:"recall"`
+			} `json:"bm25"`
+		} `json:"overall"`
+		Categories []struct {
+			Category  int `json:"category"`
+			Questions int `json:"questions"`
+		} `json:"categories"`
+	} `json:"budgets"`
+}
+
+func TestEval(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.json")
+	if err := os.WriteFile(file, []byte(evalTiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "user.db")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the scratch store goes
+	tests := []struct {
+		name      string
+		args      []string
+		questions int
+		budgets   []int
+		cats      []int
+		want      []string // in the table
+	}{
+		{name: "table", args: []string{"eval", "--budgets", "100000", file}, questions: 3,
+			want: []string{"1 conversations, 4 turns imported", "3 questions of categories 1,2,3,4 with 4 evidence turns",
+				"budget  questions  recall    bm25    +pts", "100000          3  100.0%  100.0%    +0.0",
+				"at 100000: 1 (multi-hop) 100.0% / 100.0% (1), 2 (temporal) 100.0% / 100.0% (1), 3 (open-domain) no questions, 4 (single-hop) 100.0% / 100.0% (1)",
+				"1 evidence ids that name no turn (conv-a:D9:9)"}},
+		{name: "categories", args: []string{"eval", "--budgets", "100000", "--categories", "4,5", file}, questions: 2,
+			want: []string{"2 questions of categories 4,5", "4 (single-hop) 100.0% / 100.0% (1), 5 (adversarial) 100.0% / 100.0% (1)"}},
+		{name: "json", args: []string{"eval", "--json", "--budgets", "4000,100000", "--categories", "1,2", file},
+			questions: 2, budgets: []int{4000, 100000}, cats: []int{1, 2}},
+		{name: "json with defaults", args: []string{"eval", file, "--json", "--policy", "sessions"},
+			questions: 3, budgets: []int{1000, 2000, 4000}, cats: []int{1, 2, 3, 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := mustRun(t, db, tt.args...)
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.budgets != nil {
+				var r evalReport
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatalf("%v:\n%s", err, out)
+				}
+				if r.Conversations != 1 || r.Turns != 4 || r.Questions != tt.questions || len(r.Budgets) != len(tt.budgets) {
+					t.Fatalf("report %+v", r)
+				}
+				for i, b := range r.Budgets {
+					if b.Budget != tt.budgets[i] || b.Overall.Questions != tt.questions || len(b.Categories) != len(tt.cats) {
+						t.Errorf("budget row %d: %+v", i, b)
+					}
+					if b.Budget == 100000 && (b.Overall.Context.Recall != 1 || b.Overall.BM25.Recall != 1) {
+						t.Errorf("budget %d: recall %v and %v, want 1", b.Budget, b.Overall.Context.Recall, b.Overall.BM25.Recall)
+					}
+				}
+			}
+			if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("eval touched the configured store %s: %v", db, err)
+			}
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("the scratch store is still there: %v %v", left, err)
+			}
+		})
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.json")
+	bad := filepath.Join(dir, "bad.json")
+	for p, text := range map[string]string{file: evalTiny, bad: `{"not": "a list"}`} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "user.db")
+	tests := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"no file", []string{"eval"}, true, "give one LoCoMo-format FILE"},
+		{"two files", []string{"eval", file, file}, true, "give one"},
+		{"bad budget", []string{"eval", "--budgets", "1000,x", file}, true, `--budgets: "x"`},
+		{"zero category", []string{"eval", "--categories", "0", file}, true, `--categories: "0"`},
+		{"empty list", []string{"eval", "--budgets", ",", file}, true, "at least one"},
+		{"missing file", []string{"eval", filepath.Join(dir, "absent.json")}, false, "absent.json"},
+		{"bad file", []string{"eval", bad}, false, "bad.json"},
+		{"unknown policy", []string{"eval", "--policy", "nonesuch", file}, false, "nonesuch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, db, "", tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			var u usageError
+			if errors.As(err, &u) != tt.usage {
+				t.Errorf("error %v: usage error %v, want %v", err, !tt.usage, tt.usage)
+			}
+		})
+	}
+}

@@ -1,0 +1,523 @@
+// Package eval measures the quality of context packages on a LoCoMo-format
+// file: how many of a question's evidence turns a package built for that
+// question quotes raw, at several token budgets, against a plain BM25
+// baseline packed into the same budget.
+//
+// Run imports the file's conversations into a Memory (meant to be over a
+// fresh, temporary store), then asks every question of the chosen
+// categories that has at least one evidence turn, once per budget:
+// Memory.Context with the question as the query, and the baseline, which
+// renders the question's best BM25 turn hits as the text rendering renders
+// a turn and keeps them, best first, while their total stays within the
+// budget. A question's recall is the share of its evidence turns found as
+// items of kind "turn" (summaries do not count); the report gives it
+// micro-averaged over evidence turns and macro-averaged over questions,
+// with the latency of both per question.
+package eval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"strata"
+	"strata/formats"
+)
+
+// Options say what to measure. Zero fields take the defaults.
+type Options struct {
+	// Budgets are the token budgets to measure at; default 1000, 2000,
+	// 4000. They are measured in increasing order, each once.
+	Budgets []int
+	// Categories are the LoCoMo question categories to ask; default 1, 2,
+	// 3, 4 (category 5, adversarial, has no answer in the conversation).
+	Categories []int
+	// Policy is the pyramid policy of the imported conversations; "" is
+	// the Memory's default.
+	Policy string
+}
+
+// DefaultBudgets and DefaultCategories are the defaults of Options.
+var (
+	DefaultBudgets    = []int{1000, 2000, 4000}
+	DefaultCategories = []int{1, 2, 3, 4}
+)
+
+// CategoryName is the name of a LoCoMo question category, or "" for a
+// number LoCoMo does not use.
+func CategoryName(c int) string {
+	switch c {
+	case 1:
+		return "multi-hop"
+	case 2:
+		return "temporal"
+	case 3:
+		return "open-domain"
+	case 4:
+		return "single-hop"
+	case 5:
+		return "adversarial"
+	}
+	return ""
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	File      string `json:"file"`
+	Tokenizer string `json:"tokenizer"`
+	// Policy is the pyramid policy of the imported conversations.
+	Policy        string `json:"policy"`
+	Conversations int    `json:"conversations"`
+	// Turns counts the turns the file holds, all imported.
+	Turns      int   `json:"turns"`
+	Categories []int `json:"categories"`
+	// Questions is how many questions were asked at each budget: those of
+	// the chosen categories with at least one evidence turn.
+	Questions int `json:"questions"`
+	// EvidenceTurns is the sum over those questions of their evidence
+	// turns.
+	EvidenceTurns int `json:"evidence_turns"`
+	// NoEvidence counts the questions of the chosen categories left out
+	// because none of their evidence ids names a turn.
+	NoEvidence int `json:"no_evidence"`
+	// UnknownEvidence lists, as "conversation:id", the evidence ids of the
+	// chosen categories' questions that name no turn; they are ignored.
+	UnknownEvidence []string `json:"unknown_evidence"`
+	Budgets         []Budget `json:"budgets"`
+	// ImportSeconds is the time the import took, Seconds the whole run's.
+	ImportSeconds float64 `json:"import_seconds"`
+	Seconds       float64 `json:"seconds"`
+}
+
+// Budget is the outcome at one token budget.
+type Budget struct {
+	Budget     int   `json:"budget"`
+	Overall    Row   `json:"overall"`
+	Categories []Row `json:"categories"` // in the order of Report.Categories
+}
+
+// Row compares the context packages with the baseline over a set of
+// questions: all of them, or one category's.
+type Row struct {
+	Category     int    `json:"category,omitempty"` // 0 in the overall row
+	CategoryName string `json:"category_name,omitempty"`
+	Questions    int    `json:"questions"`
+	Evidence     int    `json:"evidence"` // evidence turns of the questions
+	Context      Score  `json:"context"`
+	BM25         Score  `json:"bm25"`
+	// Points is Context.Recall minus BM25.Recall, in percentage points.
+	Points float64 `json:"points"`
+}
+
+// Score is how one method did over a set of questions.
+type Score struct {
+	// Found counts the evidence turns present raw.
+	Found int `json:"found"`
+	// Recall is Found over the evidence turns (micro average, 0 to 1).
+	Recall float64 `json:"recall"`
+	// MacroRecall is the mean over questions of each question's recall.
+	MacroRecall float64 `json:"macro_recall"`
+	// MeanTokens is the mean size of what was handed over, in tokens.
+	MeanTokens float64 `json:"mean_tokens"`
+	// P50MS and P99MS are percentiles of the time per question, in
+	// milliseconds (nearest rank).
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+}
+
+// question is one question to ask.
+type question struct {
+	conv     string
+	text     string
+	category int
+	evidence []string // ext ids of turns, distinct, in the file's order
+}
+
+// sample is the part of a LoCoMo sample Run reads itself; the turns are
+// read by package formats.
+type sample struct {
+	ID json.RawMessage `json:"sample_id"`
+	QA []struct {
+		Question string          `json:"question"`
+		Evidence json.RawMessage `json:"evidence"`
+		Category json.RawMessage `json:"category"`
+	} `json:"qa"`
+}
+
+// Run imports file into m, asks its questions at every budget, and
+// reports evidence recall and latency for Memory.Context and for the BM25
+// baseline. m should be over a fresh store: conversations it already holds
+// with the file's sample ids are added to, and a different policy for one
+// of them is an error. Errors about the file name it.
+func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report, error) {
+	start := time.Now()
+	o, err := o.withDefaults()
+	if err != nil {
+		return Report{}, err
+	}
+	if o.Policy != "" {
+		if _, err := m.Policy(o.Policy); err != nil {
+			return Report{}, err
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Report{}, err
+	}
+	samples, err := parseSamples(file, data)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{File: file, Tokenizer: m.Tokenizer().Name(), Categories: o.Categories, UnknownEvidence: []string{}}
+
+	// Import, noting the ext ids of every conversation's turns.
+	turns := map[string]map[string]bool{}
+	var convs []string
+	r, err := formats.Open(formats.LoCoMo, file, bytes.NewReader(data))
+	if err != nil {
+		return rep, err
+	}
+	t0 := time.Now()
+	_, err = m.ImportWith(ctx, strata.ImportOptions{Policy: o.Policy}, func() (string, strata.Turn, error) {
+		rec, err := r.Next()
+		if err != nil {
+			return "", strata.Turn{}, err
+		}
+		ids := turns[rec.Conversation]
+		if ids == nil {
+			ids = map[string]bool{}
+			turns[rec.Conversation] = ids
+			convs = append(convs, rec.Conversation)
+		}
+		ids[rec.Turn.ExtID] = true
+		rep.Turns++
+		return rec.Conversation, rec.Turn, nil
+	})
+	if err != nil {
+		var pe *formats.ParseError
+		if errors.As(err, &pe) {
+			return rep, err
+		}
+		return rep, fmt.Errorf("%s: import: %w", file, err)
+	}
+	rep.ImportSeconds = time.Since(t0).Seconds()
+	rep.Conversations = len(convs)
+	if len(convs) > 0 {
+		p, err := m.PolicyOf(ctx, convs[0])
+		if err != nil {
+			return rep, err
+		}
+		rep.Policy = p.Name
+	}
+
+	qs := questions(samples, o.Categories, turns, &rep)
+	if len(qs) == 0 {
+		return rep, fmt.Errorf("%s: no question of categories %v has an evidence turn", file, o.Categories)
+	}
+	rep.Questions = len(qs)
+	for _, q := range qs {
+		rep.EvidenceTurns += len(q.evidence)
+	}
+	for _, b := range o.Budgets {
+		br, err := measure(ctx, m, qs, b, o.Categories)
+		if err != nil {
+			return rep, err
+		}
+		rep.Budgets = append(rep.Budgets, br)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Budgets) == 0 {
+		o.Budgets = DefaultBudgets
+	}
+	if len(o.Categories) == 0 {
+		o.Categories = DefaultCategories
+	}
+	for _, b := range o.Budgets {
+		if b <= 0 {
+			return o, strata.Errorf(strata.EINVALID, "budget %d: must be a positive number of tokens", b)
+		}
+	}
+	for _, c := range o.Categories {
+		if c <= 0 {
+			return o, strata.Errorf(strata.EINVALID, "category %d: LoCoMo categories are positive numbers (1 to 5)", c)
+		}
+	}
+	o.Budgets = slices.Compact(slices.Sorted(slices.Values(o.Budgets)))
+	o.Categories = slices.Compact(slices.Sorted(slices.Values(o.Categories)))
+	return o, nil
+}
+
+// parseSamples reads the samples' ids and questions.
+func parseSamples(file string, data []byte) ([]sample, error) {
+	var samples []sample
+	if err := json.Unmarshal(data, &samples); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s:%d: not JSON: %v", file, lineAt(data, se.Offset), err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s:%d: not a LoCoMo file (a JSON list of samples with sample_id, conversation and qa): %v",
+				file, lineAt(data, te.Offset), err)
+		}
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if samples == nil {
+		return nil, fmt.Errorf("%s: not a LoCoMo file: want a JSON list of samples, got null", file)
+	}
+	return samples, nil
+}
+
+// lineAt is the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte{'\n'})
+}
+
+// questions lists the questions of the chosen categories that have an
+// evidence turn, and notes in rep those left out and the evidence ids that
+// name no turn. A category that is not a number leaves its question out;
+// evidence that cannot be read counts as none.
+func questions(samples []sample, cats []int, turns map[string]map[string]bool, rep *Report) []question {
+	var qs []question
+	for _, s := range samples {
+		conv := jsonID(s.ID)
+		for _, qa := range s.QA {
+			var cat int
+			if json.Unmarshal(qa.Category, &cat) != nil || !slices.Contains(cats, cat) {
+				continue
+			}
+			var ev []string
+			for _, id := range evidenceIDs(qa.Evidence) {
+				if turns[conv][id] {
+					ev = append(ev, id)
+				} else {
+					rep.UnknownEvidence = append(rep.UnknownEvidence, conv+":"+id)
+				}
+			}
+			if len(ev) == 0 {
+				rep.NoEvidence++
+				continue
+			}
+			qs = append(qs, question{conv: conv, text: qa.Question, category: cat, evidence: ev})
+		}
+	}
+	return qs
+}
+
+// jsonID reads a sample id written as a string or a number.
+func jsonID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// evidenceIDs reads a question's evidence: a list of dia ids, some of them
+// several ids in one string ("D8:6; D9:17") or padded with spaces. It
+// splits on semicolons, commas and white space and drops repeats; a single
+// string instead of a list is read as a list of one.
+func evidenceIDs(raw json.RawMessage) []string {
+	var list []string
+	if json.Unmarshal(raw, &list) != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return nil
+		}
+		list = []string{one}
+	}
+	var ids []string
+	for _, s := range list {
+		for _, id := range strings.FieldsFunc(s, func(r rune) bool {
+			return r == ';' || r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+		}) {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// tally accumulates one method's outcome over a set of questions.
+type tally struct {
+	evidence, found int
+	macro           float64 // sum of the questions' recall
+	tokens          int
+	times           []time.Duration
+}
+
+func (t *tally) add(evidence, found, tokens int, d time.Duration) {
+	t.evidence += evidence
+	t.found += found
+	if evidence > 0 {
+		t.macro += float64(found) / float64(evidence)
+	}
+	t.tokens += tokens
+	t.times = append(t.times, d)
+}
+
+func (t *tally) score() Score {
+	s := Score{Found: t.found, P50MS: millis(percentile(t.times, 50)), P99MS: millis(percentile(t.times, 99))}
+	if t.evidence > 0 {
+		s.Recall = float64(t.found) / float64(t.evidence)
+	}
+	if n := len(t.times); n > 0 {
+		s.MacroRecall = t.macro / float64(n)
+		s.MeanTokens = float64(t.tokens) / float64(n)
+	}
+	return s
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile is the p-th percentile of ds by the nearest-rank method: the
+// smallest value at least p% of the values are at or below; 0 for none.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// row is a Row's two tallies.
+type row struct {
+	questions  int
+	ctx, bm25  tally
+	cat        int
+	categoryOf string
+}
+
+func (r *row) result() Row {
+	out := Row{Category: r.cat, CategoryName: r.categoryOf, Questions: r.questions, Evidence: r.ctx.evidence,
+		Context: r.ctx.score(), BM25: r.bm25.score()}
+	out.Points = 100 * (out.Context.Recall - out.BM25.Recall)
+	return out
+}
+
+// measure asks every question at one budget.
+func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, cats []int) (Budget, error) {
+	all := &row{}
+	byCat := map[int]*row{}
+	for _, c := range cats {
+		byCat[c] = &row{cat: c, categoryOf: CategoryName(c)}
+	}
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return Budget{}, err
+		}
+		t0 := time.Now()
+		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: q.conv, Query: q.text, Budget: budget,
+			Format: strata.FormatText})
+		d := time.Since(t0)
+		if err != nil {
+			return Budget{}, fmt.Errorf("context of %s at budget %d for %q: %w", q.conv, budget, q.text, err)
+		}
+		raw := map[string]bool{}
+		for _, it := range pkg.Items {
+			if it.Kind == strata.KindTurn {
+				raw[it.ExtID] = true
+			}
+		}
+		cFound := count(q.evidence, raw)
+
+		t0 = time.Now()
+		got, tokens, err := baseline(ctx, m, q.conv, q.text, budget)
+		bd := time.Since(t0)
+		if err != nil {
+			return Budget{}, fmt.Errorf("baseline of %s at budget %d for %q: %w", q.conv, budget, q.text, err)
+		}
+		bFound := count(q.evidence, got)
+
+		for _, r := range []*row{all, byCat[q.category]} {
+			r.questions++
+			r.ctx.add(len(q.evidence), cFound, pkg.Tokens, d)
+			r.bm25.add(len(q.evidence), bFound, tokens, bd)
+		}
+	}
+	b := Budget{Budget: budget, Overall: all.result()}
+	for _, c := range cats {
+		b.Categories = append(b.Categories, byCat[c].result())
+	}
+	return b, nil
+}
+
+// count is how many of ids are in set.
+func count(ids []string, set map[string]bool) int {
+	n := 0
+	for _, id := range ids {
+		if set[id] {
+			n++
+		}
+	}
+	return n
+}
+
+// baseline is plain BM25 retrieval of turns packed into a budget: the
+// query's turn hits, best first, each rendered as the text rendering of a
+// context package renders a turn, kept while their total stays within the
+// budget (it stops at the first hit that does not fit). It returns the ext
+// ids of the turns kept and the token count of their joined rendering,
+// which never exceeds budget.
+func baseline(ctx context.Context, m *strata.Memory, conv, query string, budget int) (map[string]bool, int, error) {
+	hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: conv, Text: query,
+		K: max(200, budget/10), Kind: strata.KindTurn})
+	if err != nil {
+		return nil, 0, err
+	}
+	tok := m.Tokenizer()
+	var parts []string
+	var ids []string
+	used := 0
+	for _, h := range hits {
+		if h.Turn == nil {
+			continue
+		}
+		s := renderTurn(*h.Turn)
+		n := tok.Count(s)
+		if used+n > budget {
+			break
+		}
+		used += n
+		parts = append(parts, s)
+		ids = append(ids, h.Turn.ExtID)
+	}
+	// The parts were counted one by one; merges across their boundaries
+	// can only change the whole's count a little, but the budget is a hard
+	// limit, so the whole is counted and trimmed if need be.
+	total := tok.Count(strings.Join(parts, ""))
+	for total > budget && len(parts) > 0 {
+		parts, ids = parts[:len(parts)-1], ids[:len(ids)-1]
+		total = tok.Count(strings.Join(parts, ""))
+	}
+	got := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		got[id] = true
+	}
+	return got, total, nil
+}
+
+// renderTurn renders a turn as the text rendering of a context package
+// does, with its leading separator.
+func renderTurn(t strata.Turn) string {
+	it := strata.TurnItem(t, strata.ReasonRelevance)
+	when := "?"
+	if !it.Start.IsZero() {
+		when = it.Start.UTC().Format("Mon 2006-01-02 15:04")
+	}
+	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, when, it.Speaker, it.Text)
+}

@@ -1,0 +1,441 @@
+package eval
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/extractive"
+	"strata/sqlite"
+	"strata/tiktoken"
+)
+
+// tiny is a LoCoMo-format file: conv-a has two sessions, conv-b one. Its
+// questions cover a plain evidence list, two ids joined in one string, ids
+// padded with spaces, ids that name no turn, an empty evidence list and an
+// adversarial question.
+const tiny = `[
+ {"sample_id": "conv-a",
+  "conversation": {
+   "speaker_a": "Ann", "speaker_b": "Bob",
+   "session_1_date_time": "1:56 pm on 8 May, 2023",
+   "session_1": [
+    {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit last weekend."},
+    {"speaker": "Bob", "dia_id": "D1:2", "text": "My sister moved to Lisbon for a new job at the aquarium."},
+    {"speaker": "Ann", "dia_id": "D1:3", "text": "Biscuit chewed my running shoes already."}
+   ],
+   "session_2_date_time": "10:00 am on 20 June, 2023",
+   "session_2": [
+    {"speaker": "Bob", "dia_id": "D2:1", "text": "I visited my sister in Lisbon and we saw the sharks."},
+    {"speaker": "Ann", "dia_id": "D2:2", "text": "I finished the marathon in Boston in under four hours."},
+    {"speaker": "Bob", "dia_id": "D2:3", "text": "Congratulations, that is a great time!"}
+   ]
+  },
+  "qa": [
+   {"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+   {"question": "Where does Bob's sister live and where did he visit her?", "answer": "Lisbon", "evidence": ["D1:2; D2:1"], "category": 1},
+   {"question": "When did Ann run the marathon in Boston?", "answer": "June 2023", "evidence": [" D2:2 ", "D7:7"], "category": 2},
+   {"question": "What did Bob's puppy chew?", "adversarial_answer": "shoes", "evidence": ["D1:3"], "category": 5},
+   {"question": "Would Ann like a second dog?", "answer": "Likely yes", "evidence": [], "category": 3},
+   {"question": "What might Ann buy soon?", "answer": "Shoes", "evidence": ["D"], "category": 3},
+   {"question": "What did Biscuit chew?", "answer": "Running shoes", "evidence": ["D1:3"], "category": 3}
+  ]
+ },
+ {"sample_id": "conv-b",
+  "conversation": {
+   "speaker_a": "Cy", "speaker_b": "Dee",
+   "session_1_date_time": "9:00 am on 1 March, 2023",
+   "session_1": [
+    {"speaker": "Cy", "dia_id": "D1:1", "text": "I went to Oslo to ski with my cousins."},
+    {"speaker": "Dee", "dia_id": "D1:2", "text": "Oslo must be cold in winter."}
+   ]
+  },
+  "qa": [
+   {"question": "Where did Cy go to ski?", "answer": "Oslo", "evidence": ["D1:1"], "category": 4}
+  ]
+ }
+]`
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// newMemory returns a Memory over a fresh SQLite store.
+func newMemory(t testing.TB) *strata.Memory {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eval.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestRun(t *testing.T) {
+	file := writeFile(t, "tiny.json", tiny)
+	tests := []struct {
+		name          string
+		opts          Options
+		questions     int
+		evidence      int
+		noEvidence    int
+		unknown       []string
+		perCategory   map[int]int // questions per category
+		wantCats      []int
+		wantBudgets   []int
+		wantFullScore bool
+	}{
+		{name: "defaults", opts: Options{Budgets: []int{100000}}, questions: 5, evidence: 6, noEvidence: 2,
+			unknown: []string{"conv-a:D7:7", "conv-a:D"}, perCategory: map[int]int{1: 1, 2: 1, 3: 1, 4: 2},
+			wantCats: []int{1, 2, 3, 4}, wantBudgets: []int{100000}, wantFullScore: true},
+		{name: "adversarial only", opts: Options{Budgets: []int{100000}, Categories: []int{5}}, questions: 1, evidence: 1,
+			unknown: []string{}, perCategory: map[int]int{5: 1}, wantCats: []int{5}, wantBudgets: []int{100000}, wantFullScore: true},
+		{name: "open-domain only", opts: Options{Budgets: []int{100000}, Categories: []int{3}}, questions: 1, evidence: 1,
+			noEvidence: 2, unknown: []string{"conv-a:D"}, perCategory: map[int]int{3: 1}, wantCats: []int{3},
+			wantBudgets: []int{100000}, wantFullScore: true},
+		{name: "budgets sorted and distinct", opts: Options{Budgets: []int{400, 200, 400}, Categories: []int{4, 1, 4}},
+			questions: 3, evidence: 4, unknown: []string{}, perCategory: map[int]int{1: 1, 4: 2}, wantCats: []int{1, 4},
+			wantBudgets: []int{200, 400}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), newMemory(t), file, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Conversations != 2 || rep.Turns != 8 || rep.Policy != "chunks" || rep.Tokenizer != "o200k_base" {
+				t.Errorf("imported %d conversations, %d turns, policy %q, tokenizer %q", rep.Conversations, rep.Turns,
+					rep.Policy, rep.Tokenizer)
+			}
+			if rep.Questions != tt.questions || rep.EvidenceTurns != tt.evidence || rep.NoEvidence != tt.noEvidence {
+				t.Errorf("questions %d, evidence turns %d, no evidence %d; want %d, %d, %d", rep.Questions,
+					rep.EvidenceTurns, rep.NoEvidence, tt.questions, tt.evidence, tt.noEvidence)
+			}
+			if !reflect.DeepEqual(rep.UnknownEvidence, tt.unknown) {
+				t.Errorf("unknown evidence %q, want %q", rep.UnknownEvidence, tt.unknown)
+			}
+			if !reflect.DeepEqual(rep.Categories, tt.wantCats) {
+				t.Errorf("categories %v, want %v", rep.Categories, tt.wantCats)
+			}
+			var budgets []int
+			for _, b := range rep.Budgets {
+				budgets = append(budgets, b.Budget)
+				o := b.Overall
+				if o.Questions != tt.questions || o.Evidence != tt.evidence {
+					t.Errorf("budget %d: overall %d questions, %d evidence", b.Budget, o.Questions, o.Evidence)
+				}
+				sum := 0
+				for i, c := range b.Categories {
+					if c.Category != tt.wantCats[i] || c.Questions != tt.perCategory[c.Category] {
+						t.Errorf("budget %d: category row %d is %d with %d questions", b.Budget, i, c.Category, c.Questions)
+					}
+					sum += c.Context.Found
+				}
+				if sum != o.Context.Found {
+					t.Errorf("budget %d: categories find %d, overall %d", b.Budget, sum, o.Context.Found)
+				}
+				if o.BM25.MeanTokens > float64(b.Budget) || o.Context.MeanTokens > float64(b.Budget) {
+					t.Errorf("budget %d: mean tokens %.1f and %.1f", b.Budget, o.Context.MeanTokens, o.BM25.MeanTokens)
+				}
+				if !tt.wantFullScore {
+					continue
+				}
+				for _, s := range []Score{o.Context, o.BM25} {
+					if s.Found != tt.evidence || s.Recall != 1 || s.MacroRecall != 1 {
+						t.Errorf("budget %d: found %d, recall %v, macro %v; want everything", b.Budget, s.Found,
+							s.Recall, s.MacroRecall)
+					}
+				}
+				if o.Points != 0 {
+					t.Errorf("budget %d: %v points apart", b.Budget, o.Points)
+				}
+			}
+			if !reflect.DeepEqual(budgets, tt.wantBudgets) {
+				t.Errorf("budgets %v, want %v", budgets, tt.wantBudgets)
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		file string
+		opts Options
+		want string // besides the file's name
+	}{
+		{name: "missing", file: filepath.Join(dir, "absent.json"), want: "no such file"},
+		{name: "not JSON", file: write("broken.json", "[\n{\"sample_id\": "), want: "broken.json:2: not JSON"},
+		{name: "an object", file: write("object.json", `{"sample_id": "x"}`), want: "not a LoCoMo file"},
+		{name: "null", file: write("null.json", `null`), want: "not a LoCoMo file"},
+		{name: "no date", file: write("nodate.json", `[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B",
+			"session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]}, "qa": []}]`), want: "session_1_date_time"},
+		{name: "no questions", file: write("empty.json", `[]`), want: "no question of categories [1 2 3 4]"},
+		{name: "category without questions", file: write("tiny.json", tiny), opts: Options{Categories: []int{7}},
+			want: "no question of categories [7]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Run(context.Background(), newMemory(t), tt.file, tt.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.file) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q: want it to name %s and say %q", err, tt.file, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunBadOptions(t *testing.T) {
+	file := writeFile(t, "tiny.json", tiny)
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"zero budget", Options{Budgets: []int{0}}, "budget 0"},
+		{"negative category", Options{Categories: []int{-1}}, "category -1"},
+		{"unknown policy", Options{Policy: "nonesuch"}, "nonesuch"},
+		{"budget below the header", Options{Budgets: []int{5}}, "budget"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Run(context.Background(), newMemory(t), file, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunPolicy(t *testing.T) {
+	file := writeFile(t, "tiny.json", tiny)
+	rep, err := Run(context.Background(), newMemory(t), file, Options{Budgets: []int{100000}, Policy: "sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Policy != "sessions" {
+		t.Errorf("policy %q, want sessions", rep.Policy)
+	}
+}
+
+// TestBaselineBudget checks that the baseline keeps the best hits, in
+// order, while their joined rendering fits the budget, and stops at the
+// first that does not.
+func TestBaselineBudget(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t)
+	if _, err := Run(ctx, m, writeFile(t, "tiny.json", tiny), Options{Budgets: []int{100000}}); err != nil {
+		t.Fatal(err)
+	}
+	const query = "Biscuit puppy sister Lisbon marathon Boston shoes"
+	hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: "conv-a",
+		Text: query, K: 200, Kind: strata.KindTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) < 4 {
+		t.Fatalf("%d hits, want at least 4", len(hits))
+	}
+	tok := m.Tokenizer()
+	for _, budget := range []int{1, 20, 40, 60, 80, 100, 150, 1000} {
+		got, tokens, err := baseline(ctx, m, "conv-a", query, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var joined string
+		n := 0
+		for n < len(hits) && got[hits[n].Turn.ExtID] {
+			joined += renderTurn(*hits[n].Turn)
+			n++
+		}
+		if n != len(got) {
+			t.Errorf("budget %d: kept %v, not a prefix of the hits", budget, got)
+		}
+		if c := tok.Count(joined); c != tokens || tokens > budget {
+			t.Errorf("budget %d: reported %d tokens, the rendering counts %d", budget, tokens, c)
+		}
+		if n < len(hits) && tok.Count(joined+renderTurn(*hits[n].Turn)) <= budget {
+			t.Errorf("budget %d: stopped after %d hits though the next fits", budget, n)
+		}
+	}
+}
+
+// TestRenderTurn checks that the baseline renders a turn as a text context
+// package does, so that both are measured alike.
+func TestRenderTurn(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t)
+	if _, err := Run(ctx, m, writeFile(t, "tiny.json", tiny), Options{Budgets: []int{100000}}); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "conv-a", Budget: 100000, Format: strata.FormatText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := m.Store().Turns(ctx, strata.TurnFilter{Namespace: m.Namespace(), Conversation: "conv-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]int{}
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindTurn {
+			tokens[it.ExtID] = it.Tokens
+		}
+	}
+	if len(turns) != 6 || len(tokens) != 6 {
+		t.Fatalf("%d turns, %d raw in the package; want 6", len(turns), len(tokens))
+	}
+	for _, tr := range turns {
+		s := renderTurn(tr)
+		if !strings.Contains(pkg.Rendered, s) {
+			t.Errorf("%s renders as %q, not found in the package:\n%s", tr.ExtID, s, pkg.Rendered)
+		}
+		if n := m.Tokenizer().Count(s); n != tokens[tr.ExtID] {
+			t.Errorf("%s: %d tokens, the package's item %d", tr.ExtID, n, tokens[tr.ExtID])
+		}
+		hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: "conv-a",
+			Text: tr.Content, K: 1, Kind: strata.KindTurn})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("search for %s: %v, %d hits", tr.ExtID, err, len(hits))
+		}
+		if h := renderTurn(*hits[0].Turn); h != s {
+			t.Errorf("%s from search renders as %q, from the store %q", tr.ExtID, h, s)
+		}
+	}
+}
+
+func TestEvidenceIDs(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want []string
+	}{
+		{`["D1:3"]`, []string{"D1:3"}},
+		{`["D1:3", "D2:4"]`, []string{"D1:3", "D2:4"}},
+		{`["D8:6; D9:17"]`, []string{"D8:6", "D9:17"}},
+		{`[" D1:3 ", "D1:3"]`, []string{"D1:3"}},
+		{`["D1:3,D1:4 D1:5"]`, []string{"D1:3", "D1:4", "D1:5"}},
+		{`"D1:3"`, []string{"D1:3"}},
+		{`[]`, nil},
+		{`["", " ; "]`, nil},
+		{`null`, nil},
+		{`{"x": 1}`, nil},
+		{``, nil},
+	}
+	for _, tt := range tests {
+		if got := evidenceIDs([]byte(tt.raw)); !slices.Equal(got, tt.want) {
+			t.Errorf("evidenceIDs(%s) = %q, want %q", tt.raw, got, tt.want)
+		}
+	}
+}
+
+func TestTally(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name string
+		adds [][4]int // evidence, found, tokens, milliseconds
+		want Score
+	}{
+		{"none", nil, Score{}},
+		{"one full", [][4]int{{2, 2, 100, 3}}, Score{Found: 2, Recall: 1, MacroRecall: 1, MeanTokens: 100, P50MS: 3, P99MS: 3}},
+		// micro 2/3 over evidence turns, macro (1/2 + 1)/2 over questions
+		{"micro and macro differ", [][4]int{{2, 1, 100, 4}, {1, 1, 300, 2}},
+			Score{Found: 2, Recall: 2.0 / 3, MacroRecall: 0.75, MeanTokens: 200, P50MS: 2, P99MS: 4}},
+		{"nothing found", [][4]int{{3, 0, 10, 1}, {1, 0, 20, 1}}, Score{MeanTokens: 15, P50MS: 1, P99MS: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tl tally
+			for _, a := range tt.adds {
+				tl.add(a[0], a[1], a[2], time.Duration(a[3])*ms)
+			}
+			if got := tl.score(); got != tt.want {
+				t.Errorf("score %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var hundred []time.Duration
+	for i := 100; i >= 1; i-- {
+		hundred = append(hundred, time.Duration(i))
+	}
+	tests := []struct {
+		ds   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{nil, 50, 0},
+		{[]time.Duration{7}, 99, 7},
+		{[]time.Duration{3, 1, 2}, 50, 2},
+		{[]time.Duration{3, 1, 2, 4}, 50, 2},
+		{hundred, 50, 50},
+		{hundred, 99, 99},
+		{hundred, 100, 100},
+	}
+	for _, tt := range tests {
+		if got := percentile(tt.ds, tt.p); got != tt.want {
+			t.Errorf("percentile(%d values, %v) = %v, want %v", len(tt.ds), tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestRunLoCoMo runs the LoCoMo file STRATA_LOCOMO names at one budget and
+// logs the figures.
+func TestRunLoCoMo(t *testing.T) {
+	path := os.Getenv("STRATA_LOCOMO")
+	if path == "" {
+		t.Skip("set STRATA_LOCOMO to the path of locomo-dev.json to run this test")
+	}
+	rep, err := Run(context.Background(), newMemory(t), path, Options{Budgets: []int{2000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Conversations != 5 || rep.Questions == 0 {
+		t.Fatalf("%d conversations, %d questions", rep.Conversations, rep.Questions)
+	}
+	b := rep.Budgets[0]
+	t.Logf("%d conversations, %d turns, %d questions, %d evidence turns (%d questions and %d ids left out); %.1fs",
+		rep.Conversations, rep.Turns, rep.Questions, rep.EvidenceTurns, rep.NoEvidence, len(rep.UnknownEvidence), rep.Seconds)
+	for _, r := range append([]Row{b.Overall}, b.Categories...) {
+		t.Logf("budget %d category %d %-11s %3d questions: recall %5.1f%% (macro %5.1f%%), bm25 %5.1f%% (macro %5.1f%%), %+5.1f points; p50 %.1f ms, p99 %.1f ms, bm25 p50 %.1f ms",
+			b.Budget, r.Category, r.CategoryName, r.Questions, 100*r.Context.Recall, 100*r.Context.MacroRecall,
+			100*r.BM25.Recall, 100*r.BM25.MacroRecall, r.Points, r.Context.P50MS, r.Context.P99MS, r.BM25.P50MS)
+		if r.Context.Recall <= 0 || r.Context.Recall > 1 || r.BM25.Recall <= 0 || r.BM25.Recall > 1 {
+			t.Errorf("category %d: recall %v, bm25 %v", r.Category, r.Context.Recall, r.BM25.Recall)
+		}
+		if r.Context.MeanTokens > 2000 || r.BM25.MeanTokens > 2000 {
+			t.Errorf("category %d: mean tokens %.0f and %.0f over the budget", r.Category, r.Context.MeanTokens, r.BM25.MeanTokens)
+		}
+	}
+}
