@@ -119,6 +119,7 @@ type assemblyConfig struct {
 	PinnedShare    float64 `yaml:"pinned_share"`
 	FreshShare     float64 `yaml:"fresh_share"`
 	RelevanceShare float64 `yaml:"relevance_share"`
+	QueryFresh     float64 `yaml:"query_fresh_share"`
 	SearchK        int     `yaml:"search_k"`
 	Neighbours     int     `yaml:"neighbours"`
 	ZoomShare      float64 `yaml:"zoom_share"`
@@ -261,7 +262,7 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	}
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
-			RelevanceShare: a.RelevanceShare, SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
+			RelevanceShare: a.RelevanceShare, QueryFreshShare: a.QueryFresh, SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
 	}
 	return s, nil
 }
