@@ -60,14 +60,8 @@ func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, err
 		t := rep.Models[c.Model]
 		rep.Models[c.Model] = [2]int64{t[0] + int64(c.TokensIn), t[1] + int64(c.TokensOut)}
 	}
-	var convs []Conversation
-	if conversation != "" {
-		c, err := m.store.Conversation(ctx, m.ns, conversation)
-		if err != nil {
-			return rep, err
-		}
-		convs = []Conversation{c}
-	} else if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
+	convs, err := m.conversationsOf(ctx, conversation)
+	if err != nil {
 		return rep, err
 	}
 	for _, c := range convs {
@@ -102,18 +96,9 @@ func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, err
 // Review lists the nodes that need a look: summaries over budget, marked
 // needs_review, or kept extractive because the model failed.
 func (m *Memory) Review(ctx context.Context, conversation string) ([]Node, error) {
-	var convs []Conversation
-	if conversation != "" {
-		c, err := m.store.Conversation(ctx, m.ns, conversation)
-		if err != nil {
-			return nil, err
-		}
-		convs = []Conversation{c}
-	} else {
-		var err error
-		if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
-			return nil, err
-		}
+	convs, err := m.conversationsOf(ctx, conversation)
+	if err != nil {
+		return nil, err
 	}
 	out := []Node{}
 	for _, c := range convs {

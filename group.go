@@ -171,10 +171,6 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 	if c.Last.After(g.ref) {
 		g.ref = c.Last
 	}
-	important := map[string]bool{}
-	for _, k := range c.Important {
-		important[k] = true
-	}
 	last, err := m.lastNode(ctx, conv, lvl)
 	if err != nil {
 		return err
@@ -266,15 +262,8 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			if !gr.closed {
 				break
 			}
-			budget := g.level.Budget
 			label := gr.key.label(g.level)
-			if important[label] {
-				budget = g.level.ImportantBudget
-				if budget == 0 {
-					budget = 2 * g.level.Budget
-				}
-			}
-			req := SummaryRequest{Budget: budget}
+			req := SummaryRequest{Budget: g.level.BudgetFor(c.IsImportant(label))}
 			if lvl == 1 {
 				req.Turns = turns[gr.from:gr.to]
 			} else {

@@ -76,18 +76,9 @@ type LearnResult struct {
 // pass is idempotent: a fact it meets again is a repeat.
 func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, error) {
 	var res LearnResult
-	var convs []Conversation
-	if conversation != "" {
-		c, err := m.store.Conversation(ctx, m.ns, conversation)
-		if err != nil {
-			return res, err
-		}
-		convs = []Conversation{c}
-	} else {
-		var err error
-		if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
-			return res, err
-		}
+	convs, err := m.conversationsOf(ctx, conversation)
+	if err != nil {
+		return res, err
 	}
 	for _, c := range convs {
 		if err := m.learnConversation(ctx, c, &res); err != nil {

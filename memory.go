@@ -211,6 +211,19 @@ func (m *Memory) Conversation(ctx context.Context, id string) (Conversation, err
 	return m.store.Conversation(ctx, m.ns, id)
 }
 
+// conversationsOf returns the conversation id, or every conversation of
+// the namespace if id is "".
+func (m *Memory) conversationsOf(ctx context.Context, id string) ([]Conversation, error) {
+	if id == "" {
+		return m.store.Conversations(ctx, m.ns)
+	}
+	c, err := m.store.Conversation(ctx, m.ns, id)
+	if err != nil {
+		return nil, err
+	}
+	return []Conversation{c}, nil
+}
+
 // Conversations lists the namespace's conversations.
 func (m *Memory) Conversations(ctx context.Context) ([]Conversation, error) {
 	return m.store.Conversations(ctx, m.ns)
@@ -223,12 +236,17 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	cs, err := m.store.Conversations(ctx, m.ns)
+	if err != nil {
+		return st, err
+	}
+	byID := make(map[string]Conversation, len(cs))
+	for _, c := range cs {
+		byID[c.ID] = c
+	}
 	for i := range st.PerConversation {
 		cs := &st.PerConversation[i]
-		c, err := m.store.Conversation(ctx, m.ns, cs.ID)
-		if err != nil {
-			return st, err
-		}
+		c := byID[cs.ID]
 		cs.Policy = c.Policy
 		if cs.Policy == "" {
 			cs.Policy = m.policy.Name

@@ -100,18 +100,9 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 	if m.llm.Completer == nil {
 		return res, Errorf(EINVALID, "no model is configured (set STRATA_LLM_PROVIDER and STRATA_LLM_MODEL, or llm in strata.yaml)")
 	}
-	var convs []Conversation
-	if o.Conversation != "" {
-		c, err := m.store.Conversation(ctx, m.ns, o.Conversation)
-		if err != nil {
-			return res, err
-		}
-		convs = []Conversation{c}
-	} else {
-		var err error
-		if convs, err = m.store.Conversations(ctx, m.ns); err != nil {
-			return res, err
-		}
+	convs, err := m.conversationsOf(ctx, o.Conversation)
+	if err != nil {
+		return res, err
 	}
 	for _, c := range convs {
 		p, err := m.policyFor(c)
@@ -240,15 +231,7 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 // errors: the node then stays pending.
 func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node) (Node, []Call, error) {
 	level := p.Levels[n.Level-1]
-	budget := level.Budget
-	for _, k := range c.Important {
-		if k == n.Key && n.Key != "" {
-			budget = level.ImportantBudget
-			if budget == 0 {
-				budget = 2 * level.Budget
-			}
-		}
-	}
+	budget := level.BudgetFor(c.IsImportant(n.Key))
 	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: m.tok, WantIdentifiers: true}
 	var err error
 	if n.Level == 1 {

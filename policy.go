@@ -189,6 +189,19 @@ func (p Policy) Validate() error {
 	return nil
 }
 
+// BudgetFor is the summary budget of a node of the level: ImportantBudget
+// (twice Budget if unset) when its period is marked important, else
+// Budget.
+func (l Level) BudgetFor(important bool) int {
+	if !important {
+		return l.Budget
+	}
+	if l.ImportantBudget == 0 {
+		return 2 * l.Budget
+	}
+	return l.ImportantBudget
+}
+
 // periodRank orders calendar periods from fine to coarse; 0 for anything
 // else.
 func periodRank(k PeriodKind) int {

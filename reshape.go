@@ -109,19 +109,9 @@ func (m *Memory) remake(ctx context.Context, c Conversation, p Policy, nodes []N
 		return cmpInt64(a.FirstSeq, b.FirstSeq)
 	})
 	nodes = slices.CompactFunc(nodes, func(a, b Node) bool { return a.ID == b.ID })
-	important := map[string]bool{}
-	for _, k := range c.Important {
-		important[k] = true
-	}
 	for _, n := range nodes {
 		level := p.Levels[n.Level-1]
-		req := SummaryRequest{Budget: level.Budget}
-		if n.Key != "" && important[n.Key] {
-			req.Budget = level.ImportantBudget
-			if req.Budget == 0 {
-				req.Budget = 2 * level.Budget
-			}
-		}
+		req := SummaryRequest{Budget: level.BudgetFor(c.IsImportant(n.Key))}
 		var err error
 		if n.Level == 1 {
 			req.Turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})

@@ -62,8 +62,10 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{Conversation: conv.ID, Policy: p.Name, Turns: conv.Turns, Sessions: conv.Sessions, TimeZone: conv.TimeZone,
-		Levels: []TreeLevel{}, Counters: map[string]int{}, Nodes: []TreeNode{}}
-	above := int64(0) // the last turn the level above covers
+		Levels: []TreeLevel{}, Nodes: []TreeNode{}}
+	if t.Counters, err = m.counters(ctx, conversation, p); err != nil {
+		return nil, err
+	}
 	for lvl := len(p.Levels); lvl >= 1; lvl-- {
 		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl})
 		if err != nil {
@@ -73,16 +75,8 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 		if len(ns) > 0 {
 			covered = ns[len(ns)-1].LastSeq
 		}
-		pending := 0
-		for _, n := range ns {
-			if n.FirstSeq > above {
-				pending++
-			}
-		}
-		above = covered
-		name := p.LevelName(lvl)
-		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: name, Nodes: len(ns), OpenTurns: conv.Turns - covered, Pending: pending})
-		t.Counters[name+"_seq"] = pending
+		t.Levels = append(t.Levels, TreeLevel{Level: lvl, Name: p.LevelName(lvl), Nodes: len(ns), OpenTurns: conv.Turns - covered,
+			Pending: t.Counters[p.LevelName(lvl)+"_seq"]})
 		for _, n := range ns {
 			t.Nodes = append(t.Nodes, TreeNode{ID: n.ID, Level: n.Level, Key: n.Key, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq,
 				Start: n.Start, End: n.End, Tokens: n.Tokens, SourceTokens: n.SourceTokens, Status: n.Status, Tier: n.Tier,

@@ -204,6 +204,20 @@ type Conversation struct {
 	LearnedSeq int64 `json:"learned_seq,omitempty"`
 }
 
+// IsImportant reports whether the period key (a node's Key) is marked
+// important; an empty key never is.
+func (c Conversation) IsImportant(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, k := range c.Important {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
 // Location returns the conversation's time zone (UTC if none or unknown).
 func (c Conversation) Location() *time.Location {
 	loc, err := LoadTimeZone(c.TimeZone)
