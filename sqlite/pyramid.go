@@ -307,24 +307,6 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	return nil
 }
 
-// putSegment records what a segment holds after it was written: its row
-// in the segments table, or no row if it holds no record.
-func putSegment(ctx context.Context, q querier, pk int64, day string, info archive.Info) error {
-	var err error
-	if info.Records == 0 {
-		_, err = q.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
-	} else {
-		_, err = q.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
-			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
-			pk, day, info.Records, info.Bytes, info.RawBytes)
-	}
-	if err != nil {
-		return fmt.Errorf("segment %s: %w", day, err)
-	}
-	return nil
-}
-
 // restoreRow writes the whole turn t into the row rowPK, a stub of tier
 // tier, and makes it hot; it checks the content size the row recorded
 // and reads the row back. The full-text index is the caller's.

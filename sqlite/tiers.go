@@ -591,10 +591,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		if err != nil {
 			return fail(err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
-			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
-			pk, day, info.Records, info.Bytes, info.RawBytes); err != nil {
+		if err := putSegment(ctx, tx, pk, day, info); err != nil {
 			return fail(err)
 		}
 	}
@@ -718,6 +715,24 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 	return out, nil
 }
 
+// putSegment records what a segment holds after it was written: its row
+// in the segments table, or no row if it holds no record.
+func putSegment(ctx context.Context, q querier, pk int64, day string, info archive.Info) error {
+	var err error
+	if info.Records == 0 {
+		_, err = q.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
+	} else {
+		_, err = q.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
+			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
+			pk, day, info.Records, info.Bytes, info.RawBytes)
+	}
+	if err != nil {
+		return fmt.Errorf("segment %s: %w", day, err)
+	}
+	return nil
+}
+
 // dropExpired rewrites the segments of expired spans without them, then
 // clears the spans' segment lists.
 func (s *Store) dropExpired(ctx context.Context, namespace, conversation string, pk int64, spans []span) error {
@@ -738,13 +753,7 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fail(err)
 			}
-			if info.Records == 0 {
-				_, err = tx.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
-			} else {
-				_, err = tx.ExecContext(ctx, `UPDATE segments SET records = ?, bytes = ?, raw_bytes = ?
-					WHERE conversation = ? AND day = ?`, info.Records, info.Bytes, info.RawBytes, pk, day)
-			}
-			if err != nil {
+			if err := putSegment(ctx, tx, pk, day, info); err != nil {
 				return fail(err)
 			}
 		}
