@@ -18,19 +18,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"strata"
+	"strata/internal/retryhttp"
 )
 
 // Defaults applied by New to the zero fields of a Config.
@@ -313,7 +312,7 @@ func (c *Client) callError(ctx context.Context, err error) error {
 		pe.Msg = fmt.Sprintf("no reply within %v", c.timeout)
 	case isCertificateError(err):
 		pe.Msg = c.redact(err.Error())
-	case isTransportError(err):
+	case retryhttp.Transient(err):
 		pe.Retryable = true
 		pe.Msg = c.redact(err.Error())
 	default:
@@ -334,7 +333,7 @@ func (c *Client) statusError(apiErr *sdk.Error) error {
 		Err:       c.redactErr(apiErr),
 	}
 	if apiErr.Response != nil {
-		pe.RetryAfter = retryAfter(apiErr.Response.Header, time.Now())
+		pe.RetryAfter = retryhttp.RetryAfter(apiErr.Response.Header, time.Now())
 	}
 	typ, msg := string(apiErr.Type()), apiErr.Message
 	switch {
@@ -351,46 +350,6 @@ func (c *Client) statusError(apiErr *sdk.Error) error {
 	}
 	pe.Msg = c.redact(pe.Msg)
 	return pe
-}
-
-// retryAfter reads the wait a reply asks for: retry-after-ms, or
-// retry-after in seconds or as an HTTP date. It returns 0 when neither is
-// set or readable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if s := strings.TrimSpace(h.Get("retry-after-ms")); s != "" {
-		if ms, err := strconv.ParseFloat(s, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	s := strings.TrimSpace(h.Get("retry-after"))
-	if s == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(s); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// isTransportError reports whether err is a broken or refused connection,
-// a body cut short, or another network failure.
-func isTransportError(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) ||
-		errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNABORTED) ||
-		errors.Is(err, syscall.EPIPE)
 }
 
 // isCertificateError reports whether err is a TLS certificate the client

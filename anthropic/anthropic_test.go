@@ -663,36 +663,6 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-	}{
-		{name: "none", want: 0},
-		{name: "seconds", header: map[string]string{"Retry-After": "7"}, want: 7 * time.Second},
-		{name: "fractional seconds", header: map[string]string{"Retry-After": "1.5"}, want: 1500 * time.Millisecond},
-		{name: "http date", header: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)}, want: 30 * time.Second},
-		{name: "date in the past", header: map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, want: 0},
-		{name: "negative", header: map[string]string{"Retry-After": "-3"}, want: 0},
-		{name: "garbage", header: map[string]string{"Retry-After": "later"}, want: 0},
-		{name: "milliseconds first", header: map[string]string{"Retry-After-Ms": "250", "Retry-After": "1"}, want: 250 * time.Millisecond},
-		{name: "bad milliseconds", header: map[string]string{"Retry-After-Ms": "x", "Retry-After": "2"}, want: 2 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tt.header {
-				h.Set(k, v)
-			}
-			if got := retryAfter(h, now); got != tt.want {
-				t.Errorf("retryAfter = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestRetryAfterDate(t *testing.T) {
 	when := time.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)
 	f := newFake(t, reply(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "retry-after", when))

@@ -8,15 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"strata"
+	"strata/internal/retryhttp"
 )
 
 // maxErrorBody caps how much of an error reply is read for its message.
@@ -55,24 +52,10 @@ func (c *Client) callError(ctx, callCtx context.Context, res *http.Response, err
 	if errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) {
 		return &strata.ProviderError{Provider: provider, Msg: c.clean("TLS certificate not accepted: " + err.Error()), Err: err}
 	}
-	if isNetwork(err) {
+	if retryhttp.Transient(err) {
 		return &strata.ProviderError{Provider: provider, Retryable: true, Msg: c.clean("network error: " + err.Error()), Err: err}
 	}
 	return &strata.ProviderError{Provider: provider, Msg: c.clean("request failed: " + err.Error()), Err: err}
-}
-
-// isNetwork reports whether err is a transport failure that a later
-// attempt may not meet: a refused, reset or dropped connection, or a reply
-// cut short.
-func isNetwork(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNABORTED) ||
-		errors.Is(err, syscall.EPIPE)
 }
 
 // statusError describes an HTTP error reply. 408, 429 and 5xx are
@@ -95,7 +78,7 @@ func (c *Client) statusError(res *http.Response) error {
 		Provider:   provider,
 		Status:     status,
 		Retryable:  status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500,
-		RetryAfter: parseRetryAfter(res.Header, time.Now()),
+		RetryAfter: retryhttp.RetryAfter(res.Header, time.Now()),
 		Msg:        msg,
 	}
 }
@@ -158,30 +141,4 @@ func serverMessage(body []byte) string {
 		}
 	}
 	return ""
-}
-
-// parseRetryAfter returns the wait a reply asks for: retry-after-ms
-// (milliseconds, sent by OpenAI) if present, else Retry-After in seconds or
-// as an HTTP date, measured from now. It returns 0 when neither header is
-// present, readable and in the future.
-func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < math.MaxInt64/float64(time.Millisecond) {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < math.MaxInt64/float64(time.Second) {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -600,37 +600,6 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name    string
-		headers map[string]string
-		want    time.Duration
-	}{
-		{"none", nil, 0},
-		{"seconds", map[string]string{"Retry-After": "20"}, 20 * time.Second},
-		{"fractional seconds", map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
-		{"http date", map[string]string{"Retry-After": "Sun, 01 Jun 2025 12:00:30 GMT"}, 30 * time.Second},
-		{"date in the past", map[string]string{"Retry-After": "Sun, 01 Jun 2025 11:00:00 GMT"}, 0},
-		{"milliseconds win", map[string]string{"Retry-After": "20", "Retry-After-Ms": "250"}, 250 * time.Millisecond},
-		{"bad milliseconds", map[string]string{"Retry-After": "3", "Retry-After-Ms": "soon"}, 3 * time.Second},
-		{"negative", map[string]string{"Retry-After": "-4"}, 0},
-		{"garbage", map[string]string{"Retry-After": "later"}, 0},
-		{"huge", map[string]string{"Retry-After": "1e300"}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tt.headers {
-				h.Set(k, v)
-			}
-			if got := parseRetryAfter(h, now); got != tt.want {
-				t.Errorf("parseRetryAfter=%v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestNormalizeFinish(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"stop", "stop"},
