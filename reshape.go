@@ -30,13 +30,9 @@ func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, import
 	if err != nil {
 		return Turn{}, err
 	}
-	var over []Node
-	for lvl := 1; lvl <= len(p.Levels); lvl++ {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl, Covers: seq})
-		if err != nil {
-			return t, err
-		}
-		over = append(over, ns...)
+	over, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Covers: seq})
+	if err != nil {
+		return t, err
 	}
 	if err := m.remake(ctx, c, p, over); err != nil {
 		return t, fmt.Errorf("rewrite the summaries over turn %d: %w", seq, err)
@@ -83,13 +79,16 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 	}
 	var over []Node
 	for _, n := range ns {
-		over = append(over, n)
-		for lvl := n.Level + 1; lvl <= len(p.Levels); lvl++ {
-			up, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl, Covers: n.FirstSeq})
-			if err != nil {
-				return marks, err
+		// The node and the nodes over it: every node of its level or above
+		// that holds its first turn.
+		up, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Covers: n.FirstSeq})
+		if err != nil {
+			return marks, err
+		}
+		for _, u := range up {
+			if u.Level >= n.Level {
+				over = append(over, u)
 			}
-			over = append(over, up...)
 		}
 	}
 	if err := m.remake(ctx, c, p, over); err != nil {
