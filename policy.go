@@ -241,26 +241,46 @@ func (p Policy) LevelOf(k PeriodKind) int {
 // "30m") in configuration files and JSON.
 type Duration time.Duration
 
+// String writes the duration as time.Duration.String does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
 // MarshalText writes the duration as time.Duration.String does.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
-// UnmarshalText reads a duration like "30m" or "168h", or "7d" for days.
+// UnmarshalText reads a duration as ParseDuration does, a negative one
+// too: Policy.Validate then names the level whose window it is.
 func (d *Duration) UnmarshalText(b []byte) error {
 	s := strings.TrimSpace(string(b))
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil {
-			return Errorf(EINVALID, "duration %q: want a number of days like 7d, or a duration like 168h", s)
-		}
-		*d = Duration(time.Duration(days) * 24 * time.Hour)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return Errorf(EINVALID, "duration %q: want a duration like 30m, 168h or 7d", s)
+	v, ok := parseDuration(s)
+	if !ok {
+		return Errorf(EINVALID, "duration %q: %s", s, durationWant)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+const durationWant = "want a duration like 30m, 720h or 30d"
+
+// ParseDuration reads a duration that is not negative, as
+// time.ParseDuration does ("30m", "168h"), or in days ("7d"), as the
+// configuration writes windows and ages.
+func ParseDuration(s string) (time.Duration, error) {
+	d, ok := parseDuration(s)
+	if !ok || d < 0 {
+		return 0, Errorf(EINVALID, "%s", durationWant)
+	}
+	return d, nil
+}
+
+// parseDuration reads a Go duration or a whole number of days, of either
+// sign.
+func parseDuration(s string) (time.Duration, bool) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		return time.Duration(days) * 24 * time.Hour, err == nil
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
 }
 
 // LevelName returns the name of pyramid level lvl; level 0 is "turns".

@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -90,29 +88,13 @@ func (c *tiersConfig) policy() (strata.TierPolicy, error) {
 		}
 	}
 	if c.WarmMaxAge != "" {
-		d, err := parseAge(c.WarmMaxAge)
+		d, err := strata.ParseDuration(c.WarmMaxAge)
 		if err != nil {
 			return p, fmt.Errorf("tiers: warm_max_age %q: %w", c.WarmMaxAge, err)
 		}
 		p.WarmMaxAge = d
 	}
 	return p, p.Validate()
-}
-
-// parseAge reads a duration, also in days ("30d").
-func parseAge(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil || days < 0 {
-			return 0, fmt.Errorf("want a duration like 30d or 720h")
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("want a duration like 30d or 720h")
-	}
-	return d, nil
 }
 
 type assemblyConfig struct {
