@@ -189,7 +189,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 	if req.Budget <= 0 {
 		return nil, Errorf(EINVALID, "budget %d: must be a positive number of tokens", req.Budget)
 	}
-	r, err := newRenderer(req.Format)
+	r, err := NewRenderer(req.Format)
 	if req.Renderer != nil {
 		r, err = req.Renderer, nil
 	}

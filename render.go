@@ -28,7 +28,9 @@ type Renderer interface {
 	Join(header string, items []*Item) string
 }
 
-func newRenderer(format string) (Renderer, error) {
+// NewRenderer returns the renderer of a built-in format: FormatText or
+// FormatMarkdown.
+func NewRenderer(format string) (Renderer, error) {
 	switch format {
 	case "", FormatText:
 		return textRenderer{}, nil

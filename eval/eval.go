@@ -511,13 +511,12 @@ func baseline(ctx context.Context, m *strata.Memory, conv, query string, budget 
 	return got, total, nil
 }
 
+// textRenderer is the text rendering of context packages.
+var textRenderer, _ = strata.NewRenderer(strata.FormatText)
+
 // renderTurn renders a turn as the text rendering of a context package
 // does, with its leading separator.
 func renderTurn(t strata.Turn) string {
 	it := strata.TurnItem(t, strata.ReasonRelevance)
-	when := "?"
-	if !it.Start.IsZero() {
-		when = it.Start.UTC().Format("Mon 2006-01-02 15:04")
-	}
-	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, when, it.Speaker, it.Text)
+	return textRenderer.Item(&it)
 }
