@@ -146,6 +146,17 @@ type Store interface {
 	// (its history is fixed).
 	SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (Learning, error)
 
+	// CompactionState returns the live-compaction state saved for
+	// (namespace, conversation), or the zero state if none was saved. The
+	// conversation need not exist: compaction can run without appending
+	// to memory.
+	CompactionState(ctx context.Context, namespace, conversation string) (CompactionState, error)
+
+	// SaveCompactionState stores s as the state of (namespace,
+	// conversation), replacing the one saved before (the last writer
+	// wins). EINVALID for an empty conversation id or a negative count.
+	SaveCompactionState(ctx context.Context, namespace, conversation string, s CompactionState) error
+
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)

@@ -197,6 +197,20 @@ CREATE INDEX learnings_active ON learnings (conversation, subject) WHERE status 
 	{8, "how far learnings have read a conversation", `
 ALTER TABLE conversations ADD COLUMN learned_seq INTEGER NOT NULL DEFAULT 0; -- last turn whose level-1 node's facts are learnings
 `},
+	{9, "live compaction state", `
+-- The checkpoint and counters of live compaction, per conversation id. The
+-- conversation need not exist in conversations: compaction can run
+-- without appending its spans to memory.
+CREATE TABLE compaction_state (
+	namespace        TEXT    NOT NULL,
+	conversation     TEXT    NOT NULL,
+	checkpoint       TEXT    NOT NULL,
+	turn_count       INTEGER NOT NULL,
+	compaction_count INTEGER NOT NULL,
+	updated          INTEGER NOT NULL, -- unix nanoseconds
+	PRIMARY KEY (namespace, conversation)
+) WITHOUT ROWID;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

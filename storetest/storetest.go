@@ -162,6 +162,8 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"LearningsFilter", testLearningsFilter},
 		{"LearningsNamespaces", testLearningsNamespaces},
 		{"LearningsInvalid", testLearningsInvalid},
+		{"CompactionState", testCompactionState},
+		{"CompactionStateInvalid", testCompactionStateInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

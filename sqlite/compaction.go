@@ -1,0 +1,56 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"strata"
+)
+
+// CompactionState returns the live-compaction state of (namespace,
+// conversation), zero if none was saved; see strata.Store.
+func (s *Store) CompactionState(ctx context.Context, namespace, conversation string) (strata.CompactionState, error) {
+	var st strata.CompactionState
+	var updated int64
+	err := s.r.QueryRowContext(ctx, `SELECT checkpoint, turn_count, compaction_count, updated FROM compaction_state
+		WHERE namespace = ? AND conversation = ?`, namespace, conversation).
+		Scan(&st.Checkpoint, &st.TurnCount, &st.CompactionCount, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return strata.CompactionState{}, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("sqlite: compaction state of %q: %w", conversation, err)
+	}
+	st.Updated = time.Unix(0, updated).UTC()
+	return st, nil
+}
+
+// SaveCompactionState replaces the live-compaction state of (namespace,
+// conversation); see strata.Store.
+func (s *Store) SaveCompactionState(ctx context.Context, namespace, conversation string, st strata.CompactionState) error {
+	if conversation == "" {
+		return strata.Errorf(strata.EINVALID, "compaction state: empty conversation id")
+	}
+	if st.TurnCount < 0 || st.CompactionCount < 0 {
+		return strata.Errorf(strata.EINVALID, "compaction state of %q: negative count (turn_count %d, compaction_count %d)",
+			conversation, st.TurnCount, st.CompactionCount)
+	}
+	updated, err := toNanos(st.Updated, "compaction state: updated")
+	if err != nil {
+		return err
+	}
+	if updated == nil {
+		updated = time.Now().UnixNano()
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO compaction_state
+		(namespace, conversation, checkpoint, turn_count, compaction_count, updated) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, conversation) DO UPDATE SET checkpoint = excluded.checkpoint,
+		turn_count = excluded.turn_count, compaction_count = excluded.compaction_count, updated = excluded.updated`,
+		namespace, conversation, st.Checkpoint, st.TurnCount, st.CompactionCount, updated); err != nil {
+		return fmt.Errorf("sqlite: save compaction state of %q: %w", conversation, err)
+	}
+	return nil
+}
