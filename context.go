@@ -24,12 +24,13 @@ type AssemblyOptions struct {
 	// evidence recall at 1,000 tokens).
 	QueryFreshShare float64
 	// RelevanceShare is kept for query hits before older history is
-	// refined. Default 0.80; unused without a query.
+	// refined. Default 0.90; unused without a query.
 	RelevanceShare float64
-	// SearchK is how many search hits a query considers. Default 24.
+	// SearchK is how many search hits of each kind (turns, summaries) a
+	// query considers. Default 24.
 	SearchK int
-	// Neighbours is how many turns on each side of a hit come with it.
-	// Default 1; -1 means none.
+	// Neighbours is how far (in turns, at most 2) a hit's relevance
+	// spreads to the turns around it. Default 2; -1 means none.
 	Neighbours int
 	// ZoomShare caps the raw turns of the periods a query names ("on 25
 	// May 2023", "last week"). Default 0.50; unused without a time in the
@@ -51,7 +52,7 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 		v    *float64
 		d    float64
 		name string
-	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.30, "fresh share"}, {&o.RelevanceShare, 0.80, "relevance share"},
+	}{{&o.PinnedShare, 0.15, "pinned share"}, {&o.FreshShare, 0.30, "fresh share"}, {&o.RelevanceShare, 0.90, "relevance share"},
 		{&o.QueryFreshShare, 0.05, "query fresh share"},
 		{&o.ZoomShare, 0.50, "zoom share"}} {
 		if err := def(f.v, f.d, f.name); err != nil {
@@ -66,7 +67,7 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 	}
 	switch {
 	case o.Neighbours == 0:
-		o.Neighbours = 1
+		o.Neighbours = 2
 	case o.Neighbours < 0:
 		o.Neighbours = 0
 	}
@@ -106,11 +107,18 @@ type Item struct {
 	Tokens    int       `json:"tokens"` // of this item's rendering
 	Text      string    `json:"text"`   // the turn's text or the summary
 
+	// Follows is set on a turn that comes right after another turn in the
+	// package: renderers may then leave out what that turn's heading
+	// already said (its date), and run the two together when they are
+	// consecutive (Follows.FirstSeq == FirstSeq-1).
+	Follows *Item `json:"-"`
+
 	rendered string
-	learning int64 // a learning's id
-	prio     int   // lower is dropped last
-	stuck    bool  // its children do not fit: refine no more
-	tier     Tier  // of a level-1 summary's span
+	learning int64   // a learning's id
+	prio     int     // lower is dropped last
+	stuck    bool    // its children do not fit: refine no more
+	score    float64 // a relevance turn's score: the lowest is dropped first
+	tier     Tier    // of a level-1 summary's span
 }
 
 // Omission says what older history did not fit the budget.
@@ -205,7 +213,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 		return nil, err
 	}
 	a := &assembler{m: m, ctx: ctx, req: req, conv: conv, policy: p, r: r,
-		turns: map[int64]bool{}, nodes: map[string]bool{}}
+		turns: map[int64]bool{}, turnAt: map[int64]*Item{}, nodes: map[string]bool{}}
 	return a.run()
 }
 
@@ -221,6 +229,7 @@ type assembler struct {
 	items    []*Item
 	used     int
 	turns    map[int64]bool  // seqs present raw
+	turnAt   map[int64]*Item // the items of those seqs
 	nodes    map[string]bool // node ids present
 	fresh    int64           // first seq of the fresh run (conv.Turns+1 if none)
 	omit     []Omission
@@ -250,12 +259,16 @@ func (a *assembler) run() (*Package, error) {
 		return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", B, a.used)
 	}
 	if a.req.Query != "" && a.m.asm.SearchK > 0 {
-		hits, err := a.m.store.Search(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
-			Text: a.req.Query, K: a.m.asm.SearchK})
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+		// Turns and summaries are ranked apart: each kind's scores only
+		// compare among themselves, and relevance wants enough of both.
+		for _, kind := range []string{KindTurn, KindSummary} {
+			hits, err := a.m.store.Search(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
+				Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind})
+			if err != nil {
+				return nil, fmt.Errorf("search: %w", err)
+			}
+			a.hits = append(a.hits, hits...)
 		}
-		a.hits = hits
 	}
 	steps := []func() error{a.pinned, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
 	for _, step := range steps {
@@ -274,6 +287,9 @@ func (a *assembler) share(f float64) int {
 
 // add appends it if it fits within limit more tokens; it reports whether it did.
 func (a *assembler) add(it *Item, limit int) bool {
+	if it.Kind == KindTurn {
+		a.link(it, a.turnBefore(it.FirstSeq))
+	}
 	a.measure(it)
 	if it.Tokens > limit || a.used+it.Tokens > a.req.Budget {
 		return false
@@ -283,13 +299,52 @@ func (a *assembler) add(it *Item, limit int) bool {
 	switch it.Kind {
 	case KindTurn:
 		a.turns[it.FirstSeq] = true
+		a.turnAt[it.FirstSeq] = it
+		// The next turn, if present, now follows this one.
+		if next := a.turnAfter(it.FirstSeq); next != nil {
+			a.used -= next.Tokens
+			a.link(next, it)
+			a.measure(next)
+			a.used += next.Tokens
+		}
 	case KindSummary:
 		a.nodes[it.NodeID] = true
 	}
 	return true
 }
 
-// measure renders it and counts its tokens, once.
+// turnBefore and turnAfter return the present turn nearest before or
+// after seq, or nil.
+func (a *assembler) turnBefore(seq int64) *Item {
+	var best *Item
+	for s, it := range a.turnAt {
+		if s < seq && (best == nil || s > best.FirstSeq) {
+			best = it
+		}
+	}
+	return best
+}
+
+func (a *assembler) turnAfter(seq int64) *Item {
+	var best *Item
+	for s, it := range a.turnAt {
+		if s > seq && (best == nil || s < best.FirstSeq) {
+			best = it
+		}
+	}
+	return best
+}
+
+// link sets the turn that it follows (nil: none), dropping its rendering
+// if that changes it.
+func (a *assembler) link(it, prev *Item) {
+	if it.Follows != prev {
+		it.Follows = prev
+		it.rendered = ""
+	}
+}
+
+// measure renders it and counts its tokens, once per rendering.
 func (a *assembler) measure(it *Item) {
 	if it.rendered == "" {
 		it.rendered = a.r.Item(it)
@@ -307,6 +362,13 @@ func (a *assembler) remove(it *Item) {
 	switch it.Kind {
 	case KindTurn:
 		delete(a.turns, it.FirstSeq)
+		delete(a.turnAt, it.FirstSeq)
+		if next := a.turnAfter(it.FirstSeq); next != nil {
+			a.used -= next.Tokens
+			a.link(next, a.turnBefore(next.FirstSeq))
+			a.measure(next)
+			a.used += next.Tokens
+		}
 	case KindSummary:
 		delete(a.nodes, it.NodeID)
 	}
@@ -611,89 +673,145 @@ func cmpInt64(x, y int64) int {
 	return 0
 }
 
-// relevance adds the query's best hits: turns with their neighbours, and
-// summaries finer than what covers their span.
+// relevance spends what is left on the raw turns the query's evidence is
+// most likely in. Every turn near a hit gets a score:
+//
+//   - its own BM25 score, over the best turn hit's;
+//   - a share of its neighbours' (relevanceSpread, by distance): an answer
+//     sits next to the question it answers, and a fact next to the turn
+//     that names its topic;
+//   - a share of its level-1 span's score when that span's summary is a
+//     hit (coarse to fine: a strong summary leads to the turns under it,
+//     which is also how the turns of cold spans, not in the index, are
+//     found);
+//   - a small bonus when its speaker is named in the query, and one per
+//     query word it holds (ties within a summary hit's span).
+//
+// The turns are then added best first, each where it fits; one that does
+// not fit leaves room for shorter ones after it.
 func (a *assembler) relevance() error {
-	if len(a.hits) == 0 {
+	if len(a.hits) == 0 || a.used >= a.req.Budget {
 		return nil
 	}
+	score := map[int64]float64{}
+	var topTurn, topNode float64
 	for _, h := range a.hits {
-		if a.used >= a.req.Budget {
-			return nil
-		}
 		switch {
 		case h.Turn != nil:
-			seq := h.Turn.Seq
-			k := int64(a.m.asm.Neighbours)
-			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-				FromSeq: max(1, seq-k), ToSeq: seq + k})
-			if err != nil {
-				// A neighbour in an unreadable cold span: the hit alone.
-				a.m.log.Warn("context: cannot read the neighbours of a hit", "conversation", a.req.Conversation,
-					"seq", seq, "error", err)
-				ts = []Turn{*h.Turn}
-			}
-			// The hit first, then its neighbours, nearest first.
-			sort.SliceStable(ts, func(i, j int) bool { return absInt64(ts[i].Seq-seq) < absInt64(ts[j].Seq-seq) })
-			for _, t := range ts {
-				if a.turns[t.Seq] {
-					continue
-				}
-				if !a.add(a.turnItem(t, ReasonRelevance, prioRelevance), a.req.Budget-a.used) && t.Seq == seq {
-					break
-				}
-			}
-		case h.Node != nil:
-			if a.nodes[h.Node.ID] || a.spanRaw(h.Node.FirstSeq, h.Node.LastSeq) {
-				continue
-			}
-			if h.Node.Level == 1 && h.Node.Tier == TierCold && a.coldTurns(*h.Node) {
-				continue
-			}
-			a.add(a.nodeItem(*h.Node, ReasonRelevance, prioRelevance), a.req.Budget-a.used)
+			topTurn = max(topTurn, h.Score)
+		case h.Node != nil && h.Node.Level == 1:
+			topNode = max(topNode, h.Score)
 		}
+	}
+	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
+	for _, h := range a.hits {
+		switch {
+		case h.Turn != nil && topTurn > 0:
+			v := h.Score / topTurn
+			score[h.Turn.Seq] += spread[0] * v
+			for d := 1; d < len(spread); d++ {
+				for _, s := range []int64{h.Turn.Seq - int64(d), h.Turn.Seq + int64(d)} {
+					if s >= 1 && s <= a.conv.Turns {
+						score[s] += spread[d] * v
+					}
+				}
+			}
+		case h.Node != nil && h.Node.Level == 1 && topNode > 0 && h.Node.Tier != TierExpired:
+			v := relevanceSpan * h.Score / topNode
+			for s := h.Node.FirstSeq; s <= h.Node.LastSeq; s++ {
+				score[s] += v
+			}
+		}
+	}
+	for s := range a.turns {
+		delete(score, s)
+	}
+	if len(score) == 0 {
+		return nil
+	}
+	ts, err := a.readSeqs(score)
+	if err != nil {
+		return err
+	}
+	words := queryWords(a.req.Query)
+	named := map[string]bool{}
+	for _, w := range words {
+		named[w] = true
+	}
+	type cand struct {
+		t     Turn
+		score float64
+	}
+	cands := make([]cand, 0, len(ts))
+	for _, t := range ts {
+		v := score[t.Seq]
+		if sp := strings.ToLower(t.Speaker()); sp != "" && named[sp] {
+			v += relevanceSpeaker
+		}
+		v += relevanceWord * float64(overlap(words, t.Text()))
+		cands = append(cands, cand{t, v})
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		return cands[i].t.Seq > cands[j].t.Seq
+	})
+	for _, c := range cands {
+		if a.req.Budget-a.used < minTurnTokens {
+			break
+		}
+		it := a.turnItem(c.t, ReasonRelevance, prioRelevance)
+		it.score = c.score
+		a.add(it, a.req.Budget-a.used)
 	}
 	return nil
 }
 
-// coldTurns adds the turns of a cold span that share the most words with
-// the query, each with its neighbours in the span: the span's turns are
-// not in the search index, so its summary was the hit. It reports whether
-// it added any; it adds none if the archive cannot be read.
-func (a *assembler) coldTurns(n Node) bool {
-	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-		FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
-	if err != nil {
-		a.m.log.Warn("context: cannot read a cold span the query points into", "conversation", a.req.Conversation,
-			"node", n.ID, "error", err)
-		return false
+// How relevance scores turns; see relevance. The weights were set on
+// LoCoMo's questions (evidence recall at 1,000 to 4,000 tokens) and are
+// general: nothing in them depends on a topic or a wording.
+var relevanceSpread = []float64{1, 0.7, 0.2} // by distance from a turn hit: itself, 1, 2 turns away
+
+const (
+	relevanceSpan    = 0.5  // a level-1 summary hit, over the best one, to each turn of its span
+	relevanceSpeaker = 0.15 // the turn's speaker is named in the query
+	relevanceWord    = 0.02 // per query word the turn holds
+	minTurnTokens    = 8    // below this much room no turn fits
+)
+
+// readSeqs reads the turns of the seqs in set, in few range reads: seqs
+// closer than a few turns share one read. A range that cannot be read (an
+// unreadable cold span) is skipped with a warning.
+func (a *assembler) readSeqs(set map[int64]float64) ([]Turn, error) {
+	seqs := make([]int64, 0, len(set))
+	for s := range set {
+		seqs = append(seqs, s)
 	}
-	words := queryWords(a.req.Query)
-	type scored struct {
-		i, score int
-	}
-	var best []scored
-	for i := range ts {
-		if sc := overlap(words, ts[i].Text()); sc > 0 {
-			best = append(best, scored{i, sc})
+	slices.Sort(seqs)
+	var out []Turn
+	for i := 0; i < len(seqs); {
+		j := i
+		for j+1 < len(seqs) && seqs[j+1]-seqs[j] <= 4 {
+			j++
 		}
-	}
-	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
-	added := false
-	k := a.m.asm.Neighbours
-	for _, b := range best[:min(len(best), 2)] {
-		for d := 0; d <= k; d++ {
-			for _, j := range []int{b.i - d, b.i + d} {
-				if j < 0 || j >= len(ts) || a.turns[ts[j].Seq] || (d == 0 && j != b.i) {
-					continue
-				}
-				if a.add(a.turnItem(ts[j], ReasonRelevance, prioRelevance), a.req.Budget-a.used) {
-					added = true
-				}
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			FromSeq: seqs[i], ToSeq: seqs[j]})
+		if err != nil {
+			if a.ctx.Err() != nil {
+				return nil, err
+			}
+			a.m.log.Warn("context: cannot read turns the query points at", "conversation", a.req.Conversation,
+				"from", seqs[i], "to", seqs[j], "error", err)
+		}
+		for _, t := range ts {
+			if _, ok := set[t.Seq]; ok {
+				out = append(out, t)
 			}
 		}
+		i = j + 1
 	}
-	return added
+	return out, nil
 }
 
 // queryWords are the lowercased words of a query worth matching: three
@@ -896,6 +1014,23 @@ func (a *assembler) expand(it *Item) (bool, error) {
 func (a *assembler) finish() (*Package, error) {
 	for {
 		sort.SliceStable(a.items, func(i, j int) bool { return itemBefore(a.items[i], a.items[j]) })
+		// A turn follows the item before it only if that is a turn (a
+		// summary may sit between two turns).
+		for i, it := range a.items {
+			if it.Kind != KindTurn {
+				continue
+			}
+			var prev *Item
+			if i > 0 && a.items[i-1].Kind == KindTurn {
+				prev = a.items[i-1]
+			}
+			if it.Follows != prev {
+				a.used -= it.Tokens
+				a.link(it, prev)
+				a.measure(it)
+				a.used += it.Tokens
+			}
+		}
 		a.header = a.r.Header(a.conv, a.omittedSorted())
 		text := a.sections + a.r.Join(a.header, a.items)
 		n := a.m.tok.Count(text)
@@ -905,16 +1040,20 @@ func (a *assembler) finish() (*Package, error) {
 				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {
 				pkg.Items[i] = *it
+				if it.Follows != nil {
+					pkg.Items[i].Follows = &pkg.Items[i-1]
+				}
 			}
 			return pkg, nil
 		}
 		if len(a.items) == 0 {
 			return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", a.req.Budget, n)
 		}
-		// Drop the item the package can best spare.
+		// Drop the item the package can best spare: of the lowest
+		// priority, the least relevant.
 		worst := 0
 		for i, it := range a.items {
-			if it.prio > a.items[worst].prio {
+			if w := a.items[worst]; it.prio > w.prio || it.prio == w.prio && it.score < w.score {
 				worst = i
 			}
 		}

@@ -46,8 +46,7 @@ func ExampleMemory_Context() {
 	// Summaries stand for older turns; raw turns are quoted as said.
 	//
 	// [turn 1 m1, Mon 2026-03-02 09:00] Maya: Our flour supplier is Millers Mill, €0.92/kg.
-	//
-	// [turn 2 m2, Mon 2026-03-02 09:01] assistant: Noted: Millers Mill at €0.92/kg.
+	// [turn 2, 09:01] assistant: Noted: Millers Mill at €0.92/kg.
 	//
 	// true
 }

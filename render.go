@@ -123,7 +123,37 @@ func (textRenderer) Item(it *Item) string {
 		return fmt.Sprintf("\n[%s summary, %s, %s]\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)
 	}
+	if f := it.Follows; f != nil {
+		at := followTime(it)
+		switch {
+		case f.FirstSeq == it.FirstSeq-1 && at == "":
+			// Under the heading of the turn before: no blank line.
+			return fmt.Sprintf("[turn %d] %s: %s\n", it.FirstSeq, it.Speaker, it.Text)
+		case f.FirstSeq == it.FirstSeq-1 && len(at) < len(stamp):
+			return fmt.Sprintf("[turn %d, %s] %s: %s\n", it.FirstSeq, at, it.Speaker, it.Text)
+		case len(at) < len(stamp):
+			// The same day as the turn before: its time only.
+			return fmt.Sprintf("\n[turn %d, %s] %s: %s\n", it.FirstSeq, timeOf(it), it.Speaker, it.Text)
+		}
+	}
 	return fmt.Sprintf("\n[turn %d %s, %s] %s: %s\n", it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Speaker, it.Text)
+}
+
+// timeOf is the clock time of an item's start.
+func timeOf(it *Item) string { return fmtTime(it.Start)[len(stamp)-5:] }
+
+// followTime is what a turn that follows another must still say of its
+// time: "" if the minute is the same, the clock time on the same day, the
+// whole stamp otherwise.
+func followTime(it *Item) string {
+	prev, cur := fmtTime(it.Follows.Start), fmtTime(it.Start)
+	switch {
+	case prev == cur:
+		return ""
+	case len(prev) == len(stamp) && len(cur) == len(stamp) && prev[:len(stamp)-6] == cur[:len(stamp)-6]:
+		return cur[len(stamp)-5:]
+	}
+	return cur
 }
 
 func (textRenderer) Join(header string, items []*Item) string { return JoinParts(header, items) }
@@ -147,6 +177,14 @@ func (markdownRenderer) Item(it *Item) string {
 	if it.Kind == KindSummary {
 		return fmt.Sprintf("\n### Summary (%s): %s, %s\n\n%s\n", it.LevelName, fmtSeqs(it.FirstSeq, it.LastSeq),
 			fmtDays(it.Start, it.End), it.Text)
+	}
+	if f := it.Follows; f != nil {
+		switch at := followTime(it); {
+		case at == "" && f.FirstSeq == it.FirstSeq-1:
+			return fmt.Sprintf("\n**%s** (turn %d):\n%s\n", it.Speaker, it.FirstSeq, it.Text)
+		case len(at) < len(stamp):
+			return fmt.Sprintf("\n**%s** (turn %d, %s):\n%s\n", it.Speaker, it.FirstSeq, timeOf(it), it.Text)
+		}
 	}
 	return fmt.Sprintf("\n**%s** (%s, turn %d `%s`, %s):\n%s\n", it.Speaker, it.Role, it.FirstSeq, it.ExtID, fmtTime(it.Start), it.Text)
 }

@@ -291,7 +291,9 @@ func TestBaselineBudget(t *testing.T) {
 }
 
 // TestRenderTurn checks that the baseline renders a turn as a text context
-// package does, so that both are measured alike.
+// package renders a turn that follows no other turn on its day (one that
+// does is shorter: it runs under that turn's heading), so that both are
+// measured alike.
 func TestRenderTurn(t *testing.T) {
 	ctx := context.Background()
 	m := newMemory(t)
@@ -307,16 +309,27 @@ func TestRenderTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := map[string]int{}
+	lone := map[string]bool{}
 	for _, it := range pkg.Items {
 		if it.Kind == strata.KindTurn {
 			tokens[it.ExtID] = it.Tokens
+			lone[it.ExtID] = it.Follows == nil || !sameDay(it.Follows.Start, it.Start)
 		}
 	}
 	if len(turns) != 6 || len(tokens) != 6 {
 		t.Fatalf("%d turns, %d raw in the package; want 6", len(turns), len(tokens))
 	}
+	if !lone["D1:1"] || !lone["D2:1"] || lone["D1:2"] {
+		t.Fatalf("turns that open a day: %v; want D1:1 and D2:1 only", lone)
+	}
 	for _, tr := range turns {
 		s := renderTurn(tr)
+		if !lone[tr.ExtID] {
+			if n := m.Tokenizer().Count(s); n <= tokens[tr.ExtID] {
+				t.Errorf("%s follows the turn before it but costs %d tokens in the package, alone %d", tr.ExtID, tokens[tr.ExtID], n)
+			}
+			continue
+		}
 		if !strings.Contains(pkg.Rendered, s) {
 			t.Errorf("%s renders as %q, not found in the package:\n%s", tr.ExtID, s, pkg.Rendered)
 		}
@@ -438,4 +451,8 @@ func TestRunLoCoMo(t *testing.T) {
 			t.Errorf("category %d: mean tokens %.0f and %.0f over the budget", r.Category, r.Context.MeanTokens, r.BM25.MeanTokens)
 		}
 	}
+}
+
+func sameDay(a, b time.Time) bool {
+	return a.UTC().Format(time.DateOnly) == b.UTC().Format(time.DateOnly)
 }
