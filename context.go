@@ -775,7 +775,7 @@ var relevanceSpread = []float64{1, 0.7, 0.2} // by distance from a turn hit: its
 
 const (
 	relevanceSpan    = 0.5  // a level-1 summary hit, over the best one, to each turn of its span
-	relevanceSpeaker = 0.15 // the turn's speaker is named in the query
+	relevanceSpeaker = 0.4  // the turn's speaker is named in the query
 	relevanceWord    = 0.02 // per query word the turn holds
 	minTurnTokens    = 8    // below this much room no turn fits
 )
@@ -1090,7 +1090,16 @@ func (a *assembler) omittedSorted() []Omission {
 		}
 	}
 	slices.SortFunc(out, func(x, y Omission) int { return cmpInt64(x.FirstSeq, y.FirstSeq) })
-	return out
+	// Omissions of neighbouring spans read as one range.
+	merged := out[:0]
+	for _, o := range out {
+		if n := len(merged); n > 0 && merged[n-1].LastSeq+1 >= o.FirstSeq {
+			merged[n-1].LastSeq = max(merged[n-1].LastSeq, o.LastSeq)
+			continue
+		}
+		merged = append(merged, o)
+	}
+	return merged
 }
 
 // itemBefore orders items chronologically; a summary comes before the raw

@@ -75,9 +75,17 @@ func omissionLine(os []Omission) string {
 	}
 	parts := make([]string, len(os))
 	for i, o := range os {
-		parts[i] = fmtSeqs(o.FirstSeq, o.LastSeq)
+		if o.FirstSeq == o.LastSeq {
+			parts[i] = fmt.Sprint(o.FirstSeq)
+		} else {
+			parts[i] = fmt.Sprintf("%d-%d", o.FirstSeq, o.LastSeq)
+		}
 	}
-	return "Not shown for lack of budget: " + strings.Join(parts, ", ") + "."
+	what := "turns "
+	if len(os) == 1 && os[0].FirstSeq == os[0].LastSeq {
+		what = "turn "
+	}
+	return "Not shown for lack of budget: " + what + strings.Join(parts, ", ") + "."
 }
 
 // JoinParts is the usual Join: the header, each item's rendering, and a
