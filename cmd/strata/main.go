@@ -75,6 +75,7 @@ func commands() []command {
 		{"context", "assemble a context package within a token budget", runContext},
 		{"search", "search turns and summaries (BM25)", runSearch},
 		{"expand", "show the exact turns under a summary node, whatever their tier", runExpand},
+		{"compact", "compact an agent's message list: prune old tool output, checkpoint older history", runCompact},
 		{"zoom", "show the whole turns of a day, week, month or range, whatever their tier", runZoom},
 		{"pin", "pin a turn as a milestone, or mark a day important", runPin},
 		{"policy", "show a pyramid policy, or move a conversation to another and rebuild it", runPolicy},

@@ -16,6 +16,10 @@ type Entry struct {
 	Text string
 	// IsError marks a tool result the tool reported as an error.
 	IsError bool
+	// CallID pairs a tool call with its result (the provider's tool call
+	// id). When it is "", a result is paired with the oldest unanswered
+	// call of the same Name.
+	CallID string
 }
 
 // Identifier is one entry of the identifier ledger: something exact (a
@@ -27,14 +31,31 @@ type Identifier struct {
 	Text string `json:"text"`
 }
 
+// The kinds of identifiers.
+const (
+	KindPath    = "path"    // a file or directory path, an API route
+	KindCommand = "command" // a shell command as it was run
+	KindURL     = "url"     // a URL, a host:port
+	KindNumber  = "number"  // a number with its unit or currency: 30s, 512 MB, $4,500
+	KindError   = "error"   // an error message line
+	KindSymbol  = "symbol"  // a function, type, variable or test name
+	KindID      = "id"      // a hash, issue or PR number, UUID, version, port, key=value
+)
+
+// Kinds lists the kinds of identifiers in the order Critical Context shows
+// them.
+var Kinds = []string{KindPath, KindCommand, KindError, KindSymbol, KindURL, KindID, KindNumber}
+
 // Result is a written checkpoint.
 type Result struct {
 	// Text is the checkpoint in the six-section format (Goal, Constraints
 	// & Preferences, Progress with Done and In Progress, Key Decisions,
 	// Next Steps, Critical Context).
 	Text string
-	// Ledger is the identifiers Text carries in its Critical Context
-	// section, best ranked first.
+	// Ledger is the identifiers of the ledger that Text carries, best
+	// ranked first: those its Critical Context section lists, and those
+	// the sections above already quote (so that they are not listed
+	// twice).
 	Ledger []Identifier
 	// Mode is "llm" when a model wrote the prose, "extractive" otherwise.
 	Mode string
@@ -42,4 +63,22 @@ type Result struct {
 	Update bool
 	// Completion is the model call, when one was made (for the call log).
 	Completion *strata.Completion
+
+	// Calls is every model call made, in order: one, or two when the
+	// first reply was not in the format and a repair was asked for.
+	// Completion is the last of them.
+	Calls []strata.Completion
+	// Omitted counts the ledger's identifiers that did not fit the budget.
+	Omitted int
+	// Tokens is the size of Text as counted by the writer's tokenizer.
+	Tokens int
+	// Fallback says why a model was configured but Text is extractive
+	// (the reply was not a checkpoint, even after a repair); "" otherwise.
+	Fallback string
 }
+
+// Modes of a Result.
+const (
+	ModeLLM        = "llm"
+	ModeExtractive = "extractive"
+)

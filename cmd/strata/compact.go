@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"strata/compact"
+	"strata/compact/checkpoint"
+)
+
+// compactStats is what `strata compact` reports: on standard error with
+// --stats, inside the wrapper with --json.
+type compactStats struct {
+	Provider          string  `json:"provider"`
+	Conversation      string  `json:"conversation,omitempty"`
+	Tokenizer         string  `json:"tokenizer"`
+	TokensBefore      int     `json:"tokens_before"`
+	TokensAfter       int     `json:"tokens_after"`
+	Factor            float64 `json:"factor"`
+	ResultsTrimmed    int     `json:"results_trimmed"`
+	ResultsCleared    int     `json:"results_cleared"`
+	CharsRemoved      int     `json:"chars_removed"`
+	Compacted         bool    `json:"compacted"`
+	Reason            string  `json:"reason,omitempty"`
+	Cut               int     `json:"cut_index"`
+	MessagesCompacted int     `json:"messages_compacted"`
+	IdentifiersKept   int     `json:"identifiers_kept"`
+	Mode              string  `json:"mode,omitempty"`
+	Update            bool    `json:"update"`
+	Fallback          bool    `json:"fallback"`
+	Error             string  `json:"error,omitempty"`
+	CompactionCount   int     `json:"compaction_count"`
+	TurnsRemembered   int     `json:"turns_remembered"`
+}
+
+func runCompact(ctx context.Context, m *Main, args []string) error {
+	fs := m.command("compact", "[--provider openai|anthropic] [--conversation ID] [--force] [--stats] [--json] < messages.json > compacted.json")
+	provider := fs.String("provider", "openai", "shape of the message list: openai (chat messages) or anthropic (messages)")
+	conv := fs.String("conversation", "", "keep the checkpoint and counts of this conversation in the store, and remember the compacted span as its turns")
+	force := fs.Bool("force", false, "compact whatever the threshold (still at a user-turn boundary)")
+	noRemember := fs.Bool("no-remember", false, "with --conversation: do not append the compacted span to the conversation's turns")
+	hook := fs.String("hook", "", "shell command run before each checkpoint, with the span's messages (JSON) on its standard input; failing aborts")
+	stats := fs.Bool("stats", false, "write the statistics as JSON on standard error")
+	budget := fs.Int("checkpoint-budget", checkpoint.DefaultBudget, "the checkpoint's size limit in tokens")
+	systemTokens := fs.Int("system-tokens", 0, "tokens the request carries beside the list (a system prompt or tools it does not hold)")
+	usageTokens := fs.Int("usage-input-tokens", 0, "the input tokens the provider reported for the list's first --usage-messages messages: calibrates the estimate")
+	usageMessages := fs.Int("usage-messages", 0, "how many messages of the list --usage-input-tokens counted (0: all)")
+	// The thresholds, over STRATA_* and the defaults.
+	cfgFlags := map[string]*int{
+		"tool-soft-trim-chars":   fs.Int("tool-soft-trim-chars", 0, "soft-trim tool results longer than this many characters (env STRATA_TOOL_SOFT_TRIM_CHARS, default 4000)"),
+		"tool-soft-trim-head":    fs.Int("tool-soft-trim-head", 0, "characters kept at the head of a trimmed result (env STRATA_TOOL_SOFT_TRIM_HEAD, default 1500)"),
+		"tool-soft-trim-tail":    fs.Int("tool-soft-trim-tail", 0, "characters kept at the tail (env STRATA_TOOL_SOFT_TRIM_TAIL, default 1500)"),
+		"tool-hard-clear-after":  fs.Int("tool-hard-clear-after", 0, "clear results older than this many tool-result messages; 0 never (env STRATA_TOOL_HARD_CLEAR_AFTER, default 6)"),
+		"keep-last-tool-results": fs.Int("keep-last-tool-results", 0, "never touch the latest N tool-result messages (env STRATA_KEEP_LAST_TOOL_RESULTS, default 2)"),
+		"threshold":              fs.Int("threshold", 0, "compact when the estimated input plus output headroom exceeds this (env STRATA_COMPACTION_THRESHOLD, default 100000)"),
+		"keep-recent-tokens":     fs.Int("keep-recent-tokens", 0, "recent history kept verbatim (env STRATA_KEEP_RECENT_TOKENS, default 20000)"),
+		"output-headroom":        fs.Int("output-headroom", 0, "output tokens assumed when the list has no max_tokens (env STRATA_OUTPUT_HEADROOM, default 16000)"),
+	}
+	noPrune := fs.Bool("no-prune", false, "leave tool results alone (layer 1 off; env STRATA_TOOL_PRUNING_ENABLED=false)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	p, err := compact.ParseProvider(*provider)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if *noRemember && *conv == "" {
+		return usagef("--no-remember needs --conversation")
+	}
+	cfg, err := compact.ConfigFromEnv(m.Getenv)
+	if err != nil {
+		return err
+	}
+	// Running the command asks for compaction: layer 2 is on unless the
+	// environment turns it off.
+	if m.Getenv("STRATA_COMPACTION_ENABLED") == "" {
+		cfg.CompactionEnabled = true
+	}
+	if *noPrune {
+		cfg.ToolPruningEnabled = false
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, v := range cfgFlags {
+		if !set[name] {
+			continue
+		}
+		switch name {
+		case "tool-soft-trim-chars":
+			cfg.ToolSoftTrimChars = *v
+		case "tool-soft-trim-head":
+			cfg.ToolSoftTrimHead = *v
+		case "tool-soft-trim-tail":
+			cfg.ToolSoftTrimTail = *v
+		case "tool-hard-clear-after":
+			cfg.ToolHardClearAfter = *v
+		case "keep-last-tool-results":
+			cfg.KeepLastToolResults = *v
+		case "threshold":
+			cfg.CompactionThreshold = *v
+		case "keep-recent-tokens":
+			cfg.KeepRecentTokens = *v
+		case "output-headroom":
+			cfg.OutputHeadroom = *v
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+
+	data, err := io.ReadAll(m.Stdin)
+	if err != nil {
+		return fmt.Errorf("read standard input: %w", err)
+	}
+	tr, err := compact.Parse(p, data)
+	if err != nil {
+		return fmt.Errorf("standard input: %w", err)
+	}
+
+	s, err := m.resolve(fs.g)
+	if err != nil {
+		return err
+	}
+	tok, err := newTokenizer(s.Tokenizer)
+	if err != nil {
+		return err
+	}
+	llm, err := s.LLM.completer()
+	if err != nil {
+		return err
+	}
+	w, err := checkpoint.New(checkpoint.Options{LLM: llm, Model: s.LLM.Model, Tokenizer: tok, Budget: *budget})
+	if err != nil {
+		return err
+	}
+
+	remembered := 0
+	var pre compact.Hook
+	if *hook != "" {
+		pre = shellHook(m, *hook, *conv)
+	}
+	var a *app
+	if *conv != "" {
+		if a, err = m.open(ctx, fs.g); err != nil {
+			return err
+		}
+		defer a.Close()
+		if !*noRemember {
+			// The user's hook first: if it fails, nothing is stored.
+			pre = compact.Hooks(pre, compact.Remember(a.mem, *conv, nil), func(ctx context.Context, span compact.Span) error {
+				remembered += len(span.Messages)
+				return nil
+			})
+		}
+	}
+	c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: w, PreCompact: pre})
+	if err != nil {
+		return err
+	}
+	req := compact.Request{Transcript: tr, Force: *force, SystemTokens: *systemTokens}
+	if set["usage-input-tokens"] {
+		n := *usageMessages
+		if n == 0 {
+			n = len(tr.Messages)
+		}
+		req.Usage = &compact.Usage{InputTokens: *usageTokens, Messages: n}
+	}
+	var res compact.Result
+	if a != nil {
+		res, err = c.CompactConversation(ctx, compact.StoreState{Store: a.store, Namespace: a.mem.Namespace()}, *conv, req)
+	} else {
+		res, err = c.Compact(ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	st := compactStats{Provider: string(p), Conversation: *conv, Tokenizer: tok.Name(),
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
+		ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
+		Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
+		IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
+		CompactionCount: res.State.CompactionCount, TurnsRemembered: remembered}
+	if res.Err != nil {
+		st.Error = res.Err.Error()
+	}
+	if *fs.json {
+		return writeJSON(m.Stdout, struct {
+			Stats    compactStats        `json:"stats"`
+			Messages *compact.Transcript `json:"messages"`
+		}{st, res.Transcript})
+	}
+	if _, err := m.Stdout.Write(res.Transcript.JSON()); err != nil {
+		return err
+	}
+	fmt.Fprintln(m.Stdout)
+	if *stats {
+		return writeJSON(m.Stderr, st)
+	}
+	if m.IsTerminal {
+		fmt.Fprintln(m.Stderr, compactLine(st))
+	}
+	return nil
+}
+
+// compactLine is the one-line account a terminal gets.
+func compactLine(s compactStats) string {
+	line := fmt.Sprintf("compact: %d -> %d tokens (%s); %d results trimmed, %d cleared", s.TokensBefore, s.TokensAfter,
+		s.Tokenizer, s.ResultsTrimmed, s.ResultsCleared)
+	switch {
+	case s.Fallback:
+		line += fmt.Sprintf("; checkpoint failed (%s): %d messages dropped, recent window kept", s.Error, s.MessagesCompacted)
+	case s.Compacted:
+		line += fmt.Sprintf("; %d messages compacted into a %s checkpoint with %d identifiers (compaction %d)",
+			s.MessagesCompacted, s.Mode, s.IdentifiersKept, s.CompactionCount)
+	default:
+		line += "; not compacted: " + s.Reason
+	}
+	if s.TurnsRemembered > 0 {
+		line += fmt.Sprintf("; %d turns remembered in %s", s.TurnsRemembered, s.Conversation)
+	}
+	return line
+}
+
+// shellHook runs command with sh -c before each checkpoint, the span's
+// messages on its standard input and STRATA_CONVERSATION and
+// STRATA_COMPACTION_NUMBER in its environment. Its output goes to
+// standard error; a failure aborts the compaction.
+func shellHook(m *Main, command, conversation string) compact.Hook {
+	return func(ctx context.Context, span compact.Span) error {
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Stdin = bytes.NewReader(span.JSON())
+		cmd.Stdout, cmd.Stderr = m.Stderr, m.Stderr
+		cmd.Env = append(os.Environ(), "STRATA_CONVERSATION="+conversation,
+			"STRATA_COMPACTION_NUMBER="+strconv.Itoa(span.Number))
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("pre-compaction hook %q: %w", command, err)
+		}
+		return nil
+	}
+}

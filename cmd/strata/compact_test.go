@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// compactOut is the --json wrapper of strata compact.
+type compactOut struct {
+	Stats    compactStats    `json:"stats"`
+	Messages json.RawMessage `json:"messages"`
+}
+
+func readAgent(t *testing.T, provider string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "agent-"+provider+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCompactCLI: both providers compact a generated agent transcript; with
+// --conversation the span lands in the conversation's turns and the state
+// is kept, so a second run merges into the first checkpoint.
+func TestCompactCLI(t *testing.T) {
+	for _, p := range []string{"openai", "anthropic"} {
+		t.Run(p, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "s.db")
+			in := readAgent(t, p)
+			out, errs, err := run(t, db, in, "compact", "--provider", p, "--conversation", "agent", "--json",
+				"--threshold", "20000", "--keep-recent-tokens", "4000")
+			if err != nil {
+				t.Fatalf("compact: %v\n%s", err, errs)
+			}
+			var res compactOut
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("compact --json printed no JSON: %v\n%.300s", err, out)
+			}
+			s := res.Stats
+			if !s.Compacted || s.MessagesCompacted == 0 || s.TokensAfter >= s.TokensBefore || s.IdentifiersKept == 0 ||
+				s.Mode != "extractive" || s.CompactionCount != 1 || s.TurnsRemembered != s.MessagesCompacted {
+				t.Fatalf("stats %+v: want a compaction with identifiers, its span remembered", s)
+			}
+			if !strings.Contains(string(res.Messages), "Previous conversation summary") {
+				t.Fatalf("the compacted list has no summary pair: %.300s", res.Messages)
+			}
+			list := mustRun(t, db, "list", "--json")
+			if !strings.Contains(list, `"agent"`) {
+				t.Fatalf("conversation agent not listed after compact:\n%s", list)
+			}
+
+			// The compacted list, compacted again with a smaller window,
+			// merges into the checkpoint the first run kept.
+			again, errs, err := run(t, db, string(res.Messages), "compact", "--provider", p, "--conversation", "agent",
+				"--json", "--force", "--threshold", "20000", "--keep-recent-tokens", "1000")
+			if err != nil {
+				t.Fatalf("second compact: %v\n%s", err, errs)
+			}
+			var res2 compactOut
+			if err := json.Unmarshal([]byte(again), &res2); err != nil {
+				t.Fatal(err)
+			}
+			if !res2.Stats.Compacted || !res2.Stats.Update || res2.Stats.CompactionCount != 2 {
+				t.Fatalf("second run stats %+v: want an update, compaction 2", res2.Stats)
+			}
+		})
+	}
+}
+
+// TestCompactCLIStdout: without --json the list goes to stdout as the
+// provider's JSON and --stats writes the statistics on stderr; without
+// --conversation nothing is stored.
+func TestCompactCLIStdout(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	out, errs, err := run(t, db, readAgent(t, "openai"), "compact", "--stats", "--threshold", "20000", "--keep-recent-tokens", "4000")
+	if err != nil {
+		t.Fatalf("compact: %v\n%s", err, errs)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal([]byte(out), &msgs); err != nil || len(msgs) == 0 {
+		t.Fatalf("stdout is not an OpenAI message list: %v\n%.300s", err, out)
+	}
+	var st compactStats
+	if err := json.Unmarshal([]byte(errs), &st); err != nil || !st.Compacted {
+		t.Fatalf("stderr is not the statistics of a compaction: %v\n%s", err, errs)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("compact without --conversation created the database")
+	}
+}
+
+// TestCompactCLIErrors: bad input names the message and field; a failing
+// hook aborts before anything is remembered; bad thresholds name the flag.
+func TestCompactCLIErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	_, _, err := run(t, db, `[{"role":"user","content":"hi"},{"role":"tool","content":"x"}]`, "compact", "--conversation", "c")
+	if err == nil || !strings.Contains(err.Error(), "messages[1]") {
+		t.Fatalf("a tool message without tool_call_id: %v; want an error naming messages[1]", err)
+	}
+	_, _, err = run(t, db, readAgent(t, "openai"), "compact", "--conversation", "c", "--force", "--keep-recent-tokens", "4000",
+		"--hook", "exit 3")
+	if err == nil || !strings.Contains(err.Error(), "hook") {
+		t.Fatalf("a failing hook: %v; want the compaction aborted", err)
+	}
+	if out := mustRun(t, db, "list", "--json"); strings.Contains(out, `"c"`) {
+		t.Fatalf("an aborted compaction remembered its span:\n%s", out)
+	}
+	_, _, err = run(t, db, readAgent(t, "openai"), "compact", "--tool-soft-trim-chars", "100")
+	if err == nil || !strings.Contains(err.Error(), "tool_soft_trim") {
+		t.Fatalf("soft-trim chars below head + tail: %v; want an error naming the setting", err)
+	}
+	if _, _, err = run(t, db, "[]", "compact", "--provider", "gemini"); err == nil {
+		t.Fatal("an unknown provider was accepted")
+	}
+}

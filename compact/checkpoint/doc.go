@@ -1,0 +1,204 @@
+// Package checkpoint writes the checkpoint that replaces the older part of
+// an agent's message list when live compaction cuts it: a structured
+// summary in six sections, within a token budget, whose Critical Context
+// carries an identifier ledger collected mechanically from the span.
+//
+//	w, err := checkpoint.New(checkpoint.Options{LLM: model, Tokenizer: tok})
+//	res, err := w.Checkpoint(ctx, span, previous) // previous: the last checkpoint, or ""
+//
+// Package compact flattens the messages it cuts to []Entry (one entry per
+// text, thinking block, tool call and tool result) and keeps res.Text as
+// the conversation's checkpoint; the next compaction passes it back as
+// previous.
+//
+// # Format
+//
+//	## Goal
+//	Fix the failing TestApplyDiscount without changing the billing API.
+//
+//	## Constraints & Preferences
+//	- Please don't change the public API of the billing package.
+//
+//	## Progress
+//	### Done
+//	- [x] Edited `internal/billing/discount.go`
+//	- [x] `go test ./...` passes
+//
+//	### In Progress
+//	- [ ] `go build ./...` fails: `internal/http/routes.go:41:9: undefined: newRatelimiter`
+//
+//	## Key Decisions
+//	- I'll round half up instead of truncating, since totals are compared to the cent.
+//
+//	## Next Steps
+//	1. Add a case for negative amounts to `internal/billing/discount_test.go`.
+//
+//	## Critical Context
+//	- paths: internal/http/routes.go, internal/http/ratelimit.go
+//	- command: curl -s -i -X POST http://localhost:8080/api/v1/orders
+//	- error: panic: runtime error: invalid memory address or nil pointer dereference
+//	- symbols: applyDiscount, newRateLimiter
+//	- ids: #412, 3f9c2ab
+//	- numbers: 100 requests per minute, 30s
+//
+// An empty section says "- none". Critical Context holds free notes (a
+// model's, or an earlier summary that was not a checkpoint) and then the
+// ledger: one line per kind, comma separated, in the order of Kinds, and
+// one line per command and per error (they hold commas); what the
+// sections above already quote is not listed again. Parse reads a
+// checkpoint back into Sections, tolerating what models do to the format
+// (other heading levels, bold headings, "Constraints and Preferences",
+// numbered or starred lists, wrapped items); Sections.Format writes it.
+//
+// # The identifier ledger
+//
+// What a continuing agent must have verbatim is not left to a model: a
+// hand-written scanner (no regular expressions) collects it from every
+// entry of the span.
+//
+//   - path: rooted (/etc/x, ./a, ~/a, C:\x), three segments or more
+//     (a/b/c), a module path (github.com/a/b), a Go pattern (./x/...),
+//     or a file name with a known extension in lower case (main.go, a/b.py;
+//     not threading.Lock, nor res.json, a member of a common receiver),
+//     without its :line:col; an API route (/api/v1/orders) is a path too.
+//     A tool call's path, file_path, filename... argument is a path as
+//     given.
+//   - command: a tool call's command (cmd, script) argument, or argv with
+//     bash -c unwrapped, as its first line; in text, an inline code span
+//     or a "$ " line whose first word is a known program with arguments,
+//     and the lines of a sh/bash fenced block.
+//   - url: anything with ://, and localhost:port and the like.
+//   - number: a number glued to a unit or currency (30s, 250ms, 3.5GB,
+//     80%, $4,500) or followed by a unit word (512 MB, 30 seconds, 3
+//     retries, 100 requests per minute); in tool output only sizes and
+//     percentages count (timings there are noise). Bare numbers do not.
+//   - error: a line of output (or a quoted one) shaped like an error: a
+//     prefix such as "panic: ", "Error: ", "FAILED ", "--- FAIL: ", a
+//     compiler location (file.go:12:5: msg, a.ts(3,4): error TS...), an
+//     exception (TypeError: msg), or, in output, a phrase such as
+//     "undefined: ", "no such file or directory", "connection refused".
+//     Go's bare FAIL summary lines and grep hits are not errors. A line is
+//     cut at 200 bytes on a word boundary (a prefix of the line, so still
+//     verbatim); at most 8 error lines are taken per tool result.
+//   - symbol: snake_case, camelCase, compound PascalCase (TokenStore,
+//     TestRefresh), dotted names (pkg.Func), calls (total()), declared
+//     names in code (func Name, def name, class Name), stack frame
+//     functions; any name inside an inline code span.
+//   - id: commit hashes (7 to 40 hex digits with a letter and a digit),
+//     #123, BILL-231, UUIDs, versions (v1.2.3, 1.2.3, go1.22, ^4.17.0,
+//     lodash@4.17.21), port 8080, :8080, and key=value settings
+//     (PORT=8080, --timeout=30s).
+//
+// Identifiers are deduplicated by a key that ignores case, trailing
+// punctuation, a leading ./ of a path and the () of a call; a text found
+// as two kinds takes the stronger (command, error, url, path, id,
+// number, symbol). The text kept is the one a tool call gave, else the
+// first seen.
+//
+// What the conversation does not name is left out: an identifier found
+// only in tool output or in code a tool call writes is in the ledger only
+// if it is an error line, or an error line or a stack frame names it
+// (the file and function of a crash), or the written code declares it.
+// The names in a file the agent read, a directory listing or a build log
+// are not listed: they are where they were, should the agent need them.
+//
+// Ranking: the kind's weight (error 5, command 4.5, path 4, url 4, id 3,
+// number 3, symbol 2.5), times 1 + ln(occurrences)/2, plus 4 if the user
+// said it, 2.5 if a tool call named it, 2 if the assistant said it, 0.5
+// if it thought it, and up to 2 for recency (its last occurrence's
+// position in the span); an identifier only output or written code shows
+// (an error excepted) keeps 70% of that. Ties go to the first seen.
+//
+// Work is bounded: of a tool result or a long argument, the first 48 KiB
+// and the last 16 KiB are scanned. A span of about 1,000 entries (95k
+// tokens) takes about 15 ms, one of 3,900 entries about 30 ms (see
+// BenchmarkLedger).
+//
+// # Budget
+//
+// Options.Budget (default 6000 tokens: at the default compaction
+// threshold a span's identifiers alone need about 2,800) bounds the whole text as counted by Options.Tokenizer. The
+// sections above Critical Context get at most 40% of it (25% when the
+// ledger then does not fit the rest, if that carries more identifiers);
+// when they need more, Done items go first (the oldest), then decisions (the oldest),
+// notes, constraints, next steps and in-progress items (the last), each
+// list keeping a few items until nothing else is left to drop, and the
+// goal is cut last. The ledger gets the rest: identifiers in rank order,
+// each skipped when the text already says it (the prose quotes it, or a
+// listed identifier contains it as a whole word) and listed if its entry
+// still fits, a smaller one further down taking room a larger one could
+// not use. The text is then counted whole and the last listed
+// identifiers dropped until it fits. Result.Ledger is what the text
+// carries (listed or quoted), Result.Omitted what did not fit.
+//
+// # Extractive and model checkpoints
+//
+// Without a model (Options.LLM nil) the prose is extractive and
+// deterministic: the same span and previous text give the same bytes.
+//
+//   - Goal: the first user request's first sentence, and the next one
+//     while the goal is short and the sentence is no constraint (with the
+//     next request if the first is a few words).
+//   - Constraints & Preferences: the user's sentences that say must,
+//     should, don't, never, always, prefer, avoid, only, keep, make sure,
+//     at most...
+//   - Done: files written, edited, moved or deleted by successful tool
+//     calls (one item per file, with its count of edits); test, build and
+//     lint commands whose last run passed ("`go test ./...` passes");
+//     commands that changed state (git commit, npm install, mv, ...); and
+//     the assistant's statements of completion, and the first statement
+//     of each final reply (an assistant text no tool call follows).
+//   - In Progress: checks whose last run failed, with their first error
+//     line; the last user request if the span ends before its final
+//     reply.
+//   - Key Decisions: sentences of the user and the assistant that decide
+//     (decided, chose, going with, settled on, ...) or commit to one thing
+//     instead of or rather than another.
+//   - Next Steps: the plan in the assistant's last message: the list after
+//     a line announcing it ("Next steps:"), else its sentences that look
+//     ahead (next, then I'll, still need, remaining, TODO).
+//
+// With a model, the writer asks for the prose with the CHECKPOINT prompt
+// on a first compaction and the UPDATE prompt (the current checkpoint,
+// then the new messages) on later ones; both give the format and its
+// rules, and tell the model that identifiers are appended mechanically.
+// The span is shown by Serialize: one paragraph per entry, tool calls as
+// name(args), long tool outputs, arguments, thinking and text shortened
+// to their head and tail around a marker, and, over Options.PromptBudget,
+// shortened harder and then thinned from the middle. The reply is parsed;
+// sections it leaves out are taken from the extractive checkpoint; notes
+// of its Critical Context that only list identifiers go to the ledger
+// (if the span or the previous checkpoint says them); then the prose is
+// fitted and the ledger added as above, so identifiers the model dropped
+// are there all the same. A reply with no section heading is sent back
+// once with a repair prompt; if the repair is no checkpoint either (or
+// the reply was empty), the extractive checkpoint is used and
+// Result.Fallback says why. A model
+// call that fails (after retrying retryable provider errors, see
+// Options.Retries) returns its error: the caller falls back to
+// truncation.
+//
+// # Updates
+//
+// When previous is not empty (or the span holds an earlier checkpoint
+// message, such as compact's summary pair, which is then not read as
+// conversation), the result is an update. Its ledger is the span's, then
+// the previous checkpoint's identifiers (its Critical Context lines and
+// what the scanner finds in its other sections) that the span does not
+// repeat, older entries last, minus those the span supersedes:
+//
+//   - a path the span deletes or renames away (rm, git rm, mv, git mv, a
+//     delete or rename tool), or one under such a directory;
+//   - a key=value setting the span sets to another value;
+//   - an error whose subject (the first path, else the first name, it
+//     mentions) a successful test or build run of the span covers: the
+//     run names it, names a directory above it, or covers everything (no
+//     path argument, or ./...); or that the assistant says is fixed.
+//
+// The extractive prose of an update keeps the previous goal (with the
+// span's last request as "Latest request: ..."), constraints, decisions,
+// notes and Done items, and adds the new ones; an In Progress or Next
+// Steps item the span completes (a new Done item names one of its
+// identifiers or shares 60% of its words) leaves, and new next steps come
+// first. A previous text that is not a checkpoint becomes a note.
+package checkpoint

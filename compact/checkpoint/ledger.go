@@ -1,0 +1,560 @@
+package checkpoint
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// source is where an identifier was seen, as a bit set.
+type source uint8
+
+const (
+	srcUser      source = 1 << iota // the user's text
+	srcAssistant                    // the assistant's text
+	srcThinking                     // the assistant's thinking
+	srcArg                          // a tool call's command, path, URL or pattern
+	srcCode                         // code or text a tool call writes
+	srcOutput                       // a tool's output
+)
+
+// Scan bounds: of a tool result or a long argument, the head and the tail
+// are scanned (errors sit at both ends of a log); the middle of a huge
+// output is not.
+const (
+	scanHead           = 48 << 10
+	scanTail           = 16 << 10
+	maxErrorsPerOutput = 8 // error lines taken from one tool result
+)
+
+// kindWeight is the base rank of a kind: error messages and commands are
+// the hardest to recover once lost, symbols the easiest.
+var kindWeight = [...]float64{kPath: 4, kCommand: 4.5, kURL: 4, kNumber: 3, kError: 5, kSymbol: 2.5, kID: 3}
+
+// kindPriority decides the kind of a text found as two kinds.
+var kindPriority = [...]int{kSymbol: 1, kNumber: 2, kID: 3, kPath: 4, kURL: 5, kError: 6, kCommand: 7}
+
+// cand is one identifier of the ledger while it is built.
+type cand struct {
+	key     string // lower-cased, trailing punctuation and ./ dropped
+	text    string // as written: by a tool call if one named it, else first seen
+	kind    kind
+	src     source
+	n       int32 // occurrences
+	first   int32 // entry index of the first and last occurrence
+	last    int32
+	marks   mark // how code or output showed it
+	arg     bool // text is as a tool call argument wrote it
+	earlier bool // in the previous checkpoint's ledger
+	score   float64
+}
+
+// collector gathers the identifiers of a span.
+type collector struct {
+	si    *spanInfo
+	idx   map[string]int32
+	cands []cand
+	at    int32
+	src   source
+	buf   []byte
+}
+
+func newCollector(si *spanInfo) *collector {
+	return &collector{si: si, idx: map[string]int32{}}
+}
+
+// add records one occurrence.
+func (c *collector) add(k kind, text string, m mark) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	if k == kError && c.src == srcOutput && c.si != nil {
+		c.si.errs[c.at]++
+		// The first error line says what failed; a test runner's summary
+		// line (--- FAIL: TestX, FAILED a::b) gives way to a message.
+		if f := c.si.firstErr[c.at]; f == "" || isSummaryError(f) && !isSummaryError(text) {
+			c.si.firstErr[c.at] = text
+		}
+		if c.si.errs[c.at] > maxErrorsPerOutput {
+			return
+		}
+	}
+	if i := strings.IndexAny(text, "\n\r"); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+		if text == "" {
+			return
+		}
+	}
+	if len(text) > maxIdent {
+		return
+	}
+	c.buf = appendKey(c.buf[:0], k, text)
+	if len(c.buf) == 0 {
+		return
+	}
+	if i, ok := c.idx[string(c.buf)]; ok {
+		d := &c.cands[i]
+		d.n++
+		d.last = c.at
+		d.src |= c.src
+		d.marks |= m
+		if kindPriority[k] > kindPriority[d.kind] {
+			d.kind = k
+		}
+		if c.src == srcArg && !d.arg {
+			d.text, d.arg = text, true
+		}
+		return
+	}
+	key := string(c.buf)
+	c.idx[key] = int32(len(c.cands))
+	c.cands = append(c.cands, cand{key: key, text: text, kind: k, src: c.src, n: 1, first: c.at, last: c.at,
+		marks: m, arg: c.src == srcArg})
+}
+
+// isSummaryError reports whether an error line only names what failed.
+func isSummaryError(s string) bool {
+	return strings.HasPrefix(s, "--- FAIL: ") || strings.HasPrefix(s, "FAIL") && !strings.HasPrefix(s, "FAILED ") ||
+		strings.HasPrefix(s, "FAILED ") && !strings.Contains(s, " - ")
+}
+
+// appendKey appends the dedupe key of an identifier: lower case, white
+// space collapsed, trailing punctuation dropped; a path without ./ or a
+// trailing /, a symbol without ().
+func appendKey(dst []byte, k kind, t string) []byte {
+	switch k {
+	case kPath:
+		for strings.HasPrefix(t, "./") {
+			t = t[2:]
+		}
+		t = strings.TrimSuffix(t, "/")
+	case kSymbol:
+		t = strings.TrimSuffix(t, "()")
+	}
+	for len(t) > 0 && strings.IndexByte(".,;:!?", t[len(t)-1]) >= 0 {
+		t = t[:len(t)-1]
+	}
+	space := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if isSpace(c) {
+			space = true
+			continue
+		}
+		if space && len(dst) > 0 {
+			dst = append(dst, ' ')
+		}
+		space = false
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+func keyOf(k kind, t string) string { return string(appendKey(nil, k, t)) }
+
+// collect scans every entry of the span.
+func collect(si *spanInfo) *collector {
+	c := newCollector(si)
+	for i, e := range si.entries {
+		if si.skip[i] {
+			continue
+		}
+		c.at = int32(i)
+		switch {
+		case e.Kind == "tool_call":
+			c.scanCall(i, e)
+		case e.Kind == "tool_result" || e.Role == "tool":
+			c.src = srcOutput
+			scanBounded(e.Text, func(s string) { scanCode(s, c) })
+		case e.Kind == "thinking":
+			c.src = srcThinking
+			scanBounded(e.Text, func(s string) { scanProse(s, c) })
+		case e.Role == "user":
+			c.src = srcUser
+			scanBounded(e.Text, func(s string) { scanProse(s, c) })
+		case e.Role == "assistant":
+			c.src = srcAssistant
+			scanBounded(e.Text, func(s string) { scanProse(s, c) })
+		}
+	}
+	si.outcomes()
+	return c
+}
+
+// scanBounded scans s, or its head and tail when it is long, cut at line
+// boundaries.
+func scanBounded(s string, scan func(string)) {
+	if len(s) <= scanHead+scanTail {
+		scan(s)
+		return
+	}
+	head := s[:scanHead]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i]
+	}
+	tail := s[len(s)-scanTail:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	scan(head)
+	scan(tail)
+}
+
+// scanCall scans a tool call: its command, paths and URLs as given, its
+// patterns as code, and the code or text it writes.
+func (c *collector) scanCall(i int, e Entry) {
+	si := c.si
+	a := &si.actions[si.act[i]]
+	c.src = srcArg
+	if a.command != "" {
+		if isCommand(a.command) || a.kind == actRun {
+			c.add(kCommand, a.command, 0)
+		}
+		scanTokens(a.command, c, false)
+	}
+	for _, p := range a.paths {
+		c.add(kPath, p, 0)
+	}
+	args := si.args[i]
+	if args == nil {
+		if a.command == "" {
+			scanBounded(e.Text, func(s string) { scanProse(s, c) })
+		}
+		return
+	}
+	for _, k := range sortedKeys(args) {
+		c.scanArg(strings.ToLower(k), args[k], 0)
+	}
+}
+
+func (c *collector) scanArg(key string, v any, depth int) {
+	if depth > 4 {
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		switch {
+		case depth == 0 && (commandKeys[key] || pathKeys[key]):
+			// taken by describe
+		case urlKeys[key]:
+			c.src = srcArg
+			if strings.Contains(v, "://") {
+				c.add(kURL, urlEnd(strings.TrimSpace(v)), 0)
+			} else {
+				scanTokens(v, c, false)
+			}
+		case contentKeys[key]:
+			c.src = srcCode
+			scanBounded(v, func(s string) { scanCode(s, c) })
+		case patternKeys[key] && len(v) <= 200:
+			c.src = srcArg
+			scanSpan(v, c)
+		case len(v) > 160 || strings.ContainsAny(v, "\n"):
+			c.src = srcCode
+			scanBounded(v, func(s string) { scanCode(s, c) })
+		default:
+			c.src = srcArg
+			scanProse(v, c)
+		}
+	case []any:
+		for _, x := range v {
+			c.scanArg(key, x, depth+1)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			c.scanArg(strings.ToLower(k), v[k], depth+1)
+		}
+	}
+}
+
+// rank scores the candidates and sorts them, best first: the kind's
+// weight, scaled by frequency (logarithmically), plus a bonus for what the
+// user said (4), for a tool call's own argument (2.5), for the
+// assistant's text (2) and thinking (0.5), and for recency (up to 2).
+// An identifier only tool output or written code shows (not an error)
+// keeps 70% of its score if an error line or a stack frame names it, or
+// if code a tool call writes declares it; any other (the names in a file
+// the agent read, a listing, a build log) is left out.
+func (c *collector) rank() []cand {
+	n := len(c.si.entries)
+	out := make([]cand, 0, len(c.cands))
+	for _, d := range c.cands {
+		if !talked(&d) && d.kind != kError && d.kind != kCommand &&
+			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0) {
+			continue
+		}
+		d.score = score(&d, n)
+		out = append(out, d)
+	}
+	sortCands(out)
+	return out
+}
+
+// talked reports whether the conversation itself names an identifier:
+// the user, the assistant, or a tool call's command, path, URL or pattern.
+func talked(d *cand) bool {
+	return d.src&(srcUser|srcAssistant|srcThinking|srcArg) != 0
+}
+
+func score(d *cand, n int) float64 {
+	f := 1 + 0.5*math.Log(float64(min(d.n, 64)))
+	s := kindWeight[d.kind] * f
+	if d.src&srcUser != 0 {
+		s += 4
+	}
+	if d.src&srcArg != 0 {
+		s += 2.5
+	}
+	if d.src&srcAssistant != 0 {
+		s += 2
+	}
+	if d.src&srcThinking != 0 {
+		s += 0.5
+	}
+	if !talked(d) && d.kind != kError && d.kind != kCommand {
+		s *= 0.7
+	}
+	if n > 0 {
+		s += 2 * float64(d.last+1) / float64(n)
+	}
+	return s
+}
+
+func sortCands(cs []cand) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := &cs[i], &cs[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.first != b.first {
+			return a.first < b.first
+		}
+		return a.key < b.key
+	})
+}
+
+// superseder decides which identifiers of an earlier checkpoint a new
+// span supersedes.
+type superseder struct {
+	gone     []string          // paths deleted or renamed away (normalized)
+	assigned map[string]string // key=value settings of the span: key -> value
+	checks   []check           // successful test and build runs
+	fixed    string            // the assistant's statements of fixes, lower-cased
+}
+
+// check is a successful test or build run.
+type check struct {
+	all    bool     // it covers everything (no path, or ./...)
+	scopes []string // the paths it names
+	text   string   // its command and the head of its output, lower-cased
+}
+
+func newSuperseder(si *spanInfo, c *collector) *superseder {
+	s := &superseder{assigned: map[string]string{}}
+	for _, a := range si.actions {
+		for _, g := range a.gone {
+			if g = normPath(g); g != "" {
+				s.gone = append(s.gone, g)
+			}
+		}
+		if a.command != "" && a.result >= 0 && !a.failed && isCheck(a.command) {
+			scopes, all := checkScopes(a.command)
+			out := si.entries[a.result].Text
+			if len(out) > 4096 {
+				out = out[:4096]
+			}
+			s.checks = append(s.checks, check{all: all, scopes: scopes, text: strings.ToLower(a.command + "\n" + out)})
+		}
+	}
+	for _, d := range c.cands {
+		if d.kind != kID && d.kind != kNumber {
+			continue
+		}
+		if k, v, ok := strings.Cut(d.key, "="); ok && k != "" {
+			s.assigned[strings.TrimLeft(k, "-")] = v
+		}
+	}
+	var fixed strings.Builder
+	for i, e := range si.entries {
+		if si.skip[i] || e.Role != "assistant" || e.Kind != "text" {
+			continue
+		}
+		for _, snt := range sentences(e.Text, 64<<10) {
+			l := strings.ToLower(snt)
+			if containsAny(l, "fixed", "resolved", "now pass", "passing", "pass now", "works now", "no longer") {
+				fixed.WriteString(l)
+				fixed.WriteByte('\n')
+			}
+		}
+	}
+	s.fixed = fixed.String()
+	return s
+}
+
+// superseded reports whether an earlier identifier no longer holds: a
+// path the span deleted or renamed away (or one under such a directory);
+// a key=value setting the span sets to another value; an error whose
+// subject (the first file or name it mentions) a successful test or build
+// run of the span covers, or that the assistant says it fixed.
+func (s *superseder) superseded(k kind, text, key string) bool {
+	switch k {
+	case kPath:
+		p := normPath(text)
+		for _, g := range s.gone {
+			if p == g || strings.HasPrefix(p, g+"/") {
+				return true
+			}
+		}
+	case kError:
+		subj, isPath := errorSubject(text)
+		if subj == "" {
+			return false
+		}
+		for _, ch := range s.checks {
+			if ch.all || strings.Contains(ch.text, subj) {
+				return true
+			}
+			if isPath {
+				for _, sc := range ch.scopes {
+					if subj == sc || strings.HasPrefix(subj, sc+"/") {
+						return true
+					}
+				}
+			}
+		}
+		return strings.Contains(s.fixed, subj)
+	}
+	if k == kID || k == kNumber {
+		if kk, v, ok := strings.Cut(key, "="); ok {
+			if nv, ok := s.assigned[strings.TrimLeft(kk, "-")]; ok && nv != v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errorSubject returns the first path (normalized) or, failing that, the
+// first code name an error line mentions, lower-cased.
+type subjectSink struct {
+	path, sym string
+}
+
+func (s *subjectSink) add(k kind, text string, _ mark) {
+	switch {
+	case k == kPath && s.path == "":
+		s.path = normPath(text)
+	case k == kSymbol && s.sym == "":
+		s.sym = strings.ToLower(text)
+	}
+}
+
+func errorSubject(text string) (string, bool) {
+	var s subjectSink
+	scanTokens(text, &s, true)
+	if s.path != "" {
+		return s.path, true
+	}
+	if s.sym == "" {
+		scanTokens(text, &s, false)
+	}
+	return s.sym, false
+}
+
+// ledger ranks the span's identifiers and appends the earlier
+// checkpoint's that the span neither repeats nor supersedes, in their
+// earlier order by kind weight: older entries go last.
+func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
+	ranked := c.rank()
+	if len(prev) == 0 {
+		return ranked
+	}
+	sup := newSuperseder(si, c)
+	var older []cand
+	seen := map[string]bool{}
+	pos := map[string]int{}
+	for i, d := range ranked {
+		pos[d.key] = i
+	}
+	for _, id := range prev {
+		k := kindOf(id.Kind)
+		if k == kNone || strings.TrimSpace(id.Text) == "" {
+			continue
+		}
+		key := keyOf(k, id.Text)
+		if key == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		if i, ok := pos[key]; ok {
+			ranked[i].earlier = true
+			continue
+		}
+		if sup.superseded(k, id.Text, key) {
+			continue
+		}
+		older = append(older, cand{key: key, text: strings.TrimSpace(id.Text), kind: k, earlier: true, first: -1, last: -1})
+	}
+	sort.SliceStable(older, func(i, j int) bool { return kindWeight[older[i].kind] > kindWeight[older[j].kind] })
+	return append(ranked, older...)
+}
+
+// Ledger returns the identifier ledger of a span, best ranked first,
+// before any budget: the span's identifiers, deduplicated and ranked, then
+// those of the previous checkpoint ("" if none) that the span neither
+// repeats nor supersedes. See the package documentation for the kinds,
+// the ranking and the superseding rules.
+func Ledger(span []Entry, previous string) []Identifier {
+	si := analyze(span)
+	if strings.TrimSpace(previous) == "" {
+		previous = si.earlier
+	}
+	c := collect(si)
+	_, prev := readPrevious(previous)
+	cs := ledger(si, c, prev)
+	out := make([]Identifier, len(cs))
+	for i, d := range cs {
+		out[i] = Identifier{Kind: kindNames[d.kind], Text: d.text}
+	}
+	return out
+}
+
+// readPrevious reads a previous checkpoint: its sections, and its
+// identifiers, which are those of its Critical Context lines and those
+// the scanner finds in its other sections (a checkpoint does not list
+// again what its prose quotes). A text that is not a checkpoint gives
+// one note, "Earlier summary: ..." (cut to 600 bytes), and the
+// identifiers the scanner finds in it.
+func readPrevious(previous string) (Sections, []Identifier) {
+	previous = strings.TrimSpace(previous)
+	if previous == "" {
+		return Sections{}, nil
+	}
+	sec, info := parse(previous)
+	if info.headings == 0 {
+		return Sections{Notes: []string{"Earlier summary: " + cutWords(previous, 600)}}, scanIdentifiers(previous)
+	}
+	ids := append([]Identifier(nil), sec.Ledger...)
+	prose := sec
+	prose.Ledger = nil
+	ids = append(ids, scanIdentifiers(prose.Format())...)
+	return sec, ids
+}
+
+// scanIdentifiers returns the identifiers of free text, ranked.
+func scanIdentifiers(text string) []Identifier {
+	si := &spanInfo{entries: []Entry{{Role: "assistant", Kind: "text", Text: text}}}
+	c := newCollector(si)
+	c.src = srcAssistant
+	scanBounded(text, func(s string) { scanProse(s, c) })
+	cs := c.rank()
+	out := make([]Identifier, len(cs))
+	for i, d := range cs {
+		out[i] = Identifier{Kind: kindNames[d.kind], Text: d.text}
+	}
+	return out
+}

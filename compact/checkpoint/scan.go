@@ -1,0 +1,1442 @@
+package checkpoint
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// kind is an identifier kind, as the scanner handles it.
+type kind uint8
+
+const (
+	kNone kind = iota
+	kPath
+	kCommand
+	kURL
+	kNumber
+	kError
+	kSymbol
+	kID
+)
+
+var kindNames = [...]string{"", KindPath, KindCommand, KindURL, KindNumber, KindError, KindSymbol, KindID}
+
+func kindOf(name string) kind {
+	for k, n := range kindNames {
+		if k > 0 && n == name {
+			return kind(k)
+		}
+	}
+	return kNone
+}
+
+// Length caps: an error or command line is cut at a word boundary; longer
+// identifiers of the other kinds are not identifiers (blobs, minified code).
+const (
+	maxLineIdent = 200 // error messages and commands
+	maxIdent     = 300 // paths, URLs, symbols, ids, numbers
+)
+
+// mark says how an identifier was found in code or output.
+type mark uint8
+
+const (
+	markDecl  mark = 1 << iota // declared: func Name, def name, class Name
+	markTrace                  // on an error line or a stack frame
+)
+
+// sink receives what the scanner finds.
+type sink interface {
+	add(k kind, text string, m mark)
+}
+
+// marked adds a mark to everything it passes on.
+type marked struct {
+	out sink
+	m   mark
+}
+
+func (w marked) add(k kind, text string, m mark) { w.out.add(k, text, m|w.m) }
+
+// scanProse scans text written by a person or a model (user, assistant and
+// thinking text, tool call patterns): white-space separated tokens, inline
+// `code` spans, shell lines opened by "$ ", and fenced blocks, which are
+// scanned as code.
+func scanProse(s string, out sink) {
+	inFence, shellFence := false, false
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			if !inFence {
+				lang := strings.ToLower(strings.TrimSpace(strings.Trim(t, "`~")))
+				shellFence = lang == "sh" || lang == "bash" || lang == "shell" || lang == "console" || lang == "zsh"
+			}
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			if shellFence {
+				c := strings.TrimPrefix(t, "$ ")
+				if isCommand(c) {
+					out.add(kCommand, cutLine(c), 0)
+				}
+			}
+			scanCodeLine(line, out)
+			continue
+		}
+		scanProseLine(t, out)
+	}
+}
+
+// scanProseLine scans one line of prose.
+func scanProseLine(t string, out sink) {
+	if t == "" {
+		return
+	}
+	if msg := errorText(t, true); msg != "" {
+		out.add(kError, msg, 0)
+	}
+	if c, ok := strings.CutPrefix(t, "$ "); ok && isCommand(c) {
+		out.add(kCommand, cutLine(c), 0)
+	}
+	// Inline code spans first; the rest is scanned token by token.
+	for {
+		i := strings.IndexByte(t, '`')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(t[i+1:], '`')
+		if j < 0 {
+			break
+		}
+		scanTokens(t[:i], out, false)
+		scanSpan(t[i+1:i+1+j], out)
+		t = t[i+1+j+1:]
+	}
+	scanTokens(t, out, false)
+}
+
+// scanSpan classifies the content of an inline code span: a command, an
+// error, or a single identifier (any name counts there), else its tokens.
+func scanSpan(c string, out sink) {
+	c = strings.TrimSpace(c)
+	if c == "" {
+		return
+	}
+	if strings.IndexByte(c, ' ') > 0 {
+		if isCommand(c) {
+			out.add(kCommand, cutLine(c), 0)
+			scanTokens(c, out, false)
+			return
+		}
+		if msg := errorText(c, false); msg != "" {
+			out.add(kError, msg, 0)
+		}
+		scanTokens(c, out, false)
+		return
+	}
+	if k, text := classify(trimToken(c), false, true); k != kNone {
+		out.add(k, text, 0)
+	}
+}
+
+// scanTokens scans white-space separated tokens: of prose, where a bare
+// number followed by a unit word ("512 MB", "30 seconds") is one number
+// and "port 8080" an id; or of code and output (code), where tokens are
+// split further at code punctuation and only sizes count as numbers.
+func scanTokens(s string, out sink, code bool) {
+	var prev string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		s = s[i:]
+		if s == "" {
+			return
+		}
+		j := 0
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		raw, rest := s[:j], s[j:]
+		s = rest
+		if len(raw) > 2*maxIdent {
+			prev = ""
+			continue
+		}
+		if k := strings.Index(raw, "://"); k > 0 {
+			scanURLToken(raw, k, out, code)
+			prev = ""
+			continue
+		}
+		t := trimToken(raw)
+		if t == "" {
+			prev = ""
+			continue
+		}
+		if code {
+			if isBareNumber(t) && strings.HasSuffix(raw, t) {
+				if n := unitAfter(rest, sizeWords); n > 0 {
+					out.add(kNumber, t+rest[:n], 0)
+					prev = ""
+					continue
+				}
+			}
+			scanCodeToken(t, out)
+			prev = ""
+			continue
+		}
+		k, text := classify(t, false, false)
+		if k != kNone {
+			out.add(k, text, 0)
+			prev = ""
+			continue
+		}
+		if isBareNumber(t) {
+			if strings.EqualFold(prev, "port") && allDigits(t) && len(t) >= 2 && len(t) <= 5 {
+				out.add(kID, t, 0)
+			} else if n := unitAfter(rest, unitWords); n > 0 && strings.HasSuffix(raw, t) {
+				// The number, its separator and its unit, as written.
+				out.add(kNumber, t+rest[:n], 0)
+			}
+		}
+		prev = t
+	}
+}
+
+// scanURLToken adds the URL that starts before raw[k:] (at its scheme)
+// and scans what precedes it.
+func scanURLToken(raw string, k int, out sink, code bool) {
+	a := k
+	for a > 0 && isLetter(raw[a-1]) {
+		a--
+	}
+	if a == k {
+		return
+	}
+	if a > 0 {
+		if t := trimToken(raw[:a]); t != "" {
+			if code {
+				scanCodeToken(t, out)
+			} else if kk, text := classify(t, false, false); kk != kNone {
+				out.add(kk, text, 0)
+			}
+		}
+	}
+	u := urlEnd(raw[a:])
+	if len(u) > len(raw[a:k])+3 && len(u) <= maxIdent {
+		out.add(kURL, u, 0)
+	}
+}
+
+// urlEnd cuts a URL at the first character that cannot be part of it as
+// written in text: quotes, brackets it did not open, and trailing
+// sentence punctuation.
+func urlEnd(s string) string {
+	depth, sq := 0, 0
+	i := 0
+loop:
+	for i < len(s) {
+		switch s[i] {
+		case '"', '\'', '<', '>', '`', '|', '{', '}', '\\':
+			break loop
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				break loop
+			}
+			depth--
+		case '[':
+			sq++
+		case ']':
+			if sq == 0 {
+				break loop
+			}
+			sq--
+		}
+		i++
+	}
+	u := s[:i]
+	for len(u) > 0 && strings.IndexByte(".,;:!?*", u[len(u)-1]) >= 0 {
+		u = u[:len(u)-1]
+	}
+	return u
+}
+
+// scanCodeToken splits a code token at the characters that cannot be
+// inside a path, URL, version or dotted name, and classifies the parts.
+func scanCodeToken(t string, out sink) {
+	if i := strings.IndexByte(t, '='); i > 0 && isEnvKey(t[:i]) && i+1 < len(t) {
+		out.add(kID, trimRightPunct(t), 0)
+		return
+	}
+	start := 0
+	for i := 0; i <= len(t); i++ {
+		if i < len(t) && !isCodeDelim(t[i]) {
+			continue
+		}
+		if i > start {
+			p := trimToken(t[start:i])
+			switch {
+			case p == "":
+			case i < len(t) && t[i] == '(':
+				// A call: res.json(, os.Exit(, parseAmount(.
+				if s, ok := callee(p); ok {
+					out.add(kSymbol, s, 0)
+				}
+			default:
+				if k, text := classify(p, true, false); k != kNone {
+					out.add(k, text, 0)
+				}
+			}
+		}
+		start = i + 1
+	}
+}
+
+// callee reports whether the name before a call's parenthesis is worth
+// listing: a code-shaped name, or a dotted one.
+func callee(p string) (string, bool) {
+	if strings.IndexByte(p, '.') > 0 && !strings.ContainsAny(p, "/\\:") {
+		segs := strings.Split(p, ".")
+		for _, s := range segs {
+			if s == "" || !(isLetter(s[0]) || s[0] == '_' || s[0] == '$') {
+				return "", false
+			}
+			for j := 0; j < len(s); j++ {
+				if c := s[j]; !(isLetter(c) || isDigit(c) || c == '_' || c == '$') {
+					return "", false
+				}
+			}
+		}
+		return p, len(p) <= 120
+	}
+	return symbolOf(p, true, false)
+}
+
+func isCodeDelim(c byte) bool {
+	switch c {
+	case '"', '\'', '`', ',', ';', '(', ')', '{', '}', '[', ']', '<', '>', '|', '=', '&', '!', '?', '+':
+		return true
+	}
+	return false
+}
+
+// scanCode scans tool output and code: error lines, declarations, stack
+// frames, then tokens. Numbers count only with a size or percent unit
+// there (timings are noise in test output).
+func scanCode(s string, out sink) {
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		scanCodeLine(line, out)
+	}
+}
+
+// scanCodeLine scans one line of code or output. In a diff, the a/ and b/
+// prefixes of file names are dropped.
+func scanCodeLine(line string, out sink) {
+	t := strings.TrimSpace(line)
+	if t == "" || len(t) > 4096 {
+		return
+	}
+	msg := errorText(t, false)
+	if msg != "" {
+		out.add(kError, msg, 0)
+	}
+	if name := declared(t); name != "" {
+		out.add(kSymbol, name, markDecl)
+	}
+	frame := frameSymbol(t)
+	if frame != "" {
+		out.add(kSymbol, frame, markTrace)
+	}
+	if msg != "" || frame != "" || isFrameLocation(t) {
+		out = marked{out, markTrace} // what an error or a stack frame names
+	}
+	switch {
+	case strings.HasPrefix(t, "+++ b/"), strings.HasPrefix(t, "--- a/"):
+		t = t[6:]
+	case strings.HasPrefix(t, "diff --git a/"):
+		t = strings.Replace(t[11:], " b/", " ", 1)
+	}
+	scanTokens(t, out, true)
+}
+
+// isFrameLocation reports whether a line is the location line of a stack
+// frame: Go's "/src/a.go:12 +0x1d", Rust's "at src/main.rs:3:5".
+func isFrameLocation(t string) bool {
+	if strings.HasPrefix(t, "at ") {
+		return true
+	}
+	i := strings.IndexByte(t, ' ')
+	if i < 0 {
+		i = len(t)
+	} else if !strings.HasPrefix(t[i:], " +0x") {
+		return false
+	}
+	return lineSuffix(t[:i]) > 0 && hasKnownExt(t[:lineSuffix(t[:i])])
+}
+
+// trimToken strips quotes, brackets, emphasis and sentence punctuation
+// from the ends of a token; a closing parenthesis stays when the token
+// opened one (foo(), Total(x)).
+func trimToken(t string) string {
+	for len(t) > 0 {
+		switch t[0] {
+		case '(', '[', '{', '<', '"', '\'', '`', '*', ',', ';':
+			t = t[1:]
+			continue
+		}
+		break
+	}
+	for len(t) > 0 {
+		c := t[len(t)-1]
+		if c == '.' && strings.HasSuffix(t, "/...") {
+			break // a Go package pattern
+		}
+		switch c {
+		case '.', ',', ';', ':', '!', '?', '"', '\'', '`', '*', ']', '}', '>':
+			t = t[:len(t)-1]
+			continue
+		case ')':
+			if strings.Count(t, "(") < strings.Count(t, ")") {
+				t = t[:len(t)-1]
+				continue
+			}
+		}
+		break
+	}
+	return t
+}
+
+func trimRightPunct(t string) string {
+	for len(t) > 0 && strings.IndexByte(".,;:!?\"'`*", t[len(t)-1]) >= 0 {
+		t = t[:len(t)-1]
+	}
+	return t
+}
+
+// classify returns the kind of a trimmed token and the identifier's text
+// (a path loses its :line:col, a symbol its call parentheses). code: the
+// token comes from code or output. loose: the author marked it as code
+// (an inline code span), so any name counts as a symbol.
+func classify(t string, code, loose bool) (kind, string) {
+	if len(t) < 2 || len(t) > maxIdent {
+		return kNone, ""
+	}
+	c := t[0]
+	// Fast path: a plain lower-case word is no identifier, unless marked.
+	if c >= 'a' && c <= 'z' {
+		plain := true
+		for i := 1; i < len(t); i++ {
+			if d := t[i]; !(d >= 'a' && d <= 'z' || d == '-' && i < len(t)-1) {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			if loose && len(t) >= 2 {
+				return kSymbol, t
+			}
+			return kNone, ""
+		}
+	}
+	if strings.Contains(t, "://") {
+		return kURL, t
+	}
+	if hasHostPort(t) {
+		return kURL, t
+	}
+	if isUUID(t) {
+		return kID, t
+	}
+	if t[0] == ':' && len(t) >= 3 && len(t) <= 6 && allDigits(t[1:]) {
+		return kID, t
+	}
+	if i := strings.IndexByte(t, '='); i > 0 && i+1 < len(t) && t[i+1] != '=' && t[i-1] != '!' && t[i-1] != '<' && t[i-1] != '>' {
+		key, val := t[:i], t[i+1:]
+		if ((code && isEnvKey(key)) || (!code && isKey(key))) && isValue(val) {
+			if isVersion(val) && strings.HasSuffix(key, "=") {
+				return kID, t
+			}
+			if n, ok := numberWithUnit(val, false); ok && n == len(val) {
+				return kNumber, t
+			}
+			return kID, t
+		}
+		if strings.HasSuffix(key, "=") && isVersion(val) { // pkg==1.2.3
+			return kID, t
+		}
+		return kNone, ""
+	}
+	if c == '#' {
+		if len(t) >= 2 && len(t) <= 8 && allDigits(t[1:]) {
+			return kID, t
+		}
+		return kNone, ""
+	}
+	if isTicket(t) {
+		return kID, t
+	}
+	if isVersion(t) || isPinned(t) || isConstraintVersion(t) {
+		return kID, t
+	}
+	if n, ok := numberWithUnit(t, code); ok && n == len(t) {
+		return kNumber, t
+	}
+	if isHash(t) {
+		return kID, t
+	}
+	if strings.Contains(t, "::") {
+		// pytest node ids and Rust paths: tests/test_x.py::test_y.
+		a, b, _ := strings.Cut(t, "::")
+		if p, ok := pathOf(a); ok {
+			return kPath, p
+		}
+		if s, ok := symbolOf(strings.ReplaceAll(b, "::", "."), code, loose); ok {
+			return kSymbol, s
+		}
+		return kNone, ""
+	}
+	if strings.IndexByte(t, '@') > 0 {
+		return kNone, "" // an e-mail address or a scoped name
+	}
+	if p, ok := pathOf(t); ok {
+		return kPath, p
+	}
+	if strings.ContainsAny(t, "/\\") {
+		return kNone, ""
+	}
+	if s, ok := symbolOf(t, code, loose); ok {
+		return kSymbol, s
+	}
+	return kNone, ""
+}
+
+// pathOf reports whether t is a path: rooted (/x, ./x, ../x, ~/x, C:\x),
+// three segments or more (a/b/c), a module path (github.com/a/b), a Go
+// package pattern (./x/...), or a file name with a known extension
+// (main.go, a/b.py). A :line or :line:col suffix is dropped.
+func pathOf(t string) (string, bool) {
+	if len(t) >= 3 && isLetter(t[0]) && t[1] == ':' && (t[2] == '\\' || t[2] == '/') {
+		rest := t[3:]
+		if i := lineSuffix(rest); i >= 0 {
+			rest = rest[:i]
+		}
+		return t[:3] + rest, len(rest) > 0 && hasLetter(rest)
+	}
+	if i := lineSuffix(t); i >= 0 {
+		t = t[:i]
+	}
+	if t == "" || len(t) > maxIdent {
+		return "", false
+	}
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; c {
+		case '(', ')', '<', '>', '"', '\'', ',', ';', '=', '|', '&', '`', '$', '!', '?', ':':
+			return "", false
+		default:
+			if c < ' ' {
+				return "", false
+			}
+		}
+	}
+	if strings.Contains(t, "//") {
+		return "", false
+	}
+	rooted := t[0] == '/' || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.HasPrefix(t, "~/")
+	if rooted {
+		return t, hasLetter(t)
+	}
+	if strings.IndexByte(t, '\\') > 0 {
+		return "", false
+	}
+	if strings.IndexByte(t, '/') < 0 {
+		return t, isFileName(t)
+	}
+	segs := strings.Split(strings.TrimSuffix(t, "/"), "/")
+	letters := false
+	for _, s := range segs {
+		if s == "" {
+			return "", false
+		}
+		if hasLetter(s) {
+			letters = true
+		}
+	}
+	if !letters {
+		return "", false // 24/7, 2024/01/02
+	}
+	last := segs[len(segs)-1]
+	switch {
+	case last == "...":
+		return t, true
+	case len(segs) >= 3:
+		return t, true
+	case hasKnownExt(last):
+		return t, true
+	case strings.IndexByte(segs[0], '.') > 0 && isDomain(segs[0]):
+		return t, true
+	}
+	return "", false
+}
+
+// lineSuffix returns the index of a ":<digit>" suffix (file.go:12:5,
+// file.go:12:func...), or -1.
+func lineSuffix(t string) int {
+	for i := 1; i+1 < len(t); i++ {
+		if t[i] == ':' && isDigit(t[i+1]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isFileName reports whether a name without a slash is a file name: a
+// known extension after a name (main.go, .env), or a well-known file.
+func isFileName(t string) bool {
+	if knownFiles[t] {
+		return true
+	}
+	i := strings.LastIndexByte(t, '.')
+	if i < 0 || i == len(t)-1 {
+		return false
+	}
+	for j := 0; j < len(t); j++ {
+		c := t[j]
+		if !(isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return hasKnownExt(t) && (i > 0 || len(t) > 3)
+}
+
+// hasKnownExt reports whether a name ends in a known extension, written
+// in lower case (main.go; threading.Lock is no file), or is a well-known
+// file. A name whose base is a common receiver (self.db, res.json,
+// process.env) is member access, not a file.
+func hasKnownExt(name string) bool {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || i == len(name)-1 {
+		return knownFiles[name]
+	}
+	if knownFiles[name[strings.LastIndexAny(name, "/\\")+1:]] {
+		return true
+	}
+	ext := name[i+1:]
+	if len(ext) > 10 || !knownExts[ext] {
+		return false
+	}
+	base := name[strings.LastIndexAny(name[:i], "/\\")+1 : i]
+	return !receivers[base]
+}
+
+// receivers are names that precede a member rather than an extension.
+var receivers = setOf(`self this cls ctx req res request response obj app os sys process np pd math json http
+log logger util utils config cfg opts options db client conn module exports window document console err`)
+
+var knownExts = setOf(`go mod sum py pyi ipynb js jsx mjs cjs ts tsx json jsonc yaml yml toml ini cfg conf env md mdx rst txt
+sql sh bash zsh ps1 bat rs java kt kts scala rb php c h cc cpp cxx hpp cs fs swift mm css scss sass less html htm vue
+svelte astro proto graphql gql xml csv tsv log tmpl tpl j2 tf hcl lua zig ex exs erl hrl dart jl gradle properties
+cmake mk patch diff pem crt plist wasm so dll dylib pyc whl gz tgz zip jar war sqlite sqlite3 parquet ejs hbs pug nim
+elm hs ml mli clj cljs edn`)
+
+var knownFiles = setOf(`Makefile Dockerfile Containerfile Jenkinsfile Procfile Gemfile Rakefile Vagrantfile Justfile
+Taskfile .env .gitignore .dockerignore .editorconfig .npmrc .nvmrc .bashrc .zshrc .profile CODEOWNERS go.mod go.sum
+go.work yarn.lock Cargo.lock poetry.lock Gemfile.lock Pipfile Pipfile.lock uv.lock pnpm-lock.yaml package-lock.json`)
+
+var tlds = setOf(`com org net io dev app ai co gov edu info biz us uk de fr eu ca au jp cn ru nl se ch es it in br me sh cloud tech`)
+
+// isDomain reports whether a dotted name ends in a common top-level domain
+// (example.com, api.github.com).
+func isDomain(s string) bool {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if c := s[j]; !(c >= 'a' && c <= 'z' || isDigit(c) || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return tlds[s[i+1:]]
+}
+
+func hasHostPort(t string) bool {
+	for _, h := range [...]string{"localhost:", "127.0.0.1:", "0.0.0.0:", "[::1]:"} {
+		if strings.HasPrefix(t, h) && len(t) > len(h) && isDigit(t[len(h)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// symbolOf reports whether t is a code name: snake_case, camelCase, a
+// compound PascalCase name (TokenStore, TestRefresh), a dotted name
+// (pkg.Func, obj.method), or a name with call parentheses (total()). It
+// returns the name without parentheses or arguments.
+func symbolOf(t string, code, loose bool) (string, bool) {
+	if i := strings.IndexByte(t, '('); i > 0 && t[len(t)-1] == ')' {
+		t = t[:i]
+		loose = true // a call is code
+	}
+	if len(t) < 2 || len(t) > 120 {
+		return "", false
+	}
+	if !(isLetter(t[0]) || t[0] == '_' || t[0] == '$') {
+		return "", false
+	}
+	var upper, lower, under, dots int
+	camel := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper++
+			if i > 0 && (t[i-1] >= 'a' && t[i-1] <= 'z') {
+				camel = true
+			}
+		case c >= 'a' && c <= 'z':
+			lower++
+		case isDigit(c):
+		case c == '_':
+			under++
+		case c == '$':
+		case c == '.':
+			if i == 0 || i == len(t)-1 || t[i-1] == '.' {
+				return "", false
+			}
+			dots++
+		default:
+			return "", false
+		}
+	}
+	if upper+lower == 0 {
+		return "", false
+	}
+	if len(t) <= 5 {
+		var buf [5]byte
+		if u := string(lowerASCII(buf[:0], t)); sizeUnits[u] || gluedUnits[u] {
+			return "", false // kB, MiB, ms
+		}
+	}
+	if dots > 0 {
+		segs := strings.Split(t, ".")
+		long := 0
+		for _, s := range segs {
+			if !isLetter(s[0]) && s[0] != '_' && s[0] != '$' {
+				return "", false // 3.5, v1.x
+			}
+			if len(s) >= 2 {
+				long++
+			}
+		}
+		if long < 2 && !loose {
+			return "", false // e.g, U.S
+		}
+		if long == 0 {
+			return "", false
+		}
+		if hasKnownExt(t) || isDomain(t) {
+			return "", false
+		}
+		return t, true
+	}
+	switch {
+	case loose:
+		return t, true
+	case under > 0 && under < len(t) && upper+lower >= 2:
+		return t, true
+	case camel && lower > 0:
+		// camelCase, or a compound PascalCase name; not CamelCase words
+		// with a single capital (McDonald is rare; Total is a word).
+		if t[0] >= 'a' && t[0] <= 'z' {
+			return t, true
+		}
+		return t, upper >= 2
+	}
+	return "", false
+}
+
+// numberWithUnit reports the length of a number glued to its unit or
+// currency at the start of t: $4,500, 30s, 250ms, 3.5GB, 80%, 2x. In code
+// (tool output), only sizes and percentages count.
+func numberWithUnit(t string, code bool) (int, bool) {
+	i := 0
+	currency := false
+	if strings.HasPrefix(t, "$") {
+		i, currency = 1, true
+	} else if r, sz := utf8.DecodeRuneInString(t); r == '€' || r == '£' || r == '¥' || r == '₹' {
+		i, currency = sz, true
+	}
+	start := i
+	for i < len(t) && (isDigit(t[i]) || (t[i] == ',' || t[i] == '.') && i > start && i+1 < len(t) && isDigit(t[i+1])) {
+		i++
+	}
+	if i == start {
+		return 0, false
+	}
+	if currency {
+		if code {
+			return 0, false
+		}
+		j := i
+		if j < len(t) && (t[j] == 'k' || t[j] == 'K' || t[j] == 'M' || t[j] == 'B') {
+			j++
+		}
+		return j, true
+	}
+	unit := t[i:]
+	if unit == "" {
+		return 0, false
+	}
+	var buf [12]byte
+	if len(unit) > len(buf) {
+		return 0, false
+	}
+	u := string(lowerASCII(buf[:0], unit))
+	if code {
+		if sizeUnits[u] || u == "%" {
+			return len(t), true
+		}
+		return 0, false
+	}
+	if gluedUnits[u] || sizeUnits[u] {
+		return len(t), true
+	}
+	return 0, false
+}
+
+var sizeUnits = setOf(`b kb mb gb tb pb kib mib gib tib k m`)
+
+var gluedUnits = setOf(`ns us µs ms s sec secs m min mins h hr hrs d w y % x px em rem pt dpi fps rps qps rpm hz khz mhz ghz
+kbps mbps gbps °c °f kg g mg cm mm km ms/op ns/op b/op req/s rps`)
+
+// unitWords follow a number as a separate word: "512 MB", "30 seconds",
+// "3 retries". A number before any other word is bare and not listed.
+var unitWords = setOf(`ns us ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days week weeks
+month months year years b bytes kb mb gb tb kib mib gib tib kilobytes megabytes gigabytes % percent px req/s requests
+rps qps rpm retries attempts times items rows records users connections workers threads goroutines cores cpus lines files
+tests tokens characters chars ms/op ns/op b/op allocs/op concurrent replicas pods nodes shards partitions dollars usd eur`)
+
+// sizeWords are the unit words that count in tool output.
+var sizeWords = setOf(`b bytes kb mb gb tb kib mib gib tib % percent`)
+
+// unitAfter returns the length of the white space and unit word (one of
+// units) at the start of rest, 0 if none ("requests per minute" counts
+// whole).
+func unitAfter(rest string, units map[string]bool) int {
+	i := 0
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+		i++
+	}
+	if i == 0 || i > 2 {
+		return 0
+	}
+	j := i
+	for j < len(rest) && !isSpace(rest[j]) {
+		j++
+	}
+	w := trimToken(rest[i:j])
+	if w == "" || len(w) > 12 {
+		return 0
+	}
+	var buf [12]byte
+	if !units[string(lowerASCII(buf[:0], w))] {
+		return 0
+	}
+	end := i + strings.Index(rest[i:], w) + len(w)
+	// "requests per minute", "MB per second"
+	if tail := rest[end:]; strings.HasPrefix(tail, " per ") {
+		k := end + 5
+		m := k
+		for m < len(rest) && isLetter(rest[m]) {
+			m++
+		}
+		if m > k && m-k <= 8 {
+			end = m
+		}
+	}
+	return end
+}
+
+// isBareNumber reports whether t is digits with optional separators.
+func isBareNumber(t string) bool {
+	if t == "" || !isDigit(t[0]) {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; !isDigit(c) && c != '.' && c != ',' {
+			return false
+		}
+	}
+	return isDigit(t[len(t)-1])
+}
+
+// isVersion: v1.2, v1.2.3-rc.1, 1.2.3, go1.22, 10.0.0.1.
+func isVersion(t string) bool {
+	s := t
+	switch {
+	case len(s) > 1 && (s[0] == 'v' || s[0] == 'V') && isDigit(s[1]):
+		s = s[1:]
+	case strings.HasPrefix(s, "go") && len(s) > 2 && isDigit(s[2]):
+		s = s[2:]
+	}
+	if i := strings.IndexAny(s, "-+"); i > 0 {
+		s = s[:i]
+	}
+	dots := 0
+	if s == "" || !isDigit(s[0]) || !isDigit(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+		case c == '.':
+			if s[i-1] == '.' {
+				return false
+			}
+			dots++
+		default:
+			return false
+		}
+	}
+	if t[0] == 'v' || t[0] == 'V' || strings.HasPrefix(t, "go") {
+		return dots >= 1
+	}
+	return dots >= 2
+}
+
+// isConstraintVersion: a version range of a manifest, ^1.2.3, ~1.2, >=0.110.
+func isConstraintVersion(t string) bool {
+	s := strings.TrimLeft(t, "^~>=<")
+	if len(s) == len(t) || s == "" {
+		return false
+	}
+	return isVersion(s) || strings.Count(s, ".") == 1 && isDigit(s[0]) && isDigit(s[len(s)-1]) && !strings.ContainsFunc(s, func(r rune) bool { return r != '.' && (r < '0' || r > '9') })
+}
+
+// isPinned: a package pinned to a version, lodash@4.17.21, requests==2.31.0.
+func isPinned(t string) bool {
+	if i := strings.LastIndexByte(t, '@'); i > 0 && i+1 < len(t) {
+		v := t[i+1:]
+		return isDigit(v[0]) || (v[0] == 'v' && len(v) > 1 && isDigit(v[1])) || v == "latest"
+	}
+	return false
+}
+
+// isHash: 7 to 40 (or 64) lower-case hex characters with a digit and a
+// letter: a commit or a digest.
+func isHash(t string) bool {
+	if len(t) < 7 || (len(t) > 40 && len(t) != 64) {
+		return false
+	}
+	digit, letter := false, false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case isDigit(c):
+			digit = true
+		case c >= 'a' && c <= 'f':
+			letter = true
+		default:
+			return false
+		}
+	}
+	return digit && letter
+}
+
+func isUUID(t string) bool {
+	if len(t) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := t[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !isDigit(c) && !(c >= 'a' && c <= 'f') && !(c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+var notTickets = setOf(`UTF ISO SHA MD AES RSA HTTP TLS SSL COVID IPV4 IPV6 X H P ES ECMA CVE-`)
+
+// isTicket: an issue key such as BILL-231 or GH-12.
+func isTicket(t string) bool {
+	i := strings.IndexByte(t, '-')
+	if i < 2 || i > 10 || i == len(t)-1 || len(t)-i-1 > 7 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if c := t[j]; !(c >= 'A' && c <= 'Z' || j > 0 && isDigit(c)) {
+			return false
+		}
+	}
+	if !allDigits(t[i+1:]) {
+		return false
+	}
+	return !notTickets[t[:i]]
+}
+
+// isKey: a name that may be assigned in text or a command line: NAME,
+// name, --flag, -f, a.b.
+func isKey(k string) bool {
+	k = strings.TrimLeft(k, "-")
+	if k == "" || !(isLetter(k[0]) || k[0] == '_') {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// isValue: the value of a key=value setting, without quotes or brackets.
+func isValue(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"', '\'', '[', ']', '{', '}', '(', ')', '<', '>', '`', '=':
+			return false
+		}
+	}
+	return true
+}
+
+// isEnvKey: an environment variable or a long flag, as assigned in code
+// or output: PORT, DATABASE_URL, --timeout.
+func isEnvKey(k string) bool {
+	if strings.HasPrefix(k, "--") {
+		return isKey(k)
+	}
+	if len(k) < 2 || !(k[0] >= 'A' && k[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Error lines.
+
+var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Error: ", "ERROR: ", "ERROR ", "[ERROR] ",
+	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   "}
+
+// errPhrases mark an error line of output or an error quoted as code.
+var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
+	"imported and not used", "no such file or directory", "permission denied", "nil pointer dereference",
+	"index out of range", "is not defined", "is not a function", "cannot read propert", "unexpected token",
+	"connection refused", "command not found", "module not found", "cannot find module", "no module named",
+	"address already in use", "out of memory", "segmentation fault", "syntax error", "mismatched types",
+	"deadline exceeded", "econnrefused", "eaddrinuse", "enoent", "does not exist on type", "is not assignable to",
+	"missing return", "undefined reference", "has no attribute", "takes 1 positional argument", "unresolved reference",
+	"cannot find symbol", "non-zero exit", "exited with code", "timed out", "status code 5", "401 unauthorized",
+	"403 forbidden", "500 internal server error", "502 bad gateway", "503 service unavailable"}
+
+// errorText returns the error message a line carries, cut to
+// maxLineIdent at a word boundary, or "". strict (prose) takes only lines
+// shaped like errors (a prefix such as "Error: ", an exception name, a
+// compiler location); otherwise error phrases count too.
+func errorText(t string, strict bool) string {
+	t = strings.TrimSpace(t)
+	if len(t) < 6 {
+		return ""
+	}
+	if strings.HasPrefix(t, "E  ") || strings.HasPrefix(t, "E\t") {
+		t = strings.TrimSpace(t[1:]) // pytest's marker
+	}
+	if strings.HasPrefix(t, "--- FAIL: ") {
+		msg := t
+		if i := strings.Index(msg, " ("); i > 0 {
+			msg = msg[:i]
+		}
+		return cutLine(msg)
+	}
+	if t == "FAIL" || strings.HasPrefix(t, "FAIL\t") || strings.HasPrefix(t, "FAIL ") {
+		// Go's summary line (FAIL pkg 0.01s) says nothing more; a test
+		// runner's names the test (FAIL src/a.test.ts > case).
+		if strings.Contains(t, " > ") || strings.Contains(t, "::") {
+			return cutLine(t)
+		}
+		return ""
+	}
+	for _, p := range errPrefixes {
+		if strings.HasPrefix(t, p) {
+			if p == "npm ERR! " && (strings.Contains(t, "A complete log") || strings.HasSuffix(t, "ERR!")) {
+				return ""
+			}
+			return cutLine(t)
+		}
+	}
+	if compilerStyle(t) || exceptionShape(t) {
+		return cutLine(t)
+	}
+	if strict || len(t) > 1000 {
+		return ""
+	}
+	if c := t[0]; c == '/' && len(t) > 1 && (t[1] == '/' || t[1] == '*') || c == '#' && len(t) > 1 && t[1] == ' ' {
+		return "" // a comment
+	}
+	var buf [1000]byte
+	low := lowerASCII(buf[:0], t)
+	for i := 0; i+1 < len(low); i++ {
+		if !phraseStart[int(low[i])<<8|int(low[i+1])] {
+			continue
+		}
+		for _, p := range phraseStarts[[2]byte{low[i], low[i+1]}] {
+			if len(low)-i >= len(p) && string(low[i:i+len(p)]) == p {
+				return cutLine(t)
+			}
+		}
+	}
+	return ""
+}
+
+// phraseStarts indexes errPhrases by their first two bytes, so that a
+// line is matched against all of them in one pass.
+var phraseStarts = func() map[[2]byte][]string {
+	m := map[[2]byte][]string{}
+	for _, p := range errPhrases {
+		k := [2]byte{p[0], p[1]}
+		m[k] = append(m[k], p)
+		phraseStart[int(p[0])<<8|int(p[1])] = true
+	}
+	return m
+}()
+
+// phraseStart marks the byte pairs that start an error phrase.
+var phraseStart [1 << 16]bool
+
+// compilerStyle: file.go:12:5: msg, file_test.go:57: msg, a.ts(12,5):
+// error TS2322: msg, src/a.ts:12:5 - error TS2322: msg.
+func compilerStyle(t string) bool {
+	i := strings.IndexByte(t, ':')
+	if p := strings.IndexByte(t, '('); p > 0 && (i < 0 || p < i) {
+		// a.ts(12,5): error
+		if q := strings.Index(t[p:], "): error"); q > 0 && hasKnownExt(t[:p]) {
+			return true
+		}
+		return false
+	}
+	if i <= 0 || i+1 >= len(t) || !isDigit(t[i+1]) {
+		return false
+	}
+	file := t[:i]
+	if strings.IndexByte(file, ' ') >= 0 || !hasKnownExt(file) {
+		return false
+	}
+	j := i + 1
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	nums := 1
+	if j+1 < len(t) && t[j] == ':' && isDigit(t[j+1]) {
+		j++
+		for j < len(t) && isDigit(t[j]) {
+			j++
+		}
+		nums = 2
+	}
+	rest := t[j:]
+	var msg string
+	switch {
+	case strings.HasPrefix(rest, ": "):
+		msg = rest[2:]
+		if nums == 1 && len(msg) > 0 && (msg[0] == ' ' || msg[0] == '\t') {
+			return false // grep -n of an indented line
+		}
+	case strings.HasPrefix(rest, " - "):
+		msg = rest[3:]
+	default:
+		return false
+	}
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return false
+	}
+	var buf [64]byte
+	head := msg
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	lh := string(lowerASCII(buf[:0], head))
+	if strings.HasPrefix(lh, "warning") || strings.HasPrefix(lh, "note") || strings.HasPrefix(lh, "info") || strings.HasPrefix(lh, "hint") {
+		return false
+	}
+	if nums == 2 {
+		return true
+	}
+	// file:line: msg is also how grep -n prints an indented line: a test
+	// file's log line or an error-sounding message only.
+	low := strings.ToLower(file)
+	if strings.Contains(low, "test") || strings.Contains(low, "spec") {
+		return true
+	}
+	lm := strings.ToLower(msg)
+	for _, w := range []string{"error", "fail", "expected", "want", "got ", "undefined", "cannot", "invalid", "panic", "mismatch"} {
+		if strings.Contains(lm, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// exceptionShape: TypeError: msg, pkg.errors.NotFound: msg,
+// AssertionError [ERR_ASSERTION]: msg.
+func exceptionShape(t string) bool {
+	i := strings.IndexByte(t, ':')
+	if i <= 0 || i > 80 {
+		return false
+	}
+	name := t[:i]
+	if j := strings.Index(name, " ["); j > 0 && name[len(name)-1] == ']' {
+		name = name[:j]
+	}
+	if name == "" || !isLetter(name[0]) {
+		return false
+	}
+	for k := 0; k < len(name); k++ {
+		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$') {
+			return false
+		}
+	}
+	if i+1 < len(t) && t[i+1] != ' ' {
+		return false
+	}
+	for _, suf := range []string{"Error", "Exception", "Exit", "Interrupt", "Fault", "Failure", "Panic", "Rejection"} {
+		if strings.HasSuffix(name, suf) && len(name) > len(suf) || name == "Error" {
+			return true
+		}
+	}
+	return false
+}
+
+// cutLine cuts a line to maxLineIdent bytes at a word boundary; the result
+// is a prefix of the line, so it stays verbatim.
+func cutLine(t string) string {
+	t = strings.TrimSpace(t)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	if len(t) <= maxLineIdent {
+		return t
+	}
+	cut := maxLineIdent
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexByte(t[:cut], ' '); sp > maxLineIdent/2 {
+		cut = sp
+	}
+	return strings.TrimRight(t[:cut], " ,;:")
+}
+
+// Declarations and stack frames.
+
+var declPrefixes = []string{"func ", "type ", "def ", "async def ", "class ", "function ", "async function ",
+	"export function ", "export async function ", "export default function ", "export class ", "export default class ",
+	"export interface ", "export type ", "interface ", "fn ", "pub fn ", "pub async fn ", "async fn ", "pub struct ",
+	"struct ", "impl ", "export const ", "const ", "let ", "var ", "public class ", "public interface "}
+
+// declared returns the name a line of code declares (func Name(, def
+// name(, class Name, const name = ...), or "". A const, let or var counts
+// only for a name shaped like code (camelCase, snake_case).
+func declared(t string) string {
+	if len(t) < 6 || !isLetter(t[0]) {
+		return ""
+	}
+	for _, p := range declPrefixes {
+		if !strings.HasPrefix(t, p) {
+			continue
+		}
+		rest := t[len(p):]
+		if p == "func " && strings.HasPrefix(rest, "(") {
+			j := strings.IndexByte(rest, ')')
+			if j < 0 {
+				return ""
+			}
+			rest = strings.TrimSpace(rest[j+1:])
+		}
+		j := 0
+		for j < len(rest) && (isLetter(rest[j]) || isDigit(rest[j]) || rest[j] == '_' || rest[j] == '$') {
+			j++
+		}
+		name := rest[:j]
+		if len(name) < 3 || !(isLetter(name[0]) || name[0] == '_') || keywords[name] {
+			return ""
+		}
+		if p == "const " || p == "let " || p == "var " || p == "export const " || p == "type " {
+			if _, ok := symbolOf(name, true, false); !ok && !(p == "type " && name[0] >= 'A' && name[0] <= 'Z') {
+				return ""
+			}
+		}
+		return name
+	}
+	return ""
+}
+
+var keywords = setOf(`func type def class function const let var return if else for while new async await struct
+interface impl self this true false nil null None True False string int bool any error`)
+
+// frameSymbol returns the function of a stack frame line: "at fn
+// (file.js:1:2)", `File "a.py", line 3, in fn`, or Go's
+// "pkg.(*T).Method(0x1, ...)".
+func frameSymbol(t string) string {
+	switch {
+	case strings.HasPrefix(t, "at "):
+		r := strings.TrimPrefix(strings.TrimPrefix(t[3:], "async "), "new ")
+		i := strings.Index(r, " (")
+		if i <= 0 {
+			return ""
+		}
+		name := r[:i]
+		if strings.ContainsAny(name, "<> /") {
+			return ""
+		}
+		if _, ok := symbolOf(name, true, true); ok {
+			return name
+		}
+		return ""
+	case strings.HasPrefix(t, "File \""):
+		if i := strings.LastIndex(t, ", in "); i > 0 {
+			name := strings.TrimSpace(t[i+5:])
+			if _, ok := symbolOf(name, true, true); ok {
+				return name
+			}
+		}
+		return ""
+	}
+	// Go: a frame is a call with its arguments and nothing after them.
+	if t[len(t)-1] != ')' || !isLetter(t[0]) || strings.IndexByte(t, ' ') >= 0 {
+		return ""
+	}
+	depth, open := 0, -1
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] == ')' {
+			depth++
+		} else if t[i] == '(' {
+			depth--
+			if depth == 0 {
+				open = i
+				break
+			}
+		}
+	}
+	if open <= 0 {
+		return ""
+	}
+	name := t[:open]
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if !strings.Contains(name, ".") || len(name) > 120 {
+		return ""
+	}
+	return name
+}
+
+// Commands.
+
+var commandWords = setOf(`go git gh npm npx yarn pnpm node deno bun python python3 pip pip3 pytest poetry uv cargo rustc
+rustup make cmake docker docker-compose podman kubectl helm terraform curl wget ls cat grep rg sed awk find rm mv cp mkdir
+touch chmod chown cd tsc jest vitest eslint prettier gofmt goimports golangci-lint staticcheck psql sqlite3 mysql
+redis-cli ssh scp rsync tar unzip head tail wc jq bash sh zsh mvn gradle java javac ruby bundle rake rails dotnet swift
+xcodebuild brew apt apt-get systemctl journalctl ps kill pkill lsof env export sudo diff patch black ruff mypy flake8
+isort tox alembic django-admin flask uvicorn gunicorn just bazel nix pre-commit pnpx ng vite webpack esbuild rollup
+hyperfine ab wrk k6 gcloud aws az heroku fly vercel netlify openssl dig nc ping tree less sort uniq xargs tee`)
+
+// isCommand reports whether a line reads as a shell command: its first
+// word (after sudo, env assignments and "cd dir &&") is a known program,
+// with at least one argument.
+func isCommand(c string) bool {
+	c = strings.TrimSpace(c)
+	for {
+		w, rest, ok := strings.Cut(c, " ")
+		if !ok {
+			return false
+		}
+		switch {
+		case w == "sudo" || w == "time" || w == "env":
+			c = strings.TrimSpace(rest)
+			continue
+		case strings.IndexByte(w, '=') > 0 && isEnvKey(w[:strings.IndexByte(w, '=')]):
+			c = strings.TrimSpace(rest)
+			continue
+		}
+		w = strings.TrimPrefix(w, "./")
+		return commandWords[w] && strings.TrimSpace(rest) != ""
+	}
+}
+
+// Character helpers.
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isLetter(s[i]) || s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}

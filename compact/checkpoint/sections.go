@@ -1,0 +1,442 @@
+package checkpoint
+
+import (
+	"strconv"
+	"strings"
+
+	"strata"
+)
+
+// Sections is a checkpoint, read into its parts.
+type Sections struct {
+	Goal        string
+	Constraints []string // Constraints & Preferences
+	Done        []string // Progress: Done
+	InProgress  []string // Progress: In Progress
+	Decisions   []string // Key Decisions
+	NextSteps   []string
+	// Critical Context holds Notes (free lines) and then the Ledger, one
+	// line per kind ("- paths: a, b") or per command and error.
+	Notes  []string
+	Ledger []Identifier
+}
+
+// section names a part of the format.
+type section uint8
+
+const (
+	secNone section = iota
+	secGoal
+	secConstraints
+	secProgress
+	secDone
+	secInProgress
+	secDecisions
+	secNext
+	secCritical
+)
+
+var headingNames = map[string]section{
+	"goal": secGoal, "goals": secGoal, "objective": secGoal,
+	"constraints & preferences": secConstraints, "constraints and preferences": secConstraints,
+	"constraints": secConstraints, "preferences": secConstraints, "constraints/preferences": secConstraints,
+	"progress": secProgress,
+	"done":     secDone, "completed": secDone,
+	"in progress": secInProgress, "in-progress": secInProgress, "current work": secInProgress,
+	"key decisions": secDecisions, "decisions": secDecisions,
+	"next steps": secNext, "next step": secNext,
+	"critical context": secCritical,
+}
+
+// ledgerLabels maps the labels of Critical Context's ledger lines to
+// kinds; the plural labels hold comma-separated lists.
+var ledgerLabels = map[string]kind{
+	"path": kPath, "paths": kPath, "command": kCommand, "commands": kCommand, "error": kError, "errors": kError,
+	"symbol": kSymbol, "symbols": kSymbol, "url": kURL, "urls": kURL, "id": kID, "ids": kID,
+	"number": kNumber, "numbers": kNumber,
+}
+
+// listed reports whether a kind's identifiers share one line, comma
+// separated (the others take a line each: commands and errors have commas).
+func listed(k kind) bool { return k != kCommand && k != kError }
+
+var pluralLabel = [...]string{kPath: "paths", kSymbol: "symbols", kURL: "urls", kID: "ids", kNumber: "numbers"}
+
+// Format writes sections in the checkpoint format. An empty section says
+// "none", so that the format stays whole; items are written on one line
+// each.
+func (s Sections) Format() string {
+	var b strings.Builder
+	b.Grow(1024)
+	b.WriteString("## Goal\n")
+	if g := oneLine(s.Goal); g != "" {
+		b.WriteString(g)
+	} else {
+		b.WriteString("none")
+	}
+	b.WriteString("\n\n## Constraints & Preferences\n")
+	writeItems(&b, s.Constraints, "- ")
+	b.WriteString("\n## Progress\n### Done\n")
+	writeItems(&b, s.Done, "- [x] ")
+	b.WriteString("\n### In Progress\n")
+	writeItems(&b, s.InProgress, "- [ ] ")
+	b.WriteString("\n## Key Decisions\n")
+	writeItems(&b, s.Decisions, "- ")
+	b.WriteString("\n## Next Steps\n")
+	writeItems(&b, s.NextSteps, "1. ")
+	b.WriteString("\n## Critical Context\n")
+	n := 0
+	for _, it := range s.Notes {
+		if it = oneLine(it); it != "" {
+			b.WriteString("- ")
+			b.WriteString(it)
+			b.WriteByte('\n')
+			n++
+		}
+	}
+	n += writeLedger(&b, s.Ledger)
+	if n == 0 {
+		b.WriteString("- none\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeItems writes a list; numbered lists count from 1.
+func writeItems(b *strings.Builder, items []string, bullet string) {
+	n := 0
+	for _, it := range items {
+		it = oneLine(it)
+		if it == "" {
+			continue
+		}
+		n++
+		if bullet == "1. " {
+			b.WriteString(strconv.Itoa(n))
+			b.WriteString(". ")
+		} else {
+			b.WriteString(bullet)
+		}
+		b.WriteString(it)
+		b.WriteByte('\n')
+	}
+	if n == 0 {
+		b.WriteString("- none\n")
+	}
+}
+
+// writeLedger writes ledger lines grouped by kind, in Kinds order, each
+// group in the ledger's order. It returns the number of lines.
+func writeLedger(b *strings.Builder, ids []Identifier) int {
+	lines := 0
+	for _, kn := range Kinds {
+		k := kindOf(kn)
+		first := true
+		for _, id := range ids {
+			if kindOf(id.Kind) != k {
+				continue
+			}
+			t := oneLine(id.Text)
+			if t == "" {
+				continue
+			}
+			if !listed(k) || strings.Contains(t, ", ") {
+				if !first {
+					b.WriteByte('\n')
+					first = true
+				}
+				b.WriteString("- ")
+				b.WriteString(kn)
+				b.WriteString(": ")
+				b.WriteString(t)
+				b.WriteByte('\n')
+				lines++
+				continue
+			}
+			if first {
+				b.WriteString("- ")
+				b.WriteString(pluralLabel[k])
+				b.WriteString(": ")
+				first = false
+				lines++
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(t)
+		}
+		if !first {
+			b.WriteByte('\n')
+		}
+	}
+	return lines
+}
+
+// oneLine collapses white space runs that hold a line break to one space.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Parse reads a checkpoint back into its sections. It accepts the format
+// Format writes and the usual variations of a model's reply: headings
+// with any number of #, in bold or followed by a colon, "Constraints and
+// Preferences", check boxes, numbered or starred lists, wrapped items and
+// "none" for an empty section. Text before the first heading is ignored.
+// Critical Context lines of the form "- <kind>: text" or "- <kinds>: a,
+// b" (kinds as in Kinds) are the ledger; other lines are notes. Parse
+// returns an EINVALID error when the text has no section heading.
+func Parse(text string) (Sections, error) {
+	s, info := parse(text)
+	if info.headings == 0 {
+		return s, strata.Errorf(strata.EINVALID, "not a checkpoint: no section heading")
+	}
+	return s, nil
+}
+
+// parsed says what parse found: how many headings, and which sections.
+type parsed struct {
+	headings int
+	seen     [secCritical + 1]bool
+}
+
+// parse returns the sections and what it found.
+func parse(text string) (Sections, parsed) {
+	if strings.IndexByte(text, '\r') >= 0 {
+		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	}
+	var s Sections
+	var info parsed
+	cur := secNone
+	// The list the previous item went to, and its wrapped lines so far.
+	var last *[]string
+	lastItem := -1
+	var wrapped []string
+	flush := func() {
+		if last != nil && lastItem >= 0 && len(wrapped) > 0 {
+			// Joined, the lines may open with a check box ("[" and "]").
+			it := stripBoxes((*last)[lastItem] + " " + strings.Join(wrapped, " "))
+			if isNone(it) {
+				*last = append((*last)[:lastItem], (*last)[lastItem+1:]...)
+			} else {
+				(*last)[lastItem] = it
+			}
+		}
+		last, lastItem, wrapped = nil, -1, nil
+	}
+	var goal, crit []string
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		t := strings.TrimSpace(line)
+		if t == "" {
+			flush()
+			continue
+		}
+		for {
+			sec, rest, ok := heading(t)
+			if !ok {
+				break
+			}
+			flush()
+			cur = sec
+			info.headings++
+			info.seen[sec] = true
+			t = rest // text after the heading, which may be another one
+		}
+		if t == "" {
+			continue
+		}
+		if cur == secNone {
+			continue
+		}
+		item, bulleted, box := unbullet(t)
+		if cur == secGoal {
+			goal = append(goal, t)
+			continue
+		}
+		if isNone(item) {
+			continue
+		}
+		if !bulleted && last != nil && lastItem >= 0 && lastItem < len(*last) {
+			wrapped = append(wrapped, item)
+			continue
+		}
+		flush()
+		var list *[]string
+		switch cur {
+		case secConstraints:
+			list = &s.Constraints
+		case secProgress:
+			if box == ' ' {
+				list = &s.InProgress
+			} else {
+				list = &s.Done
+			}
+		case secDone:
+			list = &s.Done
+		case secInProgress:
+			list = &s.InProgress
+		case secDecisions:
+			list = &s.Decisions
+		case secNext:
+			list = &s.NextSteps
+		case secCritical:
+			list = &crit // sorted into ledger lines and notes at the end
+		}
+		*list = append(*list, item)
+		last, lastItem = list, len(*list)-1
+	}
+	flush()
+	for _, it := range crit {
+		if ids, ok := ledgerLine(it); ok {
+			s.Ledger = append(s.Ledger, ids...)
+		} else {
+			s.Notes = append(s.Notes, it)
+		}
+	}
+	g := goalText(strings.Join(goal, " "))
+	if isNone(g) {
+		g = ""
+	}
+	s.Goal = g
+	return s, info
+}
+
+// heading reports whether a line is a section heading, and returns any
+// text that follows it on the line ("Goal: fix the login").
+func heading(t string) (section, string, bool) {
+	hashed := strings.HasPrefix(t, "#")
+	h := strings.TrimLeft(t, "#")
+	h = strings.TrimSpace(h)
+	bold := strings.HasPrefix(h, "**")
+	h = strings.TrimSpace(strings.Trim(h, "*_"))
+	name, rest := h, ""
+	if i := strings.IndexByte(h, ':'); i >= 0 {
+		name, rest = h[:i], strings.TrimSpace(strings.Trim(h[i+1:], "*_ "))
+	}
+	name = strings.ToLower(strings.TrimSpace(strings.Trim(name, "*_ ")))
+	sec, ok := headingNames[name]
+	if !ok {
+		return secNone, "", false
+	}
+	switch {
+	case hashed || bold:
+	case rest == "" && strings.HasSuffix(h, ":"):
+	case rest != "" && sec == secGoal:
+	default:
+		return secNone, "", false
+	}
+	return sec, rest, true
+}
+
+// goalText is the goal's lines as one paragraph: without the list
+// markers, hashes or heading words it may start with, so that it reads
+// back the same once written on its own line.
+func goalText(g string) string {
+	for {
+		g = strings.TrimSpace(g)
+		if strings.HasPrefix(g, "#") {
+			g = strings.TrimLeft(g, "#")
+			continue
+		}
+		if item, b, _ := unbullet(g); b && item != g {
+			g = item
+			continue
+		}
+		if _, rest, ok := heading(g); ok {
+			g = rest
+			continue
+		}
+		return g
+	}
+}
+
+// unbullet strips a list marker (-, *, +, •, "1.", "1)") and a check box,
+// and reports whether there was a marker and the box's mark.
+func unbullet(t string) (string, bool, byte) {
+	bulleted := false
+	switch {
+	case strings.HasPrefix(t, "- "), strings.HasPrefix(t, "* "), strings.HasPrefix(t, "+ "):
+		t, bulleted = strings.TrimSpace(t[2:]), true
+	case strings.HasPrefix(t, "• "):
+		t, bulleted = strings.TrimSpace(t[len("• "):]), true
+	default:
+		i := 0
+		for i < len(t) && i < 4 && isDigit(t[i]) {
+			i++
+		}
+		if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
+			t, bulleted = strings.TrimSpace(t[i+2:]), true
+		}
+	}
+	var box byte
+	if isBox(t) {
+		box = t[1] | 0x20
+		if t[1] == ' ' {
+			box = ' '
+		}
+		t, bulleted = stripBoxes(t), true
+	}
+	return t, bulleted, box
+}
+
+func isBox(t string) bool {
+	return len(t) >= 3 && t[0] == '[' && t[2] == ']' && (t[1] == ' ' || t[1] == 'x' || t[1] == 'X')
+}
+
+// stripBoxes strips the check boxes an item opens with.
+func stripBoxes(t string) string {
+	for isBox(t) {
+		t = strings.TrimSpace(t[3:])
+	}
+	return t
+}
+
+func isNone(s string) bool {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(s), ".()_*")) {
+	case "", "none", "n/a", "na", "nothing", "none yet", "nothing yet", "-":
+		return true
+	}
+	return false
+}
+
+// ledgerLine reads a Critical Context line "<kind>: text" or
+// "<kinds>: a, b" into identifiers.
+func ledgerLine(item string) ([]Identifier, bool) {
+	label, rest, ok := strings.Cut(item, ": ")
+	if !ok {
+		return nil, false
+	}
+	k, ok := ledgerLabels[strings.ToLower(strings.Trim(label, "*_ "))]
+	if !ok {
+		return nil, false
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" {
+		return nil, false
+	}
+	plural := strings.HasSuffix(strings.ToLower(strings.Trim(label, "*_ ")), "s")
+	var parts []string
+	if plural && listed(k) {
+		parts = strings.Split(rest, ", ")
+	} else {
+		parts = []string{rest}
+	}
+	ids := make([]Identifier, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if len(p) > 2 && p[0] == '`' && p[len(p)-1] == '`' {
+			p = p[1 : len(p)-1]
+		}
+		if p != "" {
+			ids = append(ids, Identifier{Kind: kindNames[k], Text: p})
+		}
+	}
+	return ids, len(ids) > 0
+}

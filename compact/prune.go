@@ -1,0 +1,204 @@
+package compact
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// ClearedPlaceholder replaces a hard-cleared tool result.
+const ClearedPlaceholder = "[Tool output cleared — content was processed in earlier turns]"
+
+var placeholderRunes = utf8.RuneCountInString(ClearedPlaceholder)
+
+// markerRoom is the room a trim marker needs: the longest marker, with
+// three 10-digit numbers, is 80 characters.
+const markerRoom = 100
+
+// PruneStats says what Prune did.
+type PruneStats struct {
+	Trimmed int // results soft-trimmed to head + tail
+	Cleared int // results replaced by ClearedPlaceholder
+	// Skipped counts results outside the protected zone left whole
+	// because they carry an image (or another non-text part).
+	Skipped int
+	// CharsRemoved is the net number of characters (runes) the results
+	// lost, markers and placeholders counted.
+	CharsRemoved int
+}
+
+func (s *PruneStats) add(o PruneStats) {
+	s.Trimmed += o.Trimmed
+	s.Cleared += o.Cleared
+	s.Skipped += o.Skipped
+	s.CharsRemoved += o.CharsRemoved
+}
+
+// Prune is layer 1: it shortens old tool results in t, in place, and needs
+// no model. It does nothing when cfg.ToolPruningEnabled is false.
+//
+// Tool results are counted in tool-result messages from the end: an
+// Anthropic user message with tool_result blocks is one, and so is a run
+// of consecutive OpenAI tool messages (the answers to one assistant
+// message's parallel calls). The last cfg.KeepLastToolResults of them are
+// protected: the model has just acted on them. Results more than
+// cfg.ToolHardClearAfter messages old are replaced by ClearedPlaceholder
+// (unless they are no longer than it); the others in between that are
+// longer than cfg.ToolSoftTrimChars characters keep their first
+// ToolSoftTrimHead and last ToolSoftTrimTail characters around a marker:
+//
+//	--- trimmed (kept 1500 head + 1500 tail of 24000 chars) ---
+//
+// Characters are runes: a cut never falls inside a UTF-8 sequence.
+// Results that carry an image are left whole, and nothing else is ever
+// changed: user text, assistant messages (text, tool calls, thinking) and
+// unknown fields stay byte for byte. A message Prune changes is replaced
+// by a changed copy in t.Messages; the old *Message is left as it was.
+// Pruning an already pruned transcript changes nothing more until results
+// age. Prune returns an EINVALID error if cfg does not validate.
+func Prune(t *Transcript, cfg Config) (PruneStats, error) {
+	if err := cfg.Validate(); err != nil {
+		return PruneStats{}, err
+	}
+	if !cfg.ToolPruningEnabled {
+		return PruneStats{}, nil
+	}
+	return prune(t, cfg), nil
+}
+
+type pruneAction uint8
+
+const (
+	actTrim pruneAction = iota + 1
+	actClear
+)
+
+func prune(t *Transcript, cfg Config) PruneStats {
+	var st PruneStats
+	age := 0
+	n := len(t.Messages)
+	for i := n - 1; i >= 0; i-- {
+		m := t.Messages[i]
+		if !m.toolResult {
+			continue
+		}
+		// A run of OpenAI tool messages answers one assistant message.
+		if !(t.Provider == OpenAI && i+1 < n && t.Messages[i+1].role == "tool") {
+			age++
+		}
+		if age <= cfg.KeepLastToolResults {
+			continue
+		}
+		act := actTrim
+		if cfg.ToolHardClearAfter > 0 && age > cfg.ToolHardClearAfter {
+			act = actClear
+		}
+		if m.role == "tool" {
+			c, ok, s := pruneContent(&m.content, act, cfg)
+			st.add(s)
+			if ok {
+				nm := *m
+				nm.raw = nil
+				nm.content = c
+				t.Messages[i] = &nm
+			}
+			continue
+		}
+		var parts []*part
+		for j, p := range m.content.parts {
+			if p.typ != "tool_result" {
+				continue
+			}
+			c, ok, s := pruneContent(&p.result, act, cfg)
+			st.add(s)
+			if !ok {
+				continue
+			}
+			if parts == nil {
+				parts = append([]*part(nil), m.content.parts...)
+			}
+			np := *p
+			np.raw = nil
+			np.result = c
+			parts[j] = &np
+		}
+		if parts != nil {
+			nm := *m
+			nm.raw = nil
+			nm.content.parts = parts
+			t.Messages[i] = &nm
+		}
+	}
+	return st
+}
+
+// pruneContent returns c trimmed or cleared, and whether it changed.
+func pruneContent(c *content, act pruneAction, cfg Config) (content, bool, PruneStats) {
+	if !c.allText() {
+		return content{}, false, PruneStats{Skipped: 1}
+	}
+	runes := c.textRunes()
+	switch act {
+	case actClear:
+		if runes <= placeholderRunes {
+			return content{}, false, PruneStats{}
+		}
+		return c.withText(ClearedPlaceholder, placeholderRunes), true, PruneStats{Cleared: 1, CharsRemoved: runes - placeholderRunes}
+	default:
+		if runes <= cfg.ToolSoftTrimChars {
+			return content{}, false, PruneStats{}
+		}
+		s, n := softTrim(c.joined(false), runes, cfg.ToolSoftTrimHead, cfg.ToolSoftTrimTail)
+		return c.withText(s, n), true, PruneStats{Trimmed: 1, CharsRemoved: runes - n}
+	}
+}
+
+// softTrim keeps the first head and last tail runes of s (which has runes
+// runes) around a marker, and returns the result and its rune count.
+func softTrim(s string, runes, head, tail int) (string, int) {
+	hb := 0
+	for k := 0; k < head; k++ {
+		_, size := utf8.DecodeRuneInString(s[hb:])
+		hb += size
+	}
+	tb := len(s)
+	for k := 0; k < tail; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:tb])
+		tb -= size
+	}
+	marker := make([]byte, 0, 80)
+	marker = append(marker, "\n\n--- trimmed (kept "...)
+	marker = strconv.AppendInt(marker, int64(head), 10)
+	marker = append(marker, " head + "...)
+	marker = strconv.AppendInt(marker, int64(tail), 10)
+	marker = append(marker, " tail of "...)
+	marker = strconv.AppendInt(marker, int64(runes), 10)
+	marker = append(marker, " chars) ---\n\n"...)
+	out := make([]byte, 0, hb+len(marker)+len(s)-tb)
+	out = append(out, s[:hb]...)
+	out = append(out, marker...)
+	out = append(out, s[tb:]...)
+	return string(out), head + tail + len(marker) // the marker is ASCII
+}
+
+// withText returns content of c's form holding s (of runes runes): a
+// string stays a string; text parts merge into one text part that keeps
+// the first part's other fields, and those of later parts it lacks.
+func (c *content) withText(s string, runes int) content {
+	if c.form != formParts || len(c.parts) == 0 {
+		return content{form: formString, text: s, runes: runes}
+	}
+	if len(c.parts) == 1 {
+		p := *c.parts[0]
+		p.raw, p.text, p.runes = nil, s, runes
+		return content{form: formParts, parts: []*part{&p}}
+	}
+	ms := append([]member(nil), c.parts[0].members...)
+	for _, p := range c.parts[1:] {
+		for _, mb := range p.members {
+			if _, ok := lookup(ms, mb.key); !ok {
+				ms = append(ms, mb)
+			}
+		}
+	}
+	return content{form: formParts, parts: []*part{{typ: "text", members: ms, text: s, runes: runes}}}
+}
