@@ -262,7 +262,7 @@ func (a *assembler) run() (*Package, error) {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
 		for _, kind := range []string{KindTurn, KindSummary} {
-			hits, err := a.m.store.Search(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			hits, err := a.m.hybridQuery(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
 				Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind})
 			if err != nil {
 				return nil, fmt.Errorf("search: %w", err)

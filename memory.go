@@ -34,6 +34,10 @@ type Config struct {
 	Tiers *TierPolicy
 	// LLM configures summaries written by a model; the zero value has none.
 	LLM LLMOptions
+	// Embedder computes the vectors of hybrid search; nil: search is BM25
+	// only. Embedding tunes it; zero fields take defaults.
+	Embedder  Embedder
+	Embedding EmbeddingOptions
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -58,6 +62,15 @@ type Memory struct {
 	workers int
 	llm     LLMOptions
 	prompts *Prompts
+
+	emb         Embedder
+	embOpt      EmbeddingOptions
+	dim         int // the embedder's dimension once a call told it (guarded by mu)
+	indexes     indexCache
+	lexicalOnce sync.Once // the "search is lexical only" warning
+
+	qmu    sync.Mutex
+	qcache []queryVec // the latest query vectors, oldest first
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per conversation: one appender at a time
@@ -124,7 +137,12 @@ func New(cfg Config) (*Memory, error) {
 	if err := tiers.Validate(); err != nil {
 		return nil, err
 	}
+	embOpt, err := cfg.Embedding.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	return &Memory{
+		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
@@ -234,6 +252,9 @@ func (m *Memory) Conversations(ctx context.Context) ([]Conversation, error) {
 func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 	st, err := m.store.Stats(ctx, m.ns)
 	if err != nil {
+		return st, err
+	}
+	if err := m.addEmbeddingStats(ctx, &st); err != nil {
 		return st, err
 	}
 	cs, err := m.store.Conversations(ctx, m.ns)

@@ -69,9 +69,23 @@ func fmtSeqs(a, b int64) string {
 	return fmt.Sprintf("turns %d-%d", a, b)
 }
 
+// maxOmissionRanges is how many omitted ranges a package header lists one
+// by one; beyond it, it counts them.
+const maxOmissionRanges = 8
+
 func omissionLine(os []Omission) string {
 	if len(os) == 0 {
 		return ""
+	}
+	if len(os) > maxOmissionRanges {
+		// Scattered raw turns leave many gaps: say how much is missing
+		// rather than spend the budget listing every gap.
+		n := int64(0)
+		for _, o := range os {
+			n += o.LastSeq - o.FirstSeq + 1
+		}
+		return fmt.Sprintf("Not shown for lack of budget: %d turns in %d ranges, from turn %d to turn %d.",
+			n, len(os), os[0].FirstSeq, os[len(os)-1].LastSeq)
 	}
 	parts := make([]string, len(os))
 	for i, o := range os {

@@ -157,6 +157,54 @@ type Store interface {
 	// wins). EINVALID for an empty conversation id or a negative count.
 	SaveCompactionState(ctx context.Context, namespace, conversation string, s CompactionState) error
 
+	// Unembedded returns, in EmbedRef order after f.After, at most f.Limit
+	// (1000 if f.Limit <= 0) turns and nodes of the conversation that have
+	// no vector in f.Space, with their text: a turn's Text (read whole
+	// from its row, warm block or archive segment), a node's summary.
+	// Turns whose content expired and nodes pending a model summary (their
+	// summary will change) are left out. ENOTFOUND for an unknown
+	// conversation; EINVALID for an empty f.Space.Model, a negative
+	// f.Space.Dim or an unknown f.Kind.
+	Unembedded(ctx context.Context, f EmbedFilter) ([]EmbedSource, error)
+
+	// PutEmbeddings stores the vectors es of the conversation's turns and
+	// nodes in space, in one transaction: an item keeps one vector per
+	// model, so putting again replaces it (putting is idempotent), also
+	// one of another dimension. A node's vector is removed when its
+	// summary changes or the node is removed. Each put advances the
+	// conversation's VectorVersion. ENOTFOUND for an unknown conversation;
+	// EINVALID, naming the field and changing nothing, for an empty
+	// space.Model, a space.Dim < 1, a vector whose length is not
+	// space.Dim or that holds NaN or infinity, a turn seq or node id the
+	// conversation does not have.
+	PutEmbeddings(ctx context.Context, namespace, conversation string, space EmbedSpace, es []Embedding) error
+
+	// Vectors calls fn with each vector of the conversation that matches
+	// f, the turns' before the nodes' (each in no particular order), from
+	// one consistent read; fn's error stops the scan and is returned. Vectors are streamed, not
+	// gathered: Vector.Values is only valid during the call. ENOTFOUND
+	// for an unknown conversation; EINVALID for an empty f.Space.Model or
+	// an unknown f.Kind.
+	Vectors(ctx context.Context, f VectorFilter, fn func(Vector) error) error
+
+	// VectorVersion returns how far the conversation's vectors have
+	// changed (zero if it never had any), cheaply enough to be asked
+	// before every search. ENOTFOUND for an unknown conversation.
+	VectorVersion(ctx context.Context, namespace, conversation string) (VectorVersion, error)
+
+	// DeleteEmbeddings removes the conversation's vectors (of every
+	// conversation of the namespace if conversation is "") that are not in
+	// keep: of another model, or of another dimension when keep.Dim is not
+	// 0; every vector if keep.Model is "". It returns how many it removed.
+	// ENOTFOUND for an unknown conversation.
+	DeleteEmbeddings(ctx context.Context, namespace, conversation string, keep EmbedSpace) (int64, error)
+
+	// VectorCounts counts, per conversation (one, or every conversation of
+	// the namespace if conversation is ""), ordered by id, what can be
+	// embedded and the vectors stored by space (ordered by model and
+	// dimension). ENOTFOUND for an unknown conversation.
+	VectorCounts(ctx context.Context, namespace, conversation string) ([]VectorCounts, error)
+
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
 	Stats(ctx context.Context, namespace string) (Stats, error)
@@ -258,6 +306,12 @@ type Stats struct {
 	Location      string       `json:"location"`
 	Oldest        time.Time    `json:"oldest,omitempty"`
 	Newest        time.Time    `json:"newest,omitempty"`
+	// Search and Embeddings are filled by Memory.Stats, not by stores:
+	// SearchHybrid when an embedder is configured, SearchLexical (BM25
+	// only) when not; the vectors against the configured embedder (nil
+	// with no embedder and no vectors).
+	Search     string          `json:"search,omitempty"`
+	Embeddings *EmbeddingStats `json:"embeddings,omitempty"`
 	// PerConversation breaks turns, tiers, archive and tokens down by
 	// conversation, ordered by id.
 	PerConversation []ConversationStats `json:"per_conversation"`
@@ -277,6 +331,10 @@ type ConversationStats struct {
 	// the conversation's policy and 002's counters (see Tree.Counters).
 	Policy   string         `json:"policy,omitempty"`
 	Counters map[string]int `json:"counters,omitempty"`
+	// Search and Embeddings are filled by Memory.Stats: SearchHybrid when
+	// an embedder is configured and the conversation has current vectors.
+	Search     string          `json:"search,omitempty"`
+	Embeddings *EmbeddingStats `json:"embeddings,omitempty"`
 }
 
 // TierStats counts what lies in one tier. Turns not yet under a level-1

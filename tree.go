@@ -132,9 +132,11 @@ func (m *Memory) expiredIn(ctx context.Context, conv string, n Node) bool {
 	return err == nil && len(ns) > 0
 }
 
-// Search ranks the conversation's turns and summaries against query with
-// BM25 and returns at most k hits. An empty conversation id searches every
-// conversation of the namespace. Turns of cold spans are not in the index;
+// Search ranks the conversation's turns and summaries against query and
+// returns at most k hits: by BM25, fused with vector similarity when an
+// embedder is configured and the conversation has vectors (see
+// hybridSearch). An empty conversation id searches every conversation of
+// the namespace. Turns of cold spans are not in the full-text index;
 // when a cold span's summary is a hit, its turns are read from the archive
 // and the one sharing the most words with the query follows it as a turn
 // hit (scored just below the summary).
@@ -142,7 +144,7 @@ func (m *Memory) Search(ctx context.Context, conversation, query string, k int) 
 	if k <= 0 {
 		k = 10
 	}
-	hits, err := m.store.Search(ctx, SearchQuery{Namespace: m.ns, Conversation: conversation, Text: query, K: k})
+	hits, err := m.hybridSearch(ctx, conversation, query, k)
 	if err != nil {
 		return nil, err
 	}

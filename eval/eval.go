@@ -91,6 +91,11 @@ type Report struct {
 	// chosen categories' questions that name no turn; they are ignored.
 	UnknownEvidence []string `json:"unknown_evidence"`
 	Budgets         []Budget `json:"budgets"`
+	// Search is "hybrid" when the Memory has an embedder (the turns and
+	// summaries were embedded after the import, in EmbedSeconds), else
+	// "lexical".
+	Search       string  `json:"search"`
+	EmbedSeconds float64 `json:"embed_seconds,omitempty"`
 	// ImportSeconds is the time the import took, Seconds the whole run's.
 	ImportSeconds float64 `json:"import_seconds"`
 	Seconds       float64 `json:"seconds"`
@@ -208,6 +213,17 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 		return rep, fmt.Errorf("%s: import: %w", file, err)
 	}
 	rep.ImportSeconds = time.Since(t0).Seconds()
+	// With an embedder, every turn and summary gets its vector before
+	// the questions, so that Context searches them as it would in use.
+	rep.Search = "lexical"
+	t0 = time.Now()
+	switch _, err := m.Embed(ctx, strata.EmbedRequest{}); {
+	case err == nil:
+		rep.Search = "hybrid"
+		rep.EmbedSeconds = time.Since(t0).Seconds()
+	case !errors.Is(err, strata.ErrNoEmbedder):
+		return rep, fmt.Errorf("%s: embed: %w", file, err)
+	}
 	rep.Conversations = len(convs)
 	if len(convs) > 0 {
 		p, err := m.PolicyOf(ctx, convs[0])

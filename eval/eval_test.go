@@ -12,6 +12,7 @@ import (
 
 	"strata"
 	"strata/extractive"
+	"strata/internal/hashembed"
 	"strata/sqlite"
 	"strata/tiktoken"
 )
@@ -455,4 +456,41 @@ func TestRunLoCoMo(t *testing.T) {
 
 func sameDay(a, b time.Time) bool {
 	return a.UTC().Format(time.DateOnly) == b.UTC().Format(time.DateOnly)
+}
+
+// TestRunHybrid: with an embedder, Run embeds what it imported before the
+// questions and says the search was hybrid; without one, lexical.
+func TestRunHybrid(t *testing.T) {
+	ctx := context.Background()
+	file := writeFile(t, "tiny.json", tiny)
+	rep, err := Run(ctx, newMemory(t), file, Options{Budgets: []int{100000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Search != "lexical" {
+		t.Fatalf("without an embedder: search %q, want lexical", rep.Search)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eval.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := hashembed.New("hash-a", 32)
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Run(ctx, m, file, Options{Budgets: []int{100000}}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Search != "hybrid" || emb.Texts() < rep.Turns {
+		t.Fatalf("with an embedder: search %q, %d texts embedded for %d turns; want hybrid, every turn", rep.Search, emb.Texts(), rep.Turns)
+	}
+	if rep.Budgets[0].Overall.Context.Recall != 1 {
+		t.Fatalf("hybrid recall at a budget that holds everything: %v, want 1", rep.Budgets[0].Overall.Context.Recall)
+	}
 }

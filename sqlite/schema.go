@@ -211,6 +211,54 @@ CREATE TABLE compaction_state (
 	PRIMARY KEY (namespace, conversation)
 ) WITHOUT ROWID;
 `},
+	{10, "embeddings", `
+-- The vectors of turns and node summaries: one per item and model, as
+-- little-endian float32 values (4 * dim bytes), with the model and
+-- dimension that made them. version is the conversation's
+-- vector_state.version when the vector was written.
+CREATE TABLE turn_vectors (
+	pk            INTEGER PRIMARY KEY,
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	seq           INTEGER NOT NULL,
+	model         TEXT    NOT NULL,
+	dim           INTEGER NOT NULL,
+	version       INTEGER NOT NULL,
+	vec           BLOB    NOT NULL,
+	FOREIGN KEY (conversation, seq) REFERENCES turns (conversation, seq) ON DELETE CASCADE
+);
+CREATE UNIQUE INDEX turn_vectors_item ON turn_vectors (conversation, seq, model);
+CREATE INDEX turn_vectors_space ON turn_vectors (conversation, model, dim, version);
+CREATE TABLE node_vectors (
+	pk            INTEGER PRIMARY KEY,
+	node          INTEGER NOT NULL REFERENCES nodes (pk) ON DELETE CASCADE,
+	conversation  INTEGER NOT NULL REFERENCES conversations (pk) ON DELETE CASCADE,
+	model         TEXT    NOT NULL,
+	dim           INTEGER NOT NULL,
+	version       INTEGER NOT NULL,
+	vec           BLOB    NOT NULL
+);
+CREATE UNIQUE INDEX node_vectors_item ON node_vectors (node, model);
+CREATE INDEX node_vectors_space ON node_vectors (conversation, model, dim, version);
+-- How far each conversation's vectors have changed (strata.VectorVersion):
+-- version grows with every put and removal; *_removed is the version of
+-- the latest removal of a turn's or a node's vector.
+CREATE TABLE vector_state (
+	conversation  INTEGER PRIMARY KEY REFERENCES conversations (pk) ON DELETE CASCADE,
+	version       INTEGER NOT NULL DEFAULT 0,
+	turns_removed INTEGER NOT NULL DEFAULT 0,
+	nodes_removed INTEGER NOT NULL DEFAULT 0
+);
+-- A node's vector goes with its summary: when the summary changes (a
+-- model summary replaces the extractive one) or the node is removed
+-- (ResetPyramid). Every removal of a node's vector is recorded.
+CREATE TRIGGER node_summary_changed AFTER UPDATE OF summary ON nodes
+WHEN old.summary IS NOT new.summary BEGIN
+	DELETE FROM node_vectors WHERE node = new.pk;
+END;
+CREATE TRIGGER node_vectors_removed AFTER DELETE ON node_vectors BEGIN
+	UPDATE vector_state SET version = version + 1, nodes_removed = version + 1 WHERE conversation = old.conversation;
+END;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

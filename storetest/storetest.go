@@ -164,6 +164,13 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"LearningsInvalid", testLearningsInvalid},
 		{"CompactionState", testCompactionState},
 		{"CompactionStateInvalid", testCompactionStateInvalid},
+		{"EmbeddingsRoundTrip", testEmbeddingsRoundTrip},
+		{"EmbeddingsPaging", testEmbeddingsPaging},
+		{"EmbeddingsSpaces", testEmbeddingsSpaces},
+		{"EmbeddingsInvalid", testEmbeddingsInvalid},
+		{"EmbeddingsVersion", testEmbeddingsVersion},
+		{"EmbeddingsRemovals", testEmbeddingsRemovals},
+		{"EmbeddingsTiers", testEmbeddingsTiers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

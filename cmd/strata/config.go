@@ -35,6 +35,7 @@ type fileConfig struct {
 	Assembly   *assemblyConfig      `yaml:"assembly"`
 	Tiers      *tiersConfig         `yaml:"tiers"`
 	LLM        *llmConfig           `yaml:"llm"`
+	Embed      *embedConfig         `yaml:"embed"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -126,6 +127,7 @@ func (p *policyConfig) UnmarshalYAML(n *yaml.Node) error {
 type globals struct {
 	db, config, namespace, tokenizer  string
 	llmProvider, llmModel, llmBaseURL string
+	embedModel, embedBaseURL          string
 }
 
 func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
@@ -137,6 +139,8 @@ func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
 	fs.StringVar(&g.llmProvider, "llm-provider", "", "model for llm levels: openai (any OpenAI-compatible server) or anthropic (env STRATA_LLM_PROVIDER)")
 	fs.StringVar(&g.llmModel, "llm-model", "", "the model's name (env STRATA_LLM_MODEL)")
 	fs.StringVar(&g.llmBaseURL, "llm-base-url", "", "the API's base URL, e.g. http://127.0.0.1:11434/v1 (env STRATA_LLM_BASE_URL)")
+	fs.StringVar(&g.embedModel, "embed-model", "", "embedding model for hybrid search, on any OpenAI-compatible server (env STRATA_EMBED_MODEL)")
+	fs.StringVar(&g.embedBaseURL, "embed-base-url", "", "the embeddings API's base URL, e.g. http://127.0.0.1:11434/v1 (env STRATA_EMBED_BASE_URL)")
 	return g
 }
 
@@ -153,6 +157,7 @@ type settings struct {
 	Assembly   strata.AssemblyOptions
 	Tiers      strata.TierPolicy
 	LLM        llmSettings
+	Embed      embedSettings
 }
 
 // llmSettings are the resolved llm settings.
@@ -240,6 +245,9 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		return s, fmt.Errorf("config %s: %w", path, err)
 	}
 	if s.LLM, err = m.resolveLLM(g, fc.LLM, path); err != nil {
+		return s, err
+	}
+	if s.Embed, err = m.resolveEmbed(g, fc.Embed, path); err != nil {
 		return s, err
 	}
 	if a := fc.Assembly; a != nil {
@@ -377,7 +385,13 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 		st.Close()
 		return nil, err
 	}
+	emb, err := s.Embed.embedder()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), LLM: llm,
+		Embedder: emb, Embedding: s.Embed.Options,
 		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
 	if err != nil {
 		st.Close()

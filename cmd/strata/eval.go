@@ -77,7 +77,13 @@ func (m *Main) scratchMemory(ctx context.Context, g *globals) (*strata.Memory, f
 		st.Close()
 		os.RemoveAll(dir)
 	}
+	emb, err := s.Embed.embedder()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(),
+		Embedder: emb, Embedding: s.Embed.Options,
 		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, SessionGap: s.SessionGap,
 		Assembly: s.Assembly, Tiers: &s.Tiers})
 	if err != nil {
@@ -111,6 +117,11 @@ func printEval(m *Main, r eval.Report) {
 	w := m.Stdout
 	fmt.Fprintf(w, "%s: %d conversations, %d turns imported in %.1fs (policy %s, tokenizer %s)\n",
 		r.File, r.Conversations, r.Turns, r.ImportSeconds, r.Policy, r.Tokenizer)
+	if r.Search == "hybrid" {
+		fmt.Fprintf(w, "search: hybrid (BM25 and vectors, embedded in %.1fs)\n", r.EmbedSeconds)
+	} else {
+		fmt.Fprintln(w, "search: lexical (BM25 only; configure an embedder for hybrid search)")
+	}
 	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns; recall = share of evidence turns quoted raw\n\n",
 		r.Questions, joinInts(r.Categories), r.EvidenceTurns)
 	fmt.Fprintf(w, "%6s  %9s  %6s  %6s  %6s  %6s  %10s  %6s  %6s  %8s  %8s\n", "budget", "questions", "recall", "bm25",

@@ -401,6 +401,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	}
 	fmt.Fprintf(w, "tokens       %d of raw history, %d of summaries\n", st.TurnTokens, st.SummaryTokens)
 	printTiers(w, "", st.Tiers, st.Archive)
+	printEmbeddings(w, "", st.Search, st.Embeddings)
 	if st.FreeBytes > 0 {
 		fmt.Fprintf(w, "free         %s inside the database file ('strata tier --vacuum' returns it)\n", bytesHuman(st.FreeBytes))
 	}
@@ -418,6 +419,9 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		}
 		fmt.Fprintf(w, "  policy %s; counters: %s\n", c.Policy, strings.Join(parts, ", "))
 		printTiers(w, "  ", c.Tiers, c.Archive)
+		if c.Embeddings != nil {
+			printEmbeddings(w, "  ", c.Search, c.Embeddings)
+		}
 	}
 	return nil
 }

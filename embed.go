@@ -1,0 +1,664 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Embedder turns texts into vectors: a sentence-embedding model behind an
+// API (package openai speaks any OpenAI-compatible /v1/embeddings endpoint).
+// Embeddings are an upgrade: without an Embedder search is BM25 only.
+//
+// Like a Completer, an Embedder makes one attempt per call and reports
+// failures as *ProviderError, so that the engine decides whether to try
+// again: bulk embedding (Memory.Embed) retries transient failures with
+// backoff, while a search does not wait for a failing server and falls
+// back to BM25. An Embedder may split a batch its server refuses as too
+// large into smaller requests.
+type Embedder interface {
+	// Name names the provider and its endpoint for logs and stats, e.g.
+	// "openai http://127.0.0.1:11434/v1".
+	Name() string
+	// Model names the model. Vectors are stored under it: vectors of
+	// another model are stale, ignored by search (see Memory.Reembed).
+	Model() string
+	// Dimensions is the length of the vectors Embed returns, or 0 while
+	// it is unknown (before the first call, when the model's dimension is
+	// not configured).
+	Dimensions() int
+	// Embed returns one vector per text, in order. Texts are not empty.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedSpace names the vectors of one embedder configuration: its model
+// and the vectors' dimension. Vectors compare only within a space.
+type EmbedSpace struct {
+	Model string `json:"model"`
+	Dim   int    `json:"dimensions"`
+}
+
+// EmbedRef names what a vector embeds: a turn (Level 0, Node "") by its
+// Seq, or a node by its ID (Level its level, Seq its first seq). Refs order
+// by level, then seq, then node id: turns first, in seq order, then the
+// nodes level by level.
+type EmbedRef struct {
+	Level int    `json:"level"`
+	Seq   int64  `json:"seq"`
+	Node  string `json:"node,omitempty"`
+}
+
+// Kind is KindTurn or KindSummary.
+func (r EmbedRef) Kind() string {
+	if r.Node == "" {
+		return KindTurn
+	}
+	return KindSummary
+}
+
+// Less reports whether r orders before o.
+func (r EmbedRef) Less(o EmbedRef) bool {
+	if r.Level != o.Level {
+		return r.Level < o.Level
+	}
+	if r.Seq != o.Seq {
+		return r.Seq < o.Seq
+	}
+	return r.Node < o.Node
+}
+
+// EmbedFilter selects the turns and nodes of one conversation that have
+// no vector in a space, for Store.Unembedded.
+type EmbedFilter struct {
+	Namespace    string
+	Conversation string
+	// Space.Model is required; a Space.Dim of 0 counts a vector of the
+	// model of any dimension as present.
+	Space EmbedSpace
+	Kind  string    // "" (both), KindTurn or KindSummary
+	After *EmbedRef // only what orders after this ref; nil: from the start
+	Limit int       // at most this many; <= 0 means 1000
+}
+
+// EmbedSource is a turn or node without a vector, with the text to embed:
+// a turn's Text, a node's summary.
+type EmbedSource struct {
+	EmbedRef
+	Text string `json:"text"`
+}
+
+// Embedding is the vector of one turn or node, for Store.PutEmbeddings.
+// A zero vector marks an item with no text: stored, so that it is not
+// listed again, and never a search hit.
+type Embedding struct {
+	EmbedRef
+	Vector []float32 `json:"vector"`
+}
+
+// VectorFilter selects the stored vectors of one conversation in one
+// space, for Store.Vectors.
+type VectorFilter struct {
+	Namespace    string
+	Conversation string
+	// Space.Model is required; a Space.Dim of 0 selects the model's
+	// vectors of any dimension.
+	Space EmbedSpace
+	Kind  string // "" (both), KindTurn or KindSummary
+	// Since keeps the vectors written after that version of the
+	// conversation's vectors (see VectorVersion); 0 keeps all.
+	Since int64
+}
+
+// Vector is one stored vector as Store.Vectors streams it.
+type Vector struct {
+	EmbedRef
+	LastSeq int64 // a node's last seq; a turn's seq
+	Dim     int
+	Version int64 // the VectorVersion.Version that wrote it
+	// Values is only valid during the callback: copy it to keep it.
+	Values []float32
+}
+
+// VectorVersion says how the vectors of a conversation changed, so that
+// an in-memory index can tell whether it is fresh. Version grows with
+// every change (vectors stored or removed); TurnsRemoved and NodesRemoved
+// are the versions of the latest removal of a turn's or a node's vector
+// (a node's vector is removed when its summary changes or the node goes).
+// All are 0 for a conversation that never had vectors.
+type VectorVersion struct {
+	Version      int64 `json:"version"`
+	TurnsRemoved int64 `json:"turns_removed"`
+	NodesRemoved int64 `json:"nodes_removed"`
+}
+
+// VectorCounts counts what one conversation can embed and the vectors it
+// holds, by space.
+type VectorCounts struct {
+	Conversation string       `json:"conversation"`
+	Turns        int64        `json:"turns"` // turns whose content has not expired
+	Nodes        int64        `json:"nodes"` // nodes not pending a model summary
+	Spaces       []SpaceCount `json:"spaces"`
+}
+
+// SpaceCount counts a conversation's vectors of one space.
+type SpaceCount struct {
+	Space EmbedSpace `json:"space"`
+	Turns int64      `json:"turns"`
+	Nodes int64      `json:"nodes"`
+}
+
+// EmbeddingStats describes the vectors of a namespace or a conversation
+// against the configured embedder.
+type EmbeddingStats struct {
+	Embedder string `json:"embedder,omitempty"` // the Embedder's Name
+	Model    string `json:"model,omitempty"`
+	Dim      int    `json:"dimensions,omitempty"` // 0 while unknown
+	Turns    int64  `json:"turns"`                // turns with a current vector
+	Nodes    int64  `json:"nodes"`                // summaries with a current vector
+	// Missing counts turns and summaries without a current vector:
+	// `strata embed` computes them (summaries pending a model summary wait
+	// for it).
+	Missing int64 `json:"missing"`
+	// Stale counts vectors of another model or dimension: search ignores
+	// them, `strata reembed` replaces them.
+	Stale int64 `json:"stale"`
+}
+
+// Search modes, as Stats reports them.
+const (
+	SearchLexical = "lexical" // BM25 only
+	SearchHybrid  = "hybrid"  // BM25 and vectors, fused by rank
+)
+
+// EmbeddingOptions tune embedding; zero fields take defaults.
+type EmbeddingOptions struct {
+	// BatchSize is how many texts go in one call to the Embedder.
+	// Default 64.
+	BatchSize int
+	// Concurrency bounds the calls in flight. Default 2.
+	Concurrency int
+	// Retries is how many times a failed call (rate limit, server error,
+	// timeout) is tried again by Memory.Embed, with exponential backoff
+	// from Backoff (default 1s, or what the provider asks for). Default
+	// 3; negative: none.
+	Retries int
+	Backoff time.Duration
+	// QueryTimeout bounds the embedding of a search query; past it, or on
+	// any error, the search is BM25 only. Default 10s.
+	QueryTimeout time.Duration
+	// MaxInputBytes caps the text of one turn or summary sent to the
+	// Embedder (cut at a character boundary): embedding models read a
+	// few hundred to a few thousand tokens. Default 8192.
+	MaxInputBytes int
+	// CachedVectors bounds the vectors kept in memory for search, over
+	// all conversations (about 450 bytes each in 384 dimensions): past it,
+	// the indexes of the conversations searched least recently are
+	// dropped. The conversations of one search are always kept. Default
+	// 2,000,000.
+	CachedVectors int
+}
+
+func (o EmbeddingOptions) withDefaults() (EmbeddingOptions, error) {
+	if o.BatchSize < 0 || o.Concurrency < 0 || o.Backoff < 0 || o.QueryTimeout < 0 || o.MaxInputBytes < 0 || o.CachedVectors < 0 {
+		return o, Errorf(EINVALID, "config: embedding options cannot be negative (batch size %d, concurrency %d, backoff %v, query timeout %v, max input bytes %d, cached vectors %d)",
+			o.BatchSize, o.Concurrency, o.Backoff, o.QueryTimeout, o.MaxInputBytes, o.CachedVectors)
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 64
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 2
+	}
+	if o.Retries == 0 {
+		o.Retries = 3
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.Backoff == 0 {
+		o.Backoff = time.Second
+	}
+	if o.QueryTimeout == 0 {
+		o.QueryTimeout = 10 * time.Second
+	}
+	if o.MaxInputBytes == 0 {
+		o.MaxInputBytes = 8192
+	}
+	if o.CachedVectors == 0 {
+		o.CachedVectors = 2_000_000
+	}
+	return o, nil
+}
+
+// EmbedRequest says what Memory.Embed and Memory.Reembed work on.
+type EmbedRequest struct {
+	Conversation string // "" means every conversation of the namespace
+	// Progress, if set, is called after each stored batch (from one
+	// goroutine at a time).
+	Progress func(EmbedProgress)
+}
+
+// EmbedProgress is how far an Embed pass is.
+type EmbedProgress struct {
+	Conversation string
+	Done         int   // vectors stored so far in this pass
+	Total        int64 // vectors missing when the pass began (an estimate)
+}
+
+// EmbedResult says what an Embed or Reembed pass did.
+type EmbedResult struct {
+	Model         string `json:"model"`
+	Dim           int    `json:"dimensions"`
+	Conversations int    `json:"conversations"`
+	Turns         int    `json:"turns"` // turn vectors stored
+	Nodes         int    `json:"nodes"` // summary vectors stored
+	// Empty counts turns and summaries without text: they get a zero
+	// vector, never a hit, and no call.
+	Empty   int   `json:"empty"`
+	Calls   int   `json:"calls"` // calls to the Embedder, retries included
+	Retries int   `json:"retries"`
+	Removed int64 `json:"removed"` // Reembed: vectors of other models or dimensions dropped
+}
+
+// ErrNoEmbedder is returned by Embed and Reembed when no Embedder is
+// configured.
+var ErrNoEmbedder = Errorf(EINVALID, "no embedder is configured (set STRATA_EMBED_MODEL, --embed-model or embed.model in strata.yaml)")
+
+// Embed computes the missing vectors of the conversation's turns and node
+// summaries (of every conversation of the namespace if req.Conversation is
+// ""), in batches of EmbeddingOptions.BatchSize with at most Concurrency
+// calls in flight, and stores them under the embedder's model and
+// dimension. It is never called by Ingest: run it after imports (`strata
+// embed`), from a server's worker, or on a timer. A second call with
+// nothing new embeds nothing. Summaries pending a model summary wait for
+// it. A call that fails after its retries stops the pass with the error;
+// what was stored stays, and the next pass resumes.
+func (m *Memory) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+	return m.embedPass(ctx, req, false)
+}
+
+// Reembed drops the conversation's vectors of other models or dimensions
+// (of every conversation if req.Conversation is "") and computes the
+// missing ones with the configured embedder: run it after changing the
+// embedding model.
+func (m *Memory) Reembed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+	return m.embedPass(ctx, req, true)
+}
+
+func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) (EmbedResult, error) {
+	var res EmbedResult
+	if m.emb == nil {
+		return res, ErrNoEmbedder
+	}
+	convs, err := m.conversationsOf(ctx, req.Conversation)
+	if err != nil {
+		return res, err
+	}
+	space, err := m.embedSpace(ctx, &res)
+	if err != nil {
+		return res, err
+	}
+	res.Model, res.Dim = space.Model, space.Dim
+	if reembed {
+		n, err := m.store.DeleteEmbeddings(ctx, m.ns, req.Conversation, space)
+		res.Removed = n
+		if err != nil {
+			return res, err
+		}
+	}
+	var total int64
+	if req.Progress != nil {
+		total = m.missing(ctx, req.Conversation, space)
+	}
+	done := 0
+	for _, c := range convs {
+		res.Conversations++
+		err := m.embedConversation(ctx, c.ID, space, &res, func(n int) {
+			done += n
+			if req.Progress != nil {
+				req.Progress(EmbedProgress{Conversation: c.ID, Done: done, Total: max(total, int64(done))})
+			}
+		})
+		if err != nil {
+			return res, fmt.Errorf("embed %s: %w", c.ID, err)
+		}
+	}
+	return res, nil
+}
+
+// missing estimates how many vectors of space the conversation (or the
+// namespace) lacks; 0 if it cannot tell.
+func (m *Memory) missing(ctx context.Context, conv string, space EmbedSpace) int64 {
+	st, err := m.embeddingStats(ctx, conv, space)
+	if err != nil {
+		return 0
+	}
+	return st.Missing
+}
+
+// embedSpace is the space of the configured embedder. When the embedder
+// cannot tell its dimension before a call, one short text is embedded to
+// learn it (once per Memory).
+func (m *Memory) embedSpace(ctx context.Context, res *EmbedResult) (EmbedSpace, error) {
+	if d := m.embedDim(); d > 0 {
+		return EmbedSpace{Model: m.emb.Model(), Dim: d}, nil
+	}
+	vs, calls, err := m.embedRetry(ctx, []string{"dimension probe"})
+	res.Calls += calls
+	res.Retries += max(0, calls-1)
+	if err != nil {
+		return EmbedSpace{}, err
+	}
+	if len(vs) != 1 || len(vs[0]) == 0 {
+		return EmbedSpace{}, fmt.Errorf("embedder %s returned no vector for one text", m.emb.Name())
+	}
+	m.learnDim(len(vs[0]))
+	return EmbedSpace{Model: m.emb.Model(), Dim: len(vs[0])}, nil
+}
+
+// embedDim is the dimension of the configured embedder's vectors: its own
+// word, or what a call returned; 0 while unknown.
+func (m *Memory) embedDim() int {
+	if m.emb == nil {
+		return 0
+	}
+	if d := m.emb.Dimensions(); d > 0 {
+		return d
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dim
+}
+
+func (m *Memory) learnDim(d int) {
+	m.mu.Lock()
+	m.dim = d
+	m.mu.Unlock()
+}
+
+// embedConversation embeds what conv lacks: one goroutine lists the
+// sources page by page and cuts them into batches; workers embed and
+// store them.
+func (m *Memory) embedConversation(ctx context.Context, conv string, space EmbedSpace, res *EmbedResult, progress func(int)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []EmbedSource)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for range m.embOpt.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				r, err := m.embedAndStore(ctx, conv, space, b)
+				mu.Lock()
+				res.Turns += r.Turns
+				res.Nodes += r.Nodes
+				res.Empty += r.Empty
+				res.Calls += r.Calls
+				res.Retries += r.Retries
+				if err == nil {
+					progress(len(b))
+				}
+				mu.Unlock()
+				if err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	var after *EmbedRef
+	page := max(1000, 4*m.embOpt.BatchSize*m.embOpt.Concurrency)
+list:
+	for {
+		srcs, err := m.store.Unembedded(ctx, EmbedFilter{Namespace: m.ns, Conversation: conv, Space: space, After: after, Limit: page})
+		if err != nil {
+			fail(err)
+			break
+		}
+		full := len(srcs) == page
+		for len(srcs) > 0 {
+			n := min(len(srcs), m.embOpt.BatchSize)
+			select {
+			case batches <- srcs[:n:n]:
+			case <-ctx.Done():
+				break list
+			}
+			last := srcs[n-1].EmbedRef
+			after = &last
+			srcs = srcs[n:]
+		}
+		if !full {
+			break
+		}
+	}
+	close(batches)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// embedAndStore embeds one batch and stores its vectors in one call to
+// the store. Texts are cut to MaxInputBytes; empty ones get a zero vector
+// without a call.
+func (m *Memory) embedAndStore(ctx context.Context, conv string, space EmbedSpace, srcs []EmbedSource) (EmbedResult, error) {
+	var res EmbedResult
+	es := make([]Embedding, len(srcs))
+	var texts []string
+	var at []int
+	for i, s := range srcs {
+		es[i].EmbedRef = s.EmbedRef
+		t := clip(s.Text, m.embOpt.MaxInputBytes)
+		if strings.TrimSpace(t) == "" {
+			es[i].Vector = make([]float32, space.Dim)
+			res.Empty++
+			continue
+		}
+		texts = append(texts, t)
+		at = append(at, i)
+	}
+	if len(texts) > 0 {
+		vs, calls, err := m.embedRetry(ctx, texts)
+		res.Calls += calls
+		res.Retries += max(0, calls-1)
+		if err != nil {
+			return res, err
+		}
+		if len(vs) != len(texts) {
+			return res, fmt.Errorf("embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vs), len(texts))
+		}
+		for j, v := range vs {
+			if len(v) != space.Dim {
+				return res, fmt.Errorf("embedder %s returned a vector of %d dimensions, want %d (did the model change? run strata reembed)",
+					m.emb.Name(), len(v), space.Dim)
+			}
+			for _, x := range v {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return res, fmt.Errorf("embedder %s returned a vector with %v in it", m.emb.Name(), x)
+				}
+			}
+			es[at[j]].Vector = v
+		}
+	}
+	if err := m.store.PutEmbeddings(ctx, m.ns, conv, space, es); err != nil {
+		return res, err
+	}
+	for _, e := range es {
+		if e.Node == "" {
+			res.Turns++
+		} else {
+			res.Nodes++
+		}
+	}
+	return res, nil
+}
+
+// embedRetry calls the embedder, trying a failed call again up to
+// Retries times when the failure is transient, with exponential backoff
+// (or the wait the provider asks for). It returns the number of calls.
+func (m *Memory) embedRetry(ctx context.Context, texts []string) ([][]float32, int, error) {
+	wait := m.embOpt.Backoff
+	for attempt := 0; ; attempt++ {
+		vs, err := m.emb.Embed(ctx, texts)
+		if err == nil {
+			return vs, attempt + 1, nil
+		}
+		var pe *ProviderError
+		retry := errors.As(err, &pe) && pe.Retryable
+		if !retry || attempt >= m.embOpt.Retries || ctx.Err() != nil {
+			return nil, attempt + 1, err
+		}
+		d := wait
+		if pe.RetryAfter > 0 {
+			d = min(pe.RetryAfter, 5*time.Minute)
+		}
+		m.log.Warn("embedder call failed; trying again", "embedder", m.emb.Name(), "wait", d, "error", err)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, attempt + 1, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// clip cuts s to at most n bytes at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// embeddingStats counts the vectors of the conversation (of the namespace
+// if conv is "") against space: current, stale and missing. A space of
+// Dim 0 counts the model's vectors of any dimension as current; a zero
+// space (no embedder) counts every vector as stale.
+func (m *Memory) embeddingStats(ctx context.Context, conv string, space EmbedSpace) (EmbeddingStats, error) {
+	vcs, err := m.store.VectorCounts(ctx, m.ns, conv)
+	if err != nil {
+		return EmbeddingStats{}, err
+	}
+	var st EmbeddingStats
+	for _, vc := range vcs {
+		s := countAgainst(vc, space)
+		st.Turns += s.Turns
+		st.Nodes += s.Nodes
+		st.Missing += s.Missing
+		st.Stale += s.Stale
+	}
+	return st, nil
+}
+
+// countAgainst counts one conversation's vectors against space.
+func countAgainst(vc VectorCounts, space EmbedSpace) EmbeddingStats {
+	var st EmbeddingStats
+	for _, sc := range vc.Spaces {
+		if space.Model != "" && sc.Space.Model == space.Model && (space.Dim == 0 || sc.Space.Dim == space.Dim) {
+			st.Turns += sc.Turns
+			st.Nodes += sc.Nodes
+		} else {
+			st.Stale += sc.Turns + sc.Nodes
+		}
+	}
+	if space.Model != "" {
+		st.Missing = max(0, vc.Turns-st.Turns) + max(0, vc.Nodes-st.Nodes)
+	}
+	return st
+}
+
+// addEmbeddingStats sets the search mode and the embedding counts of st
+// and of each of its conversations.
+func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
+	st.Search = SearchLexical
+	var space EmbedSpace
+	if m.emb != nil {
+		st.Search = SearchHybrid
+		space = EmbedSpace{Model: m.emb.Model(), Dim: m.embedDim()}
+	}
+	vcs, err := m.store.VectorCounts(ctx, m.ns, "")
+	if err != nil {
+		return err
+	}
+	if space.Model != "" && space.Dim == 0 {
+		space.Dim = storedDim(vcs, space.Model)
+	}
+	byID := make(map[string]VectorCounts, len(vcs))
+	for _, vc := range vcs {
+		byID[vc.Conversation] = vc
+	}
+	var all EmbeddingStats
+	for i := range st.PerConversation {
+		cs := &st.PerConversation[i]
+		s := countAgainst(byID[cs.ID], space)
+		cs.Search = SearchLexical
+		if m.emb != nil && s.Turns+s.Nodes > 0 {
+			cs.Search = SearchHybrid
+		}
+		if m.emb != nil || s.Stale > 0 {
+			s.Embedder, s.Model, s.Dim = m.embedderName(), space.Model, space.Dim
+			cs.Embeddings = &s
+		}
+		all.Turns += s.Turns
+		all.Nodes += s.Nodes
+		all.Missing += s.Missing
+		all.Stale += s.Stale
+	}
+	if m.emb != nil || all.Stale > 0 {
+		all.Embedder, all.Model, all.Dim = m.embedderName(), space.Model, space.Dim
+		st.Embeddings = &all
+	}
+	return nil
+}
+
+// storedDim is the dimension of most of the stored vectors of model, 0 if
+// there are none: the embedder's, when it cannot tell before a call.
+func storedDim(vcs []VectorCounts, model string) int {
+	n := map[int]int64{}
+	for _, vc := range vcs {
+		for _, sc := range vc.Spaces {
+			if sc.Space.Model == model {
+				n[sc.Space.Dim] += sc.Turns + sc.Nodes
+			}
+		}
+	}
+	best := 0
+	for d, c := range n {
+		if best == 0 || c > n[best] || c == n[best] && d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+func (m *Memory) embedderName() string {
+	if m.emb == nil {
+		return ""
+	}
+	return m.emb.Name()
+}
