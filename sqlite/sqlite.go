@@ -29,8 +29,11 @@ type Store struct {
 var _ strata.Store = (*Store)(nil)
 
 // BusyTimeout is how long a connection waits for a lock held by another
-// process before failing with SQLITE_BUSY.
-const BusyTimeout = 10 * time.Second
+// process before failing with SQLITE_BUSY. Writers hold the lock for one
+// batch at a time, but on a loaded machine several importing processes
+// can keep one waiting for more than 10 seconds (it happened in the
+// concurrent-process test under the race detector), so it is generous.
+const BusyTimeout = 30 * time.Second
 
 // Open opens the SQLite store at path, creating the file and its parent
 // directory if they are missing, and migrates its schema to the newest

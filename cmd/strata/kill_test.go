@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -101,17 +102,21 @@ func TestConcurrentProcesses(t *testing.T) {
 	a := writeJSONL(t, dir, "a", 3000)
 	b := writeJSONL(t, dir, "b", 3000)
 	var cmds []*exec.Cmd
+	var errs []*bytes.Buffer
 	for _, f := range []string{a, b, a, b} { // the same file twice: idempotent under races
 		cmd := exec.Command(os.Args[0], "import", f)
 		cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db)
+		var e bytes.Buffer
+		cmd.Stderr = &e
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		cmds = append(cmds, cmd)
+		errs = append(errs, &e)
 	}
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if err := c.Wait(); err != nil {
-			t.Fatalf("import: %v", err)
+			t.Fatalf("import: %v\n%s", err, errs[i])
 		}
 	}
 	for _, conv := range []string{"a", "b"} {
