@@ -51,17 +51,24 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	systemTokens := fs.Int("system-tokens", 0, "tokens the request carries beside the list (a system prompt or tools it does not hold)")
 	usageTokens := fs.Int("usage-input-tokens", 0, "the input tokens the provider reported for the list's first --usage-messages messages: calibrates the estimate")
 	usageMessages := fs.Int("usage-messages", 0, "how many messages of the list --usage-input-tokens counted (0: all)")
-	// The thresholds, over STRATA_* and the defaults.
-	cfgFlags := map[string]*int{
-		"tool-soft-trim-chars":   fs.Int("tool-soft-trim-chars", 0, "soft-trim tool results longer than this many characters (env STRATA_TOOL_SOFT_TRIM_CHARS, default 4000)"),
-		"tool-soft-trim-head":    fs.Int("tool-soft-trim-head", 0, "characters kept at the head of a trimmed result (env STRATA_TOOL_SOFT_TRIM_HEAD, default 1500)"),
-		"tool-soft-trim-tail":    fs.Int("tool-soft-trim-tail", 0, "characters kept at the tail (env STRATA_TOOL_SOFT_TRIM_TAIL, default 1500)"),
-		"tool-hard-clear-after":  fs.Int("tool-hard-clear-after", 0, "clear results older than this many tool-result messages; 0 never (env STRATA_TOOL_HARD_CLEAR_AFTER, default 6)"),
-		"keep-last-tool-results": fs.Int("keep-last-tool-results", 0, "never touch the latest N tool-result messages (env STRATA_KEEP_LAST_TOOL_RESULTS, default 2)"),
-		"threshold":              fs.Int("threshold", 0, "compact when the estimated input plus output headroom exceeds this (env STRATA_COMPACTION_THRESHOLD, default 100000)"),
-		"keep-recent-tokens":     fs.Int("keep-recent-tokens", 0, "recent history kept verbatim (env STRATA_KEEP_RECENT_TOKENS, default 20000)"),
-		"output-headroom":        fs.Int("output-headroom", 0, "output tokens assumed when the list has no max_tokens (env STRATA_OUTPUT_HEADROOM, default 16000)"),
+	// The thresholds, over STRATA_* and the defaults: each flag names the
+	// Config field it sets.
+	var cfg compact.Config
+	cfgFlags := map[string]struct {
+		val   *int
+		field *int
+	}{}
+	intFlag := func(name string, field *int, usage string) {
+		cfgFlags[name] = struct{ val, field *int }{fs.Int(name, 0, usage), field}
 	}
+	intFlag("tool-soft-trim-chars", &cfg.ToolSoftTrimChars, "soft-trim tool results longer than this many characters (env STRATA_TOOL_SOFT_TRIM_CHARS, default 4000)")
+	intFlag("tool-soft-trim-head", &cfg.ToolSoftTrimHead, "characters kept at the head of a trimmed result (env STRATA_TOOL_SOFT_TRIM_HEAD, default 1500)")
+	intFlag("tool-soft-trim-tail", &cfg.ToolSoftTrimTail, "characters kept at the tail (env STRATA_TOOL_SOFT_TRIM_TAIL, default 1500)")
+	intFlag("tool-hard-clear-after", &cfg.ToolHardClearAfter, "clear results older than this many tool-result messages; 0 never (env STRATA_TOOL_HARD_CLEAR_AFTER, default 6)")
+	intFlag("keep-last-tool-results", &cfg.KeepLastToolResults, "never touch the latest N tool-result messages (env STRATA_KEEP_LAST_TOOL_RESULTS, default 2)")
+	intFlag("threshold", &cfg.CompactionThreshold, "compact when the estimated input plus output headroom exceeds this (env STRATA_COMPACTION_THRESHOLD, default 100000)")
+	intFlag("keep-recent-tokens", &cfg.KeepRecentTokens, "recent history kept verbatim (env STRATA_KEEP_RECENT_TOKENS, default 20000)")
+	intFlag("output-headroom", &cfg.OutputHeadroom, "output tokens assumed when the list has no max_tokens (env STRATA_OUTPUT_HEADROOM, default 16000)")
 	noPrune := fs.Bool("no-prune", false, "leave tool results alone (layer 1 off; env STRATA_TOOL_PRUNING_ENABLED=false)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -73,10 +80,11 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	if *noRemember && *conv == "" {
 		return usagef("--no-remember needs --conversation")
 	}
-	cfg, err := compact.ConfigFromEnv(m.Getenv)
+	env, err := compact.ConfigFromEnv(m.Getenv)
 	if err != nil {
 		return err
 	}
+	cfg = env
 	// Running the command asks for compaction: layer 2 is on unless the
 	// environment turns it off.
 	if m.Getenv("STRATA_COMPACTION_ENABLED") == "" {
@@ -87,27 +95,9 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, v := range cfgFlags {
-		if !set[name] {
-			continue
-		}
-		switch name {
-		case "tool-soft-trim-chars":
-			cfg.ToolSoftTrimChars = *v
-		case "tool-soft-trim-head":
-			cfg.ToolSoftTrimHead = *v
-		case "tool-soft-trim-tail":
-			cfg.ToolSoftTrimTail = *v
-		case "tool-hard-clear-after":
-			cfg.ToolHardClearAfter = *v
-		case "keep-last-tool-results":
-			cfg.KeepLastToolResults = *v
-		case "threshold":
-			cfg.CompactionThreshold = *v
-		case "keep-recent-tokens":
-			cfg.KeepRecentTokens = *v
-		case "output-headroom":
-			cfg.OutputHeadroom = *v
+	for name, f := range cfgFlags {
+		if set[name] {
+			*f.field = *f.val
 		}
 	}
 	if err := cfg.Validate(); err != nil {
