@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,12 +36,12 @@ func TestConnectionSettings(t *testing.T) {
 	}{
 		{s.w, "write", "journal_mode", "wal"},
 		{s.w, "write", "synchronous", "1"}, // NORMAL
-		{s.w, "write", "busy_timeout", "10000"},
+		{s.w, "write", "busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10)},
 		{s.w, "write", "foreign_keys", "1"},
 		{s.w, "write", "query_only", "0"},
 		{s.r, "read", "journal_mode", "wal"},
 		{s.r, "read", "synchronous", "1"},
-		{s.r, "read", "busy_timeout", "10000"},
+		{s.r, "read", "busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10)},
 		{s.r, "read", "query_only", "1"},
 	} {
 		if got := pragma(t, tc.db, tc.name); got != tc.want {
@@ -162,5 +163,38 @@ func TestUpgradeKeepsData(t *testing.T) {
 	hits, err := s.Search(ctx, strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: "otter", K: 3})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search after upgrade: %d hits (%v)", len(hits), err)
+	}
+}
+
+// TestStoredNodesInvalidUTF8: PutNodes finds the row it replaces even when
+// the node's ID is not valid UTF-8 (and so cannot go through JSON).
+func TestStoredNodesInvalidUTF8(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.EnsureConversation(ctx, strata.Conversation{Namespace: "ns", ID: "c", Policy: "chunks"}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := []strata.Node{
+		{ID: "bad\xff", Level: 1, FirstSeq: 1, LastSeq: 2, Summary: "walrus talk"},
+		{ID: "good", Level: 1, FirstSeq: 3, LastSeq: 4, Summary: "otter talk"},
+	}
+	if err := s.PutNodes(ctx, "ns", "c", nodes); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	got, err := storedNodes(ctx, tx, 1, append(nodes, strata.Node{ID: "new"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["bad\xff"].summary != "walrus talk" || got["good"].summary != "otter talk" {
+		t.Errorf("storedNodes = %+v, want the two stored nodes", got)
 	}
 }

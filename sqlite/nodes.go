@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"strata"
 )
@@ -32,6 +33,12 @@ const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 		derived = excluded.derived, key = excluded.key, aggregates = excluded.aggregates,
 		pending = excluded.pending, model = excluded.model
 	RETURNING pk`
+
+// insertNode stores a node known to be new.
+const insertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
+	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived,
+	key, aggregates, pending, model)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
 // any node of the conversation with the same ID (and its index entry).
@@ -88,14 +95,19 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		return fail(err)
 	}
 	defer up.Close()
-	// A node being replaced is unindexed first, with the FTS5 'delete'
-	// command and the values it was indexed with (the index is
-	// contentless: it cannot look them up itself).
-	old, err := tx.PrepareContext(ctx, `SELECT pk, summary, derived FROM nodes WHERE conversation = ? AND id = ?`)
+	ins, err := tx.PrepareContext(ctx, insertNode)
 	if err != nil {
 		return fail(err)
 	}
-	defer old.Close()
+	defer ins.Close()
+	// A node being replaced is unindexed first, with the FTS5 'delete'
+	// command and the values it was indexed with (the index is
+	// contentless: it cannot look them up itself). The rows being
+	// replaced are read in one query.
+	olds, err := storedNodes(ctx, tx, pk, nodes)
+	if err != nil {
+		return fail(err)
+	}
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
@@ -116,37 +128,46 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		id    string
 	}
 	var unindex, index []change
-	pending := map[int64]int{} // rowid -> its entry in index, for a node put twice in one call
+	pending := map[int64]int{}           // rowid -> its entry in index, for a node put twice in one call
+	rowCtx := context.WithoutCancel(ctx) // see AppendTurns
 	for i := range nodes {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
 		n, e := &nodes[i], &enc[i]
-		var oldPK int64
-		var oldSummary string
-		var oldDerived bool
-		switch err := old.QueryRowContext(ctx, pk, n.ID).Scan(&oldPK, &oldSummary, &oldDerived); {
-		case err == sql.ErrNoRows:
-		case err != nil:
-			return fail(fmt.Errorf("node %q: %w", n.ID, err))
-		case !oldDerived:
-			if j, ok := pending[oldPK]; ok {
+		if o, ok := olds[n.ID]; ok && !o.derived {
+			if j, ok := pending[o.pk]; ok {
 				index[j].id = "" // put earlier in this call, never indexed: drop that entry
-				delete(pending, oldPK)
+				delete(pending, o.pk)
 			} else {
-				unindex = append(unindex, change{oldPK, oldSummary, n.ID})
+				unindex = append(unindex, change{o.pk, o.summary, n.ID})
 			}
 		}
-		var rowid int64
-		if err := up.QueryRowContext(ctx, n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
+		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
-			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model).Scan(&rowid); err != nil {
+			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model}
+		var rowid int64
+		if _, ok := olds[n.ID]; ok {
+			err = up.QueryRowContext(rowCtx, args...).Scan(&rowid)
+		} else {
+			// A new node, the common case: a plain insert costs less
+			// than the upsert's RETURNING.
+			var res sql.Result
+			if res, err = ins.ExecContext(rowCtx, args...); err == nil {
+				rowid, err = res.LastInsertId()
+			}
+		}
+		if err != nil {
 			return fail(fmt.Errorf("node %q: %w", n.ID, err))
 		}
+		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
 			pending[rowid] = len(index)
 			index = append(index, change{rowid, n.Summary, n.ID})
 		}
 	}
 	for _, c := range unindex {
-		if _, err := del.ExecContext(ctx, c.rowid, ftsText(c.text), sc); err != nil {
+		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
 			return fail(fmt.Errorf("unindexing node %q: %w", c.id, err))
 		}
 	}
@@ -154,7 +175,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		if c.id == "" {
 			continue
 		}
-		if _, err := fts.ExecContext(ctx, c.rowid, ftsText(c.text), sc); err != nil {
+		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
 			return fail(fmt.Errorf("indexing node %q: %w", c.id, err))
 		}
 	}
@@ -162,6 +183,57 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 		return fail(err)
 	}
 	return nil
+}
+
+// storedNode is what PutNodes needs of a node row it replaces.
+type storedNode struct {
+	pk      int64
+	summary string // as indexed, unless derived
+	derived bool
+}
+
+// storedNodes returns the stored rows of the conversation's nodes that
+// share an ID with nodes, by ID.
+func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Node) (map[string]storedNode, error) {
+	out := make(map[string]storedNode, len(nodes))
+	// IDs go to SQLite as a JSON array, which cannot carry invalid UTF-8
+	// exactly: those few are looked up one by one.
+	ids := make([]string, 0, len(nodes))
+	for i := range nodes {
+		id := nodes[i].ID
+		if utf8.ValidString(id) {
+			ids = append(ids, id)
+			continue
+		}
+		var n storedNode
+		switch err := tx.QueryRowContext(ctx, `SELECT pk, summary, derived FROM nodes WHERE conversation = ? AND id = ?`,
+			conv, id).Scan(&n.pk, &n.summary, &n.derived); {
+		case err == sql.ErrNoRows:
+		case err != nil:
+			return nil, fmt.Errorf("node %q: %w", id, err)
+		default:
+			out[id] = n
+		}
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, pk, summary, derived FROM nodes
+		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n storedNode
+		if err := rows.Scan(&id, &n.pk, &n.summary, &n.derived); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
 }
 
 // factsColumn is a node's facts as stored: a JSON array whose elements are

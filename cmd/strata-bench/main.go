@@ -4,12 +4,14 @@
 //   - ingest: a generated conversation imported the way `strata import`
 //     does it (parse, token counts, SQLite + FTS5, rollups), against a bare
 //     batched INSERT loop of the same rows with the same driver, with and
-//     without their FTS5 index entries;
+//     without their FTS5 index entries, and the CPU time (user+sys) of the
+//     import and of the bare+FTS5 loop, which a shared machine disturbs
+//     less than the rates;
 //   - memory: the peak resident set of the process that imports;
 //   - context: Context(budget 4000) latency, p50 and p99, at several
 //     conversation lengths, without and with a query.
 //
-// Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000]
+// Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000] [-ingest-only]
 package main
 
 import (
@@ -62,6 +64,7 @@ func main() {
 	sizes := flag.String("sizes", "10000,100000,1000000", "conversation lengths at which to time Context")
 	queries := flag.Int("queries", 200, "Context calls per length")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after)")
+	ingestOnly := flag.Bool("ingest-only", false, "stop after the ingest and memory figures")
 	locomo := flag.String("locomo", "", "instead: import this LoCoMo file with every span cold and print the bytes it takes")
 	flag.Parse()
 	if *locomo != "" {
@@ -71,13 +74,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*turns, *sizes, *queries, *dir); err != nil {
+	if err := run(*turns, *sizes, *queries, *dir, *ingestOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, sizeList string, queries int, dir string) error {
+func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error {
 	ctx := context.Background()
 	if dir == "" {
 		d, err := os.MkdirTemp("", "strata-bench-")
@@ -120,6 +123,7 @@ func run(n int, sizeList string, queries int, dir string) error {
 		return err
 	}
 	importTime := time.Since(start)
+	importCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var rssKB int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rssKB = ru.Maxrss
@@ -130,10 +134,12 @@ func run(n int, sizeList string, queries int, dir string) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := selfCPU()
 	fts, err := bareInsert(ctx, filepath.Join(dir, "bare-fts.db"), rows, true)
 	if err != nil {
 		return err
 	}
+	ftsCPU := selfCPU() - cpu0
 	plain, err := bareInsert(ctx, filepath.Join(dir, "bare.db"), rows, false)
 	if err != nil {
 		return err
@@ -144,7 +150,12 @@ func run(n int, sizeList string, queries int, dir string) error {
 	fmt.Printf("  strata import (tokens, SQLite+FTS5, rollups)  %9.0f   %.2fx of bare+FTS5  (%.1f s)\n", rate, rate/fts, importTime.Seconds())
 	fmt.Printf("  bare batched INSERT + FTS5                    %9.0f\n", fts)
 	fmt.Printf("  bare batched INSERT, no FTS5                  %9.0f\n", plain)
+	fmt.Printf("\ncpu time (user+sys): import %.1f s, bare+FTS5 %.1f s: bare is %.2fx of import\n",
+		importCPU.Seconds(), ftsCPU.Seconds(), ftsCPU.Seconds()/importCPU.Seconds())
 	fmt.Printf("\nmemory: peak resident set of the import: %.0f MB\n\n", float64(rssKB)/1024)
+	if ingestOnly {
+		return nil
+	}
 
 	// 3. One tiering pass over the whole import (default policy: all but
 	// the newest 1,000 turns go cold), on a copy so the Context figures
@@ -534,4 +545,13 @@ func coldBytes(file, dir string) error {
 	fmt.Printf("  of which summary text %d, facts %d, warm blocks %d; summary tokens %d for %d raw tokens\n",
 		summary, facts, block, stats.SummaryTokens, stats.TurnTokens)
 	return nil
+}
+
+// selfCPU returns the user and system time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
