@@ -230,6 +230,7 @@ type assembler struct {
 	used     int
 	turns    map[int64]bool  // seqs present raw
 	turnAt   map[int64]*Item // the items of those seqs
+	seqs     []int64         // those seqs, sorted
 	nodes    map[string]bool // node ids present
 	fresh    int64           // first seq of the fresh run (conv.Turns+1 if none)
 	omit     []Omission
@@ -300,6 +301,9 @@ func (a *assembler) add(it *Item, limit int) bool {
 	case KindTurn:
 		a.turns[it.FirstSeq] = true
 		a.turnAt[it.FirstSeq] = it
+		if i, found := slices.BinarySearch(a.seqs, it.FirstSeq); !found {
+			a.seqs = slices.Insert(a.seqs, i, it.FirstSeq)
+		}
 		// The next turn, if present, now follows this one.
 		if next := a.turnAfter(it.FirstSeq); next != nil {
 			a.used -= next.Tokens
@@ -316,23 +320,22 @@ func (a *assembler) add(it *Item, limit int) bool {
 // turnBefore and turnAfter return the present turn nearest before or
 // after seq, or nil.
 func (a *assembler) turnBefore(seq int64) *Item {
-	var best *Item
-	for s, it := range a.turnAt {
-		if s < seq && (best == nil || s > best.FirstSeq) {
-			best = it
-		}
+	i, _ := slices.BinarySearch(a.seqs, seq)
+	if i == 0 {
+		return nil
 	}
-	return best
+	return a.turnAt[a.seqs[i-1]]
 }
 
 func (a *assembler) turnAfter(seq int64) *Item {
-	var best *Item
-	for s, it := range a.turnAt {
-		if s > seq && (best == nil || s < best.FirstSeq) {
-			best = it
-		}
+	i, found := slices.BinarySearch(a.seqs, seq)
+	if found {
+		i++
 	}
-	return best
+	if i >= len(a.seqs) {
+		return nil
+	}
+	return a.turnAt[a.seqs[i]]
 }
 
 // link sets the turn that it follows (nil: none), dropping its rendering
@@ -363,6 +366,9 @@ func (a *assembler) remove(it *Item) {
 	case KindTurn:
 		delete(a.turns, it.FirstSeq)
 		delete(a.turnAt, it.FirstSeq)
+		if i, found := slices.BinarySearch(a.seqs, it.FirstSeq); found {
+			a.seqs = slices.Delete(a.seqs, i, i+1)
+		}
 		if next := a.turnAfter(it.FirstSeq); next != nil {
 			a.used -= next.Tokens
 			a.link(next, a.turnBefore(next.FirstSeq))
