@@ -12,15 +12,11 @@ import (
 // one transaction; see strata.Store.
 func (s *Store) RecordCalls(ctx context.Context, namespace, conversation string, calls []strata.Call) error {
 	fail := func(err error) error { return fmt.Errorf("sqlite: record model calls of %q: %w", conversation, err) }
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	for i, c := range calls {
 		at, err := toNanos(c.At, fmt.Sprintf("calls[%d].at", i))
 		if err != nil {

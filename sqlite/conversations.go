@@ -177,6 +177,24 @@ func conversationPK(ctx context.Context, q querier, namespace, id string) (int64
 	return pk, nil
 }
 
+// beginIn opens a write transaction and finds the conversation's key in
+// it, the opening of every write to one conversation. A failure to begin
+// is returned through wrap; a conversation that does not exist is
+// ENOTFOUND, as conversationPK reports it. On error no transaction is
+// left open.
+func (s *Store) beginIn(ctx context.Context, namespace, conversation string, wrap func(error) error) (*sql.Tx, int64, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, wrap(err)
+	}
+	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	if err != nil {
+		tx.Rollback()
+		return nil, 0, err
+	}
+	return tx, pk, nil
+}
+
 // notFound is the error for a missing conversation.
 func notFound(namespace, id string) error {
 	return strata.Errorf(strata.ENOTFOUND, "conversation %q not found in namespace %q", id, namespace)

@@ -157,15 +157,11 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put embeddings of %q: %w", conversation, err) }
 
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	if len(es) == 0 {
 		return nil
 	}

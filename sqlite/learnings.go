@@ -82,15 +82,11 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: add learnings of %q: %w", conversation, err) }
 
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
 	if err != nil {
 		return nil, err
 	}
+	defer tx.Rollback()
 	out := make([]strata.Learning, 0, len(ls))
 	for i, l := range ls {
 		e := enc[i]

@@ -78,15 +78,11 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
 
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	if len(nodes) == 0 {
 		return nil
 	}

@@ -76,15 +76,11 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		}
 		return strata.Turn{}, fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return strata.Turn{}, err
 	}
+	defer tx.Rollback()
 	var st stub
 	var rowPK int64
 	t, err := scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
@@ -381,15 +377,11 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 		}
 		return 0, fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return 0, err
 	}
+	defer tx.Rollback()
 	var id string
 	switch err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
 		ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {

@@ -477,15 +477,11 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		}
 		return nil, fmt.Errorf("sqlite: moving spans of %q to %s: %w", conversation, to, err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return nil, err
 	}
+	defer tx.Rollback()
 	if len(ids) == 0 {
 		return moves, nil
 	}
