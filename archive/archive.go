@@ -2,29 +2,37 @@
 // segments: one zstd-compressed JSON Lines file per conversation and UTC
 // calendar day, <Dir(root, namespace, conversation)>/<YYYY-MM-DD>.jsonl.zst.
 //
-// The caller serializes each turn as one JSON object; this package treats
-// it as opaque JSON plus a key (Record.Seq).
+// The caller serializes each turn as one JSON value (an array or an
+// object); this package treats it as opaque JSON plus a key (Record.Seq).
 //
 // # On-disk format
 //
 // The decompressed segment is UTF-8 text, one line per record, sorted by
 // Seq with no Seq twice, each line ending in "\n":
 //
-//	{"seq":41,"rec":<the record's JSON object>}
-//	{"seq":42,"rec":{...}}
-//	{"checksum":"sha256:<64 hex digits>","records":2}
+//	[41,<the record's JSON value>]
+//	[42,["D1:3","session_1","user","Joanna","2023-05-08T13:56:00Z","Hi!"]]
 //
-// The last line is the trailer: the SHA-256 of every byte before it and the
-// number of record lines. The whole is one zstd frame with its content
-// checksum (XXH64) on. Read verifies the frame checksum, the trailer (it
-// must be present), the record count and the Seq order; any failure is an
-// error that wraps ErrCorrupt. A segment never holds zero records: Remove
-// deletes the file instead.
+// The whole is one zstd frame with its content checksum (XXH64) on. Read
+// verifies the frame checksum and the Seq order; any failure is an error
+// that wraps ErrCorrupt. A segment never holds zero records: Remove deletes
+// the file instead.
+//
+// Format 1, which earlier versions wrote, is still read: each line is
+// {"seq":41,"rec":<object>}, and a last trailer line
+// {"checksum":"sha256:<64 hex digits>","records":N} holds the SHA-256 of
+// every byte before it and the number of records; the trailer and the
+// count are verified when present. Merge and Remove keep the values of
+// the format 1 records they carry over and write every line in format 2.
+// Format 2 dropped the trailer: on segments of a few kilobytes (a day of
+// chat) its incompressible digest cost 3 to 4% of the archive, and the
+// frame checksum already covers every byte.
 //
 // Reads also accept <stem>.jsonl.gz when <stem>.jsonl.zst does not exist
-// (or a path ending in .gz): same lines, gzip's CRC checked at EOF, trailer
-// checked when present but optional. Merge and Remove always write the .zst
-// form and then delete the .gz sibling, which the .zst shadows anyway.
+// (or a path ending in .gz): same lines in either format, gzip's CRC
+// checked at EOF, every line validated as JSON. Merge and Remove always
+// write the .zst form and then delete the .gz sibling, which the .zst
+// shadows anyway.
 //
 // # Crash safety
 //

@@ -232,9 +232,10 @@ func TestMergeInvalid(t *testing.T) {
 	}{
 		{"newline", path, []Record{{Seq: 1, Line: json.RawMessage("{\"a\":\n1}")}}, "line break"},
 		{"carriage return", path, []Record{{Seq: 1, Line: json.RawMessage("{\"a\":1}\r")}}, "line break"},
-		{"not json", path, []Record{{Seq: 1, Line: json.RawMessage(`{"a":`)}}, "not a JSON object"},
-		{"array", path, []Record{{Seq: 1, Line: json.RawMessage(`[1]`)}}, "not a JSON object"},
-		{"empty", path, []Record{{Seq: 1}}, "not a JSON object"},
+		{"not json", path, []Record{{Seq: 1, Line: json.RawMessage(`{"a":`)}}, "not a JSON array or object"},
+		{"bad array", path, []Record{{Seq: 1, Line: json.RawMessage(`[1,]`)}}, "not a JSON array or object"},
+		{"string", path, []Record{{Seq: 1, Line: json.RawMessage(`"turn"`)}}, "not a JSON array or object"},
+		{"empty", path, []Record{{Seq: 1}}, "not a JSON array or object"},
 		{"bad name", filepath.Join(t.TempDir(), "x.jsonl.gz"), recs("a", 1), "must end in .jsonl.zst"},
 	}
 	for _, tt := range tests {
@@ -317,15 +318,24 @@ func zstdRaw(t *testing.T, path string, raw []byte) {
 	}
 }
 
-// withTrailer appends a correct trailer for n records to body.
+// withTrailer appends a correct format 1 trailer for n records to body.
 func withTrailer(body string, n int) []byte {
 	sum := sha256.Sum256([]byte(body))
 	return []byte(body + `{"checksum":"sha256:` + hex.EncodeToString(sum[:]) + `","records":` + strconv.Itoa(n) + "}\n")
 }
 
+// format1 returns rs as the lines of a format 1 segment, without trailer.
+func format1(rs []Record) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, `{"seq":%d,"rec":%s}`+"\n", r.Seq, r.Line)
+	}
+	return b.String()
+}
+
 func TestCorrupt(t *testing.T) {
 	good := encode(recs("a", span(1, 20)...))
-	body := string(good[:bytes.LastIndexByte(good[:len(good)-1], '\n')+1])
+	v1 := format1(recs("a", span(1, 20)...))
 	tests := []struct {
 		name  string
 		write func(t *testing.T, path string) // start: a good 20-record segment at path
@@ -355,28 +365,31 @@ func TestCorrupt(t *testing.T) {
 			b, _ := os.ReadFile(path)
 			os.WriteFile(path, append(b, "junk"...), 0o600)
 		}, "zstd"},
-		{"no trailer", func(t *testing.T, path string) { zstdRaw(t, path, []byte(body)) }, "missing trailer"},
-		{"decompressed truncated mid-trailer", func(t *testing.T, path string) { zstdRaw(t, path, good[:len(good)-10]) }, "newline"},
-		{"checksum mismatch", func(t *testing.T, path string) {
-			bad := []byte(strings.Replace(body, `"seq":5,`, `"seq":5 ,`, 1))
-			zstdRaw(t, path, append(bad, withTrailer(body, 20)[len(body):]...))
+		{"decompressed truncated mid-line", func(t *testing.T, path string) { zstdRaw(t, path, good[:len(good)-10]) }, "newline"},
+		{"format 1 truncated mid-trailer", func(t *testing.T, path string) { zstdRaw(t, path, withTrailer(v1, 20)[:len(v1)+30]) }, "newline"},
+		{"format 1 checksum mismatch", func(t *testing.T, path string) {
+			bad := []byte(strings.Replace(v1, `"seq":5,`, `"seq":5 ,`, 1))
+			zstdRaw(t, path, append(bad, withTrailer(v1, 20)[len(v1):]...))
 		}, "checksum mismatch"},
-		{"record count mismatch", func(t *testing.T, path string) { zstdRaw(t, path, withTrailer(body, 19)) }, "trailer says 19 records, found 20"},
+		{"format 1 record count mismatch", func(t *testing.T, path string) { zstdRaw(t, path, withTrailer(v1, 19)) }, "trailer says 19 records, found 20"},
+		{"format 1 bad trailer", func(t *testing.T, path string) {
+			zstdRaw(t, path, []byte(v1+`{"checksum":"md5:abc","records":20}`+"\n"))
+		}, "bad trailer"},
 		{"out of order", func(t *testing.T, path string) {
-			zstdRaw(t, path, withTrailer(`{"seq":2,"rec":{}}`+"\n"+`{"seq":1,"rec":{}}`+"\n", 2))
+			zstdRaw(t, path, []byte(`[2,{}]`+"\n"+`[1,{}]`+"\n"))
 		}, "seq 1 after seq 2"},
 		{"duplicate seq", func(t *testing.T, path string) {
-			zstdRaw(t, path, withTrailer(`{"seq":2,"rec":{}}`+"\n"+`{"seq":2,"rec":{}}`+"\n", 2))
+			zstdRaw(t, path, []byte(`[2,{}]`+"\n"+`{"seq":2,"rec":{}}`+"\n"))
 		}, "seq 2 after seq 2"},
 		{"not a record", func(t *testing.T, path string) {
-			zstdRaw(t, path, withTrailer(`{"seq":2,"rec":{}}`+"\n"+`{"hello":1}`+"\n", 2))
+			zstdRaw(t, path, []byte(`[2,{}]`+"\n"+`{"hello":1}`+"\n"))
 		}, "line 2"},
+		{"array without value", func(t *testing.T, path string) {
+			zstdRaw(t, path, []byte(`[2,{}]`+"\n"+`[3]`+"\n"))
+		}, "line 2: not a [seq,value] record"},
 		{"blank line", func(t *testing.T, path string) {
-			zstdRaw(t, path, withTrailer(`{"seq":2,"rec":{}}`+"\n\n", 2))
+			zstdRaw(t, path, []byte(`[2,{}]`+"\n\n"))
 		}, "line 2"},
-		{"bad trailer", func(t *testing.T, path string) {
-			zstdRaw(t, path, []byte(body+`{"checksum":"md5:abc","records":20}`+"\n"))
-		}, "bad trailer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,17 +465,20 @@ func writeGzip(t *testing.T, path string, raw []byte) {
 func TestGzip(t *testing.T) {
 	rs := recs("g", span(1, 5)...)
 	full := encode(rs)
-	body := full[:bytes.LastIndexByte(full[:len(full)-1], '\n')+1]
+	v1 := format1(rs)
 	tests := []struct {
 		name string
 		raw  []byte
 		want string // error substring; "" for success
 	}{
-		{"with trailer", full, ""},
-		{"without trailer", body, ""},
-		{"without trailer or final newline", body[:len(body)-1], ""},
-		{"bad trailer checksum", append(slices.Clone(body[:len(body)-3]), append([]byte("} }\n"), full[len(body):]...)...), "checksum mismatch"},
-		{"foreign but valid form", []byte(`{ "rec": {"a":1}, "seq": 1 }` + "\n" + `{"seq":2,"rec":{"b":2},"extra":true}` + "\n"), ""},
+		{"format 2", full, ""},
+		{"format 2 without final newline", full[:len(full)-1], ""},
+		{"format 1 with trailer", withTrailer(v1, 5), ""},
+		{"format 1 without trailer", []byte(v1), ""},
+		{"format 1 without trailer or final newline", []byte(v1[:len(v1)-1]), ""},
+		{"format 1 bad trailer checksum", []byte(v1[:len(v1)-3] + "} }\n" + string(withTrailer(v1, 5)[len(v1):])), "checksum mismatch"},
+		{"format 2, invalid JSON inside", []byte(strings.Replace(string(full), `"v":"g"`, `"v":g`, 1)), "line 1"},
+		{"foreign but valid form", []byte(`{ "rec": {"a":1}, "seq": 1 }` + "\n" + `[ 2 , {"b":2} ]` + "\n"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -504,7 +520,7 @@ func TestGzip(t *testing.T) {
 	t.Run("gzip crc", func(t *testing.T) {
 		path := segPath(t)
 		gz := gzipSibling(path)
-		writeGzip(t, gz, body)
+		writeGzip(t, gz, full)
 		b, _ := os.ReadFile(gz)
 		b[len(b)-6] ^= 1 // inside the CRC-32
 		os.WriteFile(gz, b, 0o600)
@@ -515,7 +531,7 @@ func TestGzip(t *testing.T) {
 	t.Run("remove all from gzip", func(t *testing.T) {
 		path := segPath(t)
 		gz := gzipSibling(path)
-		writeGzip(t, gz, body)
+		writeGzip(t, gz, full)
 		if _, err := Remove(path, 0, 100); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Record is one archived turn.
@@ -266,7 +268,7 @@ func decode(path string, data []byte) (*segment, error) {
 			return nil, corrupt(path, "zstd: %v", err)
 		}
 	}
-	recs, err := parse(path, raw, !isGzip)
+	recs, err := parse(path, raw, !isGzip, isGzip || !checksummed(data))
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +292,7 @@ func gunzip(data []byte) ([]byte, error) {
 }
 
 const (
-	trailerPrefix = `{"checksum":`
+	trailerPrefix = `{"checksum":` // format 1 only
 	recPrefix     = `{"seq":`
 	recMiddle     = `,"rec":`
 )
@@ -301,15 +303,17 @@ type trailer struct {
 }
 
 // parse verifies the decompressed segment raw and returns its records.
-// The trailer is required if needTrailer; a gzip file may also lack the
-// final newline.
-func parse(path string, raw []byte, needTrailer bool) ([]Record, error) {
+// A zstd segment (zst) must end in a newline; a gzip file may lack it.
+// Unless validate, lines in the exact forms Merge writes are trusted to be
+// valid JSON (a checksum proved them unchanged since Merge validated
+// them). A format 1 trailer is verified wherever it is found.
+func parse(path string, raw []byte, zst, validate bool) ([]Record, error) {
 	body := raw
 	if len(raw) > 0 {
 		end := len(raw)
 		if raw[end-1] == '\n' {
 			end--
-		} else if needTrailer {
+		} else if zst {
 			return nil, corrupt(path, "does not end with a newline (truncated?)")
 		}
 		start := bytes.LastIndexByte(raw[:end], '\n') + 1
@@ -339,16 +343,20 @@ func parse(path string, raw []byte, needTrailer bool) ([]Record, error) {
 			return recs, nil
 		}
 	}
-	if needTrailer {
-		return nil, corrupt(path, "missing trailer (truncated?)")
-	}
-	return parseLines(path, body, true)
+	return parseLines(path, body, validate)
+}
+
+// checksummed reports whether the zstd frame data carries a content
+// checksum (the decoder verified it then); Merge always writes one.
+func checksummed(data []byte) bool {
+	var h zstd.Header
+	return h.Decode(data) == nil && h.HasCheckSum
 }
 
 // parseLines parses record lines (each ending in '\n' except perhaps the
 // last), checking that seqs strictly increase. Unless validate, lines in
-// the exact form Merge writes are trusted to hold valid JSON: the caller
-// verified the trailer's checksum, and Merge validates every line.
+// the exact forms Merge writes are trusted to hold valid JSON: the caller
+// verified a checksum over them, and Merge validates every line.
 func parseLines(path string, body []byte, validate bool) ([]Record, error) {
 	recs := make([]Record, 0, bytes.Count(body, []byte{'\n'})+1)
 	for n := 1; len(body) > 0; n++ {
@@ -370,10 +378,31 @@ func parseLines(path string, body []byte, validate bool) ([]Record, error) {
 	return recs, nil
 }
 
-// parseRecord parses {"seq":N,"rec":{...}}. The fast path reads the exact
-// form Merge writes (checking that the object is valid JSON if validate);
-// anything else goes through encoding/json.
+// parseRecord parses a record line: [N,value] (format 2, what Merge
+// writes) or {"seq":N,"rec":{...}} (format 1, read only). The fast path
+// reads the exact forms Merge writes and wrote (checking that the value is
+// valid JSON if validate); anything else goes through encoding/json.
 func parseRecord(line []byte, validate bool) (Record, error) {
+	if rest, ok := bytes.CutPrefix(line, []byte{'['}); ok {
+		if seq, n, ok := parseInt(rest); ok && n < len(rest) && rest[n] == ',' {
+			inner := rest[n+1:]
+			if len(inner) > 2 && inner[len(inner)-1] == ']' {
+				inner = inner[: len(inner)-1 : len(inner)-1]
+				if (inner[0] == '[' || inner[0] == '{') && (!validate || json.Valid(inner)) {
+					return Record{Seq: seq, Line: inner}, nil
+				}
+			}
+		}
+		var v []json.RawMessage
+		if err := json.Unmarshal(line, &v); err != nil {
+			return Record{}, err
+		}
+		var seq int64
+		if len(v) != 2 || json.Unmarshal(v[0], &seq) != nil || (v[1][0] != '[' && v[1][0] != '{') {
+			return Record{}, errors.New("not a [seq,value] record")
+		}
+		return Record{Seq: seq, Line: v[1]}, nil
+	}
 	if rest, ok := bytes.CutPrefix(line, []byte(recPrefix)); ok {
 		if seq, n, ok := parseInt(rest); ok {
 			rest = rest[n:]
@@ -393,7 +422,7 @@ func parseRecord(line []byte, validate bool) (Record, error) {
 		return Record{}, err
 	}
 	if v.Seq == nil || len(v.Rec) == 0 || v.Rec[0] != '{' {
-		return Record{}, errors.New(`not a {"seq":N,"rec":{...}} record`)
+		return Record{}, errors.New(`not a [seq,value] or {"seq":N,"rec":{...}} record`)
 	}
 	return Record{Seq: *v.Seq, Line: v.Rec}, nil
 }
@@ -428,38 +457,35 @@ func parseInt(b []byte) (int64, int, bool) {
 	return int64(u), i, true
 }
 
-// checkLine validates a record line and trims surrounding spaces and tabs.
+// checkLine validates a record value and trims surrounding spaces and
+// tabs.
 func checkLine(line []byte) ([]byte, error) {
 	if bytes.ContainsAny(line, "\n\r") {
 		return nil, errors.New("line contains a line break")
 	}
 	line = bytes.Trim(line, " \t")
-	if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
-		return nil, errors.New("line is not a JSON object")
+	if len(line) == 0 || (line[0] != '{' && line[0] != '[') || !json.Valid(line) {
+		return nil, errors.New("line is not a JSON array or object")
 	}
 	return line, nil
 }
 
-// encode returns the decompressed form of a segment holding recs.
+// encode returns the decompressed form of a segment holding recs: one
+// [seq,value] line per record, no trailer (the zstd frame checksum covers
+// the content).
 func encode(recs []Record) []byte {
-	n := 64
+	n := 0
 	for _, r := range recs {
-		n += len(r.Line) + 32
+		n += len(r.Line) + 24
 	}
 	buf := make([]byte, 0, n)
 	for _, r := range recs {
-		buf = append(buf, recPrefix...)
+		buf = append(buf, '[')
 		buf = strconv.AppendInt(buf, r.Seq, 10)
-		buf = append(buf, recMiddle...)
+		buf = append(buf, ',')
 		buf = append(buf, r.Line...)
-		buf = append(buf, '}', '\n')
+		buf = append(buf, ']', '\n')
 	}
-	sum := sha256.Sum256(buf)
-	buf = append(buf, trailerPrefix+`"sha256:`...)
-	buf = hex.AppendEncode(buf, sum[:])
-	buf = append(buf, `","records":`...)
-	buf = strconv.AppendInt(buf, int64(len(recs)), 10)
-	buf = append(buf, '}', '\n')
 	return buf
 }
 

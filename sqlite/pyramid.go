@@ -269,7 +269,7 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	if back, err := decodeRecord(rec.Seq, rec.Line); err != nil || !sameTurn(&back, &t) {
+	if back, err := decodeRecord(rec.Line, &t); err != nil || !sameTurn(&back, &t) {
 		return fmt.Errorf("archiving turn %d: it does not round-trip (%v)", t.Seq, err)
 	}
 	day := dayOf(t.Time)
@@ -289,7 +289,7 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if len(got) != 1 {
 		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
 	}
-	if back, err := decodeRecord(got[0].Seq, got[0].Line); err != nil || !sameTurn(&back, &t) {
+	if back, err := decodeRecord(got[0].Line, &t); err != nil || !sameTurn(&back, &t) {
 		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
 	}
 	if !slices.Contains(sp.days, day) {

@@ -164,6 +164,14 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 			return nil, fmt.Errorf("sqlite: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
 		}
 	}
+	wanted := map[int64]*strata.Turn{}
+	for _, pk := range order {
+		if spans[pk].tier == tierCold {
+			for _, st := range bySpan[pk] {
+				wanted[out[st.index].Seq] = &out[st.index]
+			}
+		}
+	}
 	for _, d := range dayOrder {
 		w := days[d]
 		path := s.segmentPath(namespace, conversation, d)
@@ -175,7 +183,11 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 			return nil, fmt.Errorf("node %s of %q: %w", owner[d].id, conversation, err)
 		}
 		for _, r := range recs {
-			t, err := decodeRecord(r.Seq, r.Line)
+			row, ok := wanted[r.Seq]
+			if !ok {
+				continue // in the day's window, not asked for
+			}
+			t, err := decodeRecord(r.Line, row)
 			if err != nil {
 				return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
 			}
@@ -259,9 +271,18 @@ func normalize(t *strata.Turn) {
 	}
 }
 
-// record is a turn as an archive segment holds it: one JSON object per
-// line, with tool calls, tool results, tags and metadata as the database
-// stores them (tool-call arguments as their exact text).
+// A turn as an archive segment holds it (format 2) is one JSON array:
+//
+//	[ext_id, session_label, role, name, time, content]
+//	[ext_id, session_label, role, name, time, content, {more}]
+//
+// time is RFC 3339 in UTC ("" when unknown), and the optional seventh
+// element holds the fields a chat turn rarely has: model, tool_calls
+// (arguments as their exact text), tool_results, importance, tags and
+// metadata, as the database stores them. The session number and the token
+// count are not archived: both are derived at import, and the cold row
+// keeps them. Format 1 records, one JSON object per turn with every field
+// by name, are still read.
 type record struct {
 	ExtID        string          `json:"ext_id,omitempty"`
 	Session      int             `json:"session,omitempty"`
@@ -279,6 +300,16 @@ type record struct {
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
 }
 
+// recordMore is the optional seventh element of a format 2 record.
+type recordMore struct {
+	Model       string          `json:"model,omitempty"`
+	ToolCalls   json.RawMessage `json:"tool_calls,omitempty"`
+	ToolResults json.RawMessage `json:"tool_results,omitempty"`
+	Importance  float64         `json:"importance,omitempty"`
+	Tags        json.RawMessage `json:"tags,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+}
+
 func rawColumn(v any) json.RawMessage {
 	if s, ok := v.(string); ok {
 		return json.RawMessage(s)
@@ -291,28 +322,56 @@ func encodeRecord(t *strata.Turn) (archive.Record, error) {
 	if err != nil {
 		return archive.Record{}, err
 	}
-	r := record{ExtID: t.ExtID, Session: t.Session, SessionLabel: t.SessionLabel, Role: string(t.Role),
-		Name: t.Name, Content: t.Content, Model: t.Model, ToolCalls: rawColumn(e.toolCalls),
-		ToolResults: rawColumn(e.toolResults), Tokens: t.Tokens, Importance: t.Importance,
-		Tags: rawColumn(e.tags), Metadata: rawColumn(e.metadata)}
+	var tm string
 	if !t.Time.IsZero() {
-		r.Time = t.Time.UTC().Format(time.RFC3339Nano)
+		tm = t.Time.UTC().Format(time.RFC3339Nano)
+	}
+	row := []any{t.ExtID, t.SessionLabel, string(t.Role), t.Name, tm, t.Content}
+	more := recordMore{Model: t.Model, ToolCalls: rawColumn(e.toolCalls), ToolResults: rawColumn(e.toolResults),
+		Importance: t.Importance, Tags: rawColumn(e.tags), Metadata: rawColumn(e.metadata)}
+	if more.Model != "" || more.ToolCalls != nil || more.ToolResults != nil || more.Importance != 0 || more.Tags != nil || more.Metadata != nil {
+		row = append(row, more)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(row); err != nil {
 		return archive.Record{}, err
 	}
 	return archive.Record{Seq: t.Seq, Line: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}, nil
 }
 
-func decodeRecord(seq int64, line []byte) (strata.Turn, error) {
+// decodeRecord decodes an archived turn of either format. row is the
+// turn's row in the database (or the turn itself, when checking a record
+// before it is written): its seq, and for format 2 its session number and
+// token count, which that format leaves to the row.
+func decodeRecord(line []byte, row *strata.Turn) (strata.Turn, error) {
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	if len(line) > 0 && line[0] == '[' {
+		var a []json.RawMessage
+		if err := json.Unmarshal(line, &a); err != nil {
+			return strata.Turn{}, err
+		}
+		if len(a) != 6 && len(a) != 7 {
+			return strata.Turn{}, fmt.Errorf("record has %d elements, want 6 or 7", len(a))
+		}
+		for i, f := range []*string{&r.ExtID, &r.SessionLabel, &r.Role, &r.Name, &r.Time, &r.Content} {
+			if err := json.Unmarshal(a[i], f); err != nil {
+				return strata.Turn{}, fmt.Errorf("%s: %w", recordFields[i], err)
+			}
+		}
+		if len(a) == 7 {
+			var m recordMore
+			if err := json.Unmarshal(a[6], &m); err != nil {
+				return strata.Turn{}, fmt.Errorf("more: %w", err)
+			}
+			r.Model, r.ToolCalls, r.ToolResults, r.Importance, r.Tags, r.Metadata = m.Model, m.ToolCalls, m.ToolResults, m.Importance, m.Tags, m.Metadata
+		}
+		r.Session, r.Tokens = row.Session, row.Tokens
+	} else if err := json.Unmarshal(line, &r); err != nil {
 		return strata.Turn{}, err
 	}
-	t := strata.Turn{Seq: seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
+	t := strata.Turn{Seq: row.Seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
 		Role: strata.Role(r.Role), Name: r.Name, Content: r.Content, Model: r.Model, Tokens: r.Tokens,
 		Importance: r.Importance}
 	if r.Time != "" {
@@ -333,6 +392,8 @@ func decodeRecord(seq int64, line []byte) (strata.Turn, error) {
 	}
 	return t, nil
 }
+
+var recordFields = [...]string{"ext_id", "session_label", "role", "name", "time", "content"}
 
 // sameTurn reports whether two turns are equal field by field, tool-call
 // arguments byte for byte.
@@ -565,7 +626,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			if err != nil {
 				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
 			}
-			back, err := decodeRecord(rec.Seq, rec.Line)
+			back, err := decodeRecord(rec.Line, &r.turn)
 			if err != nil || !sameTurn(&back, &r.turn) {
 				return fail(fmt.Errorf("archiving turn %d: it does not round-trip (%v)", r.turn.Seq, err))
 			}
