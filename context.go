@@ -714,6 +714,7 @@ func (a *assembler) relevance() error {
 		switch {
 		case h.Turn != nil && topTurn > 0:
 			v := h.Score / topTurn
+			v *= v // squared: a weak hit yields to the neighbours of a strong one
 			score[h.Turn.Seq] += spread[0] * v
 			for d := 1; d < len(spread); d++ {
 				for _, s := range []int64{h.Turn.Seq - int64(d), h.Turn.Seq + int64(d)} {
