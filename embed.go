@@ -114,6 +114,14 @@ type VectorFilter struct {
 	Since int64
 }
 
+// VectorCounter is an optional Store method: the number of vectors that
+// Store.Vectors would stream for f, found without reading them. The
+// vector index uses it to size itself before a load; a store without it
+// works the same, only loading a big index more slowly.
+type VectorCounter interface {
+	CountVectors(ctx context.Context, f VectorFilter) (int, error)
+}
+
 // Vector is one stored vector as Store.Vectors streams it.
 type Vector struct {
 	EmbedRef

@@ -79,6 +79,16 @@ func BenchmarkHybridSearch(b *testing.B) {
 	for i := range queries {
 		queries[i] = words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
 	}
+	// The floor under loading the index: reading the vectors alone.
+	for _, kind := range []string{strata.KindTurn, strata.KindSummary} {
+		f := strata.VectorFilter{Namespace: strata.DefaultNamespace, Conversation: "c", Space: strata.EmbedSpace{Model: emb.Model()}, Kind: kind}
+		start = time.Now()
+		n := 0
+		if err := st.Vectors(ctx, f, func(strata.Vector) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("reading the %d %s vectors from the store: %v", n, kind, time.Since(start).Round(time.Millisecond))
+	}
 	start = time.Now()
 	if _, err := m.Search(ctx, "c", queries[0], 10); err != nil {
 		b.Fatal(err)

@@ -194,3 +194,34 @@ func TestIndexCacheTrim(t *testing.T) {
 		t.Fatal("an index of another model was reused")
 	}
 }
+
+// A set reserved for n vectors takes them without moving its arrays, and
+// answers as one that grew by appending.
+func TestVecSetReserve(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, dim = 5000, 96
+	vs := make([][]float32, n)
+	for i := range vs {
+		vs[i] = randomVec(r, dim)
+	}
+	grown, reserved := newVecSet(dim), newVecSet(dim)
+	reserved.reserve(n)
+	vals, codes := &reserved.vals[:1][0], &reserved.codes[:1][0]
+	for _, s := range []*vecSet{grown, reserved} {
+		s.beginBulk()
+		for i, v := range vs {
+			s.add(int64(i), v)
+		}
+		s.endBulk()
+	}
+	if &reserved.vals[0] != vals || &reserved.codes[0] != codes {
+		t.Fatal("a reserved set moved its arrays while taking the vectors it was reserved for")
+	}
+	for q := range 20 {
+		query := normalize(randomVec(r, dim))
+		a, b := grown.search(query, 10, nil), reserved.search(query, 10, nil)
+		if !slices.Equal(a, b) {
+			t.Fatalf("query %d: grown %v, reserved %v", q, a, b)
+		}
+	}
+}

@@ -225,6 +225,35 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 	return nil
 }
 
+// CountVectors is the number of vectors Vectors would stream for f, read
+// from the space index alone; see strata.VectorCounter.
+func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, error) {
+	if f.Space.Model == "" {
+		return 0, strata.Errorf(strata.EINVALID, "count vectors: space.model is empty")
+	}
+	if err := checkKind("count vectors", f.Kind); err != nil {
+		return 0, err
+	}
+	pk, err := conversationPK(ctx, s.r, f.Namespace, f.Conversation)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, t := range []struct{ kind, table string }{{strata.KindTurn, "turn_vectors"}, {strata.KindSummary, "node_vectors"}} {
+		if f.Kind != "" && f.Kind != t.kind {
+			continue
+		}
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+`
+			WHERE conversation = ? AND model = ? AND (? = 0 OR dim = ?) AND version > ?`,
+			pk, f.Space.Model, f.Space.Dim, f.Space.Dim, f.Since).Scan(&n); err != nil {
+			return 0, fmt.Errorf("sqlite: count vectors of %q: %w", f.Conversation, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // Vectors streams the conversation's vectors that match f from one read
 // transaction; see strata.Store.
 func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(strata.Vector) error) error {

@@ -89,6 +89,11 @@ func vectors(t *testing.T, s strata.Store, f strata.VectorFilter) map[strata.Emb
 	if err != nil {
 		t.Fatalf("Vectors(%+v): %v", f, err)
 	}
+	if c, ok := s.(strata.VectorCounter); ok {
+		if n, err := c.CountVectors(ctx(t), f); err != nil || n != len(out) {
+			t.Errorf("CountVectors(%+v) = %d, %v; Vectors streamed %d", f, n, err, len(out))
+		}
+	}
 	return out
 }
 
@@ -329,6 +334,10 @@ func testEmbeddingsInvalid(t *testing.T, s strata.Store) {
 		"unknown kind": {Namespace: "ns", Conversation: "c", Space: spaceA, Kind: "learning"},
 	} {
 		wantCode(t, "Vectors: "+name, s.Vectors(ctx(t), f, func(strata.Vector) error { return nil }), strata.EINVALID)
+		if c, ok := s.(strata.VectorCounter); ok {
+			_, err := c.CountVectors(ctx(t), f)
+			wantCode(t, "CountVectors: "+name, err, strata.EINVALID)
+		}
 	}
 
 	for _, where := range [][2]string{{"ns", "missing"}, {"other", "c"}} {
@@ -338,6 +347,10 @@ func testEmbeddingsInvalid(t *testing.T, s strata.Store) {
 		wantCode(t, "PutEmbeddings to "+ns+"/"+conv, s.PutEmbeddings(ctx(t), ns, conv, spaceA, []strata.Embedding{good}), strata.ENOTFOUND)
 		wantCode(t, "Vectors of "+ns+"/"+conv, s.Vectors(ctx(t), strata.VectorFilter{Namespace: ns, Conversation: conv, Space: spaceA},
 			func(strata.Vector) error { return nil }), strata.ENOTFOUND)
+		if c, ok := s.(strata.VectorCounter); ok {
+			_, err := c.CountVectors(ctx(t), strata.VectorFilter{Namespace: ns, Conversation: conv, Space: spaceA})
+			wantCode(t, "CountVectors of "+ns+"/"+conv, err, strata.ENOTFOUND)
+		}
 		_, err = s.VectorVersion(ctx(t), ns, conv)
 		wantCode(t, "VectorVersion of "+ns+"/"+conv, err, strata.ENOTFOUND)
 		_, err = s.DeleteEmbeddings(ctx(t), ns, conv, spaceA)
