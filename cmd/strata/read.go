@@ -94,8 +94,12 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 		if n.Key != "" {
 			key = "[" + n.Key + "]  "
 		}
-		fmt.Fprintf(w, "%s%-5s %s  %sturns %d-%d  %s .. %s  %d/%d tokens\n", pad, names[n.Level], n.ID, key,
-			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens)
+		tier := ""
+		if n.Tier != "" {
+			tier = "  " + string(n.Tier)
+		}
+		fmt.Fprintf(w, "%s%-5s %s  %sturns %d-%d  %s .. %s  %d/%d tokens%s\n", pad, names[n.Level], n.ID, key,
+			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens, tier)
 		if a := n.Aggregates.String(); a != "" {
 			fmt.Fprintf(w, "%s      stats: %s\n", pad, oneLine(a, 102-2*indent))
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -149,6 +150,15 @@ func TestTiersThroughTheCLI(t *testing.T) {
 	}
 	if text := mustCfg(t, db, cfg, "stats"); !strings.Contains(text, "cold") || !strings.Contains(text, "archive") {
 		t.Errorf("stats text lacks tiers:\n%s", text)
+	}
+	// The tree's text says each level-1 node's tier.
+	tree := mustCfg(t, db, cfg, "tree", "--conversation", "c")
+	for tier, ids := range byTier {
+		for _, id := range ids {
+			if !regexp.MustCompile(`(?m)^ *\S+ +` + id + `  .* tokens  ` + string(tier) + `$`).MatchString(tree) {
+				t.Fatalf("tree text does not show node %s as %s:\n%s", id, tier, tree)
+			}
+		}
 	}
 	// Importing again changes nothing; tiering again moves nothing.
 	mustCfg(t, db, cfg, "import", file)
