@@ -12,7 +12,7 @@ import (
 // one transaction; see strata.Store.
 func (s *Store) RecordCalls(ctx context.Context, namespace, conversation string, calls []strata.Call) error {
 	fail := func(err error) error { return fmt.Errorf("sqlite: record model calls of %q: %w", conversation, err) }
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}

@@ -177,13 +177,14 @@ func conversationPK(ctx context.Context, q querier, namespace, id string) (int64
 	return pk, nil
 }
 
-// beginIn opens a write transaction and finds the conversation's key in
-// it, the opening of every write to one conversation. A failure to begin
-// is returned through wrap; a conversation that does not exist is
-// ENOTFOUND, as conversationPK reports it. On error no transaction is
+// beginIn opens a transaction on db (s.w to write, s.r to read one
+// snapshot) and finds the conversation's key in it, the opening of every
+// write to one conversation and of reads that need a snapshot. A failure
+// to begin is returned through wrap; a conversation that does not exist
+// is ENOTFOUND, as conversationPK reports it. On error no transaction is
 // left open.
-func (s *Store) beginIn(ctx context.Context, namespace, conversation string, wrap func(error) error) (*sql.Tx, int64, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *Store) beginIn(ctx context.Context, db *sql.DB, namespace, conversation string, wrap func(error) error) (*sql.Tx, int64, error) {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, wrap(err)
 	}

@@ -47,15 +47,11 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 	fail := func(err error) ([]strata.EmbedSource, error) {
 		return nil, fmt.Errorf("sqlite: unembedded of %q: %w", f.Conversation, err)
 	}
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, f.Namespace, f.Conversation)
+	tx, pk, err := s.beginIn(ctx, s.r, f.Namespace, f.Conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return nil, err
 	}
+	defer tx.Rollback()
 	after := strata.EmbedRef{Level: -1}
 	if f.After != nil {
 		after = *f.After
@@ -157,7 +153,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put embeddings of %q: %w", conversation, err) }
 
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}
@@ -264,15 +260,11 @@ func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(stra
 		return err
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: vectors of %q: %w", f.Conversation, err) }
-	tx, err := s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, f.Namespace, f.Conversation)
+	tx, pk, err := s.beginIn(ctx, s.r, f.Namespace, f.Conversation, fail)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	// In each table, the space index (conversation, model, dim, version)
 	// selects the rows; they come in the order they were written.
 	queries := []struct {

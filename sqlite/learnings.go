@@ -82,7 +82,7 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: add learnings of %q: %w", conversation, err) }
 
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
 
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, fail)
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return err
 	}

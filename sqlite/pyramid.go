@@ -76,7 +76,7 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		}
 		return strata.Turn{}, fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return strata.Turn{}, err
 	}
@@ -377,7 +377,7 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 		}
 		return 0, fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return 0, err
 	}

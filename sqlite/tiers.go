@@ -538,7 +538,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		}
 		return nil, fmt.Errorf("sqlite: moving spans of %q to %s: %w", conversation, to, err)
 	}
-	tx, pk, err := s.beginIn(ctx, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
 	if err != nil {
 		return nil, err
 	}
