@@ -221,13 +221,23 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 	return nil
 }
 
+// checkVectorFilter is what Vectors and CountVectors require of f.
+func checkVectorFilter(what string, f strata.VectorFilter) error {
+	if f.Space.Model == "" {
+		return strata.Errorf(strata.EINVALID, "%s: space.model is empty", what)
+	}
+	return checkKind(what, f.Kind)
+}
+
+// vectorsIn selects the vectors of conversation ?1 in model ?2 and
+// dimension ?3 (0: any) written after version ?4, from the table aliased
+// v; the space index (conversation, model, dim, version) answers it.
+const vectorsIn = `v.conversation = ?1 AND v.model = ?2 AND (?3 = 0 OR v.dim = ?3) AND v.version > ?4`
+
 // CountVectors is the number of vectors Vectors would stream for f, read
 // from the space index alone; see strata.VectorCounter.
 func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, error) {
-	if f.Space.Model == "" {
-		return 0, strata.Errorf(strata.EINVALID, "count vectors: space.model is empty")
-	}
-	if err := checkKind("count vectors", f.Kind); err != nil {
+	if err := checkVectorFilter("count vectors", f); err != nil {
 		return 0, err
 	}
 	pk, err := conversationPK(ctx, s.r, f.Namespace, f.Conversation)
@@ -240,9 +250,8 @@ func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, e
 			continue
 		}
 		var n int
-		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+`
-			WHERE conversation = ? AND model = ? AND (? = 0 OR dim = ?) AND version > ?`,
-			pk, f.Space.Model, f.Space.Dim, f.Space.Dim, f.Since).Scan(&n); err != nil {
+		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM `+t.table+` v WHERE `+vectorsIn,
+			pk, f.Space.Model, f.Space.Dim, f.Since).Scan(&n); err != nil {
 			return 0, fmt.Errorf("sqlite: count vectors of %q: %w", f.Conversation, err)
 		}
 		total += n
@@ -253,10 +262,7 @@ func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, e
 // Vectors streams the conversation's vectors that match f from one read
 // transaction; see strata.Store.
 func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(strata.Vector) error) error {
-	if f.Space.Model == "" {
-		return strata.Errorf(strata.EINVALID, "vectors: space.model is empty")
-	}
-	if err := checkKind("vectors", f.Kind); err != nil {
+	if err := checkVectorFilter("vectors", f); err != nil {
 		return err
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: vectors of %q: %w", f.Conversation, err) }
@@ -265,23 +271,21 @@ func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(stra
 		return err
 	}
 	defer tx.Rollback()
-	// In each table, the space index (conversation, model, dim, version)
-	// selects the rows; they come in the order they were written.
+	// In each table, the space index selects the rows; they come in the
+	// order they were written.
 	queries := []struct {
 		kind, sql string
 	}{
-		{strata.KindTurn, `SELECT v.seq, 0, v.seq, '', v.dim, v.version, v.vec FROM turn_vectors v
-			WHERE v.conversation = ? AND v.model = ? AND (? = 0 OR v.dim = ?) AND v.version > ?`},
+		{strata.KindTurn, `SELECT v.seq, 0, v.seq, '', v.dim, v.version, v.vec FROM turn_vectors v WHERE ` + vectorsIn},
 		{strata.KindSummary, `SELECT n.first_seq, n.level, n.last_seq, n.id, v.dim, v.version, v.vec FROM node_vectors v
-			JOIN nodes n ON n.pk = v.node
-			WHERE v.conversation = ? AND v.model = ? AND (? = 0 OR v.dim = ?) AND v.version > ?`},
+			JOIN nodes n ON n.pk = v.node WHERE ` + vectorsIn},
 	}
 	var buf []float32
 	for _, q := range queries {
 		if f.Kind != "" && f.Kind != q.kind {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, q.sql, pk, f.Space.Model, f.Space.Dim, f.Space.Dim, f.Since)
+		rows, err := tx.QueryContext(ctx, q.sql, pk, f.Space.Model, f.Space.Dim, f.Since)
 		if err != nil {
 			return fail(err)
 		}
