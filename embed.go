@@ -166,8 +166,11 @@ type EmbeddingStats struct {
 	Embedder string `json:"embedder,omitempty"` // the Embedder's Name
 	Model    string `json:"model,omitempty"`
 	Dim      int    `json:"dimensions,omitempty"` // 0 while unknown
-	Turns    int64  `json:"turns"`                // turns with a current vector
-	Nodes    int64  `json:"nodes"`                // summaries with a current vector
+	// Weight is the vector ranking's weight in hybrid search against
+	// BM25's 1 (EmbeddingOptions.Weight); 0 with no embedder.
+	Weight float64 `json:"weight,omitempty"`
+	Turns  int64   `json:"turns"` // turns with a current vector
+	Nodes  int64   `json:"nodes"` // summaries with a current vector
 	// Missing counts turns and summaries without a current vector:
 	// `strata embed` computes them (summaries pending a model summary wait
 	// for it).
@@ -209,9 +212,26 @@ type EmbeddingOptions struct {
 	// dropped. The conversations of one search are always kept. Default
 	// 2,000,000.
 	CachedVectors int
+	// Weight is what the vector ranking counts for in hybrid search
+	// against BM25's, which counts 1: an item ranked r by cosine earns
+	// Weight x 11/(10 + r). Default 1. A model whose rankings are weaker
+	// than BM25's on your conversations costs recall at full weight;
+	// strata eval measures it, and a lower weight keeps the model's
+	// finds without letting its misses crowd out BM25's.
+	Weight float64
 }
 
+// MaxVectorWeight is the ceiling of EmbeddingOptions.Weight: past it,
+// BM25 hardly counts.
+const MaxVectorWeight = 4
+
 func (o EmbeddingOptions) withDefaults() (EmbeddingOptions, error) {
+	if o.Weight < 0 || o.Weight > MaxVectorWeight || o.Weight != o.Weight {
+		return o, Errorf(EINVALID, "config: embedding weight %v is outside 0..%d (0 means the default, 1)", o.Weight, MaxVectorWeight)
+	}
+	if o.Weight == 0 {
+		o.Weight = 1
+	}
 	if o.BatchSize < 0 || o.Concurrency < 0 || o.Backoff < 0 || o.QueryTimeout < 0 || o.MaxInputBytes < 0 || o.CachedVectors < 0 {
 		return o, Errorf(EINVALID, "config: embedding options cannot be negative (batch size %d, concurrency %d, backoff %v, query timeout %v, max input bytes %d, cached vectors %d)",
 			o.BatchSize, o.Concurrency, o.Backoff, o.QueryTimeout, o.MaxInputBytes, o.CachedVectors)
@@ -630,6 +650,9 @@ func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
 		}
 		if m.emb != nil || s.Stale > 0 {
 			s.Embedder, s.Model, s.Dim = m.embedderName(), space.Model, space.Dim
+			if m.emb != nil {
+				s.Weight = m.embOpt.Weight
+			}
 			cs.Embeddings = &s
 		}
 		all.Turns += s.Turns
@@ -639,6 +662,9 @@ func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
 	}
 	if m.emb != nil || all.Stale > 0 {
 		all.Embedder, all.Model, all.Dim = m.embedderName(), space.Model, space.Dim
+		if m.emb != nil {
+			all.Weight = m.embOpt.Weight
+		}
 		st.Embeddings = &all
 	}
 	return nil

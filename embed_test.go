@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -376,6 +377,45 @@ func TestHybridFindsParaphrase(t *testing.T) {
 	}
 	if stats.Search != strata.SearchLexical || stats.Embeddings == nil || stats.Embeddings.Stale == 0 {
 		t.Fatalf("stats without an embedder: search %q, embeddings %+v; want lexical, with the stored vectors stale", stats.Search, stats.Embeddings)
+	}
+}
+
+// TestHybridWeight: the vector ranking's share of a fused score scales
+// with EmbeddingOptions.Weight, and BM25's does not.
+func TestHybridWeight(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	ingest(t, embedMemory(t, st, nil, strata.EmbeddingOptions{}, nil), "c", paraphraseFixture())
+	score := map[float64]float64{} // weight -> the car's fused score
+	for _, w := range []float64{0.25, 1, 4} {
+		m := embedMemory(t, st, hashembed.New("hash-a", 64), strata.EmbeddingOptions{Weight: w}, nil)
+		embed(t, m, "c")
+		hits, err := m.Search(ctx, "c", "automobile repair", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if h.Turn != nil && h.Turn.Seq == paraphraseSeq {
+				score[w] = h.Score
+			}
+		}
+		if score[w] == 0 {
+			t.Fatalf("weight %v: hits %v, want the car (by vector only)", w, hitSeqs(hits))
+		}
+	}
+	// s(w) = w x (what its vector rank earns) + priors, the same rank and
+	// priors at every weight: s(4) - s(1) = 4 (s(1) - s(0.25)).
+	lo, hi := score[1]-score[0.25], score[4]-score[1]
+	if lo <= 0 || math.Abs(hi-4*lo) > 1e-9 {
+		t.Fatalf("the car's fused scores by weight: %v; want the vector share to scale with the weight", score)
+	}
+	// Past the ceiling, below zero, or not a number: EINVALID.
+	for _, w := range []float64{-0.5, 4.5, math.NaN()} {
+		_, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+			Embedding: strata.EmbeddingOptions{Weight: w}})
+		if strata.ErrorCode(err) != strata.EINVALID || !strings.Contains(err.Error(), "weight") {
+			t.Fatalf("weight %v: %v, want EINVALID naming the weight", w, err)
+		}
 	}
 }
 

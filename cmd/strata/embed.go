@@ -25,6 +25,9 @@ type embedConfig struct {
 	BatchSize   int    `yaml:"batch_size"`
 	Concurrency int    `yaml:"concurrency"`
 	Retries     int    `yaml:"retries"`
+	// Weight is the vector ranking's weight in hybrid search against
+	// BM25's 1 (strata.EmbeddingOptions.Weight).
+	Weight float64 `yaml:"weight"`
 }
 
 // embedSettings are the resolved embed settings; a zero Model means no
@@ -72,7 +75,18 @@ func (m *Main) resolveEmbed(g *globals, c *embedConfig, path string) (embedSetti
 		return e, err
 	}
 	e.Config = cfg
-	e.Options = strata.EmbeddingOptions{BatchSize: c.BatchSize, Concurrency: c.Concurrency, Retries: c.Retries}
+	e.Options = strata.EmbeddingOptions{BatchSize: c.BatchSize, Concurrency: c.Concurrency, Retries: c.Retries, Weight: c.Weight}
+	if v := m.Getenv("STRATA_EMBED_WEIGHT"); v != "" {
+		w, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return e, fmt.Errorf("STRATA_EMBED_WEIGHT %q: want a number, the vector ranking's weight against BM25's 1", v)
+		}
+		e.Options.Weight = w
+	}
+	if w := e.Options.Weight; w < 0 || w > strata.MaxVectorWeight || w != w {
+		return e, fmt.Errorf("config %s: embed weight %v: want a number from 0 to %d (0 or unset: 1, the same as BM25's)",
+			path, w, strata.MaxVectorWeight)
+	}
 	return e, nil
 }
 
@@ -169,6 +183,9 @@ func printEmbeddings(w io.Writer, indent, search string, e *strata.EmbeddingStat
 		dim := "dimensions unknown until the first call"
 		if e.Dim > 0 {
 			dim = fmt.Sprintf("%d dimensions", e.Dim)
+		}
+		if e.Weight > 0 && e.Weight != 1 {
+			dim += fmt.Sprintf(", vector weight %g", e.Weight)
 		}
 		line += fmt.Sprintf(" (%s, %s): vectors of %d turns and %d summaries; %d missing ('strata embed')", e.Model, dim,
 			e.Turns, e.Nodes, e.Missing)

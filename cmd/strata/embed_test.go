@@ -36,12 +36,13 @@ type statsJSON struct {
 	Nodes      int64  `json:"nodes"`
 	Search     string `json:"search"`
 	Embeddings *struct {
-		Model   string `json:"model"`
-		Dim     int    `json:"dimensions"`
-		Turns   int64  `json:"turns"`
-		Nodes   int64  `json:"nodes"`
-		Missing int64  `json:"missing"`
-		Stale   int64  `json:"stale"`
+		Model   string  `json:"model"`
+		Dim     int     `json:"dimensions"`
+		Turns   int64   `json:"turns"`
+		Nodes   int64   `json:"nodes"`
+		Missing int64   `json:"missing"`
+		Stale   int64   `json:"stale"`
+		Weight  float64 `json:"weight"`
 	} `json:"embeddings"`
 }
 
@@ -162,7 +163,33 @@ func TestEmbedSettings(t *testing.T) {
 	if res.Model != "from-flag" {
 		t.Fatalf("embed with --embed-model = %+v", res)
 	}
-	for k, v := range map[string]string{"STRATA_EMBED_DIMENSIONS": "many", "STRATA_EMBED_TIMEOUT": "soon", "STRATA_EMBED_BASE_URL": "ftp://x"} {
+	// The vector weight: the file's, then STRATA_EMBED_WEIGHT's; stats
+	// shows one that is not 1.
+	if err := os.WriteFile(cfg, []byte(yaml+"  weight: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustEnv(t, env, "stats"); !strings.Contains(out, "(from-env, 12 dimensions, vector weight 0.5)") {
+		t.Fatalf("stats with weight 0.5 in the file:\n%s", out)
+	}
+	env["STRATA_EMBED_WEIGHT"] = "2"
+	if st := decode[statsJSON](t, mustEnv(t, env, "stats", "--json")); st.Embeddings == nil || st.Embeddings.Weight != 2 {
+		t.Fatalf("stats --json with STRATA_EMBED_WEIGHT=2: embeddings %+v", st.Embeddings)
+	}
+	delete(env, "STRATA_EMBED_WEIGHT")
+	if out := mustEnv(t, env, "stats"); !strings.Contains(out, "vector weight 0.5") {
+		t.Fatalf("stats with weight 0.5 in the file again:\n%s", out)
+	}
+	if err := os.WriteFile(cfg, []byte(yaml+"  weight: -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runEnv(t, env, "stats"); err == nil || !strings.Contains(err.Error(), "strata.yaml: embed weight -1") {
+		t.Errorf("weight -1 in the file: %v, want an error naming the file and the weight", err)
+	}
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"STRATA_EMBED_DIMENSIONS": "many", "STRATA_EMBED_TIMEOUT": "soon", "STRATA_EMBED_BASE_URL": "ftp://x",
+		"STRATA_EMBED_WEIGHT": "heavy"} {
 		bad := map[string]string{"STRATA_DB": env["STRATA_DB"], "STRATA_EMBED_MODEL": "m", k: v}
 		name := strings.ToLower(strings.TrimPrefix(k, "STRATA_EMBED_")[:4])
 		if _, _, err := runEnv(t, bad, "stats"); err == nil || !strings.Contains(strings.ToLower(err.Error()), name) {
