@@ -162,6 +162,9 @@ func (m *Memory) Tokenizer() Tokenizer { return m.tok }
 // Store returns the underlying store.
 func (m *Memory) Store() Store { return m.store }
 
+// Embedding returns the embedding options in force, defaults filled in.
+func (m *Memory) Embedding() EmbeddingOptions { return m.embOpt }
+
 // convLock serializes appends to a conversation within this process, so
 // that sessions are assigned against the true last turn.
 func (m *Memory) convLock(conv string) *sync.Mutex { return m.lockIn(m.locks, conv) }

@@ -96,6 +96,11 @@ type Report struct {
 	// "lexical".
 	Search       string  `json:"search"`
 	EmbedSeconds float64 `json:"embed_seconds,omitempty"`
+	// With an embedder: its model and dimension, and the vector ranking's
+	// weight in the fusion (strata.EmbeddingOptions.Weight).
+	EmbedModel   string  `json:"embed_model,omitempty"`
+	EmbedDim     int     `json:"embed_dimensions,omitempty"`
+	VectorWeight float64 `json:"vector_weight,omitempty"`
 	// ImportSeconds is the time the import took, Seconds the whole run's.
 	ImportSeconds float64 `json:"import_seconds"`
 	Seconds       float64 `json:"seconds"`
@@ -217,10 +222,11 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	// the questions, so that Context searches them as it would in use.
 	rep.Search = "lexical"
 	t0 = time.Now()
-	switch _, err := m.Embed(ctx, strata.EmbedRequest{}); {
+	switch res, err := m.Embed(ctx, strata.EmbedRequest{}); {
 	case err == nil:
 		rep.Search = "hybrid"
 		rep.EmbedSeconds = time.Since(t0).Seconds()
+		rep.EmbedModel, rep.EmbedDim, rep.VectorWeight = res.Model, res.Dim, m.Embedding().Weight
 	case !errors.Is(err, strata.ErrNoEmbedder):
 		return rep, fmt.Errorf("%s: embed: %w", file, err)
 	}

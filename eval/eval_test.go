@@ -480,7 +480,8 @@ func TestRunHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb := hashembed.New("hash-a", 32)
-	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Embedder: emb})
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Embedder: emb,
+		Embedding: strata.EmbeddingOptions{Weight: 0.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,6 +490,9 @@ func TestRunHybrid(t *testing.T) {
 	}
 	if rep.Search != "hybrid" || emb.Texts() < rep.Turns {
 		t.Fatalf("with an embedder: search %q, %d texts embedded for %d turns; want hybrid, every turn", rep.Search, emb.Texts(), rep.Turns)
+	}
+	if rep.EmbedModel != "hash-a" || rep.EmbedDim != 32 || rep.VectorWeight != 0.5 {
+		t.Fatalf("with an embedder: model %q, dimension %d, weight %v; want hash-a, 32, 0.5", rep.EmbedModel, rep.EmbedDim, rep.VectorWeight)
 	}
 	if rep.Budgets[0].Overall.Context.Recall != 1 {
 		t.Fatalf("hybrid recall at a budget that holds everything: %v, want 1", rep.Budgets[0].Overall.Context.Recall)

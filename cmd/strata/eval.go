@@ -118,7 +118,8 @@ func printEval(m *Main, r eval.Report) {
 	fmt.Fprintf(w, "%s: %d conversations, %d turns imported in %.1fs (policy %s, tokenizer %s)\n",
 		r.File, r.Conversations, r.Turns, r.ImportSeconds, r.Policy, r.Tokenizer)
 	if r.Search == "hybrid" {
-		fmt.Fprintf(w, "search: hybrid (BM25 and vectors, embedded in %.1fs)\n", r.EmbedSeconds)
+		fmt.Fprintf(w, "search: hybrid (BM25 and vectors of %s, %d dimensions, vector weight %g; embedded in %.1fs)\n",
+			r.EmbedModel, r.EmbedDim, r.VectorWeight, r.EmbedSeconds)
 	} else {
 		fmt.Fprintln(w, "search: lexical (BM25 only; configure an embedder for hybrid search)")
 	}

@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"strata/internal/hashembed"
 )
 
 // evalTiny is a LoCoMo-format file of one conversation in two sessions,
@@ -121,6 +124,42 @@ func TestEval(t *testing.T) {
 				t.Errorf("the scratch store is still there: %v %v", left, err)
 			}
 		})
+	}
+}
+
+// TestEvalHybrid: with an embedder configured, eval embeds the scratch
+// store and says with which model, dimension and vector weight.
+func TestEvalHybrid(t *testing.T) {
+	srv := &hashembed.Server{Dim: 16}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.json")
+	if err := os.WriteFile(file, []byte(evalTiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	env := map[string]string{"STRATA_DB": filepath.Join(dir, "user.db"), "STRATA_EMBED_MODEL": "tiny-embed",
+		"STRATA_EMBED_BASE_URL": ts.URL + "/v1", "STRATA_EMBED_WEIGHT": "0.5"}
+	out := mustEnv(t, env, "eval", "--budgets", "100000", file)
+	if !strings.Contains(out, "search: hybrid (BM25 and vectors of tiny-embed, 16 dimensions, vector weight 0.5; embedded in") ||
+		!strings.Contains(out, "100000          3  100.0%") {
+		t.Fatalf("eval with an embedder:\n%s", out)
+	}
+	if len(srv.Requests()) == 0 {
+		t.Fatal("eval with an embedder made no embeddings request")
+	}
+	var r struct {
+		Search string  `json:"search"`
+		Model  string  `json:"embed_model"`
+		Dim    int     `json:"embed_dimensions"`
+		Weight float64 `json:"vector_weight"`
+	}
+	if err := json.Unmarshal([]byte(mustEnv(t, env, "eval", "--json", "--budgets", "100000", file)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Search != "hybrid" || r.Model != "tiny-embed" || r.Dim != 16 || r.Weight != 0.5 {
+		t.Fatalf("eval --json with an embedder: %+v", r)
 	}
 }
 
