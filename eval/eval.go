@@ -42,7 +42,33 @@ type Options struct {
 	// Policy is the pyramid policy of the imported conversations; "" is
 	// the Memory's default.
 	Policy string
+	// OnMiss, if set, is called with every evidence turn a package left
+	// out, budget by budget, in the order the questions were asked.
+	OnMiss func(Miss)
 }
+
+// Miss is an evidence turn a context package did not quote raw.
+type Miss struct {
+	Budget       int    `json:"budget"`
+	Conversation string `json:"conversation"`
+	Question     string `json:"question"`
+	Category     int    `json:"category"`
+	Evidence     string `json:"evidence"` // the turn's ext id (the file's dia_id)
+	Seq          int64  `json:"seq"`
+	Speaker      string `json:"speaker"`
+	Text         string `json:"text"`
+	Tokens       int    `json:"tokens"`
+	// BM25Rank is the turn's rank among the question's BM25 turn hits
+	// (1 is the best), 0 when it matches no word of the question or ranks
+	// below missRankDepth.
+	BM25Rank int `json:"bm25_rank"`
+	// Baseline reports whether the BM25 baseline held the turn at the
+	// same budget.
+	Baseline bool `json:"baseline"`
+}
+
+// missRankDepth is how deep Miss.BM25Rank looks.
+const missRankDepth = 1000
 
 // DefaultBudgets and DefaultCategories are the defaults of Options.
 var (
@@ -248,7 +274,7 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 		rep.EvidenceTurns += len(q.evidence)
 	}
 	for _, b := range o.Budgets {
-		br, err := measure(ctx, m, qs, b, o.Categories)
+		br, err := measure(ctx, m, qs, b, o)
 		if err != nil {
 			return rep, err
 		}
@@ -432,7 +458,8 @@ func (r *row) result() Row {
 }
 
 // measure asks every question at one budget.
-func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, cats []int) (Budget, error) {
+func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o Options) (Budget, error) {
+	cats := o.Categories
 	all := &row{}
 	byCat := map[int]*row{}
 	for _, c := range cats {
@@ -464,6 +491,11 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, c
 			return Budget{}, fmt.Errorf("baseline of %s at budget %d for %q: %w", q.conv, budget, q.text, err)
 		}
 		bFound := count(q.evidence, got)
+		if o.OnMiss != nil && cFound < len(q.evidence) {
+			if err := reportMisses(ctx, m, q, budget, raw, got, o.OnMiss); err != nil {
+				return Budget{}, err
+			}
+		}
 
 		for _, r := range []*row{all, byCat[q.category]} {
 			r.questions++
@@ -476,6 +508,42 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, c
 		b.Categories = append(b.Categories, byCat[c].result())
 	}
 	return b, nil
+}
+
+// reportMisses calls onMiss with each evidence turn of q that raw (the
+// ext ids the package quotes) lacks; got is what the baseline held.
+func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int, raw, got map[string]bool, onMiss func(Miss)) error {
+	var ids []string
+	for _, id := range q.evidence {
+		if !raw[id] {
+			ids = append(ids, id)
+		}
+	}
+	ts, err := m.Store().Turns(ctx, strata.TurnFilter{Namespace: m.Namespace(), Conversation: q.conv, ExtIDs: ids})
+	if err != nil {
+		return fmt.Errorf("evidence turns of %s for %q: %w", q.conv, q.text, err)
+	}
+	hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: q.conv, Text: q.text,
+		K: missRankDepth, Kind: strata.KindTurn})
+	if err != nil {
+		return fmt.Errorf("search of %s for %q: %w", q.conv, q.text, err)
+	}
+	rank := map[string]int{}
+	for i, h := range hits {
+		if h.Turn != nil {
+			rank[h.Turn.ExtID] = i + 1
+		}
+	}
+	byID := map[string]strata.Turn{}
+	for _, t := range ts {
+		byID[t.ExtID] = t
+	}
+	for _, id := range ids {
+		t := byID[id]
+		onMiss(Miss{Budget: budget, Conversation: q.conv, Question: q.text, Category: q.category, Evidence: id,
+			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: rank[id], Baseline: got[id]})
+	}
+	return nil
 }
 
 // count is how many of ids are in set.

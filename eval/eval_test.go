@@ -498,3 +498,57 @@ func TestRunHybrid(t *testing.T) {
 		t.Fatalf("hybrid recall at a budget that holds everything: %v, want 1", rep.Budgets[0].Overall.Context.Recall)
 	}
 }
+
+// TestRunMisses: OnMiss gets every evidence turn a package left out, with
+// its text, its BM25 rank for the question (0: no word in common) and
+// whether the baseline held it; nothing when everything fits.
+func TestRunMisses(t *testing.T) {
+	ctx := context.Background()
+	file := writeFile(t, "tiny.json", tiny)
+	text := map[string]string{"conv-a:D1:1": "I adopted a puppy named Biscuit last weekend.",
+		"conv-a:D1:2": "My sister moved to Lisbon for a new job at the aquarium.",
+		"conv-a:D2:1": "I visited my sister in Lisbon and we saw the sharks.",
+		"conv-a:D2:2": "I finished the marathon in Boston in under four hours.",
+		"conv-a:D1:3": "Biscuit chewed my running shoes already.",
+		"conv-b:D1:1": "I went to Oslo to ski with my cousins."}
+	for _, budget := range []int{70, 120, 100000} {
+		var ms []Miss
+		rep, err := Run(ctx, newMemory(t), file, Options{Budgets: []int{budget}, OnMiss: func(m Miss) { ms = append(ms, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := rep.Budgets[0].Overall.Context.Found
+		if len(ms) != rep.EvidenceTurns-found {
+			t.Fatalf("budget %d: %d misses reported, want %d evidence turns less %d found", budget, len(ms), rep.EvidenceTurns, found)
+		}
+		for _, m := range ms {
+			want, ok := text[m.Conversation+":"+m.Evidence]
+			if !ok || m.Text != want || m.Seq == 0 || m.Budget != budget || m.Question == "" || m.Category == 0 || m.Tokens == 0 {
+				t.Errorf("budget %d: miss %+v", budget, m)
+			}
+			if m.BM25Rank < 1 || m.BM25Rank > 6 {
+				t.Errorf("budget %d: miss %+v: every evidence turn of tiny shares a word with its question", budget, m)
+			}
+		}
+		if budget == 100000 && len(ms) > 0 {
+			t.Errorf("misses at a budget that holds everything: %+v", ms)
+		}
+		if budget == 70 && len(ms) == 0 {
+			t.Errorf("no miss at budget 70, where the header leaves no room for a turn")
+		}
+	}
+
+	// A question whose evidence shares no word with it ranks 0.
+	file = writeFile(t, "pet.json", `[{"sample_id": "p", "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
+	  "session_1_date_time": "1:56 pm on 8 May, 2023",
+	  "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit last weekend."},
+	                {"speaker": "Bob", "dia_id": "D1:2", "text": "Which pet would suit a small flat?"}]},
+	  "qa": [{"question": "What animal lives with her?", "answer": "a puppy", "evidence": ["D1:1"], "category": 4}]}]`)
+	var ms []Miss
+	if _, err := Run(ctx, newMemory(t), file, Options{Budgets: []int{70}, OnMiss: func(m Miss) { ms = append(ms, m) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].BM25Rank != 0 || ms[0].Baseline || ms[0].Speaker != "Ann" {
+		t.Fatalf("misses %+v: want D1:1, by Ann, unranked and not in the baseline", ms)
+	}
+}

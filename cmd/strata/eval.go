@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +17,11 @@ import (
 )
 
 func runEval(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories 1,2,3,4] [--policy NAME] [--json] FILE")
+	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories 1,2,3,4] [--policy NAME] [--misses OUT.jsonl] [--json] FILE")
 	budgets := fs.String("budgets", "1000,2000,4000", "token budgets to measure at, comma-separated")
 	cats := fs.String("categories", "1,2,3,4", "LoCoMo question categories to ask, comma-separated (5, adversarial, has no answer in the conversation)")
 	policy := fs.String("policy", "", "pyramid policy of the imported conversations: chunks, calendar, sessions or one of the config file (default: the config's)")
+	misses := fs.String("misses", "", "write every evidence turn a package missed to this file, one JSON object per line")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -40,7 +43,47 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer cleanup()
+	// --misses streams a JSON line per missed evidence turn; the file is
+	// flushed and closed whatever the run's outcome.
+	finish := func() error { return nil }
+	missed := map[int][2]int{} // by budget: evidence turns missed, and of them those matching no word
+	if *misses != "" {
+		f, err := os.Create(*misses)
+		if err != nil {
+			return fmt.Errorf("--misses: %w", err)
+		}
+		w := bufio.NewWriter(f)
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		var werr error
+		o.OnMiss = func(x eval.Miss) {
+			if werr == nil {
+				werr = enc.Encode(x)
+			}
+			c := missed[x.Budget]
+			c[0]++
+			if x.BM25Rank == 0 {
+				c[1]++
+			}
+			missed[x.Budget] = c
+		}
+		finish = func() error {
+			if werr == nil {
+				werr = w.Flush()
+			}
+			if err := f.Close(); werr == nil {
+				werr = err
+			}
+			if werr != nil {
+				return fmt.Errorf("--misses %s: %w", *misses, werr)
+			}
+			return nil
+		}
+	}
 	rep, err := eval.Run(ctx, mem, fs.Arg(0), o)
+	if ferr := finish(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return err
 	}
@@ -48,6 +91,14 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 		return writeJSON(m.Stdout, rep)
 	}
 	printEval(m, rep)
+	if *misses != "" {
+		var parts []string
+		for _, b := range rep.Budgets {
+			c := missed[b.Budget]
+			parts = append(parts, fmt.Sprintf("%d at %d (%d match no word of their question)", c[0], b.Budget, c[1]))
+		}
+		fmt.Fprintf(m.Stdout, "missed evidence turns: %s; written to %s\n", strings.Join(parts, ", "), *misses)
+	}
 	return nil
 }
 

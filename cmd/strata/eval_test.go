@@ -163,6 +163,46 @@ func TestEvalHybrid(t *testing.T) {
 	}
 }
 
+// TestEvalMisses: --misses writes one JSON line per missed evidence turn
+// and says how many; a file it cannot create is an error naming the flag.
+func TestEvalMisses(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tiny.json")
+	if err := os.WriteFile(file, []byte(evalTiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	db := filepath.Join(dir, "user.db")
+	out := filepath.Join(dir, "misses.jsonl")
+	got := mustRun(t, db, "eval", "--budgets", "80,100000", "--misses", out, file)
+	if !strings.Contains(got, "missed evidence turns: 4 at 80 (0 match no word of their question), 0 at 100000 (0 match no word of their question); written to "+out) {
+		t.Fatalf("eval --misses:\n%s", got)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("misses file:\n%s\nwant 4 lines", data)
+	}
+	for _, l := range lines {
+		var m struct {
+			Budget   int    `json:"budget"`
+			Evidence string `json:"evidence"`
+			Text     string `json:"text"`
+			Rank     int    `json:"bm25_rank"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m.Budget != 80 || m.Evidence == "" || m.Text == "" || m.Rank == 0 {
+			t.Fatalf("misses line %s: %+v, %v", l, m, err)
+		}
+	}
+	_, _, err = run(t, db, "", "eval", "--misses", filepath.Join(dir, "no-such-dir", "m.jsonl"), file)
+	if err == nil || !strings.Contains(err.Error(), "--misses") {
+		t.Fatalf("eval --misses into a missing folder: %v, want an error naming --misses", err)
+	}
+}
+
 func TestEvalErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tiny.json")
