@@ -76,16 +76,18 @@ func (m *Main) resolveEmbed(g *globals, c *embedConfig, path string) (embedSetti
 	}
 	e.Config = cfg
 	e.Options = strata.EmbeddingOptions{BatchSize: c.BatchSize, Concurrency: c.Concurrency, Retries: c.Retries, Weight: c.Weight}
+	from := fmt.Sprintf("config %s: embed weight", path)
 	if v := m.Getenv("STRATA_EMBED_WEIGHT"); v != "" {
+		from = "STRATA_EMBED_WEIGHT"
 		w, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return e, fmt.Errorf("STRATA_EMBED_WEIGHT %q: want a number, the vector ranking's weight against BM25's 1", v)
+			return e, fmt.Errorf("%s %q: want a number, the vector ranking's weight against BM25's 1", from, v)
 		}
 		e.Options.Weight = w
 	}
 	if w := e.Options.Weight; w < 0 || w > strata.MaxVectorWeight || w != w {
-		return e, fmt.Errorf("config %s: embed weight %v: want a number from 0 to %d (0 or unset: 1, the same as BM25's)",
-			path, w, strata.MaxVectorWeight)
+		return e, fmt.Errorf("%s %v: want a number from 0 to %d (0 or unset: 1, the same as BM25's)",
+			from, w, strata.MaxVectorWeight)
 	}
 	return e, nil
 }

@@ -185,6 +185,11 @@ func TestEmbedSettings(t *testing.T) {
 	if _, _, err := runEnv(t, env, "stats"); err == nil || !strings.Contains(err.Error(), "strata.yaml: embed weight -1") {
 		t.Errorf("weight -1 in the file: %v, want an error naming the file and the weight", err)
 	}
+	env["STRATA_EMBED_WEIGHT"] = "9"
+	if _, _, err := runEnv(t, env, "stats"); err == nil || !strings.Contains(err.Error(), "STRATA_EMBED_WEIGHT 9") {
+		t.Errorf("STRATA_EMBED_WEIGHT=9 over a file's bad weight: %v, want an error naming the variable", err)
+	}
+	delete(env, "STRATA_EMBED_WEIGHT")
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
