@@ -154,7 +154,7 @@ func BenchmarkVectorSearch(b *testing.B) {
 func benchVectorSearch(b *testing.B, mix synthMix) {
 	s, set, build := synthMillion(b, mix)
 	b.Logf("%s: 1M x 384: index built in %v, %d MiB", mix.name, build.Round(time.Millisecond),
-		(len(set.vals)+4*len(set.scale)+8*len(set.codes)+8*len(set.keys))>>20)
+		(len(set.keys)*set.dim+4*len(set.scale)+8*len(set.codes)+8*len(set.keys))>>20)
 	run := func(b *testing.B, search func(q []float32) []vecHit) {
 		var lat []time.Duration
 		var rec float64
@@ -179,7 +179,7 @@ func benchVectorSearch(b *testing.B, mix synthMix) {
 			run(b, func(q []float32) []vecHit {
 				top := newTopK(10)
 				for _, slot := range set.candidates(q, int(share*float64(len(set.keys)))) {
-					top.push(vecHit{int(slot), set.scale[slot] * dotInt8(q, set.vals[int(slot)*set.dim:(int(slot)+1)*set.dim])})
+					top.push(vecHit{int(slot), set.scale[slot] * dotInt8(q, set.vec(int(slot)))})
 				}
 				return top.sorted()
 			})
@@ -195,7 +195,7 @@ func benchVectorSearch(b *testing.B, mix synthMix) {
 				top := newTopK(10)
 				for _, h := range spans.search(q, probe, nil) {
 					for slot := h.slot * 10; slot < min(h.slot*10+10, len(set.keys)); slot++ {
-						top.push(vecHit{slot, set.scale[slot] * dotInt8(q, set.vals[slot*set.dim:(slot+1)*set.dim])})
+						top.push(vecHit{slot, set.scale[slot] * dotInt8(q, set.vec(slot))})
 					}
 				}
 				return top.sorted()
@@ -215,7 +215,7 @@ func exactInt8(set *vecSet, q []float32, k int) []vecHit {
 			defer wg.Done()
 			top := newTopK(k)
 			for slot := sh[0]; slot < sh[1]; slot++ {
-				top.push(vecHit{slot, set.scale[slot] * dotInt8(q, set.vals[slot*set.dim:(slot+1)*set.dim])})
+				top.push(vecHit{slot, set.scale[slot] * dotInt8(q, set.vec(slot))})
 			}
 			tops[si] = top
 		}()

@@ -196,26 +196,45 @@ func TestIndexCacheTrim(t *testing.T) {
 }
 
 // A set reserved for n vectors takes them without moving its arrays, and
-// answers as one that grew by appending.
+// answers as one that grew by appending. n spans several value blocks.
 func TestVecSetReserve(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	const n, dim = 5000, 96
+	const n, dim = 2*valBlock + 5000, 12
 	vs := make([][]float32, n)
 	for i := range vs {
 		vs[i] = randomVec(r, dim)
 	}
 	grown, reserved := newVecSet(dim), newVecSet(dim)
 	reserved.reserve(n)
-	vals, codes := &reserved.vals[:1][0], &reserved.codes[:1][0]
+	codes := &reserved.codes[:1][0]
+	var blocks []*int8
 	for _, s := range []*vecSet{grown, reserved} {
 		s.beginBulk()
 		for i, v := range vs {
 			s.add(int64(i), v)
+			if s == reserved && i%valBlock == 0 {
+				blocks = append(blocks, &s.vals[i/valBlock][:1][0])
+			}
 		}
 		s.endBulk()
 	}
-	if &reserved.vals[0] != vals || &reserved.codes[0] != codes {
-		t.Fatal("a reserved set moved its arrays while taking the vectors it was reserved for")
+	if &reserved.codes[0] != codes {
+		t.Fatal("a reserved set moved its codes while taking the vectors it was reserved for")
+	}
+	for _, s := range []*vecSet{grown, reserved} {
+		if len(s.vals) != 3 || len(s.vals[0]) != valBlock*dim || len(s.vals[1]) != valBlock*dim || len(s.vals[2]) != 5000*dim {
+			t.Fatalf("value blocks of %d, want 3: two full, one of 5000 vectors", len(s.vals))
+		}
+	}
+	for i, b := range blocks {
+		if &reserved.vals[i][0] != b || cap(reserved.vals[i]) != len(reserved.vals[i]) {
+			t.Fatalf("value block %d of the reserved set moved, or was sized past what was reserved", i)
+		}
+	}
+	for i, v := range vs { // every vector reads back as its own
+		if got := float64(reserved.scale[i] * dotInt8(normalize(v), reserved.vec(i))); math.Abs(got-1) > 0.02 {
+			t.Fatalf("vector %d: cosine with itself %v through its block", i, got)
+		}
 	}
 	for q := range 20 {
 		query := normalize(randomVec(r, dim))
