@@ -57,7 +57,7 @@ type Miss struct {
 	Seq          int64  `json:"seq"`
 	Speaker      string `json:"speaker"`
 	Text         string `json:"text"`
-	Tokens       int    `json:"tokens"`
+	Tokens       int    `json:"tokens"` // of the turn's text, as stored (its rendering in a package adds a heading)
 	// BM25Rank is the turn's rank among the question's BM25 turn hits
 	// (1 is the best), 0 when it matches no word of the question or ranks
 	// below missRankDepth.
