@@ -273,8 +273,9 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	for _, q := range qs {
 		rep.EvidenceTurns += len(q.evidence)
 	}
+	ranks := make([]map[string]int, len(qs)) // per question, for OnMiss: evidence ext id -> BM25 rank, read once
 	for _, b := range o.Budgets {
-		br, err := measure(ctx, m, qs, b, o)
+		br, err := measure(ctx, m, qs, b, o, ranks)
 		if err != nil {
 			return rep, err
 		}
@@ -458,14 +459,14 @@ func (r *row) result() Row {
 }
 
 // measure asks every question at one budget.
-func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o Options) (Budget, error) {
+func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o Options, ranks []map[string]int) (Budget, error) {
 	cats := o.Categories
 	all := &row{}
 	byCat := map[int]*row{}
 	for _, c := range cats {
 		byCat[c] = &row{cat: c, categoryOf: CategoryName(c)}
 	}
-	for _, q := range qs {
+	for qi, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return Budget{}, err
 		}
@@ -492,7 +493,7 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o
 		}
 		bFound := count(q.evidence, got)
 		if o.OnMiss != nil && cFound < len(q.evidence) {
-			if err := reportMisses(ctx, m, q, budget, raw, got, o.OnMiss); err != nil {
+			if err := reportMisses(ctx, m, q, budget, raw, got, &ranks[qi], o.OnMiss); err != nil {
 				return Budget{}, err
 			}
 		}
@@ -511,8 +512,10 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o
 }
 
 // reportMisses calls onMiss with each evidence turn of q that raw (the
-// ext ids the package quotes) lacks; got is what the baseline held.
-func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int, raw, got map[string]bool, onMiss func(Miss)) error {
+// ext ids the package quotes) lacks; got is what the baseline held. *rank
+// holds the question's BM25 ranks once a budget has read them.
+func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int, raw, got map[string]bool,
+	rank *map[string]int, onMiss func(Miss)) error {
 	var ids []string
 	for _, id := range q.evidence {
 		if !raw[id] {
@@ -523,15 +526,17 @@ func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int,
 	if err != nil {
 		return fmt.Errorf("evidence turns of %s for %q: %w", q.conv, q.text, err)
 	}
-	hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: q.conv, Text: q.text,
-		K: missRankDepth, Kind: strata.KindTurn})
-	if err != nil {
-		return fmt.Errorf("search of %s for %q: %w", q.conv, q.text, err)
-	}
-	rank := map[string]int{}
-	for i, h := range hits {
-		if h.Turn != nil {
-			rank[h.Turn.ExtID] = i + 1
+	if *rank == nil {
+		hits, err := m.Store().Search(ctx, strata.SearchQuery{Namespace: m.Namespace(), Conversation: q.conv, Text: q.text,
+			K: missRankDepth, Kind: strata.KindTurn})
+		if err != nil {
+			return fmt.Errorf("search of %s for %q: %w", q.conv, q.text, err)
+		}
+		*rank = map[string]int{}
+		for i, h := range hits {
+			if h.Turn != nil {
+				(*rank)[h.Turn.ExtID] = i + 1
+			}
 		}
 	}
 	byID := map[string]strata.Turn{}
@@ -541,7 +546,7 @@ func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int,
 	for _, id := range ids {
 		t := byID[id]
 		onMiss(Miss{Budget: budget, Conversation: q.conv, Question: q.text, Category: q.category, Evidence: id,
-			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: rank[id], Baseline: got[id]})
+			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: (*rank)[id], Baseline: got[id]})
 	}
 	return nil
 }
