@@ -10,9 +10,12 @@
 // renders the question's best BM25 turn hits as the text rendering renders
 // a turn and keeps them, best first, while their total stays within the
 // budget. A question's recall is the share of its evidence turns found as
-// items of kind "turn" (summaries do not count); the report gives it
-// micro-averaged over evidence turns and macro-averaged over questions,
-// with the latency of both per question.
+// items of kind "turn" (summaries do not count). The report's recall is
+// the mean of that share over the questions, as LoCoMo's own evaluation
+// computes it (each question weighs the same, however many evidence turns
+// it has); it also gives the pooled share of all evidence turns, in which
+// a question with five evidence turns weighs five times one with one. Both
+// come with the latency of both methods per question.
 package eval
 
 import (
@@ -150,16 +153,19 @@ type Row struct {
 	BM25         Score  `json:"bm25"`
 	// Points is Context.Recall minus BM25.Recall, in percentage points.
 	Points float64 `json:"points"`
+	// PooledPoints is Context.Pooled minus BM25.Pooled, in percentage points.
+	PooledPoints float64 `json:"pooled_points"`
 }
 
 // Score is how one method did over a set of questions.
 type Score struct {
 	// Found counts the evidence turns present raw.
 	Found int `json:"found"`
-	// Recall is Found over the evidence turns (micro average, 0 to 1).
+	// Recall is the mean over the questions of each question's share of
+	// its evidence turns found (0 to 1): LoCoMo's measure.
 	Recall float64 `json:"recall"`
-	// MacroRecall is the mean over questions of each question's recall.
-	MacroRecall float64 `json:"macro_recall"`
+	// Pooled is Found over all the questions' evidence turns (0 to 1).
+	Pooled float64 `json:"pooled_recall"`
 	// MeanTokens is the mean size of what was handed over, in tokens.
 	MeanTokens float64 `json:"mean_tokens"`
 	// P50MS and P99MS are percentiles of the time per question, in
@@ -403,7 +409,7 @@ func evidenceIDs(raw json.RawMessage) []string {
 // tally accumulates one method's outcome over a set of questions.
 type tally struct {
 	evidence, found int
-	macro           float64 // sum of the questions' recall
+	recall          float64 // sum of the questions' recall
 	tokens          int
 	times           []time.Duration
 }
@@ -412,7 +418,7 @@ func (t *tally) add(evidence, found, tokens int, d time.Duration) {
 	t.evidence += evidence
 	t.found += found
 	if evidence > 0 {
-		t.macro += float64(found) / float64(evidence)
+		t.recall += float64(found) / float64(evidence)
 	}
 	t.tokens += tokens
 	t.times = append(t.times, d)
@@ -421,10 +427,10 @@ func (t *tally) add(evidence, found, tokens int, d time.Duration) {
 func (t *tally) score() Score {
 	s := Score{Found: t.found, P50MS: millis(percentile(t.times, 50)), P99MS: millis(percentile(t.times, 99))}
 	if t.evidence > 0 {
-		s.Recall = float64(t.found) / float64(t.evidence)
+		s.Pooled = float64(t.found) / float64(t.evidence)
 	}
 	if n := len(t.times); n > 0 {
-		s.MacroRecall = t.macro / float64(n)
+		s.Recall = t.recall / float64(n)
 		s.MeanTokens = float64(t.tokens) / float64(n)
 	}
 	return s
@@ -455,6 +461,7 @@ func (r *row) result() Row {
 	out := Row{Category: r.cat, CategoryName: r.categoryOf, Questions: r.questions, Evidence: r.ctx.evidence,
 		Context: r.ctx.score(), BM25: r.bm25.score()}
 	out.Points = 100 * (out.Context.Recall - out.BM25.Recall)
+	out.PooledPoints = 100 * (out.Context.Pooled - out.BM25.Pooled)
 	return out
 }
 

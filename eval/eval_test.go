@@ -162,13 +162,13 @@ func TestRun(t *testing.T) {
 					continue
 				}
 				for _, s := range []Score{o.Context, o.BM25} {
-					if s.Found != tt.evidence || s.Recall != 1 || s.MacroRecall != 1 {
-						t.Errorf("budget %d: found %d, recall %v, macro %v; want everything", b.Budget, s.Found,
-							s.Recall, s.MacroRecall)
+					if s.Found != tt.evidence || s.Recall != 1 || s.Pooled != 1 {
+						t.Errorf("budget %d: found %d, recall %v, pooled %v; want everything", b.Budget, s.Found,
+							s.Recall, s.Pooled)
 					}
 				}
-				if o.Points != 0 {
-					t.Errorf("budget %d: %v points apart", b.Budget, o.Points)
+				if o.Points != 0 || o.PooledPoints != 0 {
+					t.Errorf("budget %d: %v points apart (%v pooled)", b.Budget, o.Points, o.PooledPoints)
 				}
 			}
 			if !reflect.DeepEqual(budgets, tt.wantBudgets) {
@@ -380,10 +380,10 @@ func TestTally(t *testing.T) {
 		want Score
 	}{
 		{"none", nil, Score{}},
-		{"one full", [][4]int{{2, 2, 100, 3}}, Score{Found: 2, Recall: 1, MacroRecall: 1, MeanTokens: 100, P50MS: 3, P99MS: 3}},
-		// micro 2/3 over evidence turns, macro (1/2 + 1)/2 over questions
-		{"micro and macro differ", [][4]int{{2, 1, 100, 4}, {1, 1, 300, 2}},
-			Score{Found: 2, Recall: 2.0 / 3, MacroRecall: 0.75, MeanTokens: 200, P50MS: 2, P99MS: 4}},
+		{"one full", [][4]int{{2, 2, 100, 3}}, Score{Found: 2, Recall: 1, Pooled: 1, MeanTokens: 100, P50MS: 3, P99MS: 3}},
+		// recall (1/2 + 1)/2 over questions, pooled 2/3 over evidence turns
+		{"per question and pooled differ", [][4]int{{2, 1, 100, 4}, {1, 1, 300, 2}},
+			Score{Found: 2, Recall: 0.75, Pooled: 2.0 / 3, MeanTokens: 200, P50MS: 2, P99MS: 4}},
 		{"nothing found", [][4]int{{3, 0, 10, 1}, {1, 0, 20, 1}}, Score{MeanTokens: 15, P50MS: 1, P99MS: 1}},
 	}
 	for _, tt := range tests {
@@ -442,9 +442,9 @@ func TestRunLoCoMo(t *testing.T) {
 	t.Logf("%d conversations, %d turns, %d questions, %d evidence turns (%d questions and %d ids left out); %.1fs",
 		rep.Conversations, rep.Turns, rep.Questions, rep.EvidenceTurns, rep.NoEvidence, len(rep.UnknownEvidence), rep.Seconds)
 	for _, r := range append([]Row{b.Overall}, b.Categories...) {
-		t.Logf("budget %d category %d %-11s %3d questions: recall %5.1f%% (macro %5.1f%%), bm25 %5.1f%% (macro %5.1f%%), %+5.1f points; p50 %.1f ms, p99 %.1f ms, bm25 p50 %.1f ms",
-			b.Budget, r.Category, r.CategoryName, r.Questions, 100*r.Context.Recall, 100*r.Context.MacroRecall,
-			100*r.BM25.Recall, 100*r.BM25.MacroRecall, r.Points, r.Context.P50MS, r.Context.P99MS, r.BM25.P50MS)
+		t.Logf("budget %d category %d %-11s %3d questions: recall %5.1f%% (pooled %5.1f%%), bm25 %5.1f%% (pooled %5.1f%%), %+5.1f points; p50 %.1f ms, p99 %.1f ms, bm25 p50 %.1f ms",
+			b.Budget, r.Category, r.CategoryName, r.Questions, 100*r.Context.Recall, 100*r.Context.Pooled,
+			100*r.BM25.Recall, 100*r.BM25.Pooled, r.Points, r.Context.P50MS, r.Context.P99MS, r.BM25.P50MS)
 		if r.Context.Recall <= 0 || r.Context.Recall > 1 || r.BM25.Recall <= 0 || r.BM25.Recall > 1 {
 			t.Errorf("category %d: recall %v, bm25 %v", r.Category, r.Context.Recall, r.BM25.Recall)
 		}

@@ -51,9 +51,11 @@ type evalReport struct {
 			Questions int `json:"questions"`
 			Context   struct {
 				Recall float64 `json:"recall"`
+				Pooled float64 `json:"pooled_recall"`
 			} `json:"context"`
 			BM25 struct {
 				Recall float64 `json:"recall"`
+				Pooled float64 `json:"pooled_recall"`
 			} `json:"bm25"`
 		} `json:"overall"`
 		Categories []struct {
@@ -82,11 +84,12 @@ func TestEval(t *testing.T) {
 	}{
 		{name: "table", args: []string{"eval", "--budgets", "100000", file}, questions: 3,
 			want: []string{"1 conversations, 4 turns imported", "3 questions of categories 1,2,3,4 with 4 evidence turns",
-				"budget  questions  recall    bm25    +pts", "100000          3  100.0%  100.0%    +0.0",
-				"at 100000: 1 (multi-hop) 100.0% / 100.0% (1), 2 (temporal) 100.0% / 100.0% (1), 3 (open-domain) no questions, 4 (single-hop) 100.0% / 100.0% (1)",
+				"budget  questions  recall    bm25    +pts  pooled    bm25    +pts",
+				"100000          3  100.0%  100.0%    +0.0  100.0%  100.0%    +0.0",
+				"at 100000:\n    1 (multi-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    2 (temporal) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    3 (open-domain) no questions\n    4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)",
 				"1 evidence ids that name no turn (conv-a:D9:9)"}},
 		{name: "categories", args: []string{"eval", "--budgets", "100000", "--categories", "4,5", file}, questions: 2,
-			want: []string{"2 questions of categories 4,5", "4 (single-hop) 100.0% / 100.0% (1), 5 (adversarial) 100.0% / 100.0% (1)"}},
+			want: []string{"2 questions of categories 4,5", "4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    5 (adversarial) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)"}},
 		{name: "json", args: []string{"eval", "--json", "--budgets", "4000,100000", "--categories", "1,2", file},
 			questions: 2, budgets: []int{4000, 100000}, cats: []int{1, 2}},
 		{name: "json with defaults", args: []string{"eval", file, "--json", "--policy", "sessions"},
@@ -112,8 +115,9 @@ func TestEval(t *testing.T) {
 					if b.Budget != tt.budgets[i] || b.Overall.Questions != tt.questions || len(b.Categories) != len(tt.cats) {
 						t.Errorf("budget row %d: %+v", i, b)
 					}
-					if b.Budget == 100000 && (b.Overall.Context.Recall != 1 || b.Overall.BM25.Recall != 1) {
-						t.Errorf("budget %d: recall %v and %v, want 1", b.Budget, b.Overall.Context.Recall, b.Overall.BM25.Recall)
+					c, bm := b.Overall.Context, b.Overall.BM25
+					if b.Budget == 100000 && (c.Recall != 1 || bm.Recall != 1 || c.Pooled != 1 || bm.Pooled != 1) {
+						t.Errorf("budget %d: recall %v and %v, pooled %v and %v, want 1", b.Budget, c.Recall, bm.Recall, c.Pooled, bm.Pooled)
 					}
 				}
 			}
