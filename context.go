@@ -3,6 +3,7 @@ package strata
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -26,8 +27,9 @@ type AssemblyOptions struct {
 	// RelevanceShare is kept for query hits before older history is
 	// refined. Default 0.90; unused without a query.
 	RelevanceShare float64
-	// SearchK is how many search hits of each kind (turns, summaries) a
-	// query considers. Default 24.
+	// SearchK is how many turn hits a query considers; it considers
+	// summaryDepth times as many summary hits, since summaries are the
+	// only way to the turns of cold spans. Default 24.
 	SearchK int
 	// Neighbours is how far (in turns, at most 2) a hit's relevance
 	// spreads to the turns around it. Default 2; -1 means none.
@@ -263,8 +265,12 @@ func (a *assembler) run() (*Package, error) {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
 		for _, kind := range []string{KindTurn, KindSummary} {
+			k := a.m.asm.SearchK
+			if kind == KindSummary {
+				k *= summaryDepth
+			}
 			hits, err := a.m.hybridQuery(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
-				Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind})
+				Text: a.req.Query, K: k, Kind: kind})
 			if err != nil {
 				return nil, fmt.Errorf("search: %w", err)
 			}
@@ -710,6 +716,7 @@ func (a *assembler) relevance() error {
 		}
 	}
 	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
+	cold := map[int64]bool{} // turns under a cold summary hit: not in the index
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:
@@ -727,6 +734,9 @@ func (a *assembler) relevance() error {
 			v := relevanceSpan * h.Score / topNode
 			for s := h.Node.FirstSeq; s <= h.Node.LastSeq; s++ {
 				score[s] += v
+				if h.Node.Tier == TierCold {
+					cold[s] = true
+				}
 			}
 		}
 	}
@@ -741,6 +751,9 @@ func (a *assembler) relevance() error {
 		return err
 	}
 	words := queryWords(a.req.Query)
+	if len(cold) > 0 {
+		scoreCold(ts, words, cold, score, spread)
+	}
 	named := map[string]bool{}
 	for _, w := range words {
 		named[w] = true
@@ -775,10 +788,69 @@ func (a *assembler) relevance() error {
 	return nil
 }
 
+// scoreCold scores the turns of cold spans as if the index had found them.
+// Search cannot see them (a cold span's turns are out of the index; its
+// summary stands for them), so they would all share their summary's score
+// and yield to every warm hit, however well they match. Each read turn's
+// match is the idf mass of the query words it holds, the idf taken over
+// the turns read (the BM25 form); a cold turn's match over the best of all
+// read turns, squared as a turn hit's is, is added to it and spread to its
+// read neighbours.
+func scoreCold(ts []Turn, words []string, cold map[int64]bool, score map[int64]float64, spread []float64) {
+	if len(words) == 0 {
+		return
+	}
+	held := make([][]int, len(ts))
+	df := make([]int, len(words))
+	for i, t := range ts {
+		held[i] = wordsIn(words, t.Text())
+		for _, w := range held[i] {
+			df[w]++
+		}
+	}
+	n := float64(len(ts))
+	idf := make([]float64, len(words))
+	for w, d := range df {
+		idf[w] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	}
+	mass := make([]float64, len(ts))
+	var best float64
+	for i := range ts {
+		for _, w := range held[i] {
+			mass[i] += idf[w]
+		}
+		best = max(best, mass[i])
+	}
+	if best == 0 {
+		return
+	}
+	for i, t := range ts {
+		if !cold[t.Seq] || mass[i] == 0 {
+			continue
+		}
+		v := mass[i] / best
+		v *= v
+		score[t.Seq] += spread[0] * v
+		for d := 1; d < len(spread); d++ {
+			for _, s := range []int64{t.Seq - int64(d), t.Seq + int64(d)} {
+				if _, ok := score[s]; ok {
+					score[s] += spread[d] * v
+				}
+			}
+		}
+	}
+}
+
 // How relevance scores turns; see relevance. The weights were set on
 // LoCoMo's questions (evidence recall at 1,000 to 4,000 tokens) and are
 // general: nothing in them depends on a topic or a wording.
 var relevanceSpread = []float64{1, 0.7, 0.2} // by distance from a turn hit: itself, 1, 2 turns away
+
+// summaryDepth multiplies SearchK for summary hits. On LoCoMo with most
+// spans cold (warm_max_turns 100), 2 raised recall at 4,000 tokens from
+// 84.5% to 88.8% (3: 90.3%, at about a fifth more time per question); with
+// every span warm, from 90.5% to 91.0%, at 2 to 3 ms more per question.
+const summaryDepth = 2
 
 const (
 	relevanceSpan    = 0.5  // a level-1 summary hit, over the best one, to each turn of its span
@@ -845,8 +917,14 @@ var stopWords = map[string]bool{"the": true, "and": true, "for": true, "are": tr
 // when one starts with the other and they share at least four letters
 // (so "deploy" matches "deployed").
 func overlap(words []string, text string) int {
+	return len(wordsIn(words, text))
+}
+
+// wordsIn returns the indexes of the words of words that text holds, as
+// overlap matches them.
+func wordsIn(words []string, text string) []int {
 	if len(words) == 0 {
-		return 0
+		return nil
 	}
 	have := map[string]bool{}
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
@@ -854,10 +932,10 @@ func overlap(words []string, text string) int {
 	}) {
 		have[w] = true
 	}
-	n := 0
-	for _, q := range words {
+	var out []int
+	for i, q := range words {
 		if have[q] {
-			n++
+			out = append(out, i)
 			continue
 		}
 		if len(q) < 4 {
@@ -865,12 +943,12 @@ func overlap(words []string, text string) int {
 		}
 		for w := range have {
 			if len(w) >= 4 && (strings.HasPrefix(w, q) || strings.HasPrefix(q, w)) {
-				n++
+				out = append(out, i)
 				break
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // spanRaw reports whether every turn of first..last is present raw.

@@ -169,3 +169,49 @@ func TestContextGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestContextRanksColdTurnsByTheirOwnMatch: the turns of a cold span are
+// out of the index, and only their summary's hit leads to them. The cold
+// turn that holds the query's words must still outrank a warm turn that
+// holds fewer of them (and so outranks the neighbours of such turns), and
+// the cold turns of its span that hold fewer.
+func TestContextRanksColdTurnsByTheirOwnMatch(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, _ := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 40})
+	turns := synth.New(9).Turns(300)
+	for i := 40; i < 50; i++ {
+		turns[i].Content = fmt.Sprintf("The greyhound show had %d entrants this year.", i)
+	}
+	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	for _, i := range []int{249, 269, 289} {
+		turns[i].Content = "A greyhound ran past the cafe this morning."
+	}
+	ingest(t, m, "c", turns)
+
+	nodes, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "c", Covers: 46})
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("nodes over turn 46: %v %v", nodes, err)
+	}
+	if nodes[0].Tier != strata.TierCold {
+		t.Fatalf("the span of turn 46 is %s, want cold", nodes[0].Tier)
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "What is the name of Ottilie's greyhound?", Budget: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := map[int64]bool{}
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindTurn {
+			raw[it.FirstSeq] = true
+		}
+	}
+	if !raw[46] {
+		t.Fatalf("cold turn 46 not raw in the package:\n%s", pkg.Rendered)
+	}
+	for _, s := range []int64{41, 42, 49, 50} {
+		if raw[s] {
+			t.Errorf("cold turn %d, which holds only the common word, is in:\n%s", s, pkg.Rendered)
+		}
+	}
+}
