@@ -532,12 +532,7 @@ func TestContextZoom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw := map[int64]bool{}
-		for _, it := range pkg.Items {
-			if it.Kind == strata.KindTurn {
-				raw[it.FirstSeq] = true
-			}
-		}
+		raw := rawTurns(pkg)
 		for _, w := range want {
 			if !raw[w.Seq] {
 				t.Errorf("%q: turn %d of %s is not in the package", tt.query, w.Seq, p.Label())

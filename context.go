@@ -696,6 +696,8 @@ func cmpInt64(x, y int64) int {
 //     hit (coarse to fine: a strong summary leads to the turns under it,
 //     which is also how the turns of cold spans, not in the index, are
 //     found);
+//   - for a turn of a cold span, the score a hit of its own would have
+//     earned, and its share of that to its neighbours (scoreCold);
 //   - a small bonus when its speaker is named in the query, and one per
 //     query word it holds (ties within a summary hit's span).
 //

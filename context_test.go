@@ -200,12 +200,7 @@ func TestContextRanksColdTurnsByTheirOwnMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := map[int64]bool{}
-	for _, it := range pkg.Items {
-		if it.Kind == strata.KindTurn {
-			raw[it.FirstSeq] = true
-		}
-	}
+	raw := rawTurns(pkg)
 	if !raw[46] {
 		t.Fatalf("cold turn 46 not raw in the package:\n%s", pkg.Rendered)
 	}
@@ -214,4 +209,15 @@ func TestContextRanksColdTurnsByTheirOwnMatch(t *testing.T) {
 			t.Errorf("cold turn %d, which holds only the common word, is in:\n%s", s, pkg.Rendered)
 		}
 	}
+}
+
+// rawTurns returns the seqs of the turns a package quotes raw.
+func rawTurns(pkg *strata.Package) map[int64]bool {
+	raw := map[int64]bool{}
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindTurn {
+			raw[it.FirstSeq] = true
+		}
+	}
+	return raw
 }
