@@ -753,8 +753,12 @@ func (a *assembler) relevance() error {
 		return err
 	}
 	words := queryWords(a.req.Query)
+	held := make([][]int, len(ts)) // per turn read, the query words it holds
+	for i, t := range ts {
+		held[i] = wordsIn(words, t.Text())
+	}
 	if len(cold) > 0 {
-		scoreCold(ts, words, cold, score, spread)
+		scoreCold(ts, held, len(words), cold, score, spread)
 	}
 	named := map[string]bool{}
 	for _, w := range words {
@@ -765,12 +769,12 @@ func (a *assembler) relevance() error {
 		score float64
 	}
 	cands := make([]cand, 0, len(ts))
-	for _, t := range ts {
+	for i, t := range ts {
 		v := score[t.Seq]
 		if sp := strings.ToLower(t.Speaker()); sp != "" && named[sp] {
 			v += relevanceSpeaker
 		}
-		v += relevanceWord * float64(overlap(words, t.Text()))
+		v += relevanceWord * float64(len(held[i]))
 		cands = append(cands, cand{t, v})
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -794,24 +798,22 @@ func (a *assembler) relevance() error {
 // Search cannot see them (a cold span's turns are out of the index; its
 // summary stands for them), so they would all share their summary's score
 // and yield to every warm hit, however well they match. Each read turn's
-// match is the idf mass of the query words it holds, the idf taken over
-// the turns read (the BM25 form); a cold turn's match over the best of all
-// read turns, squared as a turn hit's is, is added to it and spread to its
-// read neighbours.
-func scoreCold(ts []Turn, words []string, cold map[int64]bool, score map[int64]float64, spread []float64) {
-	if len(words) == 0 {
+// match is the idf mass of the query words it holds (held[i], indexes
+// into the nwords query words), the idf taken over the turns read (the
+// BM25 form); a cold turn's match over the best of all read turns, squared
+// as a turn hit's is, is added to it and spread to its read neighbours.
+func scoreCold(ts []Turn, held [][]int, nwords int, cold map[int64]bool, score map[int64]float64, spread []float64) {
+	if nwords == 0 {
 		return
 	}
-	held := make([][]int, len(ts))
-	df := make([]int, len(words))
-	for i, t := range ts {
-		held[i] = wordsIn(words, t.Text())
+	df := make([]int, nwords)
+	for i := range ts {
 		for _, w := range held[i] {
 			df[w]++
 		}
 	}
 	n := float64(len(ts))
-	idf := make([]float64, len(words))
+	idf := make([]float64, nwords)
 	for w, d := range df {
 		idf[w] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
 	}
