@@ -22,7 +22,7 @@ import (
 // a list still earns 0.73 of the first, so two dozen hits weigh nearly the
 // same; BM25's own 24th hit scores about 0.39 of its first on LoCoMo, and
 // at 10 the 24th earns 0.32. On locomo-dev with averaged word vectors as
-// the embedder, 10 recovered 3.6, 2.3 and 0.8 points of evidence recall at
+// the embedder, 10 recovered 3.6, 2.3 and 0.8 points of pooled recall at
 // 1,000, 2,000 and 4,000 tokens over 60.
 //
 // Recency and importance are priors on top, light enough that they only
