@@ -23,8 +23,15 @@ import (
 //     session gap has passed since its last turn.
 //
 // Keys never go backwards within a level: a turn stamped earlier than the
-// turn before it belongs to its predecessor's group (or, arriving after
-// that group closed, to a late group with the same key). Node ids still
+// turn before it belongs to its predecessor's group. A child that falls in
+// the group of the level's last node after that node closed (a late turn
+// of a day the clock had ended, the next turn of a session the gap had
+// closed, or an out-of-order turn clamped into it) reopens the node: it is
+// replaced, with the nodes above it, by the node of the longer span, in
+// the run's next write (see reopen). So turns appended in any split end in
+// the nodes one import of them makes. The one exception is a level-1 node
+// whose span expired: its turns are gone, so it stays, and the late
+// children form a node of their own with the same key. Node ids still
 // derive from the span, so two processes closing the same groups write the
 // same nodes.
 
@@ -183,6 +190,32 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			floor = &k
 		}
 	}
+	if last != nil && floor != nil {
+		reopen, err := r.reopens(ctx, g, lvl, from, *floor)
+		if err != nil {
+			return err
+		}
+		if reopen && !(lvl == 1 && last.Tier == TierExpired) {
+			// The last node's period received a child after it closed:
+			// group again from its first child, under the key of the node
+			// before it, and replace it (and its ancestors) with what the
+			// group makes.
+			if err := r.reopen(ctx, c, lvl, last); err != nil {
+				return err
+			}
+			from, floor = last.FirstSeq, nil
+			prev, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl,
+				ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(prev) == 1 {
+				if k, ok := g.parseKey(&prev[0]); ok {
+					floor = &k
+				}
+			}
+		}
+	}
 	page := rollupPage * 16
 	for from <= c.Turns {
 		var keys []groupKey
@@ -296,6 +329,64 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			page *= 4
 		}
 	}
+	return nil
+}
+
+// reopens reports whether the first child at from (a turn at level 1, a
+// node of the level below otherwise) falls in the group of floor, the key
+// of the level's last node: that node's period received a child after it
+// closed. Keys never go backwards, so a child keyed before floor joins
+// floor's group too.
+func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int64, floor groupKey) (bool, error) {
+	m := r.m
+	var k groupKey
+	if lvl == 1 {
+		ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
+		if err != nil || len(ts) == 0 {
+			return false, err
+		}
+		k = g.turnKey(&ts[0])
+	} else {
+		cs, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl - 1, FromSeq: from, Limit: 1})
+		if err != nil || len(cs) == 0 {
+			return false, err
+		}
+		k = g.nodeKey(&cs[0])
+	}
+	return k.n <= floor.n, nil
+}
+
+// reopen schedules the removal of last, a closed node of level lvl whose
+// period received a child, and of the nodes above it that cover it: the
+// next write of the run removes them and stores what replaces them, in one
+// transaction (see flush). A level-1 node's facts are learned again from
+// its replacement (repeats add nothing), so the learning pass is moved
+// back to the node's first turn first: a kill after that only makes the
+// pass read facts it already has.
+func (r *rollupRun) reopen(ctx context.Context, c Conversation, lvl int, last *Node) error {
+	m := r.m
+	ids := []string{last.ID}
+	for up := lvl + 1; up <= len(r.p.Levels); up++ {
+		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: up, Covers: last.FirstSeq})
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			ids = append(ids, n.ID)
+		}
+	}
+	if lvl == 1 && c.LearnedSeq >= last.FirstSeq {
+		back := last.FirstSeq - 1
+		if _, err := m.store.UpdateConversation(ctx, m.ns, r.conv, ConversationUpdate{LearnedSeq: &back}); err != nil {
+			return fmt.Errorf("moving the learning pass back: %w", err)
+		}
+		if r.conv0 != nil {
+			r.conv0.LearnedSeq = back
+		}
+	}
+	m.log.Debug("reopening a closed period", "conversation", r.conv, "level", lvl, "node", last.ID, "key", last.Key)
+	r.replace = append(r.replace, ids...)
+	r.reopened++
 	return nil
 }
 

@@ -94,16 +94,24 @@ type rollupRun struct {
 	pending []Node
 	written int
 	conv0   *Conversation // read once, by the first level that needs it
+	// replace holds the ids of nodes to remove with the next write: a
+	// node whose period reopened, and the nodes above it.
+	replace  []string
+	reopened int // nodes reopened by the run
 }
 
 // pendingLimit bounds the nodes a rollup holds before writing them.
 const pendingLimit = 4096
 
 func (r *rollupRun) flush(ctx context.Context) error {
-	if len(r.pending) == 0 {
+	if len(r.replace) > 0 {
+		if err := r.m.store.ReplaceNodes(ctx, r.m.ns, r.conv, r.replace, r.pending); err != nil {
+			return err
+		}
+		r.replace = nil
+	} else if len(r.pending) == 0 {
 		return nil
-	}
-	if err := r.m.store.PutNodes(ctx, r.m.ns, r.conv, r.pending); err != nil {
+	} else if err := r.m.store.PutNodes(ctx, r.m.ns, r.conv, r.pending); err != nil {
 		return err
 	}
 	r.written += len(r.pending)

@@ -59,6 +59,16 @@ type Store interface {
 	// EINVALID.
 	PutNodes(ctx context.Context, namespace, conversation string, nodes []Node) error
 
+	// ReplaceNodes removes the nodes ids of a conversation (with their
+	// vectors and index entries) and stores nodes as PutNodes does, in one
+	// transaction: a rollup rebuilds a node whose period received a turn
+	// after it closed this way. A removed level-1 node whose span is warm
+	// or cold gives its turns back to the hot tier first, byte for byte
+	// and searchable again; Turns returns the same turns before and
+	// after. ENOTFOUND for an unknown conversation or id; ECONFLICT,
+	// changing nothing, for a level-1 node whose span expired.
+	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) error
+
 	// Nodes returns the nodes that match f, ordered by level then first seq
 	// (the whole order reversed if f.Newest: coarsest level first, newest
 	// first within it), with Conversation set.

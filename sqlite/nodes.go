@@ -46,38 +46,11 @@ const insertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 // whose Conversation names another conversation, is EINVALID (an empty
 // Conversation is the conversation argument).
 func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node) error {
-	type encoded struct{ start, end, created, children, facts, themes, aggregates any }
-	enc := make([]encoded, len(nodes))
-	for i := range nodes {
-		n, e := &nodes[i], &enc[i]
-		if n.ID == "" {
-			return strata.Errorf(strata.EINVALID, "nodes[%d]: id is empty", i)
-		}
-		if n.Conversation != "" && n.Conversation != conversation {
-			return strata.Errorf(strata.EINVALID, "nodes[%d] (%s): belongs to conversation %q, not %q",
-				i, n.ID, n.Conversation, conversation)
-		}
-		var err error
-		if e.start, err = toNanos(n.Start, fmt.Sprintf("nodes[%d].start", i)); err != nil {
-			return err
-		}
-		if e.end, err = toNanos(n.End, fmt.Sprintf("nodes[%d].end", i)); err != nil {
-			return err
-		}
-		if e.created, err = toNanos(n.Created, fmt.Sprintf("nodes[%d].created", i)); err != nil {
-			return err
-		}
-		e.children, e.facts, e.themes = jsonList(n.Children), factsColumn(n.Summary, n.Facts), jsonList(n.Themes)
-		if n.Aggregates != nil {
-			b, err := json.Marshal(n.Aggregates)
-			if err != nil {
-				return strata.Errorf(strata.EINVALID, "nodes[%d] (%s): aggregates: %v", i, n.ID, err)
-			}
-			e.aggregates = string(b)
-		}
+	enc, err := encodeNodes(conversation, nodes)
+	if err != nil {
+		return err
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: put nodes of %q: %w", conversation, err) }
-
 	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return err
@@ -86,14 +59,64 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	if len(nodes) == 0 {
 		return nil
 	}
+	if err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// encodedNode holds a node's columns that need encoding.
+type encodedNode struct{ start, end, created, children, facts, themes, aggregates any }
+
+// encodeNodes checks nodes and encodes their columns; errors are EINVALID
+// and name the node.
+func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error) {
+	enc := make([]encodedNode, len(nodes))
+	for i := range nodes {
+		n, e := &nodes[i], &enc[i]
+		if n.ID == "" {
+			return nil, strata.Errorf(strata.EINVALID, "nodes[%d]: id is empty", i)
+		}
+		if n.Conversation != "" && n.Conversation != conversation {
+			return nil, strata.Errorf(strata.EINVALID, "nodes[%d] (%s): belongs to conversation %q, not %q",
+				i, n.ID, n.Conversation, conversation)
+		}
+		var err error
+		if e.start, err = toNanos(n.Start, fmt.Sprintf("nodes[%d].start", i)); err != nil {
+			return nil, err
+		}
+		if e.end, err = toNanos(n.End, fmt.Sprintf("nodes[%d].end", i)); err != nil {
+			return nil, err
+		}
+		if e.created, err = toNanos(n.Created, fmt.Sprintf("nodes[%d].created", i)); err != nil {
+			return nil, err
+		}
+		e.children, e.facts, e.themes = jsonList(n.Children), factsColumn(n.Summary, n.Facts), jsonList(n.Themes)
+		if n.Aggregates != nil {
+			b, err := json.Marshal(n.Aggregates)
+			if err != nil {
+				return nil, strata.Errorf(strata.EINVALID, "nodes[%d] (%s): aggregates: %v", i, n.ID, err)
+			}
+			e.aggregates = string(b)
+		}
+	}
+	return enc, nil
+}
+
+// putNodes writes nodes of conversation pk in tx, replacing those of the
+// same ID, and keeps the index of summaries in step.
+func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) error {
 	up, err := tx.PrepareContext(ctx, upsertNode)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer up.Close()
 	ins, err := tx.PrepareContext(ctx, insertNode)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer ins.Close()
 	// A node being replaced is unindexed first, with the FTS5 'delete'
@@ -102,16 +125,16 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	// replaced are read in one query.
 	olds, err := storedNodes(ctx, tx, pk, nodes)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer del.Close()
 	fts, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (rowid, text, scope) VALUES (?, ?, ?)`)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer fts.Close()
 	sc := scope(pk, namespace)
@@ -128,7 +151,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	rowCtx := context.WithoutCancel(ctx) // see AppendTurns
 	for i := range nodes {
 		if err := ctx.Err(); err != nil {
-			return fail(err)
+			return err
 		}
 		n, e := &nodes[i], &enc[i]
 		if o, ok := olds[n.ID]; ok && !o.derived {
@@ -154,7 +177,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 			}
 		}
 		if err != nil {
-			return fail(fmt.Errorf("node %q: %w", n.ID, err))
+			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
@@ -164,7 +187,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	}
 	for _, c := range unindex {
 		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
-			return fail(fmt.Errorf("unindexing node %q: %w", c.id, err))
+			return fmt.Errorf("unindexing node %q: %w", c.id, err)
 		}
 	}
 	for _, c := range index {
@@ -172,11 +195,8 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 			continue
 		}
 		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
-			return fail(fmt.Errorf("indexing node %q: %w", c.id, err))
+			return fmt.Errorf("indexing node %q: %w", c.id, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
 	}
 	return nil
 }

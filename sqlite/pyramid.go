@@ -400,7 +400,7 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 	case !errors.Is(err, sql.ErrNoRows):
 		return fail(err)
 	}
-	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk); err != nil {
+	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
 		return fail(err)
 	}
 	n, err := dropNodes(ctx, tx, namespace, pk)
@@ -421,20 +421,23 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 	return n, nil
 }
 
-// restoreStubs brings every warm and cold turn of conversation pk back
-// into its row, batch by batch in seq order.
-func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64) error {
+// restoreStubs brings every warm and cold turn of conversation pk whose
+// seq lies in from..to back into its row, batch by batch in seq order.
+func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk, from, to int64) error {
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
 	sc := scope(pk, namespace)
-	after := int64(math.MinInt64)
+	after := from - 1
+	if from == math.MinInt64 {
+		after = from
+	}
 	for {
 		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? ORDER BY t.seq LIMIT ?`,
-			pk, tierWarm, tierCold, after, restoreBatch)
+			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
+			pk, tierWarm, tierCold, after, to, restoreBatch)
 		if err != nil {
 			return err
 		}
@@ -491,8 +494,8 @@ func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, convers
 		after = whole[len(whole)-1].Seq
 	}
 	var left int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ?`, pk, tierHot).
-		Scan(&left); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,
+		pk, tierHot, from, to).Scan(&left); err != nil {
 		return err
 	}
 	if left != 0 {
@@ -713,4 +716,108 @@ func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
 		}
 	}
 	return archive.Stat(path)
+}
+
+// ReplaceNodes removes the nodes ids of a conversation and stores nodes,
+// in one transaction; see strata.Store.
+//
+// A removed level-1 node beyond the hot tier gives its span back to the
+// rows first, as ResetPyramid does for every span: each warm or cold stub
+// of its seq range takes its whole turn back from the block or segment,
+// checked against its row, and cold turns go back into the full-text
+// index. Then the removed nodes are unindexed and deleted (their vectors
+// go with them, by the foreign key), and nodes are put as PutNodes puts
+// them. After the commit, if a cold span was restored, the conversation's
+// archive is cleaned of the records no span owns any more; a kill before
+// that leaves harmless records, as ResetPyramid explains.
+func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) error {
+	enc, err := encodeNodes(conversation, nodes)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return err
+		}
+		return fmt.Errorf("sqlite: replacing nodes of %q: %w", conversation, err)
+	}
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var spans []span
+	for _, id := range ids {
+		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, pk, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		spans = append(spans, sp)
+	}
+	scrub := false
+	for _, sp := range spans {
+		switch sp.tier {
+		case tierExpired:
+			return strata.Errorf(strata.ECONFLICT,
+				"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", sp.id, conversation)
+		case tierWarm, tierCold:
+			if sp.level != 1 {
+				continue
+			}
+			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
+				return fail(fmt.Errorf("node %s: %w", sp.id, err))
+			}
+			scrub = scrub || sp.tier == tierCold
+		}
+	}
+	if err := dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
+		return fail(err)
+	}
+	pyramidAt("replace-removed")
+	if len(nodes) > 0 {
+		if err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	pyramidAt("replace-committed")
+	if scrub {
+		if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+			return fmt.Errorf("sqlite: nodes of %q were replaced, but the archive segments of their spans were not cleaned (the next reset or replacement finishes it): %w", conversation, err)
+		}
+	}
+	return nil
+}
+
+// dropNodesByID unindexes and deletes the nodes ids of conversation pk,
+// which the caller has checked exist.
+func dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
+	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	sc := scope(pk, namespace)
+	for _, id := range ids {
+		var rowid int64
+		var summary string
+		var derived bool
+		err := tx.QueryRowContext(ctx, `DELETE FROM nodes WHERE conversation = ? AND id = ? RETURNING pk, summary, derived`, pk, id).
+			Scan(&rowid, &summary, &derived)
+		if err != nil {
+			return fmt.Errorf("removing node %s: %w", id, err)
+		}
+		if derived {
+			continue
+		}
+		if _, err := del.ExecContext(ctx, rowid, ftsText(summary), sc); err != nil {
+			return fmt.Errorf("unindexing node %s: %w", id, err)
+		}
+	}
+	return nil
 }
