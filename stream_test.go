@@ -121,7 +121,9 @@ func genStreamCase(t *rapid.T) streamCase {
 }
 
 // fataler is what the helpers need of a *testing.T or a *rapid.T.
-type fataler interface{ Fatalf(format string, args ...any) }
+type fataler interface {
+	Fatalf(format string, args ...any)
+}
 
 func latest(a, b time.Time) time.Time {
 	if b.After(a) {
