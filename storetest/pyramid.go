@@ -388,3 +388,80 @@ func testResetPyramidExpired(t *testing.T, s strata.Store) {
 		t.Errorf("after a refused reset the expired span's summary is not found: %v", err)
 	}
 }
+
+// testReplaceNodes replaces a warm and a cold span, and a node above them,
+// with nodes over the same turns: the turns come back hot, whole and
+// searchable, the removed summaries and vectors are gone, and the other
+// spans keep their tiers.
+func testReplaceNodes(t *testing.T, s strata.Store) {
+	want := tierCorpus(t, s, "ns", "c")
+	demote(t, s, "ns", "c", strata.TierWarm, [2]int64{1, 10}, [2]int64{21, 30})
+	demote(t, s, "ns", "c", strata.TierCold, [2]int64{11, 20}, [2]int64{21, 30})
+	space := strata.EmbedSpace{Model: "m", Dim: 2}
+	old := strata.NodeID("ns", "c", 1, 11, 20)
+	if err := s.PutEmbeddings(ctx(t), "ns", "c", space, []strata.Embedding{{EmbedRef: strata.EmbedRef{Level: 1, Node: old}, Vector: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{strata.NodeID("ns", "c", 1, 1, 10), old, strata.NodeID("ns", "c", 2, 1, 20)}
+	repl := mkNode("ns", "c", 1, 1, 20, "one span about delta")
+	if err := s.ReplaceNodes(ctx(t), "ns", "c", ids, []strata.Node{repl}); err != nil {
+		t.Fatalf("ReplaceNodes: %v", err)
+	}
+	nodes, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range nodes {
+		got = append(got, fmt.Sprintf("%d:%d-%d", n.Level, n.FirstSeq, n.LastSeq))
+	}
+	if fmt.Sprint(got) != "[1:1-20 1:21-30]" {
+		t.Errorf("after ReplaceNodes the nodes are %v, want [1:1-20 1:21-30]", got)
+	}
+	if tiers := tiersOf(t, s, "ns", "c"); tiers[1] != strata.TierHot || tiers[21] != strata.TierCold {
+		t.Errorf("tiers after ReplaceNodes = %v, want the new span hot and 21-30 still cold", tiers)
+	}
+	sameTurns(t, "Turns after ReplaceNodes", want, allTurns(t, s, "ns", "c"))
+	for seq := int64(1); seq <= 20; seq++ {
+		wantHit(t, s, "ns", "c", want, seq)
+	}
+	wantNoHit(t, s, "ns", "c", 27) // cold, untouched
+	for word, n := range map[string]int{"beta": 0, "delta": 1} {
+		hits, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, Kind: strata.KindSummary})
+		if err != nil || len(hits) != n {
+			t.Errorf("summary search %q after ReplaceNodes: %d hits (%v), want %d", word, len(hits), err, n)
+		}
+	}
+	vc, err := s.VectorCounts(ctx(t), "ns", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range vc {
+		for _, sp := range c.Spaces {
+			if sp.Nodes != 0 {
+				t.Errorf("%d node vectors after ReplaceNodes, want the removed node's gone", sp.Nodes)
+			}
+		}
+	}
+	cs, _ := convStats(t, s, "ns", "c")
+	if cs.Archive.Records != 10 {
+		t.Errorf("archive after ReplaceNodes holds %d records, want 10 (span 21-30 only)", cs.Archive.Records)
+	}
+
+	// An unknown id is ENOTFOUND and changes nothing; so is an unknown
+	// conversation.
+	err = s.ReplaceNodes(ctx(t), "ns", "c", []string{repl.ID, "nope"}, nil)
+	wantCode(t, "ReplaceNodes with an unknown id", err, strata.ENOTFOUND)
+	if ns, _ := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c", IDs: []string{repl.ID}}); len(ns) != 1 {
+		t.Errorf("a refused ReplaceNodes removed node %s", repl.ID)
+	}
+	wantCode(t, "ReplaceNodes of an unknown conversation", s.ReplaceNodes(ctx(t), "ns", "zz", []string{repl.ID}, nil), strata.ENOTFOUND)
+
+	// An expired span cannot be replaced.
+	expire(t, s, "ns", "c", 21, 30)
+	err = s.ReplaceNodes(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 21, 30)}, nil)
+	wantCode(t, "ReplaceNodes of an expired span", err, strata.ECONFLICT)
+	if tiers := tiersOf(t, s, "ns", "c"); tiers[21] != strata.TierExpired {
+		t.Errorf("a refused ReplaceNodes changed the expired span: %v", tiers)
+	}
+}

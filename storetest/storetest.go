@@ -150,6 +150,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ResetPyramidHot", testResetPyramidHot},
 		{"ResetPyramidTiers", testResetPyramidTiers},
 		{"ResetPyramidExpired", testResetPyramidExpired},
+		{"ReplaceNodes", testReplaceNodes},
 		{"NodeKeysAndFilters", testNodeKeysAndFilters},
 		{"TurnsByTime", testTurnsByTime},
 		{"UpdateConversation", testUpdateConversation},

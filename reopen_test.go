@@ -1,0 +1,166 @@
+package strata_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/extractive"
+	"strata/internal/hashembed"
+	"strata/sqlite"
+)
+
+// TestReopenColdSpan sends a late turn into a day whose node had closed,
+// gone cold (archived), been summarized by a model, embedded and learned
+// from: the day gets one node over the longer span, whole and byte-exact,
+// its model summary is asked for again, the old node's vector is gone, and
+// no learning is duplicated.
+func TestReopenColdSpan(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	policy := strata.Policy{Name: "llmdays", Levels: []strata.Level{
+		{Name: "day", Kind: strata.KindCalendar, Period: strata.PeriodDay, Budget: 200, Summarizer: strata.MethodLLM},
+		{Name: "week", Kind: strata.KindCalendar, Period: strata.PeriodWeek, Budget: 300},
+	}}
+	model := &fakeModel{answer: func(_ int, req strata.CompletionRequest) (strata.Completion, error) {
+		return strata.Completion{Text: "SUMMARY:\nAna planned the Lisbon trip.\nFACTS:\n- Ana's flight is on Friday.\nTHEMES: travel",
+			OutputTokens: 20, FinishReason: "stop"}, nil
+	}}
+	clk := &clock{t: at("2026-11-21T12:00:00Z")}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Policy: policy, Now: clk.Now, Embedder: hashembed.New("hash-a", 16),
+		LLM:   strata.LLMOptions{Completer: model, Backoff: time.Millisecond},
+		Tiers: &strata.TierPolicy{HotChunks: 0, WarmMaxAge: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []strata.Turn{
+		turnAt("a", "2026-11-20T09:00:00Z", "Ana: the flight to Lisbon leaves Friday at 07:40 from gate B12."),
+		turnAt("b", "2026-11-20T10:00:00Z", "Ana booked the hotel on Rua Augusta, booking ref QX-4471."),
+	}
+	first[1].Importance = 0.9 // pinned: its row keeps its content in every tier
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "trip", Turns: first}); err != nil {
+		t.Fatal(err)
+	}
+	days := nodesAt(t, m, "trip", 1)
+	if len(days) != 1 || days[0].Tier != strata.TierCold {
+		t.Fatalf("before: %d day nodes, tier %v; want one cold", len(days), days[0].Tier)
+	}
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Embed(ctx, strata.EmbedRequest{Conversation: "trip"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Learn(ctx, "trip"); err != nil {
+		t.Fatal(err)
+	}
+	before := nodesAt(t, m, "trip", 1)[0]
+	if before.Method != strata.MethodLLM {
+		t.Fatalf("before: method %s, want llm", before.Method)
+	}
+	learned := activeLearnings(t, m, "trip")
+
+	// Two days later, a turn of the 20th arrives.
+	clk.Set(at("2026-11-22T12:00:00Z"))
+	late := turnAt("c", "2026-11-20T11:00:00Z", "Ana: also, the museum closes at 18:00 on Mondays.")
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "trip", Turns: []strata.Turn{late}}); err != nil {
+		t.Fatal(err)
+	}
+	days = nodesAt(t, m, "trip", 1)
+	if len(days) != 1 || days[0].Key != "2026-11-20" || days[0].FirstSeq != 1 || days[0].LastSeq != 3 {
+		t.Fatalf("after: day nodes %v, want one 2026-11-20 over turns 1-3", nodeKeys(days))
+	}
+	if days[0].ID == before.ID || !days[0].Pending || days[0].Method != strata.MethodExtractive {
+		t.Errorf("after: node %s pending %v method %s; want a new node, extractive, its model summary due", days[0].ID, days[0].Pending, days[0].Method)
+	}
+	if days[0].Tier != strata.TierCold {
+		t.Errorf("after: tier %s, want cold again", days[0].Tier)
+	}
+	turns, err := st.Turns(ctx, strata.TurnFilter{Namespace: m.Namespace(), Conversation: "trip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(first, late)
+	if len(turns) != 3 {
+		t.Fatalf("%d turns read back, want 3", len(turns))
+	}
+	for i, tr := range turns {
+		if tr.Content != all[i].Content || tr.Importance != all[i].Importance {
+			t.Errorf("turn %d reads back as %q (importance %v), want %q (%v)", i+1, tr.Content, tr.Importance, all[i].Content, all[i].Importance)
+		}
+	}
+	stats, err := m.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Archive.Records != 3 {
+		t.Errorf("archive holds %d records, want 3 (one per turn of the cold span)", stats.Archive.Records)
+	}
+	vc, err := st.VectorCounts(ctx, m.Namespace(), "trip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range vc {
+		for _, sp := range c.Spaces {
+			if sp.Nodes != 0 {
+				t.Errorf("%d node vectors after the reopening, want 0 (the old node's went with it; the new one waits for its model summary)", sp.Nodes)
+			}
+		}
+	}
+
+	// The model summary is written again, and learning again adds no
+	// duplicate.
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Learn(ctx, "trip"); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodesAt(t, m, "trip", 1)[0]; got.Method != strata.MethodLLM || got.Pending {
+		t.Errorf("after the pass: method %s pending %v", got.Method, got.Pending)
+	}
+	again := activeLearnings(t, m, "trip")
+	seen := map[string]bool{}
+	for _, l := range again {
+		k := strings.ToLower(l.Text)
+		if seen[k] {
+			t.Errorf("learning %q twice", l.Text)
+		}
+		seen[k] = true
+	}
+	if len(again) < len(learned) {
+		t.Errorf("%d learnings after, %d before", len(again), len(learned))
+	}
+}
+
+func nodesAt(t *testing.T, m *strata.Memory, conv string, lvl int) []strata.Node {
+	t.Helper()
+	ns, err := m.Store().Nodes(context.Background(), strata.NodeFilter{Namespace: m.Namespace(), Conversation: conv, Level: lvl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func activeLearnings(t *testing.T, m *strata.Memory, conv string) []strata.Learning {
+	t.Helper()
+	ls, err := m.Learnings(context.Background(), strata.LearningFilter{Conversation: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []strata.Learning
+	for _, l := range ls {
+		if l.Status != strata.LearningSuperseded {
+			out = append(out, l)
+		}
+	}
+	return out
+}
