@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,4 +164,55 @@ func activeLearnings(t *testing.T, m *strata.Memory, conv string) []strata.Learn
 		}
 	}
 	return out
+}
+
+// TestReopenTwoWriters adds turns of one closed day from two Memories over
+// one database file, as two processes would: however their rollups
+// interleave, the day ends with one node over every turn.
+func TestReopenTwoWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "strata.db")
+	clk := &clock{t: at("2026-11-22T00:00:00Z")}
+	var ms [2]*strata.Memory
+	for i := range ms {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if ms[i], err = strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+			Policy: strata.CalendarPolicy(), Now: clk.Now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const each = 15
+	errs := make(chan error, 2)
+	for w, m := range ms {
+		go func() {
+			for i := range each {
+				tr := turnAt(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("2026-11-20T%02d:%02d:00Z", 8+i/4, (i%4)*15+w), fmt.Sprintf("writer %d says %d.", w, i))
+				if _, err := m.Ingest(ctx, strata.Batch{Conversation: "both", Turns: []strata.Turn{tr}}); err != nil {
+					errs <- fmt.Errorf("writer %d turn %d: %w", w, i, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range ms {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ms[0].Rollup(ctx, "both"); err != nil {
+		t.Fatal(err)
+	}
+	days := nodesAt(t, ms[0], "both", 1)
+	if len(days) != 1 || days[0].FirstSeq != 1 || days[0].LastSeq != 2*each {
+		t.Fatalf("day nodes %v, want one over turns 1-%d", nodeKeys(days), 2*each)
+	}
+	weeks := nodesAt(t, ms[0], "both", 2)
+	if len(weeks) > 1 || len(weeks) == 1 && weeks[0].LastSeq != 2*each {
+		t.Fatalf("week nodes %v, want at most one, over every turn", nodeKeys(weeks))
+	}
 }

@@ -2,6 +2,7 @@ package strata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -58,7 +59,42 @@ func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh
 	return n, len(res.Moves) + len(res.Expired), nil
 }
 
+// replaceTries bounds how many times a rollup starts again because another
+// process changed the pyramid between its read and its write.
+const replaceTries = 3
+
 func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+	made := 0
+	for try := 1; ; try++ {
+		n, err := m.rollupOnce(ctx, conv, p, fresh)
+		made += n
+		var lost *replacedError
+		if !errors.As(err, &lost) || try == replaceTries {
+			return made, err
+		}
+		// Another writer changed the pyramid first: read it again.
+		m.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "error", lost.err)
+		fresh = nil
+	}
+}
+
+// replacedError is a write that found the pyramid changed since the
+// rollup read it: a node to replace is gone, or a new node overlaps one
+// another process stored.
+type replacedError struct{ err error }
+
+// raced marks the store errors that say another writer got there first.
+func raced(err error) error {
+	if c := ErrorCode(err); c == ENOTFOUND || c == ECONFLICT {
+		return &replacedError{err}
+	}
+	return err
+}
+
+func (e *replacedError) Error() string { return e.err.Error() }
+func (e *replacedError) Unwrap() error { return e.err }
+
+func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	r := &rollupRun{m: m, conv: conv, p: p}
 	var below []Node // nodes just made at the level below, when kept
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {
@@ -106,13 +142,13 @@ const pendingLimit = 4096
 func (r *rollupRun) flush(ctx context.Context) error {
 	if len(r.replace) > 0 {
 		if err := r.m.store.ReplaceNodes(ctx, r.m.ns, r.conv, r.replace, r.pending); err != nil {
-			return err
+			return raced(err)
 		}
 		r.replace = nil
 	} else if len(r.pending) == 0 {
 		return nil
 	} else if err := r.m.store.PutNodes(ctx, r.m.ns, r.conv, r.pending); err != nil {
-		return err
+		return raced(err)
 	}
 	r.written += len(r.pending)
 	r.pending = r.pending[:0]

@@ -127,6 +127,9 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 	if err != nil {
 		return err
 	}
+	if err := checkOverlaps(ctx, tx, pk, nodes); err != nil {
+		return err
+	}
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
 		return err
@@ -196,6 +199,65 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		}
 		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
 			return fmt.Errorf("indexing node %q: %w", c.id, err)
+		}
+	}
+	return nil
+}
+
+// checkOverlaps refuses, with ECONFLICT, a node whose span meets that of
+// a stored node of its level with another id: two nodes would then cover
+// one turn. A rollup that read the pyramid before another process changed
+// it gets this error instead of writing a second node for a span, and
+// reads again. Per level it reads the stored nodes that end at or after the
+// batch's first turn, which are few: nodes are written at the end.
+func checkOverlaps(ctx context.Context, tx *sql.Tx, pk int64, nodes []strata.Node) error {
+	type bounds struct{ first, last int64 }
+	levels := map[int]*bounds{}
+	ids := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		ids[n.ID] = true
+		b, ok := levels[n.Level]
+		if !ok {
+			levels[n.Level] = &bounds{n.FirstSeq, n.LastSeq}
+			continue
+		}
+		b.first, b.last = min(b.first, n.FirstSeq), max(b.last, n.LastSeq)
+	}
+	for lvl, b := range levels {
+		rows, err := tx.QueryContext(ctx, `SELECT id, first_seq, last_seq FROM nodes INDEXED BY nodes_conversation_level_last
+			WHERE conversation = ? AND level = ? AND last_seq >= ? AND first_seq <= ?`, pk, lvl, b.first, b.last)
+		if err != nil {
+			return err
+		}
+		type stored struct {
+			id          string
+			first, last int64
+		}
+		var hit []stored
+		for rows.Next() {
+			var x stored
+			if err := rows.Scan(&x.id, &x.first, &x.last); err != nil {
+				rows.Close()
+				return err
+			}
+			if !ids[x.id] {
+				hit = append(hit, x)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		for _, x := range hit {
+			for i := range nodes {
+				n := &nodes[i]
+				if n.Level == lvl && n.FirstSeq <= x.last && n.LastSeq >= x.first {
+					return strata.Errorf(strata.ECONFLICT, "node %s (level %d, turns %d-%d) overlaps stored node %s (turns %d-%d)",
+						n.ID, lvl, n.FirstSeq, n.LastSeq, x.id, x.first, x.last)
+				}
+			}
 		}
 	}
 	return nil
