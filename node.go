@@ -61,7 +61,11 @@ type Node struct {
 	Derived bool `json:"derived,omitempty"`
 	// Tier is where the raw content of a level-1 node's span lives (set by
 	// the store; empty for higher levels).
-	Tier    Tier      `json:"tier,omitempty"`
+	Tier Tier `json:"tier,omitempty"`
+	// ColdAt is when a level-1 node's span went cold, by the clock of the
+	// pass that archived it (set by the store; zero for a span that never
+	// went cold). Retention counts from it.
+	ColdAt  time.Time `json:"cold_at,omitzero"`
 	Created time.Time `json:"created"`
 }
 

@@ -88,13 +88,17 @@ type Store interface {
 	// verified before the old one is dropped, so a kill at any instant loses
 	// nothing, and calling Demote again completes the move without
 	// duplicating anything. Turns returns the same turns before and after.
-	// ENOTFOUND for an unknown conversation or node; EINVALID for a node
-	// that is not at level 1 or a tier other than warm or cold.
-	Demote(ctx context.Context, namespace, conversation string, ids []string, to Tier) ([]Move, error)
+	// at is the time of the move by the caller's clock: a node moved to
+	// cold keeps it as its ColdAt, which retention counts from. ENOTFOUND
+	// for an unknown conversation or node; EINVALID for a node that is not
+	// at level 1, a tier other than warm or cold, or a move to cold with no
+	// time.
+	Demote(ctx context.Context, namespace, conversation string, ids []string, to Tier, at time.Time) ([]Move, error)
 
 	// Expire deletes the archived raw content of the cold level-1 nodes
 	// ids, except pinned turns, and keeps an Expiry audit record per node
-	// (returned). Expired nodes are skipped; a node that is not cold is
+	// (returned), with at as its time, and the node's ColdAt and End as
+	// the record's ColdAt and NewestTurn. Expired nodes are skipped; a node that is not cold is
 	// EINVALID. With dryRun it reports what it would delete and changes
 	// nothing.
 	Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]Expiry, error)

@@ -72,8 +72,10 @@ type TierPolicy struct {
 	WarmMaxAge    time.Duration `json:"warm_max_age,omitempty"`
 	WarmMaxTokens int           `json:"warm_max_tokens,omitempty"`
 	// ColdRetentionDays, when positive, deletes the archived raw content of
-	// cold spans whose newest turn is older than that many days (by the
-	// clock). Zero keeps it forever. Pinned turns are never deleted.
+	// spans that went cold more than that many days ago (by the clock).
+	// Age counts from the archiving, not from the turns' times, so an
+	// imported history, however old, is kept that long after it went
+	// cold. Zero keeps it forever. Pinned turns are never deleted.
 	ColdRetentionDays int `json:"cold_retention_days,omitempty"`
 }
 
@@ -139,7 +141,12 @@ type Expiry struct {
 	Bytes        int64     `json:"bytes"` // content bytes deleted
 	Segments     []string  `json:"segments,omitempty"`
 	Rule         string    `json:"rule"`
-	At           time.Time `json:"at"`
+	At           time.Time `json:"at"` // when the content was deleted
+	// ColdAt is when the span went cold: the age the rule measures counts
+	// from it. Zero for records written before strata kept it.
+	ColdAt time.Time `json:"cold_at,omitzero"`
+	// NewestTurn is the time of the span's newest turn.
+	NewestTurn time.Time `json:"newest_turn,omitzero"`
 }
 
 // Tier applies the tier policy to a conversation: spans outside the hot
@@ -163,7 +170,8 @@ func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult,
 }
 
 // Retention reports (dryRun) or performs the expiry of cold spans past the
-// retention age, without moving anything else.
+// retention age, counted from when each went cold, without moving
+// anything else.
 func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
@@ -173,13 +181,7 @@ func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool
 	if err != nil {
 		return res, err
 	}
-	var cold []Node // Retention moves nothing: only spans already cold expire
-	for _, n := range plan.expire {
-		if n.Tier == TierCold {
-			cold = append(cold, n)
-		}
-	}
-	return m.expire(ctx, res, cold, dryRun)
+	return m.expire(ctx, res, plan.expire, dryRun)
 }
 
 // tierPlan is what a policy asks of a conversation's level-1 spans.
@@ -189,7 +191,8 @@ type tierPlan struct {
 
 // planTiers reads the conversation's unsettled level-1 spans (hot and
 // warm, newest first) and decides where each belongs; with a retention
-// rule it also lists the cold spans past it. Windows are measured from the
+// rule it also lists the spans already cold that are past it (a span this
+// pass archives goes cold now, so it is never past the rule yet). Windows are measured from the
 // newest turn over the spans read, so tokens that follow a span are the
 // open turns' plus those of the newer unsettled spans (exact while spans
 // settle oldest first, as they do unless the policy changes).
@@ -233,9 +236,6 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 		case hot:
 		case cold:
 			plan.cold = append(plan.cold, n)
-			if m.pastRetention(n, now) {
-				plan.expire = append(plan.expire, n)
-			}
 		case n.Tier.rank() < TierWarm.rank():
 			plan.warm = append(plan.warm, n)
 		}
@@ -259,11 +259,11 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 	return plan, nil
 }
 
-// pastRetention reports whether a span's newest turn is older than the
-// retention age.
+// pastRetention reports whether a cold span went cold longer ago than the
+// retention age. A span with no recorded time is kept.
 func (m *Memory) pastRetention(n Node, now time.Time) bool {
 	days := m.tiers.ColdRetentionDays
-	return days > 0 && !n.End.IsZero() && now.Sub(n.End) > time.Duration(days)*24*time.Hour
+	return days > 0 && !n.ColdAt.IsZero() && now.Sub(n.ColdAt) > time.Duration(days)*24*time.Hour
 }
 
 func reverse(ns []Node) {
@@ -283,6 +283,7 @@ func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (Ti
 	if err != nil {
 		return res, err
 	}
+	now := m.now()
 	for _, step := range []struct {
 		to    Tier
 		nodes []Node
@@ -302,7 +303,7 @@ func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (Ti
 				continue
 			}
 			step.nodes = step.nodes[n:]
-			moves, err := m.store.Demote(ctx, m.ns, conversation, ids, step.to)
+			moves, err := m.store.Demote(ctx, m.ns, conversation, ids, step.to, now)
 			res.Moves = append(res.Moves, moves...)
 			if err != nil {
 				return res, fmt.Errorf("moving spans of %q to %s: %w", conversation, step.to, err)
@@ -322,21 +323,11 @@ func (m *Memory) expire(ctx context.Context, res TierResult, nodes []Node, dryRu
 	now := m.now().UTC()
 	for len(nodes) > 0 {
 		n := min(len(nodes), tierBatch)
-		ids := make([]string, 0, n)
-		for _, x := range nodes[:n] {
-			if dryRun && x.Tier != TierCold {
-				// Not archived yet (the pass would archive it first): report
-				// it from the node.
-				res.Expired = append(res.Expired, Expiry{Conversation: res.Conversation, NodeID: x.ID,
-					FirstSeq: x.FirstSeq, LastSeq: x.LastSeq, Turns: x.Turns(), Rule: rule, At: now})
-				continue
-			}
-			ids = append(ids, x.ID)
+		ids := make([]string, n)
+		for i, x := range nodes[:n] {
+			ids[i] = x.ID
 		}
 		nodes = nodes[n:]
-		if len(ids) == 0 {
-			continue
-		}
 		ex, err := m.store.Expire(ctx, m.ns, res.Conversation, ids, rule, now, dryRun)
 		res.Expired = append(res.Expired, ex...)
 		if err != nil {

@@ -1,19 +1,20 @@
 // Package primers writes a conversation's memory as 003's tree of primer
 // files: one Markdown file per day and session, per closed ISO week and
 // per closed month, the upload package, and a quarterly archive of the
-// daily files their week has consumed.
+// dailies and weeklies past 003's retention.
 //
 //	daily/2023-05-08_session_01.md   a day's session: header, summary, facts
 //	weekly/2023-W19.md               a closed week: summary, facts, themes
-//	monthly/2023-05.md               a closed month: the same
+//	monthly/2023-05.md               a closed month: the same (kept for good)
 //	upload/UPLOAD_PACKAGE.md         strata.Memory.Upload's Markdown
-//	archive/2023-Q2/                 dailies of closed weeks, moved here
+//	archive/2023-Q2/                 dailies older than 30 days and weeklies
+//	                                 older than 12 weeks, moved here
 //
 // The tree is derived from the store alone: exporting twice with the same
 // reference time writes nothing the second time, and exporting again
 // later only adds files, replaces the ones whose content changed, and
-// moves dailies to the archive as their weeks close. Export never deletes
-// a file, and leaves alone every file it does not name.
+// moves dailies and weeklies to the archive as they age. Export never
+// deletes a file, and leaves alone every file it does not name.
 package primers
 
 import (
@@ -40,6 +41,15 @@ const (
 	MonthlyBudget = 2500
 )
 
+// 003's retention of the live folders: a daily stays in daily/ while its
+// day is at most DailyKeepDays days before the reference day, a weekly in
+// weekly/ while its week is at most WeeklyKeepWeeks weeks before the
+// reference week; older ones move to the archive. Monthlies stay.
+const (
+	DailyKeepDays   = 30
+	WeeklyKeepWeeks = 12
+)
+
 // The tree's folders and the upload package's path within it.
 const (
 	DailyDir   = "daily"
@@ -56,6 +66,10 @@ type Result struct {
 	Written   int `json:"written"`
 	Unchanged int `json:"unchanged"`
 	Moved     int `json:"moved"`
+	// WrittenInArchive counts the files of Written that are in the
+	// archive: primers first exported when already old enough to be
+	// archived, and archived primers whose content changed.
+	WrittenInArchive int `json:"written_in_archive"`
 	// Files lists every file of the tree Export manages, relative to its
 	// directory with slashes, sorted.
 	Files []string `json:"files"`
@@ -73,9 +87,17 @@ type Result struct {
 //   - A weekly or monthly file shows the pyramid's node of that period
 //     (summary, facts, themes, statistics) when the policy has a week or
 //     month level, and otherwise a summary of the period's turns.
-//   - A daily is consumed once its week is closed: it is moved from
-//     daily/ to archive/<quarter of its date>/ (or written there directly
-//     if it was never written).
+//   - A daily whose day is more than DailyKeepDays days before now's day,
+//     and a weekly whose week is more than WeeklyKeepWeeks weeks before
+//     now's week, are archived: moved from daily/ or weekly/ to
+//     archive/<quarter>/ (the quarter of the day, or of the week's
+//     Thursday), or written there directly if they were never written.
+//   - A primer once archived stays archived: an export with an earlier
+//     reference time, for which it is young again, keeps it in the
+//     archive and never re-creates it in daily/ or weekly/. Its content
+//     is kept current there like any other file's (rewritten only if it
+//     changed, say after a late turn); Result.WrittenInArchive counts
+//     those writes.
 //
 // A file is written only when its content differs, through a temporary
 // file in the same folder renamed over it, so a reader never sees half a
@@ -126,6 +148,32 @@ type exporter struct {
 	dir    string
 	before time.Time // the start of today: periods that ended by then are closed
 	res    *Result
+}
+
+// civilDay numbers t's calendar day in the conversation's time zone, so
+// that differences count days whatever the length of each (DST).
+func (e *exporter) civilDay(t time.Time) int64 {
+	y, m, d := t.In(e.loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
+
+// daysOld is how many calendar days the day starting at start lies before
+// the reference day; 0 without a reference.
+func (e *exporter) daysOld(start time.Time) int64 {
+	if e.before.IsZero() {
+		return 0
+	}
+	return e.civilDay(e.before) - e.civilDay(start)
+}
+
+// weeksOld is how many ISO weeks the week starting at start lies before
+// the reference day's week; 0 without a reference.
+func (e *exporter) weeksOld(start time.Time) int64 {
+	if e.before.IsZero() {
+		return 0
+	}
+	ref := strata.PeriodOf(strata.PeriodWeek, e.before, e.loc).Start
+	return (e.civilDay(ref) - e.civilDay(start)) / 7
 }
 
 // daily is one (day, session) pair.
@@ -191,7 +239,6 @@ func (e *exporter) run(now time.Time) error {
 		}
 	}
 
-	closedWeeks := map[string]bool{}
 	for _, k := range []strata.PeriodKind{strata.PeriodWeek, strata.PeriodMonth} {
 		set, folder := weeks, WeeklyDir
 		if k == strata.PeriodMonth {
@@ -209,11 +256,16 @@ func (e *exporter) run(now time.Time) error {
 			if text == "" {
 				continue
 			}
-			if err := e.write(folder+"/"+label+".md", text); err != nil {
-				return err
+			name := label + ".md"
+			if k == strata.PeriodMonth {
+				if err := e.write(folder+"/"+name, text); err != nil {
+					return err
+				}
+				continue
 			}
-			if k == strata.PeriodWeek {
-				closedWeeks[label] = true
+			thursday := pp.Start.AddDate(0, 0, 3)
+			if err := e.place(folder+"/"+name, strata.Quarter(thursday)+"/"+name, e.weeksOld(pp.Start) > WeeklyKeepWeeks, text); err != nil {
+				return err
 			}
 		}
 	}
@@ -224,15 +276,7 @@ func (e *exporter) run(now time.Time) error {
 		if err != nil {
 			return err
 		}
-		rel := DailyDir + "/" + name
-		if closedWeeks[strata.PeriodOf(strata.PeriodWeek, d.day.Start, e.loc).Label()] {
-			arch := ArchiveDir + "/" + strata.Quarter(d.day.Start) + "/" + name
-			if err := e.move(rel, arch); err != nil {
-				return err
-			}
-			rel = arch
-		}
-		if err := e.write(rel, text); err != nil {
+		if err := e.place(DailyDir+"/"+name, strata.Quarter(d.day.Start)+"/"+name, e.daysOld(d.day.Start) > DailyKeepDays, text); err != nil {
 			return err
 		}
 	}
@@ -382,7 +426,31 @@ func maxTime(a, b time.Time) time.Time {
 // the tree.
 func (e *exporter) path(rel string) string { return filepath.Join(e.dir, filepath.FromSlash(rel)) }
 
-// move renames the daily from to the archive path to, unless to exists
+// place writes a daily or weekly primer: at live, or at arch (a path
+// inside the archive folder) if it is old or was archived before, moving
+// the live file there first if there is one.
+func (e *exporter) place(live, arch string, old bool, text string) error {
+	arch = ArchiveDir + "/" + arch
+	if !old {
+		switch _, err := os.Lstat(e.path(arch)); {
+		case errors.Is(err, fs.ErrNotExist):
+			return e.write(live, text)
+		case err != nil:
+			return fmt.Errorf("primers: %s: %w", e.path(arch), err)
+		}
+	}
+	if err := e.move(live, arch); err != nil {
+		return err
+	}
+	written := e.res.Written
+	if err := e.write(arch, text); err != nil {
+		return err
+	}
+	e.res.WrittenInArchive += e.res.Written - written
+	return nil
+}
+
+// move renames the primer from to the archive path to, unless to exists
 // already or from does not.
 func (e *exporter) move(from, to string) error {
 	src, dst := e.path(from), e.path(to)

@@ -250,7 +250,7 @@ func benchExpand(b *testing.B, tier strata.Tier) {
 		b.Fatal(err)
 	}
 	if tier != strata.TierHot {
-		if _, err := s.Demote(ctx, "ns", "c", ids, tier); err != nil {
+		if _, err := s.Demote(ctx, "ns", "c", ids, tier, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}

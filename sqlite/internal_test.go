@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"strata"
 )
@@ -196,5 +197,69 @@ func TestStoredNodesInvalidUTF8(t *testing.T) {
 	}
 	if len(got) != 2 || got["bad\xff"].summary != "walrus talk" || got["good"].summary != "otter talk" {
 		t.Errorf("storedNodes = %+v, want the two stored nodes", got)
+	}
+}
+
+// TestUpgradeColdSpans opens a store whose spans went cold and expired
+// before nodes recorded when they went cold: a cold span takes the time of
+// the upgrade (so that retention counts from then, never deleting sooner
+// than its rule), the others none, and an old audit record gains its
+// span's newest turn time, its cold time left unknown.
+func TestUpgradeColdSpans(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	old := &Store{path: path}
+	var err error
+	old.w, err = sql.Open("sqlite", dsn(path, []string{"journal_mode(WAL)"}, "immediate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.w.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations {
+		if m.version >= 13 {
+			break
+		}
+		if err := old.apply(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := time.Date(2023, 5, 8, 14, 0, 0, 0, time.UTC)
+	if _, err := old.w.Exec(`INSERT INTO conversations (namespace, id, policy, created) VALUES ('ns', 'c', 'chunks', 0);
+		INSERT INTO nodes (id, conversation, level, first_seq, last_seq, "end", tier) VALUES
+			('expired', 1, 1, 1, 10, ?1, 3), ('cold', 1, 1, 11, 20, ?1, 2), ('warm', 1, 1, 21, 30, ?1, 1), ('above', 1, 2, 1, 20, ?1, 0);
+		INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, rule, at)
+			VALUES (1, 'expired', 1, 10, 10, 100, 'cold_retention_days=1', 5);`, end.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	old.w.Close()
+
+	before := time.Now().Truncate(time.Second)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	after := time.Now()
+	ns, err := s.Nodes(ctx, strata.NodeFilter{Namespace: "ns", Conversation: "c"})
+	if err != nil || len(ns) != 4 {
+		t.Fatalf("nodes after upgrade: %+v (%v)", ns, err)
+	}
+	for _, n := range ns {
+		if n.ID == "cold" {
+			if n.ColdAt.Before(before) || n.ColdAt.After(after) {
+				t.Errorf("the cold span went cold at %v, want the upgrade's time (%v .. %v)", n.ColdAt, before, after)
+			}
+		} else if !n.ColdAt.IsZero() {
+			t.Errorf("node %s (%s) has a cold time %v after the upgrade", n.ID, n.Tier, n.ColdAt)
+		}
+	}
+	ex, err := s.Expiries(ctx, "ns", "c")
+	if err != nil || len(ex) != 1 {
+		t.Fatalf("expiries after upgrade: %+v (%v)", ex, err)
+	}
+	if !ex[0].NewestTurn.Equal(end) || !ex[0].ColdAt.IsZero() {
+		t.Errorf("old audit record after upgrade: newest turn %v, cold at %v; want %v and unknown", ex[0].NewestTurn, ex[0].ColdAt, end)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
 	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier,
-	n.key, n.aggregates, n.pending, n.model`
+	n.key, n.aggregates, n.pending, n.model,
+	n.cold_at`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
@@ -495,15 +496,18 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		children, facts, themes sql.NullString
 		aggregates              sql.NullString
 		tier                    int
+		coldAt                  sql.NullInt64
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
 		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier,
-		&n.Key, &aggregates, &n.Pending, &n.Model}, extra...)
+		&n.Key, &aggregates, &n.Pending, &n.Model,
+		&coldAt}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
 	}
 	if n.Level == 1 {
 		n.Tier = tierName(tier)
+		n.ColdAt = fromNanos(coldAt)
 	}
 	n.Start, n.End, n.Created = fromNanos(start), fromNanos(end), fromNanos(created)
 	for _, c := range []struct {

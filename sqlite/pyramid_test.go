@@ -93,10 +93,10 @@ func pyramidNodes(levels int) []strata.Node {
 func pyramidTiers(t *testing.T, s *Store) {
 	t.Helper()
 	id := func(first, last int64) string { return strata.NodeID(pyNS, pyConv, 1, first, last) }
-	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(1, 10), id(21, 30)}, strata.TierWarm); err != nil {
+	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(1, 10), id(21, 30)}, strata.TierWarm, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(11, 20), id(21, 30)}, strata.TierCold); err != nil {
+	if _, err := s.Demote(t.Context(), pyNS, pyConv, []string{id(11, 20), id(21, 30)}, strata.TierCold, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -258,7 +258,7 @@ func TestResetPyramidKillWindow(t *testing.T) {
 	if err := s.PutNodes(ctx, pyNS, pyConv, pyramidNodes(1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Demote(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, 11, 20)}, strata.TierCold); err != nil {
+	if _, err := s.Demote(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, 11, 20)}, strata.TierCold, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sameAll(t, "Turns after 11-20 went cold again", want, pyramidTurns(t, s))
@@ -280,7 +280,7 @@ func TestResetPyramidKillWindow(t *testing.T) {
 	sameAll(t, "Turns after the cleanup", want, pyramidTurns(t, s))
 	// The rest goes cold again; the records are exact.
 	if _, err := s.Demote(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, 1, 10),
-		strata.NodeID(pyNS, pyConv, 1, 21, 30)}, strata.TierCold); err != nil {
+		strata.NodeID(pyNS, pyConv, 1, 21, 30)}, strata.TierCold, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sameAll(t, "Turns after every span went cold", want, pyramidTurns(t, s))

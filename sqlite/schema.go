@@ -267,6 +267,25 @@ END;
 -- nodes_fts_config.
 INSERT INTO nodes_fts (nodes_fts, rank) VALUES ('automerge', 8);
 `},
+	{13, "when spans went cold; both times in the retention audit", `
+-- When a level-1 span went cold (unix nanoseconds, by the clock of the
+-- pass that archived it): retention counts from it, not from the span's
+-- turn times, so importing old history never expires it on the spot.
+ALTER TABLE nodes ADD COLUMN cold_at INTEGER;
+-- Spans already cold did not record it. The migration's time is the
+-- latest they can have gone cold, so counting from it never deletes
+-- anything sooner than the rule says; the earliest bound (the node's
+-- creation) could delete content the day after an upgrade. Expired spans
+-- keep NULL: unknown, and no longer used.
+UPDATE nodes SET cold_at = unixepoch() * 1000000000 WHERE level = 1 AND tier = 2;
+-- The audit record keeps when the span went cold (NULL for records made
+-- before this version) and its newest turn's time (taken from the node
+-- for older records).
+ALTER TABLE expiries ADD COLUMN cold_at INTEGER;
+ALTER TABLE expiries ADD COLUMN newest_turn INTEGER;
+UPDATE expiries SET newest_turn = (SELECT n."end" FROM nodes n
+	WHERE n.conversation = expiries.conversation AND n.id = expiries.node);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

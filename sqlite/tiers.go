@@ -527,9 +527,12 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 // for a span still warm: nothing is lost, and the next Demote rewrites
 // them in place. The write lock is held throughout, so that no other
 // process rewrites the same segment at the same time.
-func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier) ([]strata.Move, error) {
+func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
 	if to != strata.TierWarm && to != strata.TierCold {
 		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
+	}
+	if to == strata.TierCold && at.IsZero() {
+		return nil, strata.Errorf(strata.EINVALID, "demote: moving spans of %q to cold needs the time of the move (retention counts from it)", conversation)
 	}
 	moves := []strata.Move{}
 	fail := func(err error) ([]strata.Move, error) {
@@ -661,8 +664,8 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	sc := scope(pk, namespace)
 	for i, m := range work {
 		dj, _ := json.Marshal(spanDays[i])
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ? WHERE pk = ?`,
-			tierCold, string(dj), m.sp.pk); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
+			tierCold, string(dj), at.UnixNano(), m.sp.pk); err != nil {
 			return fail(err)
 		}
 		if _, err := tx.ExecContext(ctx, slim, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last, tierCold); err != nil {
@@ -741,13 +744,19 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 			Scan(&ex.Turns, &ex.Bytes); err != nil {
 			return fail(err)
 		}
+		var coldAt, newest sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = ?`, sp.pk).Scan(&coldAt, &newest); err != nil {
+			return fail(err)
+		}
+		ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
 		out = append(out, ex)
 		if dryRun {
 			continue
 		}
 		dj, _ := json.Marshal(sp.days)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(dj), rule, at.UnixNano()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(dj), rule, at.UnixNano(),
+			coldAt, newest); err != nil {
 			return fail(err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.pk); err != nil {
@@ -826,7 +835,7 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 
 // Expiries returns the retention audit records, oldest first.
 func (s *Store) Expiries(ctx context.Context, namespace, conversation string) ([]strata.Expiry, error) {
-	q := `SELECT c.id, e.node, e.first_seq, e.last_seq, e.turns, e.bytes, e.segments, e.rule, e.at
+	q := `SELECT c.id, e.node, e.first_seq, e.last_seq, e.turns, e.bytes, e.segments, e.rule, e.at, e.cold_at, e.newest_turn
 		FROM expiries e JOIN conversations c ON c.pk = e.conversation WHERE c.namespace = ?`
 	args := []any{namespace}
 	if conversation != "" {
@@ -846,9 +855,12 @@ func (s *Store) Expiries(ctx context.Context, namespace, conversation string) ([
 		var e strata.Expiry
 		var days sql.NullString
 		var at int64
-		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &days, &e.Rule, &at); err != nil {
+		var coldAt, newest sql.NullInt64
+		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &days, &e.Rule, &at,
+			&coldAt, &newest); err != nil {
 			return nil, fmt.Errorf("sqlite: expiries: %w", err)
 		}
+		e.ColdAt, e.NewestTurn = fromNanos(coldAt), fromNanos(newest)
 		if days.Valid {
 			_ = json.Unmarshal([]byte(days.String), &e.Segments)
 		}

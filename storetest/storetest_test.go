@@ -195,8 +195,8 @@ func (s oneNamespace) Search(ctx context.Context, q strata.SearchQuery) ([]strat
 func (s oneNamespace) Stats(ctx context.Context, _ string) (strata.Stats, error) {
 	return s.Store.Stats(ctx, "all")
 }
-func (s oneNamespace) Demote(ctx context.Context, _, conv string, ids []string, to strata.Tier) ([]strata.Move, error) {
-	return s.Store.Demote(ctx, "all", conv, ids, to)
+func (s oneNamespace) Demote(ctx context.Context, _, conv string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
+	return s.Store.Demote(ctx, "all", conv, ids, to, at)
 }
 func (s oneNamespace) Expire(ctx context.Context, _, conv string, ids []string, rule string, at time.Time, dry bool) ([]strata.Expiry, error) {
 	return s.Store.Expire(ctx, "all", conv, ids, rule, at, dry)

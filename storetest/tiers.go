@@ -61,13 +61,17 @@ func tierCorpus(t *testing.T, s strata.Store, ns, conv string) []strata.Turn {
 	return allTurns(t, s, ns, conv)
 }
 
+// coldAt is the time of the moves demote makes: a year after the turns of
+// tierCorpus, as when an old history is imported.
+var coldAt = base.AddDate(1, 0, 0).Add(123)
+
 func demote(t *testing.T, s strata.Store, ns, conv string, to strata.Tier, spans ...[2]int64) []strata.Move {
 	t.Helper()
 	ids := make([]string, len(spans))
 	for i, sp := range spans {
 		ids[i] = strata.NodeID(ns, conv, 1, sp[0], sp[1])
 	}
-	moves, err := s.Demote(ctx(t), ns, conv, ids, to)
+	moves, err := s.Demote(ctx(t), ns, conv, ids, to, coldAt)
 	if err != nil {
 		t.Fatalf("Demote(%v, %s): %v", spans, to, err)
 	}
@@ -167,6 +171,24 @@ func testTiersCold(t *testing.T, s strata.Store) {
 	if got := tiersOf(t, s, "ns", "c"); got[1] != strata.TierCold || got[11] != strata.TierHot || got[21] != strata.TierCold {
 		t.Errorf("tiers = %v, want cold, hot, cold", got)
 	}
+	// A cold span keeps the time of its move, the others none.
+	level1, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c", Level: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range level1 {
+		var want time.Time
+		if n.Tier == strata.TierCold {
+			want = coldAt
+		}
+		if !n.ColdAt.Equal(want) {
+			t.Errorf("node %d-%d (%s) went cold at %v, want %v", n.FirstSeq, n.LastSeq, n.Tier, n.ColdAt, want)
+		}
+	}
+	// A later Demote to cold does not move the time of a span already cold.
+	if again := demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10}); len(again) != 0 {
+		t.Errorf("Demote of a cold span moved %+v", again)
+	}
 	// Search over cold spans uses summaries: cold turns are not hits,
 	// pinned ones (kept in their rows) still are, and so are summaries.
 	if h := turnHit(t, s, "ns", "c", "uniqword7"); h != nil {
@@ -230,16 +252,18 @@ func testTiersCold(t *testing.T, s strata.Store) {
 func testTiersInvalid(t *testing.T, s strata.Store) {
 	tierCorpus(t, s, "ns", "c")
 	id := strata.NodeID("ns", "c", 1, 1, 10)
-	_, err := s.Demote(ctx(t), "ns", "c", []string{id}, strata.TierHot)
+	_, err := s.Demote(ctx(t), "ns", "c", []string{id}, strata.TierHot, coldAt)
 	wantCode(t, "Demote to hot", err, strata.EINVALID)
-	_, err = s.Demote(ctx(t), "ns", "c", []string{id}, strata.TierExpired)
+	_, err = s.Demote(ctx(t), "ns", "c", []string{id}, strata.TierExpired, coldAt)
 	wantCode(t, "Demote to expired", err, strata.EINVALID)
-	_, err = s.Demote(ctx(t), "ns", "c", []string{"nope"}, strata.TierWarm)
+	_, err = s.Demote(ctx(t), "ns", "c", []string{"nope"}, strata.TierWarm, coldAt)
 	wantCode(t, "Demote of an unknown node", err, strata.ENOTFOUND)
-	_, err = s.Demote(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 2, 1, 20)}, strata.TierWarm)
+	_, err = s.Demote(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 2, 1, 20)}, strata.TierWarm, coldAt)
 	wantCode(t, "Demote of a level-2 node", err, strata.EINVALID)
-	_, err = s.Demote(ctx(t), "ns", "missing", []string{id}, strata.TierWarm)
+	_, err = s.Demote(ctx(t), "ns", "missing", []string{id}, strata.TierWarm, coldAt)
 	wantCode(t, "Demote in a missing conversation", err, strata.ENOTFOUND)
+	_, err = s.Demote(ctx(t), "ns", "c", []string{id}, strata.TierCold, time.Time{})
+	wantCode(t, "Demote to cold without a time", err, strata.EINVALID)
 	_, err = s.Expire(ctx(t), "ns", "c", []string{id}, "rule", base, false)
 	wantCode(t, "Expire of a hot node", err, strata.EINVALID)
 	if got := tiersOf(t, s, "ns", "c"); got[1] != strata.TierHot {
@@ -300,6 +324,14 @@ func testTiersExpire(t *testing.T, s strata.Store) {
 	}
 	if len(ex) != 1 || ex[0].NodeID != id || ex[0].Turns != 9 || !ex[0].At.Equal(at) || ex[0].Conversation != "c" {
 		t.Errorf("Expiries = %+v", ex)
+	}
+	// The record keeps when the span went cold and its newest turn's time,
+	// as returned and as logged.
+	newest := mkNode("ns", "c", 1, 1, 10, "").End
+	for _, e := range []strata.Expiry{got[0], ex[0]} {
+		if !e.ColdAt.Equal(coldAt) || !e.NewestTurn.Equal(newest) {
+			t.Errorf("expiry record: cold at %v, newest turn %v; want %v and %v", e.ColdAt, e.NewestTurn, coldAt, newest)
+		}
 	}
 	// Search and the other cold span are unharmed.
 	if h := turnHit(t, s, "ns", "c", "uniqword5"); h == nil || !strings.Contains(h.Content, "uniqword5") {

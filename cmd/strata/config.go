@@ -392,7 +392,8 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 	}
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), LLM: llm,
 		Embedder: emb, Embedding: s.Embed.Options,
-		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers})
+		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers,
+		Now: m.Now})
 	if err != nil {
 		st.Close()
 		return nil, err

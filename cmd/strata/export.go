@@ -33,7 +33,7 @@ func runExportPrimers(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("export primers", "--conversation ID --dir DIR [--now T] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	dir := fs.String("dir", "", "folder of the primer tree, created if missing (required)")
-	now := fs.String("now", "", "reference time: weeks and months that ended by its day get their files (default: the conversation's newest turn)")
+	now := fs.String("now", "", "reference time: weeks and months that ended by its day get their files, and dailies older than 30 days and weeklies older than 12 weeks move to archive/ (default: the conversation's newest turn)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -62,8 +62,8 @@ func runExportPrimers(ctx context.Context, m *Main, args []string) error {
 	if *fs.json {
 		return writeJSON(m.Stdout, res)
 	}
-	fmt.Fprintf(m.Stdout, "%s: %d files in %s: %d written, %d unchanged, %d moved to the archive\n",
-		*conv, len(res.Files), *dir, res.Written, res.Unchanged, res.Moved)
+	fmt.Fprintf(m.Stdout, "%s: %d files in %s: %d written (%d in the archive), %d unchanged, %d moved to the archive\n",
+		*conv, len(res.Files), *dir, res.Written, res.WrittenInArchive, res.Unchanged, res.Moved)
 	return nil
 }
 

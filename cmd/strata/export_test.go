@@ -88,7 +88,7 @@ func TestExportPrimers(t *testing.T) {
 	}
 	// The text summary.
 	got := mustRun(t, db, "export", "primers", "--conversation", "c1", "--dir", out)
-	want := "c1: " + strconv.Itoa(len(res.Files)) + " files in " + out + ": 0 written, " + strconv.Itoa(len(res.Files)) + " unchanged, 0 moved to the archive\n"
+	want := "c1: " + strconv.Itoa(len(res.Files)) + " files in " + out + ": 0 written (0 in the archive), " + strconv.Itoa(len(res.Files)) + " unchanged, 0 moved to the archive\n"
 	if got != want {
 		t.Errorf("export said %q, want %q", got, want)
 	}
@@ -192,7 +192,7 @@ func TestLoCoMoUpload(t *testing.T) {
 			t.Errorf("%s: %d bytes, dropped %q", conv, p.Bytes, p.Dropped)
 		}
 		res := exportTwice(t, db, conv, filepath.Join(dir, conv))
-		t.Logf("%s: upload package %d bytes, %d tokens (%s); %d primer files, %d archived dailies", conv, p.Bytes, p.Tokens, p.Tokenizer,
+		t.Logf("%s: upload package %d bytes, %d tokens (%s); %d primer files, %d archived", conv, p.Bytes, p.Tokens, p.Tokenizer,
 			len(res.Files), countPrefix(res.Files, "archive/"))
 	}
 }

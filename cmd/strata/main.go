@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"time"
 
 	"strata"
 )
@@ -42,6 +43,9 @@ type Main struct {
 	Getenv func(string) string
 	// IsTerminal reports whether stderr is a terminal (for progress bars).
 	IsTerminal bool
+	// Now is the clock the engine reads (nil: time.Now): when periods
+	// close, when spans go cold, and how long ago.
+	Now func() time.Time
 }
 
 // NewMain returns a Main over the process's streams and environment.

@@ -165,12 +165,25 @@ func runRetention(ctx context.Context, m *Main, args []string) error {
 		printExpiry(m, e, verb)
 	}
 	if len(all) == 0 && days > 0 {
-		fmt.Fprintf(m.Stdout, "nothing is past %d days\n", days)
+		fmt.Fprintf(m.Stdout, "nothing went cold more than %d days ago\n", days)
 	}
 	return nil
 }
 
+// printExpiry writes one audit record: when, what, by which rule, and the
+// two times retention knows of the span (when it went cold, which the rule
+// counts from, and its newest turn).
 func printExpiry(m *Main, e strata.Expiry, verb string) {
-	fmt.Fprintf(m.Stdout, "%s %s: %s turns %d-%d of %s (%d turns, %s) by %s\n", e.At.Format("2006-01-02 15:04"),
-		verb, e.NodeID, e.FirstSeq, e.LastSeq, e.Conversation, e.Turns, bytesHuman(e.Bytes), e.Rule)
+	const day = "2006-01-02 15:04"
+	cold := "unknown"
+	if !e.ColdAt.IsZero() {
+		cold = e.ColdAt.Format(day)
+	}
+	newest := "unknown"
+	if !e.NewestTurn.IsZero() {
+		newest = e.NewestTurn.Format(day)
+	}
+	fmt.Fprintf(m.Stdout, "%s %s: %s turns %d-%d of %s (%d turns, %s) by %s; cold since %s, newest turn %s\n",
+		e.At.Format(day), verb, e.NodeID, e.FirstSeq, e.LastSeq, e.Conversation, e.Turns, bytesHuman(e.Bytes), e.Rule,
+		cold, newest)
 }

@@ -26,6 +26,12 @@ import (
 // runCfg runs the CLI in-process against db with the config file cfg.
 func runCfg(t testing.TB, db, cfg, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	return runAt(t, db, cfg, stdin, nil, args...)
+}
+
+// runAt is runCfg on the clock now (nil: the time of day).
+func runAt(t testing.TB, db, cfg, stdin string, now func() time.Time, args ...string) (string, string, error) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string {
@@ -36,7 +42,8 @@ func runCfg(t testing.TB, db, cfg, stdin string, args ...string) (string, string
 				return cfg
 			}
 			return ""
-		}}
+		},
+		Now: now}
 	err := m.Run(context.Background(), args)
 	return out.String(), errb.String(), err
 }
@@ -302,23 +309,42 @@ func TestLoCoMoTiers(t *testing.T) {
 func TestRetentionThroughTheCLI(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	cfg := writeFile(t, dir, "strata.yaml", "tiers:\n  hot_chunks: 2\n  warm_max_turns: 100\n")
 	file, _ := sourceTurns(t, dir, "c", 400)
-	mustCfg(t, db, cfg, "import", file)
 	keep := writeFile(t, dir, "keep.yaml", "tiers:\n  hot_chunks: 2\n  warm_max_turns: 100\n  cold_retention_days: 1\n")
-
-	dry := mustCfg(t, db, keep, "retention", "--dry-run")
-	if !strings.Contains(dry, "would delete") {
-		t.Fatalf("retention --dry-run: %s", dry)
+	// The turns are from 2023; imported under the rule, they go cold now,
+	// and nothing expires until a day has passed since.
+	imported := time.Now()
+	mustCfg(t, db, keep, "import", file)
+	if out := mustCfg(t, db, keep, "retention", "--dry-run"); !strings.Contains(out, "nothing went cold more than 1 days ago") {
+		t.Fatalf("retention --dry-run right after the import: %s", out)
 	}
-	if out := mustCfg(t, db, keep, "retention", "--log"); !strings.Contains(out, "no raw content has expired") {
+	if out := mustCfg(t, db, keep, "tier"); !strings.Contains(out, "c: moved 0 spans to warm and 0 to cold") || strings.Contains(out, "expire") {
+		t.Fatalf("tier right after the import: %s", out)
+	}
+	later := func() time.Time { return imported.Add(25 * time.Hour) }
+	mustAt := func(args ...string) string {
+		t.Helper()
+		out, errs, err := runAt(t, db, keep, "", later, args...)
+		if err != nil {
+			t.Fatalf("strata %s: %v\n%s", strings.Join(args, " "), err, errs)
+		}
+		return out
+	}
+
+	dry := mustAt("retention", "--dry-run")
+	if !strings.Contains(dry, "would delete") || !strings.Contains(dry, "; cold since "+imported.UTC().Format("2006-01-02")) ||
+		!strings.Contains(dry, ", newest turn 2023-") {
+		t.Fatalf("retention --dry-run a day later: %s", dry)
+	}
+	if out := mustAt("retention", "--log"); !strings.Contains(out, "no raw content has expired") {
 		t.Fatalf("a dry run left a log: %s", out)
 	}
 	var expired []strata.Expiry
-	if err := json.Unmarshal([]byte(mustCfg(t, db, keep, "retention", "--json")), &expired); err != nil {
+	if err := json.Unmarshal([]byte(mustAt("retention", "--json")), &expired); err != nil {
 		t.Fatal(err)
 	}
-	if len(expired) == 0 || expired[0].Rule != "cold_retention_days=1" {
+	if len(expired) == 0 || expired[0].Rule != "cold_retention_days=1" || expired[0].ColdAt.Before(imported.Add(-time.Second)) ||
+		expired[0].NewestTurn.Year() != 2023 {
 		t.Fatalf("retention expired %+v", expired)
 	}
 	var log []strata.Expiry
