@@ -164,7 +164,7 @@ func statePyramid(t fataler, m *strata.Memory, conv string) pyramidState {
 		t.Fatalf("%v", err)
 	}
 	for _, n := range ns {
-		n.Created = time.Time{}
+		n.Created, n.ColdAt = time.Time{}, time.Time{} // when, by the clock, not what
 		n.Start, n.End = n.Start.UTC(), n.End.UTC()
 		s.Nodes = append(s.Nodes, n)
 	}
