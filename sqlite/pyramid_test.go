@@ -362,8 +362,20 @@ func pyramidOp(ctx context.Context, s *Store, op string) error {
 	case "unpin":
 		_, err := s.SetImportance(ctx, pyNS, pyConv, 15, 0.3)
 		return err
+	case "replace":
+		// The warm span 1-10, the cold span 11-20 and the node above them
+		// become one span 1-20, as a reopened period does.
+		return s.ReplaceNodes(ctx, pyNS, pyConv, replacedIDs(), []strata.Node{replacement()})
 	}
 	return fmt.Errorf("unknown op %q", op)
+}
+
+func replacedIDs() []string {
+	return []string{strata.NodeID(pyNS, pyConv, 1, 1, 10), strata.NodeID(pyNS, pyConv, 1, 11, 20), strata.NodeID(pyNS, pyConv, 2, 1, 20)}
+}
+
+func replacement() strata.Node {
+	return strata.Node{ID: strata.NodeID(pyNS, pyConv, 1, 1, 20), Level: 1, FirstSeq: 1, LastSeq: 20, Summary: "span 1 to 20"}
 }
 
 // TestPyramidKillChild runs one op of TestPyramidKilled and kills its own
@@ -405,6 +417,8 @@ func TestPyramidKilled(t *testing.T) {
 		{"reset", "scrubbed"},        // in the cleanup, one segment rewritten
 		{"unpin", "importance-archived"},
 		{"unpin", "importance-written"},
+		{"replace", "replace-removed"},   // before the commit
+		{"replace", "replace-committed"}, // after the commit, before the cleanup
 	} {
 		t.Run(tc.op+"/"+tc.point, func(t *testing.T) {
 			ctx := t.Context()
@@ -440,6 +454,10 @@ func TestPyramidKilled(t *testing.T) {
 			if int64(len(seqs)) != table && (tc.point != "scrubbed" || int64(len(seqs)) > table) {
 				t.Errorf("after the kill the segments table counts %d records, the files hold %d", table, len(seqs))
 			}
+			if tc.op == "replace" {
+				checkReplaceKilled(t, s, want, tc.point)
+				return
+			}
 			if err := pyramidOp(ctx, s, tc.op); err != nil {
 				t.Fatalf("running %s again: %v", tc.op, err)
 			}
@@ -457,5 +475,41 @@ func TestPyramidKilled(t *testing.T) {
 				t.Errorf("the turn unpinned in a cold span is still a turn hit: %d hits, %v", len(hits), err)
 			}
 		})
+	}
+}
+
+// checkReplaceKilled checks a store whose ReplaceNodes was killed at
+// point: before the commit nothing changed and running it again works;
+// after it, the new span is whole and hot, and when it goes cold the
+// records the kill left behind are rewritten in place, none twice.
+func checkReplaceKilled(t *testing.T, s *Store, want []strata.Turn, point string) {
+	t.Helper()
+	ctx := t.Context()
+	nodes, err := s.Nodes(ctx, strata.NodeFilter{Namespace: pyNS, Conversation: pyConv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spans []string
+	for _, n := range nodes {
+		spans = append(spans, fmt.Sprintf("%d:%d-%d", n.Level, n.FirstSeq, n.LastSeq))
+	}
+	if point == "replace-removed" {
+		if got := strings.Join(spans, " "); got != "1:1-10 1:11-20 1:21-30 2:1-20" {
+			t.Fatalf("after a kill before the commit the nodes are %s, want the four of before", got)
+		}
+		if err := pyramidOp(ctx, s, "replace"); err != nil {
+			t.Fatalf("running replace again: %v", err)
+		}
+	} else if got := strings.Join(spans, " "); got != "1:1-20 1:21-30" {
+		t.Fatalf("after a kill past the commit the nodes are %s, want 1:1-20 1:21-30", got)
+	}
+	sameAll(t, "Turns after the replacement", want, pyramidTurns(t, s))
+	checkSearchable(t, s, want[:20]) // 21-30 stays cold
+	if _, err := s.Demote(ctx, pyNS, pyConv, []string{replacement().ID}, strata.TierCold, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sameAll(t, "Turns after the new span went cold", want, pyramidTurns(t, s))
+	if seqs, table := archived(t, s); len(seqs) != 30 || table != 30 {
+		t.Errorf("after the new span went cold: %d records (table %d), want 30", len(seqs), table)
 	}
 }
