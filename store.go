@@ -364,3 +364,12 @@ type LevelStats struct {
 	SummaryTokens int64 `json:"summary_tokens"`
 	SourceTokens  int64 `json:"source_tokens"`
 }
+
+// NodeCounter is implemented by stores that can say, when they put nodes,
+// how many of them were new: distinct IDs not stored before the call. A
+// rollup that races another process's over the same spans (two imports
+// of one file) stores the same nodes twice; counting with it, each
+// reports only the nodes it made.
+type NodeCounter interface {
+	PutNodesCounted(ctx context.Context, namespace, conversation string, nodes []Node) (int, error)
+}

@@ -46,6 +46,23 @@ const insertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 // whose Conversation names another conversation, is EINVALID (an empty
 // Conversation is the conversation argument).
 func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node) error {
+	_, err := s.PutNodesCounted(ctx, namespace, conversation, nodes)
+	return err
+}
+
+// PutNodesCounted is PutNodes that also returns how many distinct node
+// IDs were not stored before the call: the nodes it made, as opposed to
+// those it replaced (another process's rollup of the same span, say).
+func (s *Store) PutNodesCounted(ctx context.Context, namespace, conversation string, nodes []strata.Node) (int, error) {
+	made := 0
+	err := s.putNodes(ctx, namespace, conversation, nodes, &made)
+	if err != nil {
+		return 0, err
+	}
+	return made, nil
+}
+
+func (s *Store) putNodes(ctx context.Context, namespace, conversation string, nodes []strata.Node, made *int) error {
 	type encoded struct{ start, end, created, children, facts, themes, aggregates any }
 	enc := make([]encoded, len(nodes))
 	for i := range nodes {
@@ -143,6 +160,9 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
 			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model}
 		var rowid int64
+		if _, ok := olds[n.ID]; !ok {
+			*made++
+		}
 		if _, ok := olds[n.ID]; ok {
 			err = up.QueryRowContext(rowCtx, args...).Scan(&rowid)
 		} else {

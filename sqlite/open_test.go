@@ -79,3 +79,46 @@ func TestEmptiedFileBesideArchiveRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPutNodesCountsNew: PutNodesCounted reports the nodes it made, not
+// those it replaced, so two rollups of the same spans (two processes
+// importing one file) do not both count them.
+func TestPutNodesCountsNew(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "n.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.EnsureConversation(ctx, strata.Conversation{Namespace: "ns", ID: "c", Policy: "chunks"}); err != nil {
+		t.Fatal(err)
+	}
+	node := func(i int) strata.Node {
+		return strata.Node{ID: fmt.Sprintf("n%d", i), Level: 1, FirstSeq: int64(10*i + 1), LastSeq: int64(10*i + 10),
+			Summary: fmt.Sprintf("summary %d", i)}
+	}
+	for _, c := range []struct {
+		nodes []strata.Node
+		want  int
+	}{
+		{[]strata.Node{node(0), node(1), node(2)}, 3},
+		{[]strata.Node{node(0), node(1), node(2)}, 0}, // the same spans again
+		{[]strata.Node{node(2), node(3), node(3)}, 1}, // one new, put twice
+		{nil, 0},
+	} {
+		got, err := st.PutNodesCounted(ctx, "ns", "c", c.nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Fatalf("put %d nodes: %d counted as new, want %d", len(c.nodes), got, c.want)
+		}
+	}
+	ns, err := st.Nodes(ctx, strata.NodeFilter{Namespace: "ns", Conversation: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != 4 {
+		t.Fatalf("%d nodes stored, want 4", len(ns))
+	}
+}

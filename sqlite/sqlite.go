@@ -26,7 +26,10 @@ type Store struct {
 	r       *sql.DB // read-only connections
 }
 
-var _ strata.Store = (*Store)(nil)
+var (
+	_ strata.Store       = (*Store)(nil)
+	_ strata.NodeCounter = (*Store)(nil)
+)
 
 // BusyTimeout is how long a connection waits for a lock held by another
 // process before failing with SQLITE_BUSY. Writers hold the lock for one
