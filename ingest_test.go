@@ -72,28 +72,6 @@ func importAll(t *testing.T, m *strata.Memory, convs []string, turns []strata.Tu
 	return res
 }
 
-// TestImportKeepsDerivingIDs: Import (the path of files) still derives
-// the missing ext_ids from content, so a second import adds nothing, and
-// two identical turns in one input stay two.
-func TestImportKeepsDerivingIDs(t *testing.T) {
-	m := newMemory(t, nil)
-	at := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
-	turns := []strata.Turn{
-		{Role: strata.RoleUser, Content: "yes", Time: at},
-		{Role: strata.RoleUser, Content: "yes", Time: at},
-		{Role: strata.RoleAssistant, Content: "fine", Time: at},
-	}
-	convs := []string{"c", "c", "c"}
-	if res := importAll(t, m, convs, turns); res[0].Added != 3 {
-		t.Fatalf("first import: %+v", res)
-	}
-	for _, r := range importAll(t, m, convs, turns) {
-		if r.Added != 0 {
-			t.Fatalf("second import added %d turns", r.Added)
-		}
-	}
-}
-
 // TestImportBatchesPerConversation: an input whose turns alternate between
 // conversations is written one batch per conversation, not one per turn,
 // and each conversation keeps its turns in input order.
