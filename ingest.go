@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -50,11 +51,16 @@ func ValidateConversationID(id string) error {
 // complete. It validates every turn before writing any: a bad turn fails the
 // whole batch with an EINVALID error naming its index and field, and nothing
 // of the batch is stored. Turns whose ext_id is already stored are skipped,
-// so ingesting the same batch twice adds nothing. A turn without ext_id gets
-// one derived from its content (DeriveExtID); a turn without time is stamped
-// with the clock; token counts are always computed with the Tokenizer.
+// so ingesting the same batch twice adds nothing when its turns carry
+// ext_ids. Ingest is a live append: a turn without ext_id is always added,
+// never deduplicated by its content (a user may say "yes" twice), and gets
+// a new random id (see LiveExtID); give ext_ids to make retries safe. A
+// turn without time is stamped with the clock; token counts are always
+// computed with the Tokenizer. Import, by contrast, derives the missing
+// ext_ids from the turns' content, so that importing a file twice adds
+// nothing.
 func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
-	res, job, err := m.appendBatch(ctx, b)
+	res, job, err := m.appendBatch(ctx, b, false)
 	if err != nil {
 		return res, err
 	}
@@ -74,7 +80,10 @@ type rollupJob struct {
 
 // appendBatch is the first half of Ingest: validate, derive, dedupe,
 // assign sessions, count tokens and append. It returns the rollup to run.
-func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollupJob, error) {
+// derive says how a turn without ext_id gets one: from its content and
+// occurrence in the batch (DeriveExtID), as imports do, or at random
+// (LiveExtID), as live appends do.
+func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestResult, rollupJob, error) {
 	res := IngestResult{Conversation: b.Conversation, Received: len(b.Turns)}
 	job := rollupJob{conv: b.Conversation}
 	if err := ValidateConversationID(b.Conversation); err != nil {
@@ -90,6 +99,9 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollup
 		t := &turns[i]
 		if err := t.Validate(); err != nil {
 			return res, job, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
+		}
+		if t.ExtID == "" && !derive {
+			t.ExtID = LiveExtID()
 		}
 		if t.ExtID == "" {
 			base := DeriveExtID(t, 0)
@@ -182,9 +194,10 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch) (IngestResult, rollup
 	return res, job, nil
 }
 
-// Importer ingests a stream of batches, as Ingest does, but rolls each
-// batch up in the background while the next one is appended, so that
-// summarizing on one core overlaps writing on another. Rollups run in
+// Importer ingests a stream of batches, as Ingest does (except that a turn
+// without ext_id gets one derived from its content, as Import's do), but
+// rolls each batch up in the background while the next one is appended,
+// so that summarizing on one core overlaps writing on another. Rollups run in
 // order, one at a time; Close waits for the last. It is meant for bulk
 // imports: one goroutine calls Add and then Close.
 type Importer struct {
@@ -242,7 +255,7 @@ func (im *Importer) Add(b Batch) error {
 	if err != nil {
 		return err
 	}
-	res, job, err := im.m.appendBatch(im.ctx, b)
+	res, job, err := im.m.appendBatch(im.ctx, b, true)
 	im.mu.Lock()
 	im.results = append(im.results, res)
 	idx := len(im.results) - 1
@@ -264,12 +277,24 @@ func (im *Importer) Add(b Batch) error {
 // ImportBatch is how many turns Import gives the store per transaction.
 const ImportBatch = 5000
 
+// importBuffer bounds what Import holds back while it gathers the turns of
+// several conversations whose lines alternate: at most this many bytes of
+// turn text across all conversations. Past it, the largest pending batch
+// is written.
+const importBuffer = 64 << 20
+
 // Import ingests every turn that next yields, until next returns io.EOF,
-// as Ingest would, in batches of up to ImportBatch consecutive turns of one
-// conversation. Three stages run at once: next (parsing, say) runs on its
-// own goroutine, batches are appended on the caller's, and each batch is
-// rolled up while the next one is appended. It returns the result of every
-// batch in order, with the first error; what was ingested before an error
+// as Ingest would, in batches of up to ImportBatch turns of one
+// conversation, whatever the order in which the conversations' turns
+// come: the turns of each conversation are gathered (within a bound on
+// memory) so that input whose lines alternate between conversations is
+// still written a large batch per transaction. A turn without ext_id gets
+// one derived from its content and its occurrence in its batch
+// (DeriveExtID), so that importing the same input twice adds nothing.
+// Three stages run at once: next (parsing, say) runs on its own goroutine,
+// batches are appended on the caller's, and each batch is rolled up while
+// the next one is appended. It returns the result of every batch in the
+// order written, with the first error; what was ingested before an error
 // stays ingested, and ingesting the same input again completes it.
 func (m *Memory) Import(ctx context.Context, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
 	return m.ImportWith(ctx, ImportOptions{}, next)
@@ -291,11 +316,21 @@ func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (c
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		var b Batch
-		send := func() bool {
+		// pending holds each conversation's batch being gathered, order
+		// the conversations in the order they first came (so that output
+		// is deterministic), size the text bytes pending in all.
+		pending := map[string]*Batch{}
+		var order []string
+		size := 0
+		send := func(conv string) bool {
+			b := pending[conv]
+			delete(pending, conv)
+			order = slices.DeleteFunc(order, func(c string) bool { return c == conv })
+			for _, t := range b.Turns {
+				size -= turnSize(&t)
+			}
 			select {
-			case batches <- b:
-				b = Batch{}
+			case batches <- *b:
 				return true
 			case <-ctx.Done():
 				return false
@@ -304,8 +339,11 @@ func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (c
 		for {
 			conv, t, err := next()
 			if errors.Is(err, io.EOF) {
-				if len(b.Turns) > 0 {
-					send()
+				for len(order) > 0 {
+					if !send(order[0]) {
+						readErr <- ctx.Err()
+						return
+					}
 				}
 				readErr <- nil
 				return
@@ -314,12 +352,32 @@ func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (c
 				readErr <- err
 				return
 			}
-			if len(b.Turns) > 0 && (conv != b.Conversation || len(b.Turns) >= ImportBatch) && !send() {
-				readErr <- ctx.Err()
-				return
+			b := pending[conv]
+			if b == nil {
+				b = &Batch{Conversation: conv, Policy: o.Policy, TimeZone: o.TimeZone}
+				pending[conv] = b
+				order = append(order, conv)
 			}
-			b.Conversation, b.Policy, b.TimeZone = conv, o.Policy, o.TimeZone
 			b.Turns = append(b.Turns, t)
+			size += turnSize(&t)
+			if len(b.Turns) >= ImportBatch {
+				if !send(conv) {
+					readErr <- ctx.Err()
+					return
+				}
+			}
+			for size > importBuffer && len(order) > 0 {
+				largest := order[0]
+				for _, c := range order {
+					if len(pending[c].Turns) > len(pending[largest].Turns) {
+						largest = c
+					}
+				}
+				if !send(largest) {
+					readErr <- ctx.Err()
+					return
+				}
+			}
 		}
 	}()
 	im := m.NewImporter(ctx)
@@ -347,6 +405,18 @@ func (im *Importer) Close() ([]IngestResult, error) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	return im.results, im.err
+}
+
+// turnSize is roughly the memory a pending turn holds, for importBuffer.
+func turnSize(t *Turn) int {
+	n := 200 + len(t.Content) + len(t.Name) + len(t.ExtID)
+	for _, c := range t.ToolCalls {
+		n += len(c.Arguments) + len(c.Name)
+	}
+	for _, r := range t.ToolResults {
+		n += len(r.Content)
+	}
+	return n
 }
 
 // sessionOf returns the session number of t, which follows prev.

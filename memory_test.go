@@ -221,21 +221,28 @@ func TestIngestRejectsBadTurnAtomically(t *testing.T) {
 	}
 }
 
+// TestDerivedExtIDs: Import derives the missing ext_ids from content, so
+// identical turns of one input stay distinct and a re-import adds nothing;
+// Ingest, a live append, derives none, so the same turns again are new.
 func TestDerivedExtIDs(t *testing.T) {
 	ctx := context.Background()
 	m := newMemory(t, nil)
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	same := strata.Turn{Role: strata.RoleUser, Content: "ok", Time: at}
 	turns := []strata.Turn{same, same, {Role: strata.RoleAssistant, Content: "ok", Time: at}}
-	if r := ingest(t, m, "c", turns); r.Added != 3 {
-		t.Fatalf("added %d, want 3: identical turns stay distinct", r.Added)
+	convs := []string{"c", "c", "c"}
+	if r := importAll(t, m, convs, turns); r[0].Added != 3 {
+		t.Fatalf("added %d, want 3: identical turns stay distinct", r[0].Added)
 	}
-	if r := ingest(t, m, "c", turns); r.Added != 0 {
-		t.Fatalf("re-ingest added %d, want 0", r.Added)
+	if r := importAll(t, m, convs, turns); r[0].Added != 0 {
+		t.Fatalf("re-import added %d, want 0", r[0].Added)
+	}
+	if r := ingest(t, m, "c", turns); r.Added != 3 {
+		t.Fatalf("live ingest of the same turns added %d, want 3", r.Added)
 	}
 	c, _ := m.Conversation(ctx, "c")
-	if c.Turns != 3 {
-		t.Fatalf("turns %d", c.Turns)
+	if c.Turns != 6 {
+		t.Fatalf("turns %d, want 6", c.Turns)
 	}
 }
 

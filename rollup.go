@@ -140,17 +140,17 @@ type rollupRun struct {
 const pendingLimit = 4096
 
 func (r *rollupRun) flush(ctx context.Context) error {
-	if len(r.replace) > 0 {
-		if err := r.m.store.ReplaceNodes(ctx, r.m.ns, r.conv, r.replace, r.pending); err != nil {
-			return raced(err)
-		}
-		r.replace = nil
-	} else if len(r.pending) == 0 {
+	if len(r.pending) == 0 && len(r.replace) == 0 {
 		return nil
-	} else if err := r.m.store.PutNodes(ctx, r.m.ns, r.conv, r.pending); err != nil {
+	}
+	// Only the nodes not stored before count as made: another process
+	// may have written the same spans first.
+	made, err := r.m.store.ReplaceNodes(ctx, r.m.ns, r.conv, r.replace, r.pending)
+	if err != nil {
 		return raced(err)
 	}
-	r.written += len(r.pending)
+	r.replace = nil
+	r.written += made
 	r.pending = r.pending[:0]
 	return nil
 }

@@ -61,13 +61,15 @@ type Store interface {
 
 	// ReplaceNodes removes the nodes ids of a conversation (with their
 	// vectors and index entries) and stores nodes as PutNodes does, in one
-	// transaction: a rollup rebuilds a node whose period received a turn
-	// after it closed this way. A removed level-1 node whose span is warm
+	// transaction, and returns how many distinct nodes it stored that were
+	// not stored before (a node put again, by another process's rollup of
+	// the same span, say, is not counted). A rollup writes with it, and
+	// rebuilds a node whose period received a turn after it closed. A removed level-1 node whose span is warm
 	// or cold gives its turns back to the hot tier first, byte for byte
 	// and searchable again; Turns returns the same turns before and
 	// after. ENOTFOUND for an unknown conversation or id; ECONFLICT,
 	// changing nothing, for a level-1 node whose span expired.
-	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) error
+	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) (int, error)
 
 	// Nodes returns the nodes that match f, ordered by level then first seq
 	// (the whole order reversed if f.Newest: coarsest level first, newest

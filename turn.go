@@ -1,9 +1,11 @@
 package strata
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -127,19 +129,25 @@ func (t *Turn) Text() string {
 }
 
 // Validate checks the fields a caller sets. It returns an EINVALID error
-// naming the first bad field.
+// naming the first bad field. It refuses everything a store would refuse,
+// so that a batch or a file that passes it is never stopped half way by
+// the store: text that is not valid UTF-8, an unknown role, an importance
+// outside 0..1, and a time outside the storable range (see MinTime and
+// MaxTime; the zero time means "not given" and passes).
 func (t *Turn) Validate() error {
 	if _, err := ParseRole(string(t.Role)); err != nil {
 		return Errorf(EINVALID, "role: %s", err.(*Error).Message)
 	}
-	if !utf8.ValidString(t.Content) {
-		return Errorf(EINVALID, "content: invalid UTF-8")
+	for _, f := range [...]struct{ name, s string }{
+		{"content", t.Content}, {"name", t.Name}, {"ext_id", t.ExtID},
+		{"session", t.SessionLabel}, {"model", t.Model},
+	} {
+		if !utf8.ValidString(f.s) {
+			return Errorf(EINVALID, "%s: invalid UTF-8", f.name)
+		}
 	}
-	if !utf8.ValidString(t.Name) {
-		return Errorf(EINVALID, "name: invalid UTF-8")
-	}
-	if !utf8.ValidString(t.ExtID) {
-		return Errorf(EINVALID, "ext_id: invalid UTF-8")
+	if err := CheckTime(t.Time); err != nil {
+		return Errorf(EINVALID, "time: %s", err.(*Error).Message)
 	}
 	if t.Importance < 0 || t.Importance > 1 || t.Importance != t.Importance {
 		return Errorf(EINVALID, "importance: %v is outside 0..1", t.Importance)
@@ -147,6 +155,9 @@ func (t *Turn) Validate() error {
 	for i, c := range t.ToolCalls {
 		if c.Name == "" {
 			return Errorf(EINVALID, "tool_calls[%d].name: missing", i)
+		}
+		if !utf8.ValidString(c.Name) || !utf8.ValidString(c.ID) {
+			return Errorf(EINVALID, "tool_calls[%d]: invalid UTF-8 in the id or name", i)
 		}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return Errorf(EINVALID, "tool_calls[%d].arguments: not valid JSON", i)
@@ -156,8 +167,41 @@ func (t *Turn) Validate() error {
 		if !utf8.ValidString(r.Content) {
 			return Errorf(EINVALID, "tool_results[%d].content: invalid UTF-8", i)
 		}
+		if !utf8.ValidString(r.Name) || !utf8.ValidString(r.CallID) {
+			return Errorf(EINVALID, "tool_results[%d]: invalid UTF-8 in the call_id or name", i)
+		}
+	}
+	for i, tag := range t.Tags {
+		if !utf8.ValidString(tag) {
+			return Errorf(EINVALID, "tags[%d]: invalid UTF-8", i)
+		}
+	}
+	if len(t.Metadata) > 0 {
+		if _, err := json.Marshal(t.Metadata); err != nil {
+			return Errorf(EINVALID, "metadata: cannot be written as JSON: %v", err)
+		}
 	}
 	return nil
+}
+
+// MinTime and MaxTime bound the times a store keeps: stores hold a time
+// as nanoseconds since 1970 in 64 bits, which covers 1677-09-21 to
+// 2262-04-11.
+var (
+	MinTime = time.Unix(0, math.MinInt64).UTC()
+	MaxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// CheckTime returns an EINVALID error if t is neither the zero time nor
+// within MinTime..MaxTime. A parser that reads a time a source gives
+// should also refuse the zero time itself (0001-01-01T00:00:00Z), which
+// would otherwise read as "no time" and be stamped with the clock.
+func CheckTime(t time.Time) error {
+	if t.IsZero() || (!t.Before(MinTime) && !t.After(MaxTime)) {
+		return nil
+	}
+	return Errorf(EINVALID, "%s is outside the storable range (%s to %s)",
+		t.Format(time.RFC3339Nano), MinTime.Format(time.DateOnly), MaxTime.Format(time.DateOnly))
 }
 
 // DeriveExtID returns a stable id for a turn that has none, from its role,
@@ -181,6 +225,22 @@ func DeriveExtID(t *Turn, occurrence int) string {
 		id += "-" + strconv.Itoa(occurrence)
 	}
 	return id
+}
+
+// LiveExtID returns a new id for a turn appended live without one: "r"
+// and 20 random hex digits (80 bits). A live append is never deduplicated
+// by content, so its id must differ from every other turn's even when the
+// content repeats. It is random rather than derived from the seq the turn
+// will take because several processes may append to one store: only the
+// store's transaction knows the seq for sure, and two processes predicting
+// the same seq for the same "yes" would derive the same id and drop one.
+// Once stored the id is fixed, like any other ext_id.
+func LiveExtID() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("strata: reading random bytes: " + err.Error()) // crypto/rand does not fail on supported systems
+	}
+	return "r" + hex.EncodeToString(b[:])
 }
 
 // Conversation is an ordered stream of turns in a namespace.

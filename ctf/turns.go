@@ -363,6 +363,10 @@ func newTurnDecoder(d *Decoder) (*TurnDecoder, error) {
 // Header returns the header of the block.
 func (d *TurnDecoder) Header() Header { return d.d.h }
 
+// Line returns the line of the turn Next returned last (the header is
+// line 1).
+func (d *TurnDecoder) Line() int { return d.d.line }
+
 // Next returns the next turn, or io.EOF after the last one.
 func (d *TurnDecoder) Next() (strata.Turn, error) {
 	row, err := d.d.Next()
@@ -374,6 +378,13 @@ func (d *TurnDecoder) Next() (strata.Turn, error) {
 		v := row[i]
 		var msg string
 		var n int64
+		if !utf8.ValidString(v.S) {
+			// Turn fields are text; JSON decoding below would turn the
+			// bad bytes into U+FFFD without a word.
+			err := &Error{Line: d.d.line, Field: d.d.h.Fields[i], Msg: "invalid UTF-8"}
+			d.d.err = err
+			return strata.Turn{}, err
+		}
 		switch c {
 		case colSeq:
 			t.Seq, msg = parseInt(v, 64)

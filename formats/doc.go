@@ -53,7 +53,10 @@
 //	time          RFC 3339 string (fraction and offset allowed), or a number
 //	              of unix seconds (fraction allowed, read exactly to the
 //	              nanosecond; years 1 to 9999, so milliseconds are refused);
-//	              absent, null or "" = no time
+//	              absent, null or "" = no time; a time outside what a
+//	              store keeps (strata.MinTime..MaxTime, 1677-09-21 to
+//	              2262-04-11) is refused, as is 0001-01-01T00:00:00Z, the
+//	              zero time, which would read as no time
 //	model         string: the model that produced the turn
 //	metadata      object: Turn.Metadata (numbers become float64)
 //	importance    number from 0 to 1

@@ -431,7 +431,8 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// kind names the JSON type of a raw value, for errors.
+// kind names the JSON type of a raw value, for errors, or says it is not
+// JSON at all.
 func kind(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
@@ -447,8 +448,10 @@ func kind(raw []byte) string {
 		return "a boolean"
 	case 'n':
 		return "null"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return "a number"
 	}
-	return "a number"
+	return "text that is not JSON"
 }
 
 // object is one JSON object's members, with what is needed to report a bad

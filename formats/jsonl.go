@@ -237,7 +237,22 @@ func checkKeys(o *object, known map[string]bool, list []string) error {
 }
 
 // jsonlTime reads "time": an RFC 3339 string or a number of unix seconds.
+// An empty string or no member is no time (the turn is stamped with the
+// clock); a time given as 0001-01-01T00:00:00Z, Go's zero time, is refused
+// rather than read as no time. The storable range is checked later, by
+// Turn.Validate.
 func jsonlTime(o *object) (time.Time, error) {
+	t, err := jsonlTimeValue(o)
+	if err == nil && t.IsZero() {
+		if v, ok := o.get("time"); ok && !(len(v) == 2 && v[0] == '"') {
+			return time.Time{}, o.errf("time", "%s is the zero time, which reads as no time (omit the field to stamp the turn when it is stored)", v)
+		}
+	}
+	return t, err
+}
+
+// jsonlTimeValue parses the "time" member, if any.
+func jsonlTimeValue(o *object) (time.Time, error) {
 	v, ok := o.get("time")
 	if !ok {
 		return time.Time{}, nil

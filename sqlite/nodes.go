@@ -60,7 +60,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	if len(nodes) == 0 {
 		return nil
 	}
-	if err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+	if _, err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -108,16 +108,18 @@ func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error
 }
 
 // putNodes writes nodes of conversation pk in tx, replacing those of the
-// same ID, and keeps the index of summaries in step.
-func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) error {
+// same ID, and keeps the index of summaries in step. It returns how many
+// distinct IDs were not stored before.
+func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
+	made := 0
 	up, err := tx.PrepareContext(ctx, upsertNode)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer up.Close()
 	ins, err := tx.PrepareContext(ctx, insertNode)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer ins.Close()
 	// A node being replaced is unindexed first, with the FTS5 'delete'
@@ -126,19 +128,19 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 	// replaced are read in one query.
 	olds, err := storedNodes(ctx, tx, pk, nodes)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := checkOverlaps(ctx, tx, pk, nodes); err != nil {
-		return err
+		return 0, err
 	}
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer del.Close()
 	fts, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (rowid, text, scope) VALUES (?, ?, ?)`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer fts.Close()
 	sc := scope(pk, namespace)
@@ -155,7 +157,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 	rowCtx := context.WithoutCancel(ctx) // see AppendTurns
 	for i := range nodes {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		n, e := &nodes[i], &enc[i]
 		if o, ok := olds[n.ID]; ok && !o.derived {
@@ -170,6 +172,9 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
 			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model}
 		var rowid int64
+		if _, ok := olds[n.ID]; !ok {
+			made++
+		}
 		if _, ok := olds[n.ID]; ok {
 			err = up.QueryRowContext(rowCtx, args...).Scan(&rowid)
 		} else {
@@ -181,7 +186,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("node %q: %w", n.ID, err)
+			return 0, fmt.Errorf("node %q: %w", n.ID, err)
 		}
 		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
@@ -191,7 +196,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 	}
 	for _, c := range unindex {
 		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
-			return fmt.Errorf("unindexing node %q: %w", c.id, err)
+			return 0, fmt.Errorf("unindexing node %q: %w", c.id, err)
 		}
 	}
 	for _, c := range index {
@@ -199,10 +204,10 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 			continue
 		}
 		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
-			return fmt.Errorf("indexing node %q: %w", c.id, err)
+			return 0, fmt.Errorf("indexing node %q: %w", c.id, err)
 		}
 	}
-	return nil
+	return made, nil
 }
 
 // checkOverlaps refuses, with ECONFLICT, a node whose span meets that of

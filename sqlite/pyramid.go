@@ -730,10 +730,10 @@ func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
 // them. After the commit, if a cold span was restored, the conversation's
 // archive is cleaned of the records no span owns any more; a kill before
 // that leaves harmless records, as ResetPyramid explains.
-func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) error {
+func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
 	enc, err := encodeNodes(conversation, nodes)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
@@ -743,17 +743,17 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	}
 	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	var spans []span
 	for _, id := range ids {
 		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, pk, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
+			return 0, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
 		}
 		if err != nil {
-			return fail(err)
+			return 0, fail(err)
 		}
 		spans = append(spans, sp)
 	}
@@ -761,37 +761,38 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	for _, sp := range spans {
 		switch sp.tier {
 		case tierExpired:
-			return strata.Errorf(strata.ECONFLICT,
+			return 0, strata.Errorf(strata.ECONFLICT,
 				"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", sp.id, conversation)
 		case tierWarm, tierCold:
 			if sp.level != 1 {
 				continue
 			}
 			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-				return fail(fmt.Errorf("node %s: %w", sp.id, err))
+				return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
 			}
 			scrub = scrub || sp.tier == tierCold
 		}
 	}
 	if err := dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
-		return fail(err)
+		return 0, fail(err)
 	}
 	pyramidAt("replace-removed")
+	made := 0
 	if len(nodes) > 0 {
-		if err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
-			return fail(err)
+		if made, err = putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+			return 0, fail(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fail(err)
+		return 0, fail(err)
 	}
 	pyramidAt("replace-committed")
 	if scrub {
 		if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
-			return fmt.Errorf("sqlite: nodes of %q were replaced, but the archive segments of their spans were not cleaned (the next reset or replacement finishes it): %w", conversation, err)
+			return made, fmt.Errorf("sqlite: nodes of %q were replaced, but the archive segments of their spans were not cleaned (the next reset or replacement finishes it): %w", conversation, err)
 		}
 	}
-	return nil
+	return made, nil
 }
 
 // dropNodesByID unindexes and deletes the nodes ids of conversation pk,

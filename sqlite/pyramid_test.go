@@ -365,7 +365,8 @@ func pyramidOp(ctx context.Context, s *Store, op string) error {
 	case "replace":
 		// The warm span 1-10, the cold span 11-20 and the node above them
 		// become one span 1-20, as a reopened period does.
-		return s.ReplaceNodes(ctx, pyNS, pyConv, replacedIDs(), []strata.Node{replacement()})
+		_, err := s.ReplaceNodes(ctx, pyNS, pyConv, replacedIDs(), []strata.Node{replacement()})
+		return err
 	}
 	return fmt.Errorf("unknown op %q", op)
 }

@@ -53,6 +53,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("sqlite: creating the directory of %s: %w", path, err)
 	}
+	if err := checkOrphanArchive(path, abs); err != nil {
+		return nil, err
+	}
 
 	common := []string{
 		"busy_timeout(" + fmt.Sprint(BusyTimeout.Milliseconds()) + ")",
@@ -91,6 +94,51 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.r = r
 	return s, nil
+}
+
+// checkOrphanArchive refuses to start a new store (a missing or empty
+// file) beside the archive segments of an earlier one: those segments are
+// the raw content of cold spans, which only the lost file indexes, and a
+// new store would write its own segments at the same paths (one file per
+// conversation and day), mixing or replacing them. A warning would go
+// unseen by a program that opens the store, so it is an ECONFLICT error
+// and the user decides: restore the file from a backup, or move the
+// archive folder away.
+func checkOrphanArchive(path, abs string) error {
+	if st, err := os.Stat(abs); err == nil && st.Size() > 0 {
+		return nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	if st, err := os.Stat(abs + "-wal"); err == nil && st.Size() > 0 {
+		return nil // a store never checkpointed: SQLite recovers it from its log
+	}
+	root := ArchiveRoot(abs)
+	found := ""
+	errStop := errors.New("found")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			found = p
+			return errStop
+		}
+		return nil
+	})
+	if found == "" {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sqlite: %s: reading the archive folder %s: %w", path, root, err)
+		}
+		return nil
+	}
+	state := "is empty (0 bytes)"
+	if _, err := os.Stat(abs); err != nil {
+		state = "does not exist"
+	}
+	return strata.Errorf(strata.ECONFLICT, "sqlite: %s %s, but %s holds archive segments of a store (%s): "+
+		"refusing to start a new store over them; restore the database file from a backup, "+
+		"or move that folder away to start afresh", path, state, root, filepath.Base(found))
 }
 
 // dsn builds a modernc.org/sqlite data source name for the file at abs: a

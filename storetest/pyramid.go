@@ -404,7 +404,7 @@ func testReplaceNodes(t *testing.T, s strata.Store) {
 	}
 	ids := []string{strata.NodeID("ns", "c", 1, 1, 10), old, strata.NodeID("ns", "c", 2, 1, 20)}
 	repl := mkNode("ns", "c", 1, 1, 20, "one span about delta")
-	if err := s.ReplaceNodes(ctx(t), "ns", "c", ids, []strata.Node{repl}); err != nil {
+	if _, err := s.ReplaceNodes(ctx(t), "ns", "c", ids, []strata.Node{repl}); err != nil {
 		t.Fatalf("ReplaceNodes: %v", err)
 	}
 	nodes, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c"})
@@ -450,16 +450,17 @@ func testReplaceNodes(t *testing.T, s strata.Store) {
 
 	// An unknown id is ENOTFOUND and changes nothing; so is an unknown
 	// conversation.
-	err = s.ReplaceNodes(ctx(t), "ns", "c", []string{repl.ID, "nope"}, nil)
+	_, err = s.ReplaceNodes(ctx(t), "ns", "c", []string{repl.ID, "nope"}, nil)
 	wantCode(t, "ReplaceNodes with an unknown id", err, strata.ENOTFOUND)
 	if ns, _ := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c", IDs: []string{repl.ID}}); len(ns) != 1 {
 		t.Errorf("a refused ReplaceNodes removed node %s", repl.ID)
 	}
-	wantCode(t, "ReplaceNodes of an unknown conversation", s.ReplaceNodes(ctx(t), "ns", "zz", []string{repl.ID}, nil), strata.ENOTFOUND)
+	_, err = s.ReplaceNodes(ctx(t), "ns", "zz", []string{repl.ID}, nil)
+	wantCode(t, "ReplaceNodes of an unknown conversation", err, strata.ENOTFOUND)
 
 	// An expired span cannot be replaced.
 	expire(t, s, "ns", "c", 21, 30)
-	err = s.ReplaceNodes(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 21, 30)}, nil)
+	_, err = s.ReplaceNodes(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 21, 30)}, nil)
 	wantCode(t, "ReplaceNodes of an expired span", err, strata.ECONFLICT)
 	if tiers := tiersOf(t, s, "ns", "c"); tiers[21] != strata.TierExpired {
 		t.Errorf("a refused ReplaceNodes changed the expired span: %v", tiers)

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"strata"
 	"strata/ctf"
@@ -73,26 +73,63 @@ func ctfEncode(m *Main, fieldList string) error {
 	return err
 }
 
-// ctfDecode turns a CTF block on standard input into JSONL turns.
+// ctfDecode turns a CTF block on standard input into JSONL turns. It
+// refuses, with the line and field, every turn that 'strata import' would
+// refuse, so that its output always imports: it writes nothing unless the
+// whole block is good.
 func ctfDecode(m *Main) error {
-	data, err := io.ReadAll(m.Stdin)
+	d, err := ctf.NewTurnDecoder(m.Stdin)
 	if err != nil {
 		return err
 	}
-	turns, err := ctf.DecodeTurns(data)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(m.Stdout)
-	for i := range turns {
-		line, err := jsonlLine(&turns[i])
+	var out bytes.Buffer
+	for {
+		t, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
 			return err
 		}
-		w.Write(line)
-		w.WriteByte('\n')
+		if err := checkDecoded(&t); err != nil {
+			var se *strata.Error
+			msg := err.Error()
+			if errors.As(err, &se) {
+				msg = se.Message
+			}
+			field := ""
+			if i := strings.Index(msg, ": "); i > 0 && !strings.ContainsAny(msg[:i], " \"") {
+				field, msg = msg[:i], msg[i+2:]
+			}
+			return &ctf.Error{Line: d.Line(), Field: field, Msg: msg}
+		}
+		line, err := jsonlLine(&t)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", d.Line(), err)
+		}
+		out.Write(line)
+		out.WriteByte('\n')
 	}
-	return w.Flush()
+	_, err = m.Stdout.Write(out.Bytes())
+	return err
+}
+
+// checkDecoded checks a decoded turn as the import does: a known role
+// (written in lower case on the way out), some content, and the fields
+// Turn.Validate checks.
+func checkDecoded(t *strata.Turn) error {
+	if t.Role == "" {
+		return strata.Errorf(strata.EINVALID, "role: missing (want user, assistant, system or tool)")
+	}
+	r, err := strata.ParseRole(string(t.Role))
+	if err != nil {
+		return strata.Errorf(strata.EINVALID, "role: %s", err.(*strata.Error).Message)
+	}
+	t.Role = r
+	if t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
+		return strata.Errorf(strata.EINVALID, "content: missing or empty (a turn needs content, tool calls or tool results)")
+	}
+	return t.Validate()
 }
 
 // jsonlLine renders a turn in the JSONL import format: the session label

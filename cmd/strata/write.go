@@ -51,6 +51,7 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 	for _, path := range fs.Args() {
 		res, err := m.importFile(ctx, a, path, *format, *conv, *skip, opts)
 		if err != nil {
+			reportCommitted(m, append(results, res))
 			return err
 		}
 		results = append(results, res)
@@ -75,6 +76,34 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	return nil
+}
+
+// reportCommitted tells, on stderr, what an import that is about to fail
+// has stored: the files before the failing one (each imported whole) and
+// the part of the failing one written before its error. Stored turns stay
+// stored; importing the same files again adds only what is missing.
+func reportCommitted(m *Main, results []fileResult) {
+	var lines []string
+	for _, r := range results {
+		var added, convs int
+		for _, c := range r.Conversations {
+			added += c.Added
+			if c.Added > 0 {
+				convs++
+			}
+		}
+		if added > 0 {
+			lines = append(lines, fmt.Sprintf("  %s: %d turns added to %d conversations", r.File, added, convs))
+		}
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(m.Stderr, "import failed; nothing was stored")
+		return
+	}
+	fmt.Fprintln(m.Stderr, "import failed; stored before the failure (importing the same files again adds only what is missing):")
+	for _, l := range lines {
+		fmt.Fprintln(m.Stderr, l)
+	}
 }
 
 // importFile reads a file twice: the first pass parses and validates every
@@ -244,7 +273,16 @@ func (m *Main) openInput(path string) (*os.File, string, int64, func(), error) {
 	if err != nil {
 		return nil, "", 0, nil, err
 	}
-	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	// The copy is unlinked as soon as it is open, so that nothing is left
+	// behind however the process ends (on systems that cannot remove an
+	// open file, it is removed when closed instead).
+	removed := os.Remove(f.Name()) == nil
+	cleanup := func() {
+		f.Close()
+		if !removed {
+			os.Remove(f.Name())
+		}
+	}
 	n, err := io.Copy(f, m.Stdin)
 	if err != nil {
 		cleanup()
@@ -289,12 +327,21 @@ func runAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return usagef("--role: %v", err)
 	}
+	if content == "" {
+		return usagef("add: the content is empty (a turn needs text; give it as arguments or on standard input)")
+	}
 	t := strata.Turn{ExtID: *extID, Role: r, Name: *name, Content: content, Model: *model,
 		SessionLabel: *session, Importance: *importance}
 	if *at != "" {
 		tm, err := time.Parse(time.RFC3339Nano, *at)
 		if err != nil {
 			return usagef("--time %q: want RFC 3339, like 2026-03-02T09:14:05Z", *at)
+		}
+		if tm.IsZero() {
+			return usagef("--time %q is the zero time, which reads as no time: leave --time out to use the current time", *at)
+		}
+		if err := strata.CheckTime(tm); err != nil {
+			return usagef("--time: %v", err)
 		}
 		t.Time = tm
 	}
