@@ -38,6 +38,9 @@ type Record struct {
 	Turn strata.Turn
 	// Line is the 1-based line of the source where the turn starts.
 	Line int
+	// DerivedExtID reports that the source gave the turn no ext_id and
+	// Turn.ExtID was derived.
+	DerivedExtID bool
 }
 
 // Reader yields the records of one input in order, one at a time, so that
@@ -360,10 +363,11 @@ func finish(ids *idDeriver, file string, line int, prefix, conv string, t *strat
 		}
 		return Record{}, &ParseError{File: file, Line: line, Field: field, Msg: msg}
 	}
-	if t.ExtID == "" {
+	derived := t.ExtID == ""
+	if derived {
 		t.ExtID = ids.derive(conv, t)
 	}
-	return Record{Conversation: conv, Turn: *t, Line: line}, nil
+	return Record{Conversation: conv, Turn: *t, Line: line, DerivedExtID: derived}, nil
 }
 
 // badText reports whether the raw JSON value holds text that is not valid

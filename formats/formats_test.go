@@ -107,6 +107,7 @@ func TestJSONL(t *testing.T) {
 				t.Errorf("record %d: ext_id %q is not derived", i, got.Turn.ExtID)
 			}
 			want[i].Turn.ExtID = strata.DeriveExtID(&want[i].Turn, 0)
+			want[i].DerivedExtID = true
 		}
 		if !got.Turn.Time.Equal(want[i].Turn.Time) {
 			t.Errorf("record %d: time %v, want %v", i, got.Turn.Time, want[i].Turn.Time)
@@ -138,6 +139,7 @@ func TestOpenAIObject(t *testing.T) {
 	for i := range want {
 		want[i].Conversation = "chat-7"
 		want[i].Turn.ExtID = strata.DeriveExtID(&want[i].Turn, 0)
+		want[i].DerivedExtID = true
 		if !reflect.DeepEqual(recs[i], want[i]) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i, recs[i], want[i])
 		}
