@@ -34,11 +34,69 @@ func ParseRole(s string) (Role, error) {
 }
 
 // ToolCall is a request by an assistant turn to run a tool. Arguments are
-// kept as the JSON the model produced, byte for byte.
+// the exact bytes the model produced, kept byte for byte: usually JSON, but
+// text that is not (a truncated output such as {"a": tru) is kept as it
+// is, never quoted or reformatted. They must be valid UTF-8.
+//
+// In JSON a ToolCall carries its arguments as a string holding that text
+// ({"name":"f","arguments":"{\"a\": tru"}), as OpenAI's API does, so
+// that any text survives; reading, a string is that text and any other
+// JSON value is kept as written.
 type ToolCall struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// toolCallJSON is a ToolCall as JSON: the arguments a string of their text.
+type toolCallJSON struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MarshalJSON writes the call with its arguments as a JSON string of their
+// exact text.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	out := toolCallJSON{ID: c.ID, Name: c.Name}
+	if len(c.Arguments) > 0 {
+		if !utf8.Valid(c.Arguments) {
+			return nil, Errorf(EINVALID, "tool call %s: arguments: invalid UTF-8", c.Name)
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(string(c.Arguments)); err != nil {
+			return nil, err
+		}
+		out.Arguments = json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a call: arguments given as a string are that
+// string's text; any other JSON value is kept as written.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var in toolCallJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*c = ToolCall{ID: in.ID, Name: in.Name}
+	a := in.Arguments
+	switch {
+	case len(a) == 0 || string(a) == "null":
+	case a[0] == '"':
+		var s string
+		if err := json.Unmarshal(a, &s); err != nil {
+			return err
+		}
+		if s != "" {
+			c.Arguments = json.RawMessage(s)
+		}
+	default:
+		c.Arguments = append(json.RawMessage(nil), a...)
+	}
+	return nil
 }
 
 // ToolResult is the output of a tool, carried by a tool turn.
@@ -159,8 +217,8 @@ func (t *Turn) Validate() error {
 		if !utf8.ValidString(c.Name) || !utf8.ValidString(c.ID) {
 			return Errorf(EINVALID, "tool_calls[%d]: invalid UTF-8 in the id or name", i)
 		}
-		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
-			return Errorf(EINVALID, "tool_calls[%d].arguments: not valid JSON", i)
+		if !utf8.Valid(c.Arguments) {
+			return Errorf(EINVALID, "tool_calls[%d].arguments: invalid UTF-8", i)
 		}
 	}
 	for i, r := range t.ToolResults {

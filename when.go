@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -41,18 +42,25 @@ type TimeMatch struct {
 // "2023-W19".
 //
 // Months: "this month", "last month", "the month before last", "N months
-// ago", "2023-05", "May 2023", "May of 2023"; a full month name alone only
-// after "in", "during", "of", "early", "mid", "mid-" or "late" ("in March":
-// the latest March that began on or before ref's month) or after "last"
-// ("last March": the latest March before ref's month).
+// ago", "2023-05", "May 2023", "May of 2023"; a full month name without a
+// year only after "in", "during", "of", "early", "mid", "mid-" or "late"
+// ("in March": the latest March that began on or before ref's month),
+// after "last" ("last March": the latest March before ref's month), or
+// standing alone (see below).
 //
-// Ranges: "this year", "last year", "the year before last", "N years ago",
-// and a year from 1900 to 2199 after "in", "during", "of", "year", "early",
-// "mid" or "late" ("in 2023", unless a unit follows, as in "in 2000
-// words"), each over the calendar year; "this weekend" and "last weekend"
+// Ranges: "2023-05-08..2023-05-10" (both days included), "this year",
+// "last year", "the year before last", "N years ago", and a year from 1900
+// to 2199 after "in", "during", "of", "year", "early", "mid" or "late" ("in
+// 2023", unless a unit follows, as in "in 2000 words") or standing alone,
+// each over the calendar year; "this weekend" and "last weekend"
 // (Saturday and Sunday of ref's ISO week or the one before); "the last 3
 // days", "past two weeks", "the past month", "the last couple of years":
 // the span ending with ref's day.
+//
+// A month name or a year stands alone when it is all the query says, apart
+// from a leading "in", "on", "during" or "at", an "early", "mid" or "late",
+// and closing punctuation ("March", "May?", "2023", "mid-2022"): a query that is only a time expression names
+// that period, as ParseWhen reads it.
 //
 // N is written in digits, as a word from one to twelve, or as "a couple of";
 // before "ago" also as "a" or "an". Apart from the spans above ("the last
@@ -99,6 +107,78 @@ func FindTimes(query string, ref time.Time, loc *time.Location) []TimeMatch {
 		i = bestEnd
 	}
 	return out
+}
+
+// ParseWhen reads text that names one period on its own, as a caller names
+// the period to zoom into: a period label ("2023-05-08", "2023-W19",
+// "2023-05", "2023-05-08..2023-05-10") or a time expression ("yesterday",
+// "last week", "on Tuesday", "in March", "March", "25 May 2023"), relative
+// ones resolved against ref in loc (nil means UTC). It is FindTimes applied
+// to text as a whole query, so a query and a zoom read the same words the
+// same way: text must hold that one expression and nothing else, apart
+// from a leading "in", "on", "during" or "at", an "early", "mid" or "late",
+// and closing punctuation. Anything else is an EINVALID error naming text.
+func ParseWhen(text string, ref time.Time, loc *time.Location) (Period, error) {
+	toks := whenTokenize(text)
+	lead, tail := whenBounds(toks)
+	ms := FindTimes(text, ref, loc)
+	if len(ms) == 1 && lead < tail && ms[0].Start == toks[lead].start && ms[0].End == toks[tail-1].end {
+		return ms[0].Period, nil
+	}
+	switch {
+	case strings.TrimSpace(text) == "":
+		return Period{}, Errorf(EINVALID, "period %q: empty", text)
+	case len(ms) > 1:
+		return Period{}, Errorf(EINVALID, "period %q: names %d periods (%q is %s, %q is %s); name one",
+			text, len(ms), ms[0].Text, ms[0].Period.Label(), ms[1].Text, ms[1].Period.Label())
+	case len(ms) == 1:
+		return Period{}, Errorf(EINVALID, "period %q: %q names %s, but the rest is not part of a time expression",
+			text, ms[0].Text, ms[0].Period.Label())
+	}
+	if t := strings.TrimSpace(text); t[0] >= '0' && t[0] <= '9' {
+		// A label with a fault: ParsePeriod names it ("day 30 is
+		// outside 1..28").
+		if _, err := ParsePeriod(text, loc); err != nil {
+			return Period{}, err
+		}
+	}
+	return Period{}, Errorf(EINVALID, "period %q: not a period label (2023-05-08, 2023-W19, 2023-05, "+
+		"2023-05-08..2023-05-10) nor a time expression strata reads (yesterday, last week, on Tuesday, in March, 25 May 2023)", text)
+}
+
+// whenLeads are the words that may come before a time expression standing
+// alone ("in March", "on Tuesday").
+var whenLeads = map[string]bool{"in": true, "on": true, "during": true, "at": true}
+
+// whenPartOf are the words that may come before a month or a year standing
+// alone ("in mid-March", "early 2023").
+var whenPartOf = map[string]bool{"early": true, "mid": true, "late": true}
+
+// whenBounds returns where the words of toks begin and end once a leading
+// word of whenLeads, then one of whenPartOf (with its "-"), and closing
+// punctuation are left out.
+func whenBounds(toks []whenToken) (lead, tail int) {
+	tail = len(toks)
+	for tail > 0 && toks[tail-1].class == whenPunct && strings.Contains("?.!", toks[tail-1].text) {
+		tail--
+	}
+	if lead < tail-1 && whenLeads[toks[lead].lower] {
+		lead++
+	}
+	if lead < tail-1 && whenPartOf[toks[lead].lower] {
+		lead++
+		if lead < tail-1 && toks[lead].text == "-" {
+			lead++
+		}
+	}
+	return lead, tail
+}
+
+// alone reports whether the token at the cursor is all the query says,
+// apart from what whenBounds leaves out.
+func (s *whenScan) alone() bool {
+	lead, tail := whenBounds(s.toks)
+	return s.i == lead && tail == s.i+1
 }
 
 // Token classes.
@@ -205,6 +285,7 @@ func whenNumSep(s string) bool {
 // the zero Period and true for words that it reads but that name no period,
 // such as "31 February 2023", so that no part of them matches.
 var whenRules = []func(s *whenScan) (Period, bool){
+	(*whenScan).isoRange,
 	(*whenScan).isoDate,
 	(*whenScan).isoWeek,
 	(*whenScan).isoMonth,
@@ -483,6 +564,23 @@ func (s *whenScan) recentDate(m time.Month, d int) (Period, bool) {
 	return Period{}, true
 }
 
+// isoRange reads "2023-05-08..2023-05-10", the label of a range of whole
+// days; a range that ends before it starts names no period.
+func (s *whenScan) isoRange() (Period, bool) {
+	a, ok := s.isoDate()
+	if !ok || !s.word(".") || !s.gluedWord(".") {
+		return Period{}, false
+	}
+	b, ok := s.isoDate()
+	if !ok {
+		return Period{}, false
+	}
+	if a.Kind == "" || b.Kind == "" || b.Start.Before(a.Start) {
+		return Period{}, true
+	}
+	return Period{Kind: PeriodRange, Start: a.Start, End: b.End}, true
+}
+
 // isoDate reads "2023-05-25", with an optional ISO time after it.
 func (s *whenScan) isoDate() (Period, bool) {
 	y, ok := s.year()
@@ -626,10 +724,10 @@ func (s *whenScan) monthYear() (Period, bool) {
 }
 
 // monthAfterCue reads a full month name after "in", "during", "of",
-// "early", "mid" or "late", and "last March".
+// "early", "mid" or "late", "last March", and a month name standing alone.
 func (s *whenScan) monthAfterCue() (Period, bool) {
 	last := s.last()
-	if !last && !s.cue("in", "during", "of", "early", "mid", "late") {
+	if !last && !s.cue("in", "during", "of", "early", "mid", "late") && !s.alone() {
 		return Period{}, false
 	}
 	m, _, ok := s.month(false)
@@ -820,9 +918,10 @@ func (s *whenScan) rolling() (Period, bool) {
 }
 
 // yearAfterCue reads a year from 1900 to 2199 after "in", "during", "of",
-// "year", "early", "mid" or "late", unless a unit follows ("in 2000 words").
+// "year", "early", "mid" or "late", unless a unit follows ("in 2000 words"),
+// and a year standing alone.
 func (s *whenScan) yearAfterCue() (Period, bool) {
-	if !s.cue("in", "during", "of", "year", "early", "mid", "late") {
+	if !s.cue("in", "during", "of", "year", "early", "mid", "late") && !s.alone() {
 		return Period{}, false
 	}
 	y, ok := s.year()

@@ -119,6 +119,12 @@ func TestFindTimes(t *testing.T) {
 		{"last March", wed, nil, []string{"last March=2023-03"}},
 		{"in the last week of May", wed, nil, []string{"May=2023-05"}},
 		{"March on", wed, nil, nil},
+		{"March", wed, nil, []string{"March=2023-03"}},
+		{"in mid-March?", wed, nil, []string{"March=2023-03"}},
+		{"I like March", wed, nil, nil},
+		{"2022", wed, nil, []string{"2022=2022-01-01..2022-12-31"}},
+		{"2022 was long", wed, nil, nil},
+		{"from 2023-05-01..2023-05-03 on", wed, nil, []string{"2023-05-01..2023-05-03=2023-05-01..2023-05-03"}},
 		{"in Jan", wed, nil, nil},
 
 		// Years.
@@ -259,4 +265,42 @@ func FuzzFindTimes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseWhenLabels: every label a period has reads back as that period,
+// through the same parser as the time expressions.
+func TestParseWhenLabels(t *testing.T) {
+	ny := loadZone(t, "America/New_York")
+	ref := time.Date(2023, 5, 10, 12, 0, 0, 0, time.UTC)
+	for _, loc := range []*time.Location{time.UTC, ny} {
+		for d := time.Date(2019, 12, 20, 12, 0, 0, 0, loc); d.Year() < 2022; d = d.AddDate(0, 0, 3) {
+			day := PeriodOf(PeriodDay, d, loc)
+			rng := Period{Kind: PeriodRange, Start: day.Start, End: PeriodOf(PeriodDay, d.AddDate(0, 0, d.Day()%9), loc).End}
+			for _, p := range []Period{day, PeriodOf(PeriodWeek, d, loc), PeriodOf(PeriodMonth, d, loc), rng} {
+				got, err := ParseWhen(p.Label(), ref, loc)
+				if err != nil || !got.Start.Equal(p.Start) || !got.End.Equal(p.End) || got.Kind != p.Kind {
+					t.Fatalf("ParseWhen(%q) = %s %s..%s, %v; want %s..%s", p.Label(), got.Kind, got.Start, got.End, err, p.Start, p.End)
+				}
+			}
+		}
+	}
+}
+
+// TestParseWhenErrors: text that is more or less than one time expression
+// is refused, saying why.
+func TestParseWhenErrors(t *testing.T) {
+	ref := time.Date(2023, 5, 10, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct{ text, want string }{
+		{"last week and yesterday", `names 2 periods ("last week" is 2023-W18, "yesterday" is 2023-05-09)`},
+		{"in the summer of 2019", `"2019" names 2019-01-01..2019-12-31, but the rest is not part of a time expression`},
+		{"2023-02-30", "day 30 is outside 1..28"},
+		{"2023-W53", "2023 has 52 ISO weeks"},
+		{"soon", "not a period label"},
+		{"  ", "empty"},
+	} {
+		_, err := ParseWhen(tt.text, ref, nil)
+		if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseWhen(%q): %v, want EINVALID saying %s", tt.text, err, tt.want)
+		}
+	}
 }

@@ -31,20 +31,16 @@ func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Tur
 	return ts, nil
 }
 
-// ZoomPeriod parses what a caller names a period by: a label
-// ("2023-05-08", "2023-W19", "2023-05", "2023-05-08..2023-05-10") or,
-// failing that, a time expression ("yesterday", "last week", "in March")
-// resolved against the conversation's newest turn, or now if given. The
-// period is in the conversation's time zone.
+// ZoomPeriod reads what a caller names a period by, with ParseWhen: a
+// label ("2023-05-08", "2023-W19", "2023-05", "2023-05-08..2023-05-10") or
+// a time expression ("yesterday", "last week", "in March") resolved
+// against now if given, else the conversation's newest turn, as a context
+// query's time expressions are. The period is in the conversation's time
+// zone.
 func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now time.Time) (Period, error) {
 	c, err := m.store.Conversation(ctx, m.ns, conversation)
 	if err != nil {
 		return Period{}, err
-	}
-	loc := c.Location()
-	p, perr := ParsePeriod(what, loc)
-	if perr == nil {
-		return p, nil
 	}
 	ref := now
 	if ref.IsZero() {
@@ -53,10 +49,7 @@ func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now 
 			ref = m.now()
 		}
 	}
-	if ms := FindTimes(what, ref, loc); len(ms) == 1 && ms[0].Start == 0 && ms[0].End == len(what) {
-		return ms[0].Period, nil
-	}
-	return Period{}, perr
+	return ParseWhen(what, ref, c.Location())
 }
 
 // RangePeriod is the period from the start of from's day to the end of

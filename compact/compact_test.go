@@ -833,7 +833,7 @@ func TestSpanTurnsOpenAI(t *testing.T) {
 		t.Fatalf("turn 0 = %+v", u)
 	}
 	a := turns[1]
-	if len(a.ToolCalls) != 2 || string(a.ToolCalls[0].Arguments) != `{"page":1}` || string(a.ToolCalls[1].Arguments) != `"{page: 2"` {
+	if len(a.ToolCalls) != 2 || string(a.ToolCalls[0].Arguments) != `{"page":1}` || string(a.ToolCalls[1].Arguments) != `{page: 2` {
 		t.Fatalf("turn 1 calls = %+v", a.ToolCalls)
 	}
 	if turns[3].Role != strata.RoleTool || turns[3].ToolResults[0] != (strata.ToolResult{CallID: "k2", Name: "ocr", Content: "a stamp"}) {

@@ -211,17 +211,13 @@ func messageTurn(m *Message, names map[string]string) strata.Turn {
 	return t
 }
 
-// callArguments returns an OpenAI call's arguments as JSON: the JSON the
-// model wrote, or, when it wrote something else, that text as a JSON
-// string.
+// callArguments returns an OpenAI call's arguments as the exact text the
+// model wrote, JSON or not (a truncated output stays as it is).
 func callArguments(c toolCall) json.RawMessage {
 	if c.args == "" {
 		return nil
 	}
-	if json.Valid([]byte(c.args)) {
-		return json.RawMessage(c.args)
-	}
-	return json.RawMessage(appendString(nil, c.args))
+	return json.RawMessage(c.args)
 }
 
 // stableHash is a short hash of what pruning never changes in m: its

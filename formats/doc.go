@@ -62,11 +62,10 @@
 //	importance    number from 0 to 1
 //	tags          array of strings
 //	tool_calls    array of {id, name, arguments}: name is required; id may be
-//	              a string or a number; arguments may be any JSON value, kept
-//	              byte for byte, except that a JSON string holding JSON is
-//	              replaced by the JSON it holds ("{\"a\":1}" becomes {"a":1}),
-//	              a string holding anything else stays that JSON string, and
-//	              "" is no arguments
+//	              a string or a number; arguments are kept as the exact
+//	              bytes given: a string is the text it holds, JSON or not,
+//	              spacing kept ("{\"a\": tru" is {"a": tru), any other
+//	              JSON value is kept as written, and "" is no arguments
 //	tool_results  array of {call_id, name, content, is_error}: content is a
 //	              string, or any other JSON value kept as its JSON text;
 //	              is_error is a boolean
@@ -107,9 +106,9 @@
 //	name          Turn.Name; on tool and function messages, ToolResult.Name
 //	tool_calls    array of {id, type, function: {name, arguments}}: one
 //	              strata.ToolCall each. arguments is a JSON string in OpenAI;
-//	              when it holds valid JSON, the decoded JSON is stored
-//	              (ToolCall.Arguments = {"city":"Paris"}), otherwise the
-//	              string itself as a JSON string. type "custom" ({custom:
+//	              the text it holds is stored as it is, JSON or not
+//	              (ToolCall.Arguments = {"city": "Paris"}, or a truncated
+//	              {"city": "Par). type "custom" ({custom:
 //	              {name, input}}) is read the same way; other types are
 //	              errors.
 //	function_call legacy {name, arguments}: one more tool call, without id

@@ -38,6 +38,9 @@ type Record struct {
 	Turn strata.Turn
 	// Line is the 1-based line of the source where the turn starts.
 	Line int
+	// DerivedExtID reports that the source gave the turn no ext_id and
+	// Turn.ExtID was derived.
+	DerivedExtID bool
 }
 
 // Reader yields the records of one input in order, one at a time, so that
@@ -360,10 +363,11 @@ func finish(ids *idDeriver, file string, line int, prefix, conv string, t *strat
 		}
 		return Record{}, &ParseError{File: file, Line: line, Field: field, Msg: msg}
 	}
-	if t.ExtID == "" {
+	derived := t.ExtID == ""
+	if derived {
 		t.ExtID = ids.derive(conv, t)
 	}
-	return Record{Conversation: conv, Turn: *t, Line: line}, nil
+	return Record{Conversation: conv, Turn: *t, Line: line, DerivedExtID: derived}, nil
 }
 
 // badText reports whether the raw JSON value holds text that is not valid
@@ -606,29 +610,39 @@ func (o *object) anyValue(name string) (any, error) {
 	return x, nil
 }
 
-// toolArgs normalizes tool-call arguments: a JSON string holding JSON
-// becomes the JSON it holds (trimmed of surrounding space), a JSON string
-// holding anything else stays that JSON string, an empty string or null is
-// no arguments, and any other JSON value is kept byte for byte.
-func toolArgs(v json.RawMessage) json.RawMessage {
+// toolArgs returns tool-call arguments as the exact bytes given: a JSON
+// string is the text it holds (valid JSON or not, its spacing kept), an
+// empty string or null is no arguments, and any other JSON value is kept
+// as written.
+func toolArgs(v json.RawMessage) (json.RawMessage, error) {
 	if len(v) == 0 || string(v) == "null" {
-		return nil
+		return nil, nil
 	}
 	if v[0] != '"' {
-		return append(json.RawMessage(nil), v...)
+		return append(json.RawMessage(nil), v...), nil
 	}
 	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return append(json.RawMessage(nil), v...)
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, err
 	}
-	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil
+		return nil, nil
 	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
+	return json.RawMessage(s), nil
+}
+
+// toolArgsOf reads the tool-call arguments member name of o with toolArgs,
+// refusing text that is not valid UTF-8.
+func toolArgsOf(o *object, name string) (json.RawMessage, error) {
+	v, _, err := o.text(name)
+	if err != nil {
+		return nil, err
 	}
-	return append(json.RawMessage(nil), v...)
+	a, err := toolArgs(v)
+	if err != nil {
+		return nil, o.errf(name, "%s", jsonMsg(err))
+	}
+	return a, nil
 }
 
 // lineTracker counts lines of a stream read by a json.Decoder, so that a

@@ -107,6 +107,7 @@ func TestJSONL(t *testing.T) {
 				t.Errorf("record %d: ext_id %q is not derived", i, got.Turn.ExtID)
 			}
 			want[i].Turn.ExtID = strata.DeriveExtID(&want[i].Turn, 0)
+			want[i].DerivedExtID = true
 		}
 		if !got.Turn.Time.Equal(want[i].Turn.Time) {
 			t.Errorf("record %d: time %v, want %v", i, got.Turn.Time, want[i].Turn.Time)
@@ -129,7 +130,7 @@ func TestOpenAIObject(t *testing.T) {
 			Metadata: map[string]any{"images": []any{"https://example.com/cat.png"}}}},
 		{Line: 11, Turn: strata.Turn{Role: "assistant", Model: "gpt-4o-mini", ToolCalls: []strata.ToolCall{
 			{ID: "call_a", Name: "identify", Arguments: json.RawMessage(`{"url": "https://example.com/cat.png"}`)},
-			{ID: "call_b", Name: "shout", Arguments: json.RawMessage(`"not json"`)},
+			{ID: "call_b", Name: "shout", Arguments: json.RawMessage(`not json`)},
 		}}},
 		{Line: 15, Turn: strata.Turn{Role: "tool", ToolResults: []strata.ToolResult{{CallID: "call_a", Content: "a cat, about 3 years old"}}}},
 		{Line: 16, Turn: strata.Turn{Role: "tool", ToolResults: []strata.ToolResult{{Name: "shout", Content: "NOT JSON"}}}},
@@ -138,6 +139,7 @@ func TestOpenAIObject(t *testing.T) {
 	for i := range want {
 		want[i].Conversation = "chat-7"
 		want[i].Turn.ExtID = strata.DeriveExtID(&want[i].Turn, 0)
+		want[i].DerivedExtID = true
 		if !reflect.DeepEqual(recs[i], want[i]) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i, recs[i], want[i])
 		}
@@ -599,4 +601,42 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolArgumentsExact: tool-call arguments are the exact bytes given,
+// in both formats that carry them: a string's text whether or not it is
+// JSON, spacing kept; any other JSON value as written.
+func TestToolArgumentsExact(t *testing.T) {
+	cases := []struct{ wire, want string }{
+		{`"{\"a\": tru"`, `{"a": tru`},
+		{`" {\"a\" :  true}\n"`, " {\"a\" :  true}\n"},
+		{`{ "a" :  [1, 2] }`, `{ "a" :  [1, 2] }`},
+		{`"\"quoted\""`, `"quoted"`},
+		{`"   "`, `   `},
+		{`""`, ``},
+		{`null`, ``},
+	}
+	for _, c := range cases {
+		for _, in := range []struct{ format, text string }{
+			{"jsonl", `{"role":"assistant","tool_calls":[{"id":"1","name":"f","arguments":` + c.wire + `}]}`},
+			{"openai", `[{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":` + c.wire + `}}]}]`},
+		} {
+			r, err := Open(in.format, "f", strings.NewReader(in.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := r.Next()
+			if err != nil {
+				t.Errorf("%s %s: %v", in.format, c.wire, err)
+				continue
+			}
+			if got := string(rec.Turn.ToolCalls[0].Arguments); got != c.want {
+				t.Errorf("%s %s: arguments %q, want %q", in.format, c.wire, got, c.want)
+			}
+		}
+	}
+	r, _ := Open("jsonl", "f", strings.NewReader(`{"role":"assistant","tool_calls":[{"name":"f","arguments":"{\"a\":\"\ud800\"}"}]}`))
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), `invalid UTF-8`) {
+		t.Errorf("a lone surrogate in arguments: %v, want an error naming the field", err)
+	}
 }

@@ -374,7 +374,9 @@ func jsonlToolCalls(o *object) ([]strata.ToolCall, error) {
 		if c.Name == "" {
 			return nil, e.errf("name", "missing")
 		}
-		c.Arguments = toolArgs(e.m["arguments"])
+		if c.Arguments, err = toolArgsOf(e, "arguments"); err != nil {
+			return nil, err
+		}
 		calls = append(calls, c)
 	}
 	return calls, nil

@@ -313,7 +313,9 @@ func openaiToolCalls(o *object) ([]strata.ToolCall, error) {
 		if c.Name == "" {
 			return nil, fn.errf("name", "missing")
 		}
-		c.Arguments = toolArgs(fn.m[argKey])
+		if c.Arguments, err = toolArgsOf(fn, argKey); err != nil {
+			return nil, err
+		}
 		calls = append(calls, c)
 	}
 	if v, ok, err := o.text("function_call"); err != nil {
@@ -330,7 +332,9 @@ func openaiToolCalls(o *object) ([]strata.ToolCall, error) {
 		if c.Name == "" {
 			return nil, fn.errf("name", "missing")
 		}
-		c.Arguments = toolArgs(fn.m["arguments"])
+		if c.Arguments, err = toolArgsOf(fn, "arguments"); err != nil {
+			return nil, err
+		}
 		calls = append(calls, c)
 	}
 	return calls, nil

@@ -33,8 +33,14 @@ func tierCorpus(t *testing.T, s strata.Store, ns, conv string) []strata.Turn {
 		switch i % 5 {
 		case 1:
 			tt.Role, tt.Model = strata.RoleAssistant, "model-x"
+			// Arguments are kept byte for byte: JSON with its spacing, and
+			// text that is not JSON (a truncated model output).
+			args := "{ \"q\" : \"a<b>&c\",\n  \"n\": 1.50 }"
+			if i%10 == 6 {
+				args = "{\"a\": tru"
+			}
 			tt.ToolCalls = []strata.ToolCall{{ID: fmt.Sprintf("c%d", n), Name: "look",
-				Arguments: json.RawMessage("{ \"q\" : \"a<b>&c\",\n  \"n\": 1.50 }")}}
+				Arguments: json.RawMessage(args)}}
 		case 2:
 			tt.Role = strata.RoleTool
 			tt.ToolResults = []strata.ToolResult{{CallID: "c", Name: "look", Content: "out\tput", IsError: true}}
@@ -49,6 +55,14 @@ func tierCorpus(t *testing.T, s strata.Store, ns, conv string) []strata.Turn {
 		in[i] = tt
 	}
 	appendTurns(t, s, ns, conv, in)
+	stored := allTurns(t, s, ns, conv)
+	for i := range in {
+		w := in[i]
+		w.Seq = stored[i].Seq
+		if d := diffTurn(w, stored[i]); d != "" {
+			t.Fatalf("turn %d as stored: %s", i+1, d)
+		}
+	}
 	nodes := []strata.Node{
 		mkNode(ns, conv, 1, 1, 10, "first span about alpha"),
 		mkNode(ns, conv, 1, 11, 20, "second span about beta"),

@@ -31,7 +31,7 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 	month := fs.String("month", "", "a month: 2023-05")
 	from := fs.String("from", "", "first day of a range: 2023-05-08")
 	to := fs.String("to", "", "last day of a range (inclusive): 2023-05-14")
-	when := fs.String("when", "", "a time expression: yesterday, last week, in March, 25 May 2023")
+	when := fs.String("when", "", "a period label or time expression: yesterday, last week, on Tuesday, in March, 25 May 2023, 2023-W19")
 	now := fs.String("now", "", "what relative expressions count from (default: the conversation's newest turn)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -85,7 +85,10 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 		}
 	case *when != "":
 		if p, err = a.mem.ZoomPeriod(ctx, *conv, *when, ref); err != nil {
-			return usagef("zoom --when %q: not a period or time expression strata knows", *when)
+			if strata.ErrorCode(err) == strata.EINVALID {
+				return usagef("zoom --when: %v", err)
+			}
+			return err
 		}
 	default:
 		f, err1 := strata.ParsePeriod(*from, c.Location())

@@ -23,7 +23,8 @@ func runCTF(ctx context.Context, m *Main, args []string) error {
 		return usagef("ctf: want 'strata ctf encode' or 'strata ctf decode'\n%s", ctfUsage)
 	}
 	fs := m.command("ctf "+args[0], "< INPUT > OUTPUT")
-	fields := fs.String("fields", "", "encode: comma-separated fields (default: every field some turn has)")
+	fields := fs.String("fields", "", "encode: comma-separated fields (default: every field some turn of the input has)")
+	derivedIDs := fs.Bool("derived-ids", false, "encode: write, for turns without an ext_id, the one import derives")
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
@@ -31,21 +32,26 @@ func runCTF(ctx context.Context, m *Main, args []string) error {
 		return usagef("ctf %s reads standard input and takes no arguments", args[0])
 	}
 	if args[0] == "encode" {
-		return ctfEncode(m, *fields)
+		return ctfEncode(m, *fields, *derivedIDs)
 	}
 	return ctfDecode(m)
 }
 
 const ctfUsage = `Usage:
-  strata ctf encode [--fields role,name,content] < turns.jsonl > turns.ctf
+  strata ctf encode [--fields role,name,content] [--derived-ids] < turns.jsonl > turns.ctf
   strata ctf decode < turns.ctf > turns.jsonl
 
-encode reads JSONL turns (the import format) and writes one CTF block;
-decode reads a CTF block and writes JSONL turns that 'strata import' reads.
+encode reads JSONL turns (the import format) and writes one CTF block of
+the fields the input carries; the ext_ids import derives for turns without
+one are written only with --derived-ids. decode reads a CTF block and
+writes JSONL turns that 'strata import' reads.
 The format is described in docs/ctf.md.`
 
-// ctfEncode turns JSONL turns on standard input into one CTF block.
-func ctfEncode(m *Main, fieldList string) error {
+// ctfEncode turns JSONL turns on standard input into one CTF block, of
+// the fields listed or else of those some turn of the input has. A turn
+// the input gives no ext_id has an empty one unless derivedIDs asks for
+// the id import would derive.
+func ctfEncode(m *Main, fieldList string, derivedIDs bool) error {
 	r, err := formats.Open(formats.JSONL, "stdin", m.Stdin)
 	if err != nil {
 		return err
@@ -58,6 +64,9 @@ func ctfEncode(m *Main, fieldList string) error {
 		}
 		if err != nil {
 			return err
+		}
+		if rec.DerivedExtID && !derivedIDs {
+			rec.Turn.ExtID = ""
 		}
 		turns = append(turns, rec.Turn)
 	}
