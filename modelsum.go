@@ -76,15 +76,19 @@ func (m *Memory) wantsModel(l Level) bool {
 type PendingOptions struct {
 	Conversation string // "" means every conversation of the namespace
 	// RetryFailed first marks pending again the nodes of llm levels that
-	// kept their extractive summary because the model failed.
+	// kept their extractive summary because the model failed or answered
+	// over budget, and those that serve a model summary over budget.
 	RetryFailed bool
 }
 
 // PendingResult says what a SummarizePending pass did.
 type PendingResult struct {
-	Summarized int `json:"summarized"`  // nodes now with a model summary within budget
-	OverBudget int `json:"over_budget"` // model summaries still over budget after three tries
-	Failed     int `json:"failed"`      // nodes that kept their extractive summary
+	Summarized int `json:"summarized"` // nodes now with a model summary within budget
+	// OverBudget counts the nodes whose model replies were all over budget:
+	// each serves the shorter summary (the extractive one when it fits)
+	// and keeps the model's last reply as Node.Rejected.
+	OverBudget int `json:"over_budget"`
+	Failed     int `json:"failed"` // nodes that kept their extractive summary because the model failed
 	Calls      int `json:"calls"`
 	Retried    int `json:"retried"` // nodes marked pending again by RetryFailed
 }
@@ -94,6 +98,9 @@ type PendingResult struct {
 // most LLMOptions.Concurrency calls at once, and returns when none is
 // left. A node whose model fails keeps its extractive summary with the
 // reason in Fallback, and is no longer pending (RetryFailed asks again).
+// A node whose model answers over budget on every try serves the shorter
+// summary (the extractive one whenever it fits) and keeps the last reply
+// in Rejected, with the reason in Fallback.
 // Cancelling ctx stops the pass; what it did not finish stays pending.
 func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (PendingResult, error) {
 	var res PendingResult
@@ -124,7 +131,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 }
 
 // markFailedPending marks pending the nodes of llm levels whose model
-// summary failed.
+// summary failed or came back over budget.
 func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
 	n := 0
 	for lvl, l := range p.Levels {
@@ -137,7 +144,9 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 		}
 		var again []Node
 		for _, nd := range ns {
-			if nd.Method != MethodLLM && nd.Fallback != "" && !nd.Pending {
+			failed := nd.Method != MethodLLM && nd.Fallback != ""
+			long := nd.Method == MethodLLM && nd.Status == StatusOverBudget
+			if (failed || long) && !nd.Pending {
 				nd.Pending = true
 				again = append(again, nd)
 			}
@@ -194,10 +203,10 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			}
 			put = append(put, done[i])
 			switch {
+			case done[i].Rejected != nil || (done[i].Method == MethodLLM && done[i].Status == StatusOverBudget):
+				res.OverBudget++
 			case done[i].Method != MethodLLM:
 				res.Failed++
-			case done[i].Status == StatusOverBudget:
-				res.OverBudget++
 			default:
 				res.Summarized++
 			}
@@ -262,7 +271,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		if out.Tokens > budget {
 			out.Status = StatusOverBudget
 		}
-		out.Pending, out.Model, out.Fallback = false, "", reason
+		out.Pending, out.Model, out.Fallback, out.Rejected = false, "", reason, nil
 		return out, calls, nil
 	}
 	var best *reply
@@ -297,11 +306,24 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		best = &r
 		data.Tighter = tighter(try, r.tokens, budget)
 	}
+	if best.model == "" {
+		best.model = model
+	}
+	if best.tokens > budget {
+		// Every try came back over budget. The node serves the shorter of
+		// the two summaries, the extractive one whenever it fits, and keeps
+		// the model's reply for review and for a retry.
+		rejected := &RejectedReply{Summary: best.summary, Tokens: best.tokens, Budget: budget, Model: best.model, Status: StatusOverBudget}
+		if m.tok.Count(ext.Text) <= best.tokens {
+			out, calls, err := fallback(fmt.Sprintf("model reply over budget: %d tokens for a budget of %d after %d tries",
+				best.tokens, budget, maxBudgetTries))
+			out.Rejected = rejected
+			return out, calls, err
+		}
+	}
 	out := n
 	out.Summary, out.Tokens, out.Method, out.Model = best.summary, best.tokens, MethodLLM, best.model
-	if out.Model == "" {
-		out.Model = model
-	}
+	out.Rejected = nil
 	out.Facts, out.Themes = best.facts, best.themes
 	if len(out.Facts) == 0 {
 		out.Facts = ext.Facts

@@ -127,6 +127,18 @@ func TestModelEndToEnd(t *testing.T) {
 	if got := fake.calls.Load() - before; got != 3 || !strings.Contains(out, "1 over budget") {
 		t.Fatalf("over budget: %d calls, %s", got, out)
 	}
+	// The node serves its extractive summary; review shows it beside the
+	// rejected reply, and --retry-failed asks the model again.
+	rv := runLLM(t, db, srv.URL+"/v1", "review", "--conversation", "d")
+	if !strings.Contains(rv, "kept extractive: model reply over budget: ") || !strings.Contains(rv, "served: ") ||
+		!strings.Contains(rv, "over_budget (") || !strings.Contains(rv, "): They talked about many things") {
+		t.Errorf("review of the over-budget node:\n%s", rv)
+	}
+	before = fake.calls.Load()
+	out = runLLM(t, db, srv.URL+"/v1", "rollup", "--conversation", "d", "--retry-failed")
+	if got := fake.calls.Load() - before; got != 3 || !strings.Contains(out, "1 over budget") || !strings.Contains(out, "1 failed nodes retried") {
+		t.Fatalf("--retry-failed of the over-budget node: %d calls, %s", got, out)
+	}
 	cost := runLLM(t, db, srv.URL+"/v1", "stats", "--cost")
 	if !strings.Contains(cost, "model tiny:") || !strings.Contains(cost, "micro") {
 		t.Errorf("stats --cost:\n%s", cost)
