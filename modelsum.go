@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 )
@@ -42,6 +44,16 @@ type LLMOptions struct {
 	// leaves the hot tier (000's defer_summarization), not at once.
 	Defer bool
 }
+
+// DeadEndpointFailures is how many model calls in a row may fail to reach
+// the endpoint at all (connection refused, no route to the host, unknown
+// host) before a SummarizePending pass stops calling the model. The rest
+// of the pass makes no call: its pending nodes keep their extractive
+// summaries, stay pending with the reason in Fallback, and the pass says
+// so once (PendingResult.Unreachable, and one warning in the log). The
+// next pass tries the endpoint again. A call that reaches the endpoint,
+// whatever its answer, resets the count.
+const DeadEndpointFailures = 3
 
 // maxBudgetTries is how many times a model is asked for a summary within
 // budget: once, then twice with a tighter instruction (003).
@@ -91,6 +103,11 @@ type PendingResult struct {
 	Failed     int `json:"failed"` // nodes that kept their extractive summary because the model failed
 	Calls      int `json:"calls"`
 	Retried    int `json:"retried"` // nodes marked pending again by RetryFailed
+	// Skipped counts the nodes left pending because the model's endpoint
+	// could not be reached (see DeadEndpointFailures); Unreachable says
+	// why, empty when the endpoint answered.
+	Skipped     int    `json:"skipped,omitempty"`
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // SummarizePending writes the model summaries that are due, finest level
@@ -102,8 +119,7 @@ type PendingResult struct {
 // summary (the extractive one whenever it fits) and keeps the last reply
 // in Rejected, with the reason in Fallback.
 // Cancelling ctx stops the pass; what it did not finish stays pending.
-func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (PendingResult, error) {
-	var res PendingResult
+func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res PendingResult, err error) {
 	if m.llm.Completer == nil {
 		return res, Errorf(EINVALID, "no model is configured (set STRATA_LLM_PROVIDER and STRATA_LLM_MODEL, or llm in strata.yaml)")
 	}
@@ -111,10 +127,27 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 	if err != nil {
 		return res, err
 	}
+	g := &endpointGuard{down: make(chan struct{})}
+	defer func() {
+		if reason, down := g.isDown(); down {
+			res.Unreachable = reason
+			m.log.Warn("model endpoint unreachable: pending summaries wait for the next pass",
+				"reason", reason, "pending", res.Skipped)
+		}
+	}()
 	for _, c := range convs {
 		p, err := m.policyFor(c)
 		if err != nil {
 			return res, err
+		}
+		if reason, down := g.isDown(); down {
+			// The endpoint is down: no call, the reason on every node due.
+			n, err := m.holdPending(ctx, c, reason)
+			res.Skipped += n
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", c.ID, err)
+			}
+			continue
 		}
 		if o.RetryFailed {
 			n, err := m.markFailedPending(ctx, c, p)
@@ -123,7 +156,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 				return res, err
 			}
 		}
-		if err := m.summarizeConversation(ctx, c, p, &res); err != nil {
+		if err := m.summarizeConversation(ctx, c, p, &res, g); err != nil {
 			return res, fmt.Errorf("%s: %w", c.ID, err)
 		}
 	}
@@ -161,7 +194,33 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 	return n, nil
 }
 
-func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult) error {
+// holdPending records reason on the conversation's pending nodes that do
+// not carry it yet, and returns how many nodes are pending. They keep their
+// extractive summaries and stay pending for the next pass.
+func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string) (int, error) {
+	lock := m.rollLock(c.ID)
+	lock.Lock()
+	defer lock.Unlock()
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true})
+	if err != nil {
+		return 0, err
+	}
+	var put []Node
+	for _, n := range ns {
+		if n.Fallback != reason {
+			n.Fallback = reason
+			put = append(put, n)
+		}
+	}
+	if len(put) > 0 {
+		if err := m.store.PutNodes(context.WithoutCancel(ctx), m.ns, c.ID, put); err != nil {
+			return 0, err
+		}
+	}
+	return len(ns), nil
+}
+
+func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard) error {
 	for {
 		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4 * m.llm.Concurrency})
 		if err != nil || len(batch) == 0 {
@@ -186,7 +245,7 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i])
+				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i], g)
 			}()
 		}
 		wg.Wait()
@@ -200,6 +259,9 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 					firstErr = errs[i]
 				}
 				continue
+			}
+			if done[i].Pending {
+				continue // skipped: the endpoint is down (holdPending below)
 			}
 			put = append(put, done[i])
 			switch {
@@ -231,14 +293,23 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		if firstErr != nil {
 			return firstErr
 		}
+		if reason, down := g.isDown(); down {
+			n, err := m.holdPending(ctx, c, reason)
+			res.Skipped += n
+			return err
+		}
 	}
 }
 
 // modelSummary asks the model for a node's summary. It returns the node to
 // store (with the model's summary, or its extractive one and the reason the
 // model failed) and the calls made. Only ctx's end and store failures are
-// errors: the node then stays pending.
-func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node) (Node, []Call, error) {
+// errors: the node then stays pending. When g finds the endpoint down, the
+// node is returned unchanged and still pending.
+func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node, g *endpointGuard) (Node, []Call, error) {
+	if _, down := g.isDown(); down {
+		return n, nil, nil
+	}
 	level := p.Levels[n.Level-1]
 	budget := level.BudgetFor(c.IsImportant(n.Key))
 	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: m.tok, WantIdentifiers: true}
@@ -282,11 +353,14 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		}
 		timeout := m.llm.Timeout + time.Duration(try)*m.llm.Timeout/2
 		comp, more, err := m.complete(ctx, CompletionRequest{Model: model, System: system, User: user, MaxTokens: 2*budget + 400},
-			timeout, n, len(calls))
+			timeout, n, len(calls), g)
 		calls = append(calls, more...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return n, calls, ctx.Err()
+			}
+			if _, down := g.isDown(); down && unreachable(err) {
+				return n, calls, nil // stays pending for the next pass
 			}
 			return fallback("model failed: " + err.Error())
 		}
@@ -351,7 +425,7 @@ func tighter(try, got, budget int) string {
 // complete calls the model, retrying failures a later attempt may not
 // meet with exponential backoff (or the wait the provider asks for), each
 // retry with a 50% longer timeout. It returns every call made.
-func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int) (Completion, []Call, error) {
+func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
 	var calls []Call
 	wait := m.llm.Backoff
 	for attempt := 0; ; attempt++ {
@@ -370,8 +444,12 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 			call.Outcome = oneLineError(err)
 		}
 		calls = append(calls, call)
+		down := g.observe(err)
 		if err == nil {
 			return comp, calls, nil
+		}
+		if down {
+			return comp, calls, err // the pass calls the endpoint no more
 		}
 		var pe *ProviderError
 		retry := errors.As(err, &pe) && pe.Retryable
@@ -390,10 +468,65 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 		case <-ctx.Done():
 			t.Stop()
 			return comp, calls, ctx.Err()
+		case <-g.down:
+			t.Stop()
+			return comp, calls, err
 		case <-t.C:
 		}
 		wait *= 2
 	}
+}
+
+// endpointGuard counts, over one SummarizePending pass, the model calls in
+// a row that could not reach the endpoint, and declares it down at
+// DeadEndpointFailures. It is safe for concurrent use.
+type endpointGuard struct {
+	mu     sync.Mutex
+	streak int
+	reason string
+	down   chan struct{} // closed when the endpoint is declared down
+}
+
+// observe records a call's outcome and reports whether the endpoint is
+// down.
+func (g *endpointGuard) observe(err error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reason != "" {
+		return true
+	}
+	if err == nil || !unreachable(err) {
+		g.streak = 0
+		return false
+	}
+	g.streak++
+	if g.streak < DeadEndpointFailures {
+		return false
+	}
+	g.reason = fmt.Sprintf("model endpoint unreachable (%d calls in a row could not connect); waiting for the next pass: %s",
+		g.streak, oneLineError(err))
+	close(g.down)
+	return true
+}
+
+// isDown returns the reason the endpoint was declared down, if it was.
+func (g *endpointGuard) isDown() (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reason, g.reason != ""
+}
+
+// unreachable reports whether err says the model's endpoint could not be
+// reached at all: the connection was refused, or dialling it failed (no
+// route, unknown host). A reply of any kind, or a timeout waiting for one,
+// is not.
+func unreachable(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 func oneLineError(err error) string {

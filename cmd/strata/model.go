@@ -82,7 +82,10 @@ func runReview(ctx context.Context, m *Main, args []string) error {
 	}
 	for _, n := range ns {
 		why := n.Status
-		if n.Fallback != "" {
+		switch {
+		case n.Pending && n.Fallback != "":
+			why = "pending, extractive until then: " + n.Fallback
+		case n.Fallback != "":
 			why = "kept extractive: " + n.Fallback
 		}
 		fmt.Fprintf(m.Stdout, "%s %s level %d turns %d-%d  %d tokens  %s\n      served: %s\n", n.Conversation, n.ID, n.Level,
