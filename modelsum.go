@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // LLMOptions configure summaries written by a model, for the levels whose
@@ -328,6 +331,11 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 	}
 	data := promptData(c.ID, level, n.Key, budget, req.Turns, req.Children, c.Location())
 	data.Identifiers = ext.Identifiers
+	who, err := m.spanSpeakers(ctx, c, n, req.Turns, ext.Text)
+	if err != nil {
+		return n, nil, err
+	}
+	when := spanDates(n, c.Location())
 	model := m.llm.Model
 	if mm := m.llm.Models[level.Name]; mm != "" {
 		model = mm
@@ -369,7 +377,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 			calls[len(calls)-1].Outcome = "empty"
 			return fallback("model gave an empty summary")
 		}
-		r.summary = keepIdentifiers(r.summary, ext.Identifiers)
+		r.summary = keepIdentifiers(r.summary, who, when, ext.Identifiers, budget, m.tok)
 		r.tokens = m.tok.Count(r.summary)
 		r.model = comp.Model
 		if r.tokens <= budget && comp.FinishReason != "length" {
@@ -594,19 +602,145 @@ func parseReply(text string) reply {
 	return r
 }
 
-// keepIdentifiers appends to a model's summary the identifiers of the span
-// it dropped, under "Mentions:", so that summarizing never loses a name,
-// number, date, path or identifier the extractive summary kept.
-func keepIdentifiers(summary string, ids []string) string {
-	lower := strings.ToLower(summary)
-	var missing []string
-	for _, id := range ids {
-		if !strings.Contains(lower, strings.ToLower(id)) {
-			missing = append(missing, id)
+// Limits of who-and-when restoration: the speakers named at most, and the
+// turns read to find the speakers of a node above level 1.
+const (
+	maxRestoredSpeakers = 4
+	maxSpeakerScan      = 2000
+)
+
+// spanSpeakers returns the speakers of a node's span a model summary must
+// name, most turns first: those the extractive summary names, or, if it
+// names none, the span's most active ones; at most maxRestoredSpeakers.
+// Level-1 nodes give their turns; above, the first maxSpeakerScan turns of
+// the span are read.
+func (m *Memory) spanSpeakers(ctx context.Context, c Conversation, n Node, turns []Turn, extractive string) ([]string, error) {
+	if n.Level > 1 {
+		var err error
+		turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: maxSpeakerScan})
+		if err != nil {
+			return nil, err
 		}
 	}
-	if len(missing) == 0 {
-		return summary
+	count := map[string]int{}
+	var order []string
+	for i := range turns {
+		s := strings.TrimSpace(turns[i].Speaker())
+		if s == "" {
+			continue
+		}
+		if count[s] == 0 {
+			order = append(order, s)
+		}
+		count[s]++
 	}
-	return summary + "\nMentions: " + strings.Join(missing, "; ")
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	var named []string
+	for _, s := range order {
+		if strings.Contains(extractive, s) {
+			named = append(named, s)
+		}
+	}
+	if len(named) == 0 {
+		named = order
+	}
+	return named[:min(len(named), maxRestoredSpeakers)], nil
+}
+
+// spanDates returns the forms of a node's dates: Mentions shows the first
+// (the span's day, or its first and last days), and a summary that holds
+// any of them names its time. Empty when the span has no times.
+func spanDates(n Node, loc *time.Location) []string {
+	if n.Start.IsZero() || n.End.IsZero() {
+		return nil
+	}
+	first, last := n.Start.In(loc), n.End.In(loc)
+	shown := first.Format("2 Jan 2006")
+	if day(last) != day(first) {
+		shown += " to " + last.Format("2 Jan 2006")
+	}
+	out := []string{shown}
+	if n.Key != "" && n.Key[0] >= '0' && n.Key[0] <= '9' {
+		out = append(out, n.Key) // a calendar period: 2023-05-08, 2023-W19, 2023-05
+	}
+	// Every day of the span, in the usual ways of writing a date, up to
+	// three months of them; a longer span is named by its months.
+	d := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+	long := last.Sub(first) > 7*24*time.Hour
+	for i := 0; !d.After(last) && i < 92; i++ {
+		out = append(out, d.Format("2 Jan 2006"), d.Format("2 January 2006"), d.Format("January 2, 2006"),
+			d.Format("Jan 2, 2006"), d.Format(time.DateOnly))
+		d = d.AddDate(0, 0, 1)
+	}
+	if long {
+		for d := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, loc); !d.After(last); d = d.AddDate(0, 1, 0) {
+			out = append(out, d.Format("January 2006"), d.Format("Jan 2006"), d.Format("2006-01"))
+		}
+	}
+	return out
+}
+
+// containsWord reports whether w occurs in s between non-letters, so
+// that a speaker "Al" is not found in "talked".
+func containsWord(s, w string) bool {
+	for i := 0; w != ""; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:at])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (at == 0 || !unicode.IsLetter(before)) && (end == len(s) || !unicode.IsLetter(after)) {
+			return true
+		}
+		i = at + 1
+	}
+	return false
+}
+
+func day(t time.Time) string { return t.Format(time.DateOnly) }
+
+// keepIdentifiers appends to a model's summary, under "Mentions:", what
+// the extractive pass kept and the model dropped, so that summarizing
+// never loses who, when or a name, number, date, path or identifier:
+// first the span's speakers it does not name, then the span's dates
+// (when[0]) if it names none of when, then the identifiers ids it lacks.
+// The Mentions stay within budget tokens by dropping identifiers, the
+// lowest ranked first; speakers and dates are never dropped, so a reply
+// that leaves them no room is over budget.
+func keepIdentifiers(summary string, who, when, ids []string, budget int, tok Tokenizer) string {
+	lower := strings.ToLower(summary)
+	has := func(s string) bool { return strings.Contains(lower, strings.ToLower(s)) }
+	var must, missing []string
+	seen := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if k := strings.ToLower(s); !seen[k] && !has(s) {
+			seen[k] = true
+			*list = append(*list, s)
+		}
+	}
+	for _, s := range who {
+		if k := strings.ToLower(s); !seen[k] && !containsWord(lower, k) {
+			seen[k] = true
+			must = append(must, s)
+		}
+	}
+	if len(when) > 0 && !slices.ContainsFunc(when, has) {
+		add(&must, when[0])
+	}
+	for _, id := range ids {
+		add(&missing, id)
+	}
+	for {
+		all := append(slices.Clip(must), missing...)
+		if len(all) == 0 {
+			return summary
+		}
+		out := summary + "\nMentions: " + strings.Join(all, "; ")
+		if len(missing) == 0 || tok == nil || tok.Count(out) <= budget {
+			return out
+		}
+		missing = missing[:len(missing)-1]
+	}
 }
