@@ -137,3 +137,78 @@ func TestModelReplyOverBudgetKeepsFit(t *testing.T) {
 		t.Fatalf("retry failed: %+v, %d calls, %v", res, model.calls-before, err)
 	}
 }
+
+// TestModelRetryLegacyOverBudget: a node stored before replies over budget
+// were kept aside (a model summary over budget, served) is asked again by
+// RetryFailed, and then serves its extractive summary.
+func TestModelRetryLegacyOverBudget(t *testing.T) {
+	model := &fakeModel{answer: hugeReply}
+	m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), model, strata.LLMOptions{})
+	ctx := context.Background()
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: identTurns()[:10]}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := allNodes(t, m, "c")[0]
+	legacy.Summary = strings.Repeat("An old reply that ran far too long. ", 60)
+	legacy.Tokens, legacy.Method, legacy.Status, legacy.Model, legacy.Pending = 540, strata.MethodLLM, strata.StatusOverBudget, "old-1", false
+	if err := m.Store().PutNodes(ctx, m.Namespace(), "c", []strata.Node{legacy}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil || res.Calls != 0 {
+		t.Fatalf("a pass without RetryFailed: %+v, %v", res, err)
+	}
+	res, err := m.SummarizePending(ctx, strata.PendingOptions{RetryFailed: true})
+	if err != nil || res.Retried != 1 || res.OverBudget != 1 || res.Calls != 3 {
+		t.Fatalf("retry: %+v, %v", res, err)
+	}
+	n := allNodes(t, m, "c")[0]
+	if n.Method != strata.MethodExtractive || n.Tokens > 100 || n.Rejected == nil || strings.Contains(n.Summary, "An old reply") {
+		t.Errorf("node after the retry: method %s, %d tokens, rejected %v:\n%s", n.Method, n.Tokens, n.Rejected != nil, n.Summary)
+	}
+}
+
+// wordySummarizer writes summaries of about 300 tokens, over any budget
+// of llmPolicy.
+type wordySummarizer struct{}
+
+func (wordySummarizer) Summarize(_ context.Context, req strata.SummaryRequest) (strata.Summary, error) {
+	return strata.Summary{Text: strings.Repeat("Every word of the span, kept. ", 40), Method: strata.MethodExtractive}, nil
+}
+
+// TestModelOverBudgetShorterServed: when no summary fits, the node serves
+// the shorter one: the model's if it is shorter than the extractive one,
+// else the extractive one with the model's reply kept aside.
+func TestModelOverBudgetShorterServed(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		words  int // of the model's reply, about 1.6 tokens each
+		method string
+	}{{"model shorter", 100, strata.MethodLLM}, {"extractive shorter", 400, strata.MethodExtractive}} {
+		t.Run(tt.name, func(t *testing.T) {
+			model := &fakeModel{answer: func(int, strata.CompletionRequest) (strata.Completion, error) {
+				return strata.Completion{Text: "SUMMARY:\n" + strings.Repeat("Ana and Ben talk. ", tt.words/4), FinishReason: "stop"}, nil
+			}}
+			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: wordySummarizer{},
+				Policy: llmPolicy, LLM: strata.LLMOptions{Completer: model, Backoff: time.Millisecond}, Tiers: &strata.TierPolicy{Off: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: identTurns()[:10]}); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil || res.OverBudget != 1 {
+				t.Fatalf("result %+v, %v", res, err)
+			}
+			n := allNodes(t, m, "c")[0]
+			if n.Method != tt.method || n.Status != strata.StatusOverBudget || (n.Rejected != nil) != (tt.method == strata.MethodExtractive) {
+				t.Errorf("node: method %s, status %s, %d tokens, rejected %+v", n.Method, n.Status, n.Tokens, n.Rejected)
+			}
+		})
+	}
+}
