@@ -94,7 +94,9 @@ func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, err
 }
 
 // Review lists the nodes that need a look: summaries over budget, marked
-// needs_review, or kept extractive because the model failed.
+// needs_review, kept extractive because the model failed or answered over
+// budget (the reply is in Node.Rejected), or left pending because the
+// model's endpoint could not be reached.
 func (m *Memory) Review(ctx context.Context, conversation string) ([]Node, error) {
 	convs, err := m.conversationsOf(ctx, conversation)
 	if err != nil {

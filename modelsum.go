@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // LLMOptions configure summaries written by a model, for the levels whose
@@ -43,6 +48,16 @@ type LLMOptions struct {
 	Defer bool
 }
 
+// DeadEndpointFailures is how many model calls in a row may fail to reach
+// the endpoint at all (connection refused, no route to the host, unknown
+// host) before a SummarizePending pass stops calling the model. The rest
+// of the pass makes no call: its pending nodes keep their extractive
+// summaries, stay pending with the reason in Fallback, and the pass says
+// so once (PendingResult.Unreachable, and one warning in the log). The
+// next pass tries the endpoint again. A call that reaches the endpoint,
+// whatever its answer, resets the count.
+const DeadEndpointFailures = 3
+
 // maxBudgetTries is how many times a model is asked for a summary within
 // budget: once, then twice with a tighter instruction (003).
 const maxBudgetTries = 3
@@ -76,17 +91,26 @@ func (m *Memory) wantsModel(l Level) bool {
 type PendingOptions struct {
 	Conversation string // "" means every conversation of the namespace
 	// RetryFailed first marks pending again the nodes of llm levels that
-	// kept their extractive summary because the model failed.
+	// kept their extractive summary because the model failed or answered
+	// over budget, and those that serve a model summary over budget.
 	RetryFailed bool
 }
 
 // PendingResult says what a SummarizePending pass did.
 type PendingResult struct {
-	Summarized int `json:"summarized"`  // nodes now with a model summary within budget
-	OverBudget int `json:"over_budget"` // model summaries still over budget after three tries
-	Failed     int `json:"failed"`      // nodes that kept their extractive summary
+	Summarized int `json:"summarized"` // nodes now with a model summary within budget
+	// OverBudget counts the nodes whose model replies were all over budget:
+	// each serves the shorter summary (the extractive one when it fits)
+	// and keeps the model's last reply as Node.Rejected.
+	OverBudget int `json:"over_budget"`
+	Failed     int `json:"failed"` // nodes that kept their extractive summary because the model failed
 	Calls      int `json:"calls"`
 	Retried    int `json:"retried"` // nodes marked pending again by RetryFailed
+	// Skipped counts the nodes left pending because the model's endpoint
+	// could not be reached (see DeadEndpointFailures); Unreachable says
+	// why, empty when the endpoint answered.
+	Skipped     int    `json:"skipped,omitempty"`
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // SummarizePending writes the model summaries that are due, finest level
@@ -94,9 +118,11 @@ type PendingResult struct {
 // most LLMOptions.Concurrency calls at once, and returns when none is
 // left. A node whose model fails keeps its extractive summary with the
 // reason in Fallback, and is no longer pending (RetryFailed asks again).
+// A node whose model answers over budget on every try serves the shorter
+// summary (the extractive one whenever it fits) and keeps the last reply
+// in Rejected, with the reason in Fallback.
 // Cancelling ctx stops the pass; what it did not finish stays pending.
-func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (PendingResult, error) {
-	var res PendingResult
+func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res PendingResult, err error) {
 	if m.llm.Completer == nil {
 		return res, Errorf(EINVALID, "no model is configured (set STRATA_LLM_PROVIDER and STRATA_LLM_MODEL, or llm in strata.yaml)")
 	}
@@ -104,10 +130,27 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 	if err != nil {
 		return res, err
 	}
+	g := &endpointGuard{down: make(chan struct{})}
+	defer func() {
+		if reason, down := g.isDown(); down {
+			res.Unreachable = reason
+			m.log.Warn("model endpoint unreachable: pending summaries wait for the next pass",
+				"reason", reason, "pending", res.Skipped)
+		}
+	}()
 	for _, c := range convs {
 		p, err := m.policyFor(c)
 		if err != nil {
 			return res, err
+		}
+		if reason, down := g.isDown(); down {
+			// The endpoint is down: no call, the reason on every node due.
+			n, err := m.holdPending(ctx, c, reason)
+			res.Skipped += n
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", c.ID, err)
+			}
+			continue
 		}
 		if o.RetryFailed {
 			n, err := m.markFailedPending(ctx, c, p)
@@ -116,7 +159,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 				return res, err
 			}
 		}
-		if err := m.summarizeConversation(ctx, c, p, &res); err != nil {
+		if err := m.summarizeConversation(ctx, c, p, &res, g); err != nil {
 			return res, fmt.Errorf("%s: %w", c.ID, err)
 		}
 	}
@@ -124,7 +167,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (Pendin
 }
 
 // markFailedPending marks pending the nodes of llm levels whose model
-// summary failed.
+// summary failed or came back over budget.
 func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
 	n := 0
 	for lvl, l := range p.Levels {
@@ -137,7 +180,9 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 		}
 		var again []Node
 		for _, nd := range ns {
-			if nd.Method != MethodLLM && nd.Fallback != "" && !nd.Pending {
+			failed := nd.Method != MethodLLM && nd.Fallback != ""
+			long := nd.Method == MethodLLM && nd.Status == StatusOverBudget
+			if (failed || long) && !nd.Pending {
 				nd.Pending = true
 				again = append(again, nd)
 			}
@@ -152,7 +197,33 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 	return n, nil
 }
 
-func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult) error {
+// holdPending records reason on the conversation's pending nodes that do
+// not carry it yet, and returns how many nodes are pending. They keep their
+// extractive summaries and stay pending for the next pass.
+func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string) (int, error) {
+	lock := m.rollLock(c.ID)
+	lock.Lock()
+	defer lock.Unlock()
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true})
+	if err != nil {
+		return 0, err
+	}
+	var put []Node
+	for _, n := range ns {
+		if n.Fallback != reason {
+			n.Fallback = reason
+			put = append(put, n)
+		}
+	}
+	if len(put) > 0 {
+		if err := m.store.PutNodes(context.WithoutCancel(ctx), m.ns, c.ID, put); err != nil {
+			return 0, err
+		}
+	}
+	return len(ns), nil
+}
+
+func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard) error {
 	for {
 		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4 * m.llm.Concurrency})
 		if err != nil || len(batch) == 0 {
@@ -177,7 +248,7 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i])
+				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i], g)
 			}()
 		}
 		wg.Wait()
@@ -192,12 +263,15 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 				}
 				continue
 			}
+			if done[i].Pending {
+				continue // skipped: the endpoint is down (holdPending below)
+			}
 			put = append(put, done[i])
 			switch {
+			case done[i].Rejected != nil || (done[i].Method == MethodLLM && done[i].Status == StatusOverBudget):
+				res.OverBudget++
 			case done[i].Method != MethodLLM:
 				res.Failed++
-			case done[i].Status == StatusOverBudget:
-				res.OverBudget++
 			default:
 				res.Summarized++
 			}
@@ -222,14 +296,23 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		if firstErr != nil {
 			return firstErr
 		}
+		if reason, down := g.isDown(); down {
+			n, err := m.holdPending(ctx, c, reason)
+			res.Skipped += n
+			return err
+		}
 	}
 }
 
 // modelSummary asks the model for a node's summary. It returns the node to
 // store (with the model's summary, or its extractive one and the reason the
 // model failed) and the calls made. Only ctx's end and store failures are
-// errors: the node then stays pending.
-func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node) (Node, []Call, error) {
+// errors: the node then stays pending. When g finds the endpoint down, the
+// node is returned unchanged and still pending.
+func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node, g *endpointGuard) (Node, []Call, error) {
+	if _, down := g.isDown(); down {
+		return n, nil, nil
+	}
 	level := p.Levels[n.Level-1]
 	budget := level.BudgetFor(c.IsImportant(n.Key))
 	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: m.tok, WantIdentifiers: true}
@@ -248,6 +331,11 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 	}
 	data := promptData(c.ID, level, n.Key, budget, req.Turns, req.Children, c.Location())
 	data.Identifiers = ext.Identifiers
+	who, err := m.spanSpeakers(ctx, c, n, req.Turns, ext.Text)
+	if err != nil {
+		return n, nil, err
+	}
+	when := spanDates(n, c.Location())
 	model := m.llm.Model
 	if mm := m.llm.Models[level.Name]; mm != "" {
 		model = mm
@@ -262,7 +350,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		if out.Tokens > budget {
 			out.Status = StatusOverBudget
 		}
-		out.Pending, out.Model, out.Fallback = false, "", reason
+		out.Pending, out.Model, out.Fallback, out.Rejected = false, "", reason, nil
 		return out, calls, nil
 	}
 	var best *reply
@@ -273,11 +361,14 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		}
 		timeout := m.llm.Timeout + time.Duration(try)*m.llm.Timeout/2
 		comp, more, err := m.complete(ctx, CompletionRequest{Model: model, System: system, User: user, MaxTokens: 2*budget + 400},
-			timeout, n, len(calls))
+			timeout, n, len(calls), g)
 		calls = append(calls, more...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return n, calls, ctx.Err()
+			}
+			if _, down := g.isDown(); down && unreachable(err) {
+				return n, calls, nil // stays pending for the next pass
 			}
 			return fallback("model failed: " + err.Error())
 		}
@@ -286,7 +377,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 			calls[len(calls)-1].Outcome = "empty"
 			return fallback("model gave an empty summary")
 		}
-		r.summary = keepIdentifiers(r.summary, ext.Identifiers)
+		r.summary = keepIdentifiers(r.summary, who, when, ext.Identifiers, budget, m.tok)
 		r.tokens = m.tok.Count(r.summary)
 		r.model = comp.Model
 		if r.tokens <= budget && comp.FinishReason != "length" {
@@ -297,11 +388,24 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		best = &r
 		data.Tighter = tighter(try, r.tokens, budget)
 	}
+	if best.model == "" {
+		best.model = model
+	}
+	if best.tokens > budget {
+		// Every try came back over budget. The node serves the shorter of
+		// the two summaries, the extractive one whenever it fits, and keeps
+		// the model's reply for review and for a retry.
+		rejected := &RejectedReply{Summary: best.summary, Tokens: best.tokens, Budget: budget, Model: best.model, Status: StatusOverBudget}
+		if m.tok.Count(ext.Text) <= best.tokens {
+			out, calls, err := fallback(fmt.Sprintf("model reply over budget: %d tokens for a budget of %d after %d tries",
+				best.tokens, budget, maxBudgetTries))
+			out.Rejected = rejected
+			return out, calls, err
+		}
+	}
 	out := n
 	out.Summary, out.Tokens, out.Method, out.Model = best.summary, best.tokens, MethodLLM, best.model
-	if out.Model == "" {
-		out.Model = model
-	}
+	out.Rejected = nil
 	out.Facts, out.Themes = best.facts, best.themes
 	if len(out.Facts) == 0 {
 		out.Facts = ext.Facts
@@ -329,7 +433,7 @@ func tighter(try, got, budget int) string {
 // complete calls the model, retrying failures a later attempt may not
 // meet with exponential backoff (or the wait the provider asks for), each
 // retry with a 50% longer timeout. It returns every call made.
-func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int) (Completion, []Call, error) {
+func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
 	var calls []Call
 	wait := m.llm.Backoff
 	for attempt := 0; ; attempt++ {
@@ -348,8 +452,12 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 			call.Outcome = oneLineError(err)
 		}
 		calls = append(calls, call)
+		down := g.observe(err)
 		if err == nil {
 			return comp, calls, nil
+		}
+		if down {
+			return comp, calls, err // the pass calls the endpoint no more
 		}
 		var pe *ProviderError
 		retry := errors.As(err, &pe) && pe.Retryable
@@ -368,10 +476,65 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 		case <-ctx.Done():
 			t.Stop()
 			return comp, calls, ctx.Err()
+		case <-g.down:
+			t.Stop()
+			return comp, calls, err
 		case <-t.C:
 		}
 		wait *= 2
 	}
+}
+
+// endpointGuard counts, over one SummarizePending pass, the model calls in
+// a row that could not reach the endpoint, and declares it down at
+// DeadEndpointFailures. It is safe for concurrent use.
+type endpointGuard struct {
+	mu     sync.Mutex
+	streak int
+	reason string
+	down   chan struct{} // closed when the endpoint is declared down
+}
+
+// observe records a call's outcome and reports whether the endpoint is
+// down.
+func (g *endpointGuard) observe(err error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reason != "" {
+		return true
+	}
+	if err == nil || !unreachable(err) {
+		g.streak = 0
+		return false
+	}
+	g.streak++
+	if g.streak < DeadEndpointFailures {
+		return false
+	}
+	g.reason = fmt.Sprintf("model endpoint unreachable (%d calls in a row could not connect); waiting for the next pass: %s",
+		g.streak, oneLineError(err))
+	close(g.down)
+	return true
+}
+
+// isDown returns the reason the endpoint was declared down, if it was.
+func (g *endpointGuard) isDown() (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reason, g.reason != ""
+}
+
+// unreachable reports whether err says the model's endpoint could not be
+// reached at all: the connection was refused, or dialling it failed (no
+// route, unknown host). A reply of any kind, or a timeout waiting for one,
+// is not.
+func unreachable(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 func oneLineError(err error) string {
@@ -439,19 +602,145 @@ func parseReply(text string) reply {
 	return r
 }
 
-// keepIdentifiers appends to a model's summary the identifiers of the span
-// it dropped, under "Mentions:", so that summarizing never loses a name,
-// number, date, path or identifier the extractive summary kept.
-func keepIdentifiers(summary string, ids []string) string {
-	lower := strings.ToLower(summary)
-	var missing []string
-	for _, id := range ids {
-		if !strings.Contains(lower, strings.ToLower(id)) {
-			missing = append(missing, id)
+// Limits of who-and-when restoration: the speakers named at most, and the
+// turns read to find the speakers of a node above level 1.
+const (
+	maxRestoredSpeakers = 4
+	maxSpeakerScan      = 2000
+)
+
+// spanSpeakers returns the speakers of a node's span a model summary must
+// name, most turns first: those the extractive summary names, or, if it
+// names none, the span's most active ones; at most maxRestoredSpeakers.
+// Level-1 nodes give their turns; above, the first maxSpeakerScan turns of
+// the span are read.
+func (m *Memory) spanSpeakers(ctx context.Context, c Conversation, n Node, turns []Turn, extractive string) ([]string, error) {
+	if n.Level > 1 {
+		var err error
+		turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: maxSpeakerScan})
+		if err != nil {
+			return nil, err
 		}
 	}
-	if len(missing) == 0 {
-		return summary
+	count := map[string]int{}
+	var order []string
+	for i := range turns {
+		s := strings.TrimSpace(turns[i].Speaker())
+		if s == "" {
+			continue
+		}
+		if count[s] == 0 {
+			order = append(order, s)
+		}
+		count[s]++
 	}
-	return summary + "\nMentions: " + strings.Join(missing, "; ")
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	var named []string
+	for _, s := range order {
+		if strings.Contains(extractive, s) {
+			named = append(named, s)
+		}
+	}
+	if len(named) == 0 {
+		named = order
+	}
+	return named[:min(len(named), maxRestoredSpeakers)], nil
+}
+
+// spanDates returns the forms of a node's dates: Mentions shows the first
+// (the span's day, or its first and last days), and a summary that holds
+// any of them names its time. Empty when the span has no times.
+func spanDates(n Node, loc *time.Location) []string {
+	if n.Start.IsZero() || n.End.IsZero() {
+		return nil
+	}
+	first, last := n.Start.In(loc), n.End.In(loc)
+	shown := first.Format("2 Jan 2006")
+	if day(last) != day(first) {
+		shown += " to " + last.Format("2 Jan 2006")
+	}
+	out := []string{shown}
+	if n.Key != "" && n.Key[0] >= '0' && n.Key[0] <= '9' {
+		out = append(out, n.Key) // a calendar period: 2023-05-08, 2023-W19, 2023-05
+	}
+	// Every day of the span, in the usual ways of writing a date, up to
+	// three months of them; a longer span is named by its months.
+	d := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+	long := last.Sub(first) > 7*24*time.Hour
+	for i := 0; !d.After(last) && i < 92; i++ {
+		out = append(out, d.Format("2 Jan 2006"), d.Format("2 January 2006"), d.Format("January 2, 2006"),
+			d.Format("Jan 2, 2006"), d.Format(time.DateOnly))
+		d = d.AddDate(0, 0, 1)
+	}
+	if long {
+		for d := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, loc); !d.After(last); d = d.AddDate(0, 1, 0) {
+			out = append(out, d.Format("January 2006"), d.Format("Jan 2006"), d.Format("2006-01"))
+		}
+	}
+	return out
+}
+
+// containsWord reports whether w occurs in s between non-letters, so
+// that a speaker "Al" is not found in "talked".
+func containsWord(s, w string) bool {
+	for i := 0; w != ""; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:at])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (at == 0 || !unicode.IsLetter(before)) && (end == len(s) || !unicode.IsLetter(after)) {
+			return true
+		}
+		i = at + 1
+	}
+	return false
+}
+
+func day(t time.Time) string { return t.Format(time.DateOnly) }
+
+// keepIdentifiers appends to a model's summary, under "Mentions:", what
+// the extractive pass kept and the model dropped, so that summarizing
+// never loses who, when or a name, number, date, path or identifier:
+// first the span's speakers it does not name, then the span's dates
+// (when[0]) if it names none of when, then the identifiers ids it lacks.
+// The Mentions stay within budget tokens by dropping identifiers, the
+// lowest ranked first; speakers and dates are never dropped, so a reply
+// that leaves them no room is over budget.
+func keepIdentifiers(summary string, who, when, ids []string, budget int, tok Tokenizer) string {
+	lower := strings.ToLower(summary)
+	has := func(s string) bool { return strings.Contains(lower, strings.ToLower(s)) }
+	var must, missing []string
+	seen := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if k := strings.ToLower(s); !seen[k] && !has(s) {
+			seen[k] = true
+			*list = append(*list, s)
+		}
+	}
+	for _, s := range who {
+		if k := strings.ToLower(s); !seen[k] && !containsWord(lower, k) {
+			seen[k] = true
+			must = append(must, s)
+		}
+	}
+	if len(when) > 0 && !slices.ContainsFunc(when, has) {
+		add(&must, when[0])
+	}
+	for _, id := range ids {
+		add(&missing, id)
+	}
+	for {
+		all := append(slices.Clip(must), missing...)
+		if len(all) == 0 {
+			return summary
+		}
+		out := summary + "\nMentions: " + strings.Join(all, "; ")
+		if len(missing) == 0 || tok == nil || tok.Count(out) <= budget {
+			return out
+		}
+		missing = missing[:len(missing)-1]
+	}
 }

@@ -152,7 +152,8 @@ func TestModelSummaries(t *testing.T) {
 }
 
 // TestModelOverBudget: a model that always answers over budget is asked
-// three times per node, then the node is stored over_budget.
+// three times per node, then the node serves its extractive summary, which
+// fits, and keeps the model's last reply marked over_budget.
 func TestModelOverBudget(t *testing.T) {
 	model := &fakeModel{answer: func(_ int, req strata.CompletionRequest) (strata.Completion, error) {
 		return strata.Completion{Text: "SUMMARY:\n" + strings.Repeat("So much to say about everything. ", 80), FinishReason: "stop"}, nil
@@ -170,8 +171,9 @@ func TestModelOverBudget(t *testing.T) {
 		t.Fatalf("result %+v, %d calls; want one node over budget after 3 calls", res, model.calls)
 	}
 	n := allNodes(t, m, "c")[0]
-	if n.Status != strata.StatusOverBudget || n.Method != strata.MethodLLM || n.Tokens <= 100 {
-		t.Errorf("node: status %s method %s tokens %d", n.Status, n.Method, n.Tokens)
+	if n.Status != strata.StatusOK || n.Method != strata.MethodExtractive || n.Tokens > 100 ||
+		n.Rejected == nil || n.Rejected.Status != strata.StatusOverBudget || n.Rejected.Tokens <= 100 {
+		t.Errorf("node: status %s method %s tokens %d rejected %+v", n.Status, n.Method, n.Tokens, n.Rejected)
 	}
 	// The retries asked for less, more firmly each time.
 	if strings.Contains(model.systems[0], "limit is") || !strings.Contains(model.systems[1], "the limit is 100") ||

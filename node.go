@@ -51,6 +51,12 @@ type Node struct {
 	// model summary is not written yet: its extractive summary stands
 	// until then (see Memory.Summarize).
 	Pending bool `json:"pending,omitempty"`
+	// Rejected is the model's last reply when no try came back within the
+	// level's budget: the node serves the shorter summary, the extractive
+	// one when it fits, and keeps the reply here for `strata review`. Its
+	// Fallback says why, so a retry of failed nodes asks the model again.
+	// Nil when the node serves the model's summary or the model failed.
+	Rejected *RejectedReply `json:"rejected,omitempty"`
 	// Aggregates holds statistics over the numeric and label metadata of
 	// the span's turns (002's aggregation), nil when they carry none.
 	Aggregates *Aggregates `json:"aggregates,omitempty"`
@@ -67,6 +73,16 @@ type Node struct {
 	// went cold). Retention counts from it.
 	ColdAt  time.Time `json:"cold_at,omitzero"`
 	Created time.Time `json:"created"`
+}
+
+// RejectedReply is a model's summary that a node keeps without serving it.
+type RejectedReply struct {
+	Summary string `json:"summary"`
+	Tokens  int    `json:"tokens"` // of Summary, as the Memory's tokenizer counts them
+	Budget  int    `json:"budget"` // the budget the node was summarized for
+	Model   string `json:"model,omitempty"`
+	// Status says why it is not served: StatusOverBudget.
+	Status string `json:"status"`
 }
 
 // Turns is the number of turns the node covers.

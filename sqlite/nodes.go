@@ -16,15 +16,15 @@ import (
 // joined with its conversations row aliased c.
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
 	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier,
-	n.key, n.aggregates, n.pending, n.model,
+	n.key, n.aggregates, n.pending, n.model, n.rejected,
 	n.cold_at`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
 const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
 	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived,
-	key, aggregates, pending, model)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	key, aggregates, pending, model, rejected)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, id) DO UPDATE SET
 		level = excluded.level, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
 		start = excluded.start, "end" = excluded."end", children = excluded.children,
@@ -32,14 +32,14 @@ const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 		source_tokens = excluded.source_tokens, tokens = excluded.tokens, method = excluded.method,
 		status = excluded.status, fallback = excluded.fallback, created = excluded.created,
 		derived = excluded.derived, key = excluded.key, aggregates = excluded.aggregates,
-		pending = excluded.pending, model = excluded.model
+		pending = excluded.pending, model = excluded.model, rejected = excluded.rejected
 	RETURNING pk`
 
 // insertNode stores a node known to be new.
 const insertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_seq, start, "end",
 	children, summary, facts, themes, source_tokens, tokens, method, status, fallback, created, derived,
-	key, aggregates, pending, model)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	key, aggregates, pending, model, rejected)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // PutNodes stores nodes of one conversation in one transaction, replacing
 // any node of the conversation with the same ID (and its index entry).
@@ -70,7 +70,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 }
 
 // encodedNode holds a node's columns that need encoding.
-type encodedNode struct{ start, end, created, children, facts, themes, aggregates any }
+type encodedNode struct{ start, end, created, children, facts, themes, aggregates, rejected any }
 
 // encodeNodes checks nodes and encodes their columns; errors are EINVALID
 // and name the node.
@@ -102,6 +102,13 @@ func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error
 				return nil, strata.Errorf(strata.EINVALID, "nodes[%d] (%s): aggregates: %v", i, n.ID, err)
 			}
 			e.aggregates = string(b)
+		}
+		if n.Rejected != nil {
+			b, err := json.Marshal(n.Rejected)
+			if err != nil {
+				return nil, strata.Errorf(strata.EINVALID, "nodes[%d] (%s): rejected: %v", i, n.ID, err)
+			}
+			e.rejected = string(b)
 		}
 	}
 	return enc, nil
@@ -170,7 +177,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		}
 		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
 			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
-			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model}
+			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model, e.rejected}
 		var rowid int64
 		if _, ok := olds[n.ID]; !ok {
 			made++
@@ -499,13 +506,13 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		n                       strata.Node
 		start, end, created     sql.NullInt64
 		children, facts, themes sql.NullString
-		aggregates              sql.NullString
+		aggregates, rejected    sql.NullString
 		tier                    int
 		coldAt                  sql.NullInt64
 	)
 	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
 		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier,
-		&n.Key, &aggregates, &n.Pending, &n.Model,
+		&n.Key, &aggregates, &n.Pending, &n.Model, &rejected,
 		&coldAt}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return n, err
@@ -528,6 +535,12 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 		n.Aggregates = &strata.Aggregates{}
 		if err := json.Unmarshal([]byte(aggregates.String), n.Aggregates); err != nil {
 			return n, fmt.Errorf("node %q: aggregates: %w", n.ID, err)
+		}
+	}
+	if rejected.Valid {
+		n.Rejected = &strata.RejectedReply{}
+		if err := json.Unmarshal([]byte(rejected.String), n.Rejected); err != nil {
+			return n, fmt.Errorf("node %q: rejected: %w", n.ID, err)
 		}
 	}
 	var err error

@@ -267,6 +267,12 @@ END;
 -- nodes_fts_config.
 INSERT INTO nodes_fts (nodes_fts, rank) VALUES ('automerge', 8);
 `},
+	{12, "model replies a node keeps without serving them", `
+-- A model's last reply when every try came back over the level's budget:
+-- the node serves the shorter summary and keeps this one for review, as
+-- JSON (strata.RejectedReply). NULL when there is none. Never indexed.
+ALTER TABLE nodes ADD COLUMN rejected TEXT;
+`},
 	{13, "when spans went cold; both times in the retention audit", `
 -- When a level-1 span went cold (unix nanoseconds, by the clock of the
 -- pass that archived it): retention counts from it, not from the span's

@@ -248,6 +248,9 @@ func diffNode(want, got strata.Node) string {
 	if got.Key != want.Key || got.Model != want.Model || got.Pending != want.Pending {
 		add("key/model/pending", [3]any{want.Key, want.Model, want.Pending}, [3]any{got.Key, got.Model, got.Pending})
 	}
+	if jsonOf(got.Rejected) != jsonOf(want.Rejected) {
+		add("Rejected", jsonOf(want.Rejected), jsonOf(got.Rejected))
+	}
 	if jsonOf(got.Aggregates) != jsonOf(want.Aggregates) {
 		add("Aggregates", jsonOf(want.Aggregates), jsonOf(got.Aggregates))
 	}

@@ -34,8 +34,10 @@ func testPutNodes(t *testing.T, s strata.Store) {
 	ensure(t, s, "ns", "c")
 	n := mkNode("ns", "c", 2, 1, 20, "The team chose Postgres over MySQL.")
 	n.Children = []string{strata.NodeID("ns", "c", 1, 1, 10), strata.NodeID("ns", "c", 1, 11, 20)}
-	n.Fallback = "truncated"
+	n.Fallback = "model reply over budget: 812 tokens for a budget of 300 after 3 tries"
 	n.Status = strata.StatusOverBudget
+	n.Rejected = &strata.RejectedReply{Summary: "The team deliberated over every option, at length.", Tokens: 812, Budget: 300,
+		Model: "m-1", Status: strata.StatusOverBudget}
 	// Zero times, no lists, no conversation: it is the conversation PutNodes
 	// is given.
 	bare := strata.Node{ID: "bare", Level: 1, FirstSeq: 21, LastSeq: 30}
@@ -57,10 +59,14 @@ func testPutNodes(t *testing.T, s strata.Store) {
 	if d := diffNode(n, got[1]); d != "" {
 		t.Error(d)
 	}
+	// A rejected reply is kept, not served: search does not find it.
+	if hits, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Text: "deliberated", K: 10, Kind: strata.KindSummary}); err != nil || len(hits) != 0 {
+		t.Errorf("Search for a word of a rejected reply: %d hits, %v; want none", len(hits), err)
+	}
 
 	replaced := n
 	replaced.Summary = "The team chose SQLite after all."
-	replaced.Tokens, replaced.Status, replaced.Fallback = 99, strata.StatusOK, ""
+	replaced.Tokens, replaced.Status, replaced.Fallback, replaced.Rejected = 99, strata.StatusOK, "", nil
 	replaced.Facts = nil
 	for range 2 {
 		if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{replaced}); err != nil {

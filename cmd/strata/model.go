@@ -82,11 +82,17 @@ func runReview(ctx context.Context, m *Main, args []string) error {
 	}
 	for _, n := range ns {
 		why := n.Status
-		if n.Fallback != "" {
+		switch {
+		case n.Pending && n.Fallback != "":
+			why = "pending, extractive until then: " + n.Fallback
+		case n.Fallback != "":
 			why = "kept extractive: " + n.Fallback
 		}
-		fmt.Fprintf(m.Stdout, "%s %s level %d turns %d-%d  %d tokens  %s\n      %s\n", n.Conversation, n.ID, n.Level,
+		fmt.Fprintf(m.Stdout, "%s %s level %d turns %d-%d  %d tokens  %s\n      served: %s\n", n.Conversation, n.ID, n.Level,
 			n.FirstSeq, n.LastSeq, n.Tokens, why, oneLine(n.Summary, 100))
+		if r := n.Rejected; r != nil {
+			fmt.Fprintf(m.Stdout, "      %s (%d tokens, budget %d, %s): %s\n", r.Status, r.Tokens, r.Budget, r.Model, oneLine(r.Summary, 100))
+		}
 	}
 	return nil
 }

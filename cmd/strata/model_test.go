@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeOpenAI is an OpenAI-compatible chat endpoint for tests. mode picks
@@ -127,8 +129,44 @@ func TestModelEndToEnd(t *testing.T) {
 	if got := fake.calls.Load() - before; got != 3 || !strings.Contains(out, "1 over budget") {
 		t.Fatalf("over budget: %d calls, %s", got, out)
 	}
+	// The node serves its extractive summary; review shows it beside the
+	// rejected reply, and --retry-failed asks the model again.
+	rv := runLLM(t, db, srv.URL+"/v1", "review", "--conversation", "d")
+	if !strings.Contains(rv, "kept extractive: model reply over budget: ") || !strings.Contains(rv, "served: ") ||
+		!strings.Contains(rv, "over_budget (") || !strings.Contains(rv, "): They talked about many things") {
+		t.Errorf("review of the over-budget node:\n%s", rv)
+	}
+	before = fake.calls.Load()
+	out = runLLM(t, db, srv.URL+"/v1", "rollup", "--conversation", "d", "--retry-failed")
+	if got := fake.calls.Load() - before; got != 3 || !strings.Contains(out, "1 over budget") || !strings.Contains(out, "1 failed nodes retried") {
+		t.Fatalf("--retry-failed of the over-budget node: %d calls, %s", got, out)
+	}
 	cost := runLLM(t, db, srv.URL+"/v1", "stats", "--cost")
 	if !strings.Contains(cost, "model tiny:") || !strings.Contains(cost, "micro") {
 		t.Errorf("stats --cost:\n%s", cost)
+	}
+}
+
+// TestModelEndpointDownCLI: with nothing listening at the model's address,
+// rollup --wait says once that the endpoint is unreachable, and review
+// lists the nodes as pending with the reason.
+func TestModelEndpointDownCLI(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	runLLM(t, db, url, "import", writeJSONL(t, dir, "c", 40))
+	start := time.Now()
+	out := runLLM(t, db, url, "rollup", "--wait")
+	if took := time.Since(start); strings.Count(out, "model endpoint unreachable") != 1 || !strings.Contains(out, "6 nodes stay pending: ") ||
+		!strings.Contains(out, "connection refused") || took > 10*time.Second {
+		t.Fatalf("rollup --wait against a closed port (%v):\n%s", took, out)
+	}
+	if rv := runLLM(t, db, url, "review"); strings.Count(rv, "pending, extractive until then: model endpoint unreachable") != 6 {
+		t.Errorf("review:\n%s", rv)
 	}
 }

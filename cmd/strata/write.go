@@ -399,6 +399,9 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 			for id, n := range p.Made {
 				fmt.Fprintf(m.Stdout, "%s: %s: %d nodes made\n", p.At.Format(time.RFC3339), id, n)
 			}
+			if p.Summaries != nil && p.Summaries.Unreachable != "" {
+				fmt.Fprintf(m.Stdout, "%s: %d nodes stay pending: %s\n", p.At.Format(time.RFC3339), p.Summaries.Skipped, p.Summaries.Unreachable)
+			}
 		})
 		if errors.Is(err, context.Canceled) {
 			return nil // stopped by the user
@@ -455,6 +458,9 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintf(m.Stdout, ", %d failed nodes retried", sum.Retried)
 		}
 		fmt.Fprintln(m.Stdout)
+		if sum.Unreachable != "" {
+			fmt.Fprintf(m.Stdout, "%d nodes stay pending: %s\n", sum.Skipped, sum.Unreachable)
+		}
 	}
 	return nil
 }
