@@ -287,7 +287,7 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		if len(put) > 0 {
 			lock := m.rollLock(c.ID)
 			lock.Lock()
-			err := m.store.PutNodes(keep, m.ns, c.ID, put)
+			err := m.putStillStored(keep, c.ID, put)
 			lock.Unlock()
 			if err != nil && firstErr == nil {
 				firstErr = err
@@ -743,4 +743,38 @@ func keepIdentifiers(summary string, who, when, ids []string, budget int, tok To
 		}
 		missing = missing[:len(missing)-1]
 	}
+}
+
+// putStillStored writes the model summaries of nodes that are still
+// stored: a rollup may have replaced one while the model was writing (its
+// period reopened), and putting it back would give that period a second
+// node. The replacement is pending already and gets its own summary. The
+// caller holds the conversation's roll lock; another process may still
+// replace a node between the check and the write, and then the store
+// refuses the overlap (ECONFLICT) and the next pass finds the replacement.
+func (m *Memory) putStillStored(ctx context.Context, conv string, nodes []Node) error {
+	ids := make([]string, len(nodes))
+	for i := range nodes {
+		ids[i] = nodes[i].ID
+	}
+	have, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, IDs: ids})
+	if err != nil {
+		return err
+	}
+	stored := make(map[string]bool, len(have))
+	for _, n := range have {
+		stored[n.ID] = true
+	}
+	put := nodes[:0:0]
+	for _, n := range nodes {
+		if stored[n.ID] {
+			put = append(put, n)
+		} else {
+			m.log.Debug("a node was replaced while its model summary was written; dropping the summary", "conversation", conv, "node", n.ID)
+		}
+	}
+	if len(put) == 0 {
+		return nil
+	}
+	return m.store.PutNodes(ctx, m.ns, conv, put)
 }

@@ -216,3 +216,52 @@ func TestReopenTwoWriters(t *testing.T) {
 		t.Fatalf("week nodes %v, want at most one, over every turn", nodeKeys(weeks))
 	}
 }
+
+// TestReopenWhileModelWrites reopens a day while the model is writing its
+// summary: the summary of the replaced node is dropped, not put back as a
+// second node of the day, and the replacement gets its own.
+func TestReopenWhileModelWrites(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	policy := strata.Policy{Name: "llmdays", Levels: []strata.Level{
+		{Name: "day", Kind: strata.KindCalendar, Period: strata.PeriodDay, Budget: 200, Summarizer: strata.MethodLLM},
+	}}
+	var m *strata.Memory
+	model := &fakeModel{answer: func(n int, req strata.CompletionRequest) (strata.Completion, error) {
+		if n == 1 { // a late turn of the same day arrives meanwhile
+			late := turnAt("late", "2026-11-20T11:00:00Z", "Ana: one more thing about the trip.")
+			if _, err := m.Ingest(context.Background(), strata.Batch{Conversation: "trip", Turns: []strata.Turn{late}}); err != nil {
+				return strata.Completion{}, err
+			}
+		}
+		return strata.Completion{Text: "SUMMARY:\nAna planned the trip on 20 November.\nFACTS:\n- Ana plans a trip.\nTHEMES: travel",
+			OutputTokens: 20, FinishReason: "stop"}, nil
+	}}
+	clk := &clock{t: at("2026-11-21T12:00:00Z")}
+	if m, err = strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Policy: policy, Now: clk.Now, LLM: strata.LLMOptions{Completer: model, Backoff: time.Millisecond},
+		Tiers: &strata.TierPolicy{Off: true}}); err != nil {
+		t.Fatal(err)
+	}
+	first := []strata.Turn{turnAt("a", "2026-11-20T09:00:00Z", "Ana: the trip starts Friday.")}
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "trip", Turns: first}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatalf("SummarizePending: %v", err)
+	}
+	days := nodesAt(t, m, "trip", 1)
+	if len(days) != 1 || days[0].LastSeq != 2 {
+		t.Fatalf("day nodes %v, want one over turns 1-2", nodeKeys(days))
+	}
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := nodesAt(t, m, "trip", 1)[0]; d.Method != strata.MethodLLM || d.Pending {
+		t.Errorf("the replacement: method %s pending %v, want its own model summary", d.Method, d.Pending)
+	}
+}
