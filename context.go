@@ -143,6 +143,29 @@ type Package struct {
 	Rendered     string     `json:"rendered"`
 }
 
+// Covered counts the conversation's turns the package represents: quoted
+// raw, or stood for by a summary that spans them. A learning's span is
+// where it was said, not what it shows, and does not count.
+func (p *Package) Covered() int64 {
+	spans := make([][2]int64, 0, len(p.Items))
+	for _, it := range p.Items {
+		if it.Kind == KindTurn || it.Kind == KindSummary {
+			spans = append(spans, [2]int64{it.FirstSeq, it.LastSeq})
+		}
+	}
+	slices.SortFunc(spans, func(x, y [2]int64) int { return cmpInt64(x[0], y[0]) })
+	var n int64
+	end := int64(0) // the last seq counted
+	for _, sp := range spans {
+		lo := max(sp[0], end+1)
+		if sp[1] >= lo {
+			n += sp[1] - lo + 1
+			end = sp[1]
+		}
+	}
+	return n
+}
+
 // ContextRequest asks for a context package.
 type ContextRequest struct {
 	Conversation string
