@@ -690,6 +690,7 @@ func (a *assembler) coverage() error {
 		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
 	})
 	if openCost, ok := a.fitsAll(tiles, open, limit-spent); query && !ok {
+		merged := false
 		// The open turns keep their room raw when they take at most half
 		// of what is left; otherwise a summary of them joins the tiles.
 		room := limit - spent
@@ -699,13 +700,15 @@ func (a *assembler) coverage() error {
 			return err
 		} else if t != nil {
 			tiles = append([]Node{*t}, tiles...)
-			open = nil
+			merged = true
 		}
 		n, err := a.overview(tiles, room)
 		if err != nil {
 			return err
 		}
-		spent += n
+		if spent += n; merged && n > 0 {
+			open = nil // summarized (or declared omitted) by the overviews
+		}
 		tiles = nil
 	}
 	// Closed nodes first, newest first: coarse summaries cover the most
