@@ -689,7 +689,11 @@ func (a *assembler) coverage() error {
 	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
 		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
 	})
-	if openCost, ok := a.fitsAll(tiles, open, limit-spent); query && !ok {
+	openCost, fits := 0, true // only a query package merges tiles
+	if query {
+		openCost, fits = a.fitsAll(tiles, open, limit-spent)
+	}
+	if !fits {
 		merged := false
 		// The open turns keep their room raw when they take at most half
 		// of what is left; otherwise a summary of them joins the tiles.
@@ -886,6 +890,38 @@ func (a *assembler) overviewItem(group []Node, budget int) (*Item, error) {
 		budget -= over
 	}
 	return it, nil
+}
+
+// resplit replaces an overview whose nodes do not fit by more, finer
+// overviews of the same nodes, when what the budget has left holds at
+// least two; otherwise, or if one of them cannot be written, the overview
+// stays as it was and is refined no more.
+func (a *assembler) resplit(it *Item) (bool, error) {
+	room := a.req.Budget - a.used + it.Tokens
+	per := a.policy.Levels[len(a.policy.Levels)-1].Budget
+	if len(it.parts) < 4 || room/per < 2 {
+		it.stuck = true
+		return false, nil
+	}
+	items, omit := len(a.items), slices.Clone(a.omit)
+	a.remove(it)
+	tiles := slices.Clone(it.parts)
+	slices.Reverse(tiles) // newest first, as overview takes them
+	if _, err := a.overview(tiles, room); err != nil {
+		return false, err
+	}
+	added := a.items[items-1:]
+	if slices.Equal(a.omit, omit) && len(added) >= 2 {
+		return true, nil
+	}
+	// Roll back: the overview as it was covers more.
+	for _, x := range slices.Clone(added) {
+		a.remove(x)
+	}
+	a.omit = omit
+	a.add(it, it.Tokens)
+	it.stuck = true
+	return false, nil
 }
 
 // splitTiles cuts tiles (oldest first) into k runs of consecutive tiles
@@ -1347,6 +1383,9 @@ func (a *assembler) expand(it *Item) (bool, error) {
 		cost += k.Tokens
 	}
 	if a.used-it.Tokens+cost > a.req.Budget {
+		if it.parts != nil {
+			return a.resplit(it)
+		}
 		it.stuck = true
 		return false, nil
 	}

@@ -55,7 +55,7 @@ func TestContextQueryCoversHistory(t *testing.T) {
 			if got := pkg.Covered(); got != pkg.Turns || len(pkg.Omitted) > 0 {
 				t.Errorf("%s: covers %d of %d turns, omits %+v", name, got, pkg.Turns, pkg.Omitted)
 			}
-			evidence, overview, coverage := false, false, 0
+			evidence, overview := false, false
 			for _, it := range pkg.Items {
 				if it.Kind == strata.KindTurn && it.FirstSeq == 251 {
 					evidence = true
@@ -66,22 +66,39 @@ func TestContextQueryCoversHistory(t *testing.T) {
 						t.Errorf("%s: overview item %+v", name, it)
 					}
 				}
-				if it.Reason == strata.ReasonCoverage {
-					coverage += it.Tokens
-				}
 			}
 			if !evidence {
 				t.Errorf("%s: turn 251 not raw:\n%s", name, pkg.Rendered)
 			}
-			// Six macros do not fit a tenth of these budgets: an overview
-			// stands for them, within the share. (At 4,000 the query's
-			// few candidates leave room to refine it into the macros.)
-			if budget < 4000 && (!overview || float64(coverage) > float64(budget)*strata.DefaultQueryCoverageShare) {
-				t.Errorf("%s: overview %v, coverage items take %d tokens", name, overview, coverage)
+			// Six macros do not fit a tenth of these budgets: overviews
+			// stand for them. (The query's few candidates leave room to
+			// refine them: into more overviews at 2,000, into the macros
+			// at 4,000.)
+			if budget < 4000 && !overview {
+				t.Errorf("%s: no overview", name)
 			}
 		}
 	}
 	checkCoverage(t, "", mustContext(t, m, strata.ContextRequest{Conversation: "c", Query: ottilie, Budget: 300}))
+
+	// A query with many candidates fills the budget with relevance: the
+	// summaries keep to their share.
+	for _, budget := range []int{1000, 2000, 4000} {
+		pkg := mustContext(t, m, strata.ContextRequest{Conversation: "c", Query: "Caroline recipe garden games conference", Budget: budget})
+		coverage, relevance := 0, 0
+		for _, it := range pkg.Items {
+			switch it.Reason {
+			case strata.ReasonCoverage:
+				coverage += it.Tokens
+			case strata.ReasonRelevance:
+				relevance += it.Tokens
+			}
+		}
+		if got := pkg.Covered(); got != pkg.Turns || float64(coverage) > float64(budget)*strata.DefaultQueryCoverageShare ||
+			relevance < budget/2 {
+			t.Errorf("budget %d: covers %d of %d turns; coverage %d tokens, relevance %d", budget, got, pkg.Turns, coverage, relevance)
+		}
+	}
 
 	// No coverage share: the history before the fresh turns is left to
 	// relevance and listed as omitted, as before the share existed.
@@ -177,6 +194,11 @@ func TestContextOverviewLongHistory(t *testing.T) {
 		}
 		if overviews == 0 {
 			t.Errorf("budget %d: no overview", budget)
+		}
+		// The query matches few turns: what relevance leaves goes to
+		// finer overviews, not to waste.
+		if pkg.Tokens < budget*9/10 {
+			t.Errorf("budget %d: %d tokens used", budget, pkg.Tokens)
 		}
 	}
 }
