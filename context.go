@@ -239,7 +239,11 @@ func renderSections(markdown bool, secs []Section) string {
 // req.Budget tokens, in priority order: milestones, the freshest raw turns,
 // summaries covering all older history (coarsest first, refined toward finer
 // levels and raw turns where the budget allows and the query points), and the
-// query's best search hits with their neighbouring turns. The rendered
+// query's best search hits with their neighbouring turns. When the query has
+// hits, the summaries keep to AssemblyOptions.QueryCoverageShare of the
+// budget: if the coarsest closed nodes do not fit it, runs of them are merged
+// into overview summaries (OverviewLevelName) written for the package, so
+// that the whole history is still represented. The rendered
 // package, headers and separators included, never exceeds the budget as
 // counted by the Tokenizer; a budget too small for the package header is an
 // EINVALID error.
