@@ -1,6 +1,10 @@
 package strata
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
 
 // TestQueryCoverageShareDefaults checks the query coverage share's
 // default, its "none", and how a RelevanceShare set alone reads.
@@ -33,5 +37,41 @@ func TestQueryCoverageShareDefaults(t *testing.T) {
 		if got.QueryCoverageShare != tt.want {
 			t.Errorf("%s: query coverage share %v, want %v", tt.name, got.QueryCoverageShare, tt.want)
 		}
+	}
+}
+
+// TestOverviewCache checks that an overview's key changes with anything
+// it is written from, and that the cache keeps the newest entries.
+func TestOverviewCache(t *testing.T) {
+	group := []Node{{ID: "a", Level: 3, FirstSeq: 1, LastSeq: 100, Summary: "first", Facts: []string{"x"}},
+		{ID: "b", Level: 3, FirstSeq: 101, LastSeq: 200, Summary: "second", Themes: []string{"y"}}}
+	base := overviewKey("ns", "c", 4, 200, group)
+	if overviewKey("ns", "c", 4, 200, slices.Clone(group)) != base {
+		t.Fatal("the same input gives two keys")
+	}
+	change := map[string]func(g []Node) [32]byte{
+		"namespace":    func(g []Node) [32]byte { return overviewKey("ns2", "c", 4, 200, g) },
+		"conversation": func(g []Node) [32]byte { return overviewKey("ns", "c2", 4, 200, g) },
+		"budget":       func(g []Node) [32]byte { return overviewKey("ns", "c", 4, 199, g) },
+		"summary":      func(g []Node) [32]byte { g[1].Summary = "second, rewritten"; return overviewKey("ns", "c", 4, 200, g) },
+		"span":         func(g []Node) [32]byte { g[1].LastSeq = 210; return overviewKey("ns", "c", 4, 200, g) },
+		"facts":        func(g []Node) [32]byte { g[0].Facts = nil; return overviewKey("ns", "c", 4, 200, g) },
+		"nodes":        func(g []Node) [32]byte { return overviewKey("ns", "c", 4, 200, g[:1]) },
+	}
+	for name, f := range change {
+		g := slices.Clone(group)
+		if f(g) == base {
+			t.Errorf("a different %s gives the same key", name)
+		}
+	}
+	var c summaryCache
+	for i := range summaryCacheSize + 1 {
+		c.put(overviewKey("ns", "c", 4, i, group), Summary{Text: fmt.Sprint(i)})
+	}
+	if _, ok := c.get(overviewKey("ns", "c", 4, 0, group)); ok {
+		t.Error("the oldest entry is still there")
+	}
+	if got, ok := c.get(overviewKey("ns", "c", 4, summaryCacheSize, group)); !ok || got.Text != fmt.Sprint(summaryCacheSize) {
+		t.Errorf("newest entry: %q %v", got.Text, ok)
 	}
 }

@@ -2,11 +2,13 @@ package strata
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -764,12 +766,26 @@ func (a *assembler) openTile(open []Turn) (*Node, error) {
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	s, err := a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
-		LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.m.tok})
-	if err != nil {
-		return nil, fmt.Errorf("summary of open turns %d-%d: %w", ts[0].Seq, ts[len(ts)-1].Seq, err)
-	}
 	first, last := ts[0], ts[len(ts)-1]
+	// Turns do not change once stored: their seqs name what the summary
+	// is written from.
+	h := sha256.New()
+	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.m.ns, a.req.Conversation, a.policy.Levels[0].Budget)
+	for _, t := range ts {
+		fmt.Fprintf(h, "%d,", t.Seq)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	s, ok := a.m.overviews.get(key)
+	if !ok {
+		var err error
+		s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
+			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.m.tok})
+		if err != nil {
+			return nil, fmt.Errorf("summary of open turns %d-%d: %w", first.Seq, last.Seq, err)
+		}
+		a.m.overviews.put(key, s)
+	}
 	return &Node{Conversation: a.req.Conversation, Level: 1, FirstSeq: first.Seq, LastSeq: last.Seq,
 		Start: first.Time, End: last.Time, Summary: s.Text, Facts: s.Facts, Themes: s.Themes, Method: s.Method}, nil
 }
@@ -877,10 +893,16 @@ func (a *assembler) overviewItem(group []Node, budget int) (*Item, error) {
 	a.measure(&probe)
 	head := probe.Tokens
 	for try := 0; try < 2 && budget >= minOverviewTokens; try++ {
-		s, err := a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
-			LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.m.tok})
-		if err != nil {
-			return nil, fmt.Errorf("overview of turns %d-%d: %w", it.FirstSeq, it.LastSeq, err)
+		key := overviewKey(a.m.ns, a.req.Conversation, it.Level, budget, group)
+		s, ok := a.m.overviews.get(key)
+		if !ok {
+			var err error
+			s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
+				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.m.tok})
+			if err != nil {
+				return nil, fmt.Errorf("overview of turns %d-%d: %w", it.FirstSeq, it.LastSeq, err)
+			}
+			a.m.overviews.put(key, s)
 		}
 		if strings.TrimSpace(s.Text) == "" {
 			return nil, nil
@@ -926,6 +948,60 @@ func (a *assembler) resplit(it *Item) (bool, error) {
 	a.add(it, it.Tokens)
 	it.stuck = true
 	return false, nil
+}
+
+// summaryCache keeps the latest summaries written for context packages,
+// by a digest of what they were written from: the packages of one
+// conversation ask for the same overviews again and again while its
+// history stands still, and writing one reads every node it merges. Safe
+// for concurrent use; the zero value is empty.
+type summaryCache struct {
+	mu      sync.Mutex
+	entries []cachedSummary // oldest first
+}
+
+type cachedSummary struct {
+	key [sha256.Size]byte
+	sum Summary
+}
+
+// summaryCacheSize bounds a summaryCache's entries.
+const summaryCacheSize = 64
+
+func (c *summaryCache) get(key [sha256.Size]byte) (Summary, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.key == key {
+			return e.sum, true
+		}
+	}
+	return Summary{}, false
+}
+
+func (c *summaryCache) put(key [sha256.Size]byte, s Summary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= summaryCacheSize {
+		c.entries = slices.Delete(c.entries, 0, 1)
+	}
+	c.entries = append(c.entries, cachedSummary{key, s})
+}
+
+// overviewKey digests what an overview is written from: its conversation,
+// level and budget, and every merged node's id, span and summary, so that
+// a node rewritten (a model's summary in place of the extractive one, a
+// span reopened) makes a new key.
+func overviewKey(ns, conv string, level, budget int, group []Node) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00", ns, conv, level, budget)
+	for _, n := range group {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%s\x00%s\x00%s\x00", n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Summary,
+			strings.Join(n.Facts, "\x01"), strings.Join(n.Themes, "\x01"))
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // splitTiles cuts tiles (oldest first) into k runs of consecutive tiles
