@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,6 +200,39 @@ func TestContextOverviewLongHistory(t *testing.T) {
 		// finer overviews, not to waste.
 		if pkg.Tokens < budget*9/10 {
 			t.Errorf("budget %d: %d tokens used", budget, pkg.Tokens)
+		}
+	}
+}
+
+// TestContextOverviewConcurrent assembles query packages from several
+// goroutines at once: they share the Memory's overview cache, and each
+// gets the package it would get alone.
+func TestContextOverviewConcurrent(t *testing.T) {
+	m, _ := queryHistory(t, strata.AssemblyOptions{})
+	want := map[int]string{}
+	budgets := []int{1000, 1500, 2000}
+	for _, b := range budgets {
+		want[b] = mustContext(t, m, strata.ContextRequest{Conversation: "c", Query: ottilie, Budget: b}).Rendered
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := budgets[i%len(budgets)]
+			pkg, err := m.Context(context.Background(), strata.ContextRequest{Conversation: "c", Query: ottilie, Budget: b})
+			if err == nil && pkg.Rendered != want[b] {
+				err = fmt.Errorf("budget %d: the package differs from the one assembled alone", b)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
 		}
 	}
 }
