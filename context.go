@@ -2,11 +2,13 @@ package strata
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -24,8 +26,17 @@ type AssemblyOptions struct {
 	// Default 0.05 (on LoCoMo's questions, 0.30 cost 11 points of
 	// evidence recall at 1,000 tokens).
 	QueryFreshShare float64
-	// RelevanceShare is kept for query hits before older history is
-	// refined. Default 0.90; unused without a query.
+	// QueryCoverageShare caps, in a package with query hits, the
+	// summaries that cover the history no earlier step quotes raw, so
+	// that a model sees the whole arc of the conversation before the
+	// query's evidence fills the rest. When the coarsest closed summaries
+	// do not fit it, they are merged into overview summaries that do (see
+	// Memory.Context). Default 0.10; negative means none (every older
+	// turn is then left to relevance and listed as omitted).
+	QueryCoverageShare float64
+	// RelevanceShare is the former way to size a query package's
+	// coverage: when QueryCoverageShare is unset, a RelevanceShare set
+	// reads as a QueryCoverageShare of 1 - RelevanceShare. Default 0.90.
 	RelevanceShare float64
 	// SearchK is how many turn hits a query considers; it considers
 	// summaryDepth times as many summary hits, since summaries are the
@@ -41,6 +52,20 @@ type AssemblyOptions struct {
 }
 
 func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
+	if o.QueryCoverageShare == 0 && o.RelevanceShare > 0 && o.RelevanceShare <= 1 {
+		o.QueryCoverageShare = 1 - o.RelevanceShare
+		if o.QueryCoverageShare == 0 {
+			o.QueryCoverageShare = -1
+		}
+	}
+	switch {
+	case o.QueryCoverageShare == 0:
+		o.QueryCoverageShare = DefaultQueryCoverageShare
+	case o.QueryCoverageShare < 0:
+		o.QueryCoverageShare = -1
+	case o.QueryCoverageShare > 1:
+		return o, Errorf(EINVALID, "assembly: query coverage share %v is outside 0..1 (negative: none)", o.QueryCoverageShare)
+	}
 	def := func(v *float64, d float64, name string) error {
 		if *v == 0 {
 			*v = d
@@ -75,6 +100,10 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 	}
 	return o, nil
 }
+
+// DefaultQueryCoverageShare is AssemblyOptions.QueryCoverageShare's
+// default.
+const DefaultQueryCoverageShare = 0.10
 
 // Item reasons: why an item is in a package.
 const (
@@ -119,6 +148,7 @@ type Item struct {
 	learning int64   // a learning's id
 	prio     int     // lower is dropped last
 	stuck    bool    // its children do not fit: refine no more
+	parts    []Node  // an overview's tiles, oldest first
 	score    float64 // a relevance turn's score: the lowest is dropped first
 	tier     Tier    // of a level-1 summary's span
 }
@@ -141,6 +171,29 @@ type Package struct {
 	Items        []Item     `json:"items"`
 	Omitted      []Omission `json:"omitted"`
 	Rendered     string     `json:"rendered"`
+}
+
+// Covered counts the conversation's turns the package represents: quoted
+// raw, or stood for by a summary that spans them. A learning's span is
+// where it was said, not what it shows, and does not count.
+func (p *Package) Covered() int64 {
+	spans := make([][2]int64, 0, len(p.Items))
+	for _, it := range p.Items {
+		if it.Kind == KindTurn || it.Kind == KindSummary {
+			spans = append(spans, [2]int64{it.FirstSeq, it.LastSeq})
+		}
+	}
+	slices.SortFunc(spans, func(x, y [2]int64) int { return cmpInt64(x[0], y[0]) })
+	var n int64
+	end := int64(0) // the last seq counted
+	for _, sp := range spans {
+		lo := max(sp[0], end+1)
+		if sp[1] >= lo {
+			n += sp[1] - lo + 1
+			end = sp[1]
+		}
+	}
+	return n
 }
 
 // ContextRequest asks for a context package.
@@ -188,7 +241,11 @@ func renderSections(markdown bool, secs []Section) string {
 // req.Budget tokens, in priority order: milestones, the freshest raw turns,
 // summaries covering all older history (coarsest first, refined toward finer
 // levels and raw turns where the budget allows and the query points), and the
-// query's best search hits with their neighbouring turns. The rendered
+// query's best search hits with their neighbouring turns. When the query has
+// hits, the summaries keep to AssemblyOptions.QueryCoverageShare of the
+// budget: if the coarsest closed nodes do not fit it, runs of them are merged
+// into overview summaries (OverviewLevelName) written for the package, so
+// that the whole history is still represented. The rendered
 // package, headers and separators included, never exceeds the budget as
 // counted by the Tokenizer; a budget too small for the package header is an
 // EINVALID error.
@@ -318,7 +375,9 @@ func (a *assembler) add(it *Item, limit int) bool {
 			a.used += next.Tokens
 		}
 	case KindSummary:
-		a.nodes[it.NodeID] = true
+		if it.NodeID != "" {
+			a.nodes[it.NodeID] = true
+		}
 	}
 	return true
 }
@@ -529,19 +588,25 @@ func (a *assembler) freshTurns() error {
 }
 
 // coverage covers turns 1..fresh-1 with the coarsest closed nodes, newest
-// first, and the open turns (in no closed node) raw. What does not fit the
-// coverage allowance (the budget minus the relevance reserve) is noted as
-// omitted.
+// first, and the open turns (in no closed node) raw. Without query hits it
+// may use all that is left of the budget; with them, the query coverage
+// share, and when the nodes and open turns do not all fit that share the
+// nodes are merged into overview summaries that do (overview). What is
+// not covered is noted as omitted.
 func (a *assembler) coverage() error {
 	end := a.fresh - 1
 	if end < 1 {
 		return nil
 	}
-	reserve := 0
-	if a.req.Query != "" && len(a.hits) > 0 {
-		reserve = int(a.m.asm.RelevanceShare * float64(a.req.Budget))
+	query := a.req.Query != "" && len(a.hits) > 0
+	limit := a.req.Budget - a.used
+	if query {
+		if a.m.asm.QueryCoverageShare < 0 {
+			a.noteOmitted(1, end)
+			return nil
+		}
+		limit = a.share(a.m.asm.QueryCoverageShare)
 	}
-	limit := a.req.Budget - a.used - reserve
 
 	// Tile 1..end from the top level down: each level covers what lies
 	// after the level above it.
@@ -552,7 +617,7 @@ func (a *assembler) coverage() error {
 		f := NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Level: lvl,
 			FromSeq: boundary + 1, ToSeq: end, Newest: true}
 		if lvl == top {
-			f.Limit = 256
+			f.Limit = maxTopTiles
 		}
 		ns, err := a.m.store.Nodes(a.ctx, f)
 		if err != nil {
@@ -576,12 +641,18 @@ func (a *assembler) coverage() error {
 	}
 	// tiles holds, newest first: finer levels' nodes, then the top level's.
 	slices.SortStableFunc(tiles, func(x, y Node) int { return cmpInt64(y.LastSeq, x.LastSeq) })
+	if len(tiles) > 0 && tiles[len(tiles)-1].FirstSeq > 1 {
+		// More top-level nodes exist than were fetched.
+		a.noteOmitted(1, tiles[len(tiles)-1].FirstSeq-1)
+	}
 
 	spent := 0
 	// The fresh run may start inside a closed level-1 node. Its summary
 	// then stands for the turns before the fresh run when it is cheaper
 	// than those turns raw (it overlaps the fresh run; nothing is lost).
-	if boundary < end {
+	// With query hits those turns stay open turns instead: a summary of
+	// them alone can take the whole coverage share.
+	if boundary < end && !query {
 		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
 			Level: 1, FromSeq: boundary + 1, Limit: 1})
 		if err != nil {
@@ -606,6 +677,50 @@ func (a *assembler) coverage() error {
 			}
 		}
 	}
+	// Open turns, in no closed node: raw, they cover the fewest turns per
+	// token, so they come after the nodes.
+	var open []Turn
+	if boundary < end {
+		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
+		if err != nil {
+			return err
+		}
+		open = ts
+		if n := int64(len(ts)); n < end-boundary {
+			// More open turns than one call fetches: declare the rest.
+			a.noteOmitted(boundary+1, end-n)
+		}
+	}
+	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
+		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
+	})
+	openCost, fits := 0, true // only a query package merges tiles
+	if query {
+		openCost, fits = a.fitsAll(tiles, open, limit-spent)
+	}
+	if !fits {
+		merged := false
+		// The open turns keep their room raw when they take at most half
+		// of what is left; otherwise a summary of them joins the tiles.
+		room := limit - spent
+		if openCost <= room/2 {
+			room -= openCost
+		} else if t, err := a.openTile(open); err != nil {
+			return err
+		} else if t != nil {
+			tiles = append([]Node{*t}, tiles...)
+			merged = true
+		}
+		n, err := a.overview(tiles, room)
+		if err != nil {
+			return err
+		}
+		if spent += n; merged && n > 0 {
+			open = nil // summarized (or declared omitted) by the overviews
+		}
+		tiles = nil
+	}
 	// Closed nodes first, newest first: coarse summaries cover the most
 	// history per token.
 	misses := 0
@@ -613,9 +728,6 @@ func (a *assembler) coverage() error {
 		if misses >= 8 {
 			a.noteOmitted(n.FirstSeq, n.LastSeq)
 			continue
-		}
-		if int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) {
-			continue // shown raw already (zoomed or pinned)
 		}
 		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
 		if a.add(it, limit-spent) {
@@ -626,37 +738,295 @@ func (a *assembler) coverage() error {
 			misses++
 		}
 	}
-	// Open turns, in no closed node, come last: raw, they cover the
-	// fewest turns per token. What does not fit is declared omitted, never
-	// silently left out.
-	if boundary < end {
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
-		if err != nil {
-			return err
+	// What does not fit is declared omitted, never silently left out.
+	for _, t := range open {
+		if a.turns[t.Seq] {
+			continue
 		}
-		for _, t := range ts {
-			if a.turns[t.Seq] {
-				continue
-			}
-			it := a.turnItem(t, ReasonCoverage, prioCoverage)
-			if a.add(it, limit-spent) {
-				spent += it.Tokens
-			} else {
-				a.noteOmitted(t.Seq, t.Seq)
-			}
+		it := a.turnItem(t, ReasonCoverage, prioCoverage)
+		if a.add(it, limit-spent) {
+			spent += it.Tokens
+		} else {
+			a.noteOmitted(t.Seq, t.Seq)
 		}
-		if n := int64(len(ts)); n < end-boundary {
-			// More open turns than one call fetches: declare the rest.
-			a.noteOmitted(boundary+1, end-n)
-		}
-	}
-	if len(tiles) > 0 && tiles[len(tiles)-1].FirstSeq > 1 {
-		// More top-level nodes exist than were fetched.
-		oldest := tiles[len(tiles)-1]
-		a.noteOmitted(1, oldest.FirstSeq-1)
 	}
 	return nil
+}
+
+// openTile summarizes the open turns not present yet (newest first, as
+// read) as a level-1 node would, for an overview to merge; nil if none. The
+// tile is not stored and has no id.
+func (a *assembler) openTile(open []Turn) (*Node, error) {
+	var ts []Turn
+	for i := len(open) - 1; i >= 0; i-- {
+		if !a.turns[open[i].Seq] {
+			ts = append(ts, open[i])
+		}
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	first, last := ts[0], ts[len(ts)-1]
+	// Turns do not change once stored: their seqs name what the summary
+	// is written from.
+	h := sha256.New()
+	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.m.ns, a.req.Conversation, a.policy.Levels[0].Budget)
+	for _, t := range ts {
+		fmt.Fprintf(h, "%d,", t.Seq)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	s, ok := a.m.overviews.get(key)
+	if !ok {
+		var err error
+		s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
+			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.m.tok})
+		if err != nil {
+			return nil, fmt.Errorf("summary of open turns %d-%d: %w", first.Seq, last.Seq, err)
+		}
+		a.m.overviews.put(key, s)
+	}
+	return &Node{Conversation: a.req.Conversation, Level: 1, FirstSeq: first.Seq, LastSeq: last.Seq,
+		Start: first.Time, End: last.Time, Summary: s.Text, Facts: s.Facts, Themes: s.Themes, Method: s.Method}, nil
+}
+
+// maxTopTiles bounds the top-level nodes coverage reads: the newest ones;
+// the history before them is listed as omitted. It keeps the work of one
+// package bounded however long the history (see overview).
+const maxTopTiles = 256
+
+// fitsAll reports whether the tiles and the open turns not present yet,
+// each measured as an item alone, fit within limit tokens; it returns the
+// cost of those open turns.
+func (a *assembler) fitsAll(tiles []Node, open []Turn, limit int) (int, bool) {
+	openCost := 0
+	for _, t := range open {
+		if a.turns[t.Seq] {
+			continue
+		}
+		it := a.turnItem(t, ReasonCoverage, prioCoverage)
+		a.measure(it)
+		openCost += it.Tokens
+	}
+	total := openCost
+	for _, n := range tiles {
+		if total > limit {
+			break
+		}
+		it := a.nodeItem(n, ReasonCoverage, prioCoverage)
+		a.measure(it)
+		total += it.Tokens
+	}
+	return openCost, total <= limit
+}
+
+// Overview summaries: a level above the policy's top, made while a
+// package is assembled and never stored.
+const (
+	// OverviewLevelName is the level name of an overview item.
+	OverviewLevelName = "overview"
+	// minOverviewTokens is the smallest summary text an overview is
+	// written at: below it, a few words would stand for a whole history.
+	minOverviewTokens = 40
+)
+
+// overview covers the tiles (the coarsest closed nodes, newest first)
+// within limit tokens when they do not fit it as they are: it merges runs
+// of consecutive tiles into overview summaries, written by the Memory's
+// summarizer over those tiles as a rollup writes a node over its
+// children. There are as many overviews as limit holds at the top level's
+// summary budget each (at least one), of about equal turn counts, and they
+// share limit evenly. An overview that still does not fit, or a limit too
+// small for one, leaves its span omitted. Refinement can later replace an
+// overview by its tiles. It returns the tokens it added.
+func (a *assembler) overview(tiles []Node, limit int) (int, error) {
+	if len(tiles) == 0 {
+		return 0, nil
+	}
+	slices.Reverse(tiles) // oldest first
+	first, last := tiles[0].FirstSeq, tiles[len(tiles)-1].LastSeq
+	top := len(a.policy.Levels)
+	probe := &Item{Kind: KindSummary, Reason: ReasonCoverage, Level: top + 1, LevelName: OverviewLevelName,
+		FirstSeq: first, LastSeq: last, Start: tiles[0].Start, End: tiles[len(tiles)-1].End}
+	a.measure(probe)
+	head := probe.Tokens // the heading of an overview, about
+	per := a.policy.Levels[top-1].Budget + head
+	k := min(limit/per, (len(tiles)+1)/2) // each overview merges two tiles or more
+	if k < 1 {
+		k = 1
+	}
+	if limit/k-head < minOverviewTokens {
+		for _, n := range tiles {
+			a.noteOmitted(n.FirstSeq, n.LastSeq)
+		}
+		return 0, nil
+	}
+	spent := 0
+	for gi, group := range splitTiles(tiles, k) {
+		// Each overview gets its share of what is left, so that one that
+		// came out short leaves its room to the next.
+		room := (limit - spent) / (k - gi)
+		it, err := a.overviewItem(group, room-head)
+		if err != nil {
+			return spent, err
+		}
+		if it != nil && a.add(it, room) {
+			spent += it.Tokens
+			continue
+		}
+		for _, n := range group {
+			a.noteOmitted(n.FirstSeq, n.LastSeq)
+		}
+	}
+	return spent, nil
+}
+
+// overviewItem writes the overview of group (tiles, oldest first) in
+// budget tokens of text. If its rendering comes out over the budget plus
+// its heading, it is written once more, tighter by the excess; nil means
+// the summarizer had nothing to say.
+func (a *assembler) overviewItem(group []Node, budget int) (*Item, error) {
+	g0, gn := group[0], group[len(group)-1]
+	it := &Item{Kind: KindSummary, Reason: ReasonCoverage, Level: len(a.policy.Levels) + 1, LevelName: OverviewLevelName,
+		FirstSeq: g0.FirstSeq, LastSeq: gn.LastSeq, Start: g0.Start, End: gn.End, prio: prioCoverage, parts: group}
+	probe := *it
+	a.measure(&probe)
+	head := probe.Tokens
+	for try := 0; try < 2 && budget >= minOverviewTokens; try++ {
+		key := overviewKey(a.m.ns, a.req.Conversation, it.Level, budget, group)
+		s, ok := a.m.overviews.get(key)
+		if !ok {
+			var err error
+			s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
+				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.m.tok})
+			if err != nil {
+				return nil, fmt.Errorf("overview of turns %d-%d: %w", it.FirstSeq, it.LastSeq, err)
+			}
+			a.m.overviews.put(key, s)
+		}
+		if strings.TrimSpace(s.Text) == "" {
+			return nil, nil
+		}
+		it.Text, it.rendered = s.Text, ""
+		a.measure(it)
+		over := it.Tokens - (budget + head)
+		if over <= 0 {
+			break
+		}
+		budget -= over
+	}
+	return it, nil
+}
+
+// resplit replaces an overview whose nodes do not fit by more, finer
+// overviews of the same nodes, when what the budget has left holds at
+// least two; otherwise, or if one of them cannot be written, the overview
+// stays as it was and is refined no more.
+func (a *assembler) resplit(it *Item) (bool, error) {
+	room := a.req.Budget - a.used + it.Tokens
+	per := a.policy.Levels[len(a.policy.Levels)-1].Budget
+	if len(it.parts) < 4 || room/per < 2 {
+		it.stuck = true
+		return false, nil
+	}
+	items, omit := len(a.items), slices.Clone(a.omit)
+	a.remove(it)
+	tiles := slices.Clone(it.parts)
+	slices.Reverse(tiles) // newest first, as overview takes them
+	if _, err := a.overview(tiles, room); err != nil {
+		return false, err
+	}
+	added := a.items[items-1:]
+	if slices.Equal(a.omit, omit) && len(added) >= 2 {
+		return true, nil
+	}
+	// Roll back: the overview as it was covers more.
+	for _, x := range slices.Clone(added) {
+		a.remove(x)
+	}
+	a.omit = omit
+	a.add(it, it.Tokens)
+	it.stuck = true
+	return false, nil
+}
+
+// summaryCache keeps the latest summaries written for context packages,
+// by a digest of what they were written from: the packages of one
+// conversation ask for the same overviews again and again while its
+// history stands still, and writing one reads every node it merges. Safe
+// for concurrent use; the zero value is empty.
+type summaryCache struct {
+	mu      sync.Mutex
+	entries []cachedSummary // oldest first
+}
+
+type cachedSummary struct {
+	key [sha256.Size]byte
+	sum Summary
+}
+
+// summaryCacheSize bounds a summaryCache's entries.
+const summaryCacheSize = 64
+
+func (c *summaryCache) get(key [sha256.Size]byte) (Summary, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.key == key {
+			return e.sum, true
+		}
+	}
+	return Summary{}, false
+}
+
+func (c *summaryCache) put(key [sha256.Size]byte, s Summary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= summaryCacheSize {
+		c.entries = slices.Delete(c.entries, 0, 1)
+	}
+	c.entries = append(c.entries, cachedSummary{key, s})
+}
+
+// overviewKey digests what an overview is written from: its conversation,
+// level and budget, and every merged node's id, span and summary, so that
+// a node rewritten (a model's summary in place of the extractive one, a
+// span reopened) makes a new key.
+func overviewKey(ns, conv string, level, budget int, group []Node) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00", ns, conv, level, budget)
+	for _, n := range group {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%s\x00%s\x00%s\x00", n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Summary,
+			strings.Join(n.Facts, "\x01"), strings.Join(n.Themes, "\x01"))
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// splitTiles cuts tiles (oldest first) into k runs of consecutive tiles
+// holding about equal numbers of turns, none empty.
+func splitTiles(tiles []Node, k int) [][]Node {
+	k = min(k, len(tiles))
+	var total int64
+	for _, n := range tiles {
+		total += n.Turns()
+	}
+	out := make([][]Node, 0, k)
+	var seen int64
+	start := 0
+	for i, n := range tiles {
+		seen += n.Turns()
+		g := len(out)
+		left := len(tiles) - i - 1 // tiles after this one
+		// Close the run when it holds its share of the turns, as long
+		// as every later run can still get a tile.
+		if g < k-1 && (seen*int64(k) >= total*int64(g+1) || left == k-1-g) {
+			out = append(out, tiles[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, tiles[start:])
 }
 
 // noteOmitted records that turns first..last are neither shown nor
@@ -1037,7 +1407,13 @@ func (a *assembler) hitIn(it *Item) bool {
 // expand so they are not tried again.
 func (a *assembler) expand(it *Item) (bool, error) {
 	var kids []*Item
-	if it.Level > 1 {
+	if it.parts != nil {
+		for _, n := range it.parts {
+			if !a.nodes[n.ID] {
+				kids = append(kids, a.nodeItem(n, it.Reason, prioRefine))
+			}
+		}
+	} else if it.Level > 1 {
 		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
 			Level: it.Level - 1, FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
 		if err != nil {
@@ -1087,6 +1463,9 @@ func (a *assembler) expand(it *Item) (bool, error) {
 		cost += k.Tokens
 	}
 	if a.used-it.Tokens+cost > a.req.Budget {
+		if it.parts != nil {
+			return a.resplit(it)
+		}
 		it.stuck = true
 		return false, nil
 	}

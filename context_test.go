@@ -221,3 +221,30 @@ func rawTurns(pkg *strata.Package) map[int64]bool {
 	}
 	return raw
 }
+
+func TestPackageCovered(t *testing.T) {
+	tests := []struct {
+		name  string
+		items []strata.Item
+		want  int64
+	}{
+		{"empty", nil, 0},
+		{"turns", []strata.Item{{Kind: strata.KindTurn, FirstSeq: 3, LastSeq: 3}, {Kind: strata.KindTurn, FirstSeq: 9, LastSeq: 9}}, 2},
+		// A summary counts its whole span; turns inside it and an
+		// overlapping summary are not counted twice.
+		{"overlaps", []strata.Item{{Kind: strata.KindSummary, FirstSeq: 1, LastSeq: 10},
+			{Kind: strata.KindTurn, FirstSeq: 5, LastSeq: 5}, {Kind: strata.KindSummary, FirstSeq: 8, LastSeq: 20},
+			{Kind: strata.KindTurn, FirstSeq: 21, LastSeq: 21}, {Kind: strata.KindTurn, FirstSeq: 30, LastSeq: 30}}, 22},
+		{"nested", []strata.Item{{Kind: strata.KindSummary, FirstSeq: 1, LastSeq: 100},
+			{Kind: strata.KindSummary, FirstSeq: 11, LastSeq: 20}}, 100},
+		// A learning's span is where it was said: it shows no turn.
+		{"learning", []strata.Item{{Kind: strata.KindLearning, FirstSeq: 1, LastSeq: 50},
+			{Kind: strata.KindTurn, FirstSeq: 7, LastSeq: 7}}, 1},
+	}
+	for _, tt := range tests {
+		p := strata.Package{Items: tt.items}
+		if got := p.Covered(); got != tt.want {
+			t.Errorf("%s: Covered() = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

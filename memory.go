@@ -72,6 +72,8 @@ type Memory struct {
 	qmu    sync.Mutex
 	qcache []queryVec // the latest query vectors, oldest first
 
+	overviews summaryCache // overviews written for context packages lately
+
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per conversation: one appender at a time
 	rolls map[string]*sync.Mutex // per conversation: one rollup at a time

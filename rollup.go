@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -60,8 +61,10 @@ func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh
 }
 
 // replaceTries bounds how many times a rollup starts again because another
-// process changed the pyramid between its read and its write.
-const replaceTries = 3
+// process changed the pyramid between its read and its write; each new try
+// first waits a random while, longer each time, so that two writers
+// appending to one conversation in a tight loop do not keep colliding.
+const replaceTries = 8
 
 func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	made := 0
@@ -75,6 +78,12 @@ func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh 
 		// Another writer changed the pyramid first: read it again.
 		m.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "error", lost.err)
 		fresh = nil
+		wait := time.Duration(rand.Int64N(int64(try) * int64(5*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return made, ctx.Err()
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -15,7 +15,10 @@
 // computes it (each question weighs the same, however many evidence turns
 // it has); it also gives the pooled share of all evidence turns, in which
 // a question with five evidence turns weighs five times one with one. Both
-// come with the latency of both methods per question.
+// come with the latency of both methods per question, and with their
+// coverage: the share of the conversation's turns a package represents,
+// raw or by a summary, averaged over the questions (the baseline's turns
+// are all raw).
 package eval
 
 import (
@@ -166,6 +169,10 @@ type Score struct {
 	Recall float64 `json:"recall"`
 	// Pooled is Found over all the questions' evidence turns (0 to 1).
 	Pooled float64 `json:"pooled_recall"`
+	// Coverage is the mean over the questions of the share of the
+	// conversation's turns the package represents, quoted raw or stood
+	// for by a summary (0 to 1; see strata.Package.Covered).
+	Coverage float64 `json:"coverage"`
 	// MeanTokens is the mean size of what was handed over, in tokens.
 	MeanTokens float64 `json:"mean_tokens"`
 	// P50MS and P99MS are percentiles of the time per question, in
@@ -410,12 +417,14 @@ func evidenceIDs(raw json.RawMessage) []string {
 type tally struct {
 	evidence, found int
 	recall          float64 // sum of the questions' recall
+	coverage        float64 // sum of the questions' coverage
 	tokens          int
 	times           []time.Duration
 }
 
-func (t *tally) add(evidence, found, tokens int, d time.Duration) {
+func (t *tally) add(evidence, found, tokens int, coverage float64, d time.Duration) {
 	t.evidence += evidence
+	t.coverage += coverage
 	t.found += found
 	if evidence > 0 {
 		t.recall += float64(found) / float64(evidence)
@@ -431,6 +440,7 @@ func (t *tally) score() Score {
 	}
 	if n := len(t.times); n > 0 {
 		s.Recall = t.recall / float64(n)
+		s.Coverage = t.coverage / float64(n)
 		s.MeanTokens = float64(t.tokens) / float64(n)
 	}
 	return s
@@ -507,8 +517,8 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o
 
 		for _, r := range []*row{all, byCat[q.category]} {
 			r.questions++
-			r.ctx.add(len(q.evidence), cFound, pkg.Tokens, d)
-			r.bm25.add(len(q.evidence), bFound, tokens, bd)
+			r.ctx.add(len(q.evidence), cFound, pkg.Tokens, share(pkg.Covered(), pkg.Turns), d)
+			r.bm25.add(len(q.evidence), bFound, tokens, share(int64(len(got)), pkg.Turns), bd)
 		}
 	}
 	b := Budget{Budget: budget, Overall: all.result()}
@@ -556,6 +566,14 @@ func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int,
 			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: (*rank)[id], Baseline: got[id]})
 	}
 	return nil
+}
+
+// share is n over of, 0 when of is 0.
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
 }
 
 // count is how many of ids are in set.

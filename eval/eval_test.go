@@ -167,6 +167,12 @@ func TestRun(t *testing.T) {
 							s.Recall, s.Pooled)
 					}
 				}
+				if o.Context.Coverage != 1 {
+					t.Errorf("budget %d: coverage %v, want 1 (every turn raw)", b.Budget, o.Context.Coverage)
+				}
+				if o.BM25.Coverage <= 0 || o.BM25.Coverage >= 1 {
+					t.Errorf("budget %d: the baseline covers %v, want its hits' share, some but not all turns", b.Budget, o.BM25.Coverage)
+				}
 				if o.Points != 0 || o.PooledPoints != 0 {
 					t.Errorf("budget %d: %v points apart (%v pooled)", b.Budget, o.Points, o.PooledPoints)
 				}
@@ -376,21 +382,22 @@ func TestTally(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
 		name string
-		adds [][4]int // evidence, found, tokens, milliseconds
+		adds [][5]int // evidence, found, tokens, coverage in percent, milliseconds
 		want Score
 	}{
 		{"none", nil, Score{}},
-		{"one full", [][4]int{{2, 2, 100, 3}}, Score{Found: 2, Recall: 1, Pooled: 1, MeanTokens: 100, P50MS: 3, P99MS: 3}},
-		// recall (1/2 + 1)/2 over questions, pooled 2/3 over evidence turns
-		{"per question and pooled differ", [][4]int{{2, 1, 100, 4}, {1, 1, 300, 2}},
-			Score{Found: 2, Recall: 0.75, Pooled: 2.0 / 3, MeanTokens: 200, P50MS: 2, P99MS: 4}},
-		{"nothing found", [][4]int{{3, 0, 10, 1}, {1, 0, 20, 1}}, Score{MeanTokens: 15, P50MS: 1, P99MS: 1}},
+		{"one full", [][5]int{{2, 2, 100, 100, 3}}, Score{Found: 2, Recall: 1, Pooled: 1, Coverage: 1, MeanTokens: 100, P50MS: 3, P99MS: 3}},
+		// recall (1/2 + 1)/2 over questions, pooled 2/3 over evidence
+		// turns, coverage (50% + 25%)/2 over questions
+		{"per question and pooled differ", [][5]int{{2, 1, 100, 50, 4}, {1, 1, 300, 25, 2}},
+			Score{Found: 2, Recall: 0.75, Pooled: 2.0 / 3, Coverage: 0.375, MeanTokens: 200, P50MS: 2, P99MS: 4}},
+		{"nothing found", [][5]int{{3, 0, 10, 0, 1}, {1, 0, 20, 0, 1}}, Score{MeanTokens: 15, P50MS: 1, P99MS: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var tl tally
 			for _, a := range tt.adds {
-				tl.add(a[0], a[1], a[2], time.Duration(a[3])*ms)
+				tl.add(a[0], a[1], a[2], float64(a[3])/100, time.Duration(a[4])*ms)
 			}
 			if got := tl.score(); got != tt.want {
 				t.Errorf("score %+v, want %+v", got, tt.want)

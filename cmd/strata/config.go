@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -103,6 +104,7 @@ type assemblyConfig struct {
 	FreshShare     float64 `yaml:"fresh_share"`
 	RelevanceShare float64 `yaml:"relevance_share"`
 	QueryFresh     float64 `yaml:"query_fresh_share"`
+	QueryCoverage  float64 `yaml:"query_coverage_share"`
 	SearchK        int     `yaml:"search_k"`
 	Neighbours     int     `yaml:"neighbours"`
 	ZoomShare      float64 `yaml:"zoom_share"`
@@ -252,7 +254,18 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	}
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
-			RelevanceShare: a.RelevanceShare, QueryFreshShare: a.QueryFresh, SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
+			RelevanceShare: a.RelevanceShare, QueryFreshShare: a.QueryFresh, QueryCoverageShare: a.QueryCoverage,
+			SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
+	}
+	if v := m.Getenv("STRATA_QUERY_COVERAGE_SHARE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f != f || f > 1 {
+			return s, fmt.Errorf("STRATA_QUERY_COVERAGE_SHARE %q: want a share of the budget from 0 to 1 (negative: none)", v)
+		}
+		s.Assembly.QueryCoverageShare = f
+		if f == 0 {
+			s.Assembly.QueryCoverageShare = -1 // 0 asks for none, not for the default
+		}
 	}
 	return s, nil
 }

@@ -176,14 +176,15 @@ func printEval(m *Main, r eval.Report) {
 	}
 	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns\n", r.Questions, joinInts(r.Categories), r.EvidenceTurns)
 	fmt.Fprintf(w, "recall: each question's share of its evidence turns quoted raw, averaged over the questions (LoCoMo's measure);\n"+
-		"pooled: the share of all %d evidence turns quoted raw\n\n", r.EvidenceTurns)
-	fmt.Fprintf(w, "%6s  %9s  %6s  %6s  %6s  %6s  %6s  %6s  %6s  %6s  %8s  %8s\n", "budget", "questions", "recall", "bm25",
-		"+pts", "pooled", "bm25", "+pts", "p50 ms", "p99 ms", "bm25 p50", "bm25 p99")
+		"pooled: the share of all %d evidence turns quoted raw;\n"+
+		"cover: the share of the conversation's turns a package quotes or summarizes, averaged over the questions\n\n", r.EvidenceTurns)
+	fmt.Fprintf(w, "%6s  %9s  %6s  %6s  %6s  %6s  %6s  %6s  %6s  %6s  %6s  %8s  %8s\n", "budget", "questions", "recall", "bm25",
+		"+pts", "pooled", "bm25", "+pts", "cover", "p50 ms", "p99 ms", "bm25 p50", "bm25 p99")
 	for _, b := range r.Budgets {
 		o := b.Overall
-		fmt.Fprintf(w, "%6d  %9d  %5.1f%%  %5.1f%%  %+6.1f  %5.1f%%  %5.1f%%  %+6.1f  %6.1f  %6.1f  %8.1f  %8.1f\n",
+		fmt.Fprintf(w, "%6d  %9d  %5.1f%%  %5.1f%%  %+6.1f  %5.1f%%  %5.1f%%  %+6.1f  %5.1f%%  %6.1f  %6.1f  %8.1f  %8.1f\n",
 			b.Budget, o.Questions, 100*o.Context.Recall, 100*o.BM25.Recall, o.Points,
-			100*o.Context.Pooled, 100*o.BM25.Pooled, o.PooledPoints,
+			100*o.Context.Pooled, 100*o.BM25.Pooled, o.PooledPoints, 100*o.Context.Coverage,
 			o.Context.P50MS, o.Context.P99MS, o.BM25.P50MS, o.BM25.P99MS)
 	}
 	fmt.Fprintln(w, "\nper category (recall strata / bm25, pooled strata / bm25, questions):")

@@ -50,8 +50,9 @@ type evalReport struct {
 		Overall struct {
 			Questions int `json:"questions"`
 			Context   struct {
-				Recall float64 `json:"recall"`
-				Pooled float64 `json:"pooled_recall"`
+				Recall   float64 `json:"recall"`
+				Pooled   float64 `json:"pooled_recall"`
+				Coverage float64 `json:"coverage"`
 			} `json:"context"`
 			BM25 struct {
 				Recall float64 `json:"recall"`
@@ -84,8 +85,8 @@ func TestEval(t *testing.T) {
 	}{
 		{name: "table", args: []string{"eval", "--budgets", "100000", file}, questions: 3,
 			want: []string{"1 conversations, 4 turns imported", "3 questions of categories 1,2,3,4 with 4 evidence turns",
-				"budget  questions  recall    bm25    +pts  pooled    bm25    +pts",
-				"100000          3  100.0%  100.0%    +0.0  100.0%  100.0%    +0.0",
+				"budget  questions  recall    bm25    +pts  pooled    bm25    +pts   cover",
+				"100000          3  100.0%  100.0%    +0.0  100.0%  100.0%    +0.0  100.0%",
 				"at 100000:\n    1 (multi-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    2 (temporal) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    3 (open-domain) no questions\n    4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)",
 				"1 evidence ids that name no turn (conv-a:D9:9)"}},
 		{name: "categories", args: []string{"eval", "--budgets", "100000", "--categories", "4,5", file}, questions: 2,
@@ -116,8 +117,9 @@ func TestEval(t *testing.T) {
 						t.Errorf("budget row %d: %+v", i, b)
 					}
 					c, bm := b.Overall.Context, b.Overall.BM25
-					if b.Budget == 100000 && (c.Recall != 1 || bm.Recall != 1 || c.Pooled != 1 || bm.Pooled != 1) {
-						t.Errorf("budget %d: recall %v and %v, pooled %v and %v, want 1", b.Budget, c.Recall, bm.Recall, c.Pooled, bm.Pooled)
+					if b.Budget == 100000 && (c.Recall != 1 || bm.Recall != 1 || c.Pooled != 1 || bm.Pooled != 1 || c.Coverage != 1) {
+						t.Errorf("budget %d: recall %v and %v, pooled %v and %v, coverage %v, want 1", b.Budget, c.Recall, bm.Recall,
+							c.Pooled, bm.Pooled, c.Coverage)
 					}
 				}
 			}

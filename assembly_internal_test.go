@@ -1,0 +1,77 @@
+package strata
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestQueryCoverageShareDefaults checks the query coverage share's
+// default, its "none", and how a RelevanceShare set alone reads.
+func TestQueryCoverageShareDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		in   AssemblyOptions
+		want float64
+		bad  bool
+	}{
+		{name: "default", want: DefaultQueryCoverageShare},
+		{name: "set", in: AssemblyOptions{QueryCoverageShare: 0.3}, want: 0.3},
+		{name: "none", in: AssemblyOptions{QueryCoverageShare: -0.5}, want: -1},
+		{name: "relevance share alone", in: AssemblyOptions{RelevanceShare: 0.75}, want: 0.25},
+		{name: "relevance share 1 leaves none", in: AssemblyOptions{RelevanceShare: 1}, want: -1},
+		{name: "both set: the coverage share wins", in: AssemblyOptions{RelevanceShare: 0.5, QueryCoverageShare: 0.2}, want: 0.2},
+		{name: "over 1", in: AssemblyOptions{QueryCoverageShare: 1.5}, bad: true},
+	}
+	for _, tt := range tests {
+		got, err := tt.in.withDefaults()
+		if tt.bad {
+			if ErrorCode(err) != EINVALID {
+				t.Errorf("%s: err %v, want EINVALID", tt.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got.QueryCoverageShare != tt.want {
+			t.Errorf("%s: query coverage share %v, want %v", tt.name, got.QueryCoverageShare, tt.want)
+		}
+	}
+}
+
+// TestOverviewCache checks that an overview's key changes with anything
+// it is written from, and that the cache keeps the newest entries.
+func TestOverviewCache(t *testing.T) {
+	group := []Node{{ID: "a", Level: 3, FirstSeq: 1, LastSeq: 100, Summary: "first", Facts: []string{"x"}},
+		{ID: "b", Level: 3, FirstSeq: 101, LastSeq: 200, Summary: "second", Themes: []string{"y"}}}
+	base := overviewKey("ns", "c", 4, 200, group)
+	if overviewKey("ns", "c", 4, 200, slices.Clone(group)) != base {
+		t.Fatal("the same input gives two keys")
+	}
+	change := map[string]func(g []Node) [32]byte{
+		"namespace":    func(g []Node) [32]byte { return overviewKey("ns2", "c", 4, 200, g) },
+		"conversation": func(g []Node) [32]byte { return overviewKey("ns", "c2", 4, 200, g) },
+		"budget":       func(g []Node) [32]byte { return overviewKey("ns", "c", 4, 199, g) },
+		"summary":      func(g []Node) [32]byte { g[1].Summary = "second, rewritten"; return overviewKey("ns", "c", 4, 200, g) },
+		"span":         func(g []Node) [32]byte { g[1].LastSeq = 210; return overviewKey("ns", "c", 4, 200, g) },
+		"facts":        func(g []Node) [32]byte { g[0].Facts = nil; return overviewKey("ns", "c", 4, 200, g) },
+		"nodes":        func(g []Node) [32]byte { return overviewKey("ns", "c", 4, 200, g[:1]) },
+	}
+	for name, f := range change {
+		g := slices.Clone(group)
+		if f(g) == base {
+			t.Errorf("a different %s gives the same key", name)
+		}
+	}
+	var c summaryCache
+	for i := range summaryCacheSize + 1 {
+		c.put(overviewKey("ns", "c", 4, i, group), Summary{Text: fmt.Sprint(i)})
+	}
+	if _, ok := c.get(overviewKey("ns", "c", 4, 0, group)); ok {
+		t.Error("the oldest entry is still there")
+	}
+	if got, ok := c.get(overviewKey("ns", "c", 4, summaryCacheSize, group)); !ok || got.Text != fmt.Sprint(summaryCacheSize) {
+		t.Errorf("newest entry: %q %v", got.Text, ok)
+	}
+}
