@@ -293,21 +293,7 @@ func TestPyramidGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := formats.Open(formats.JSONL, "demo.jsonl", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var turns []strata.Turn
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		turns = append(turns, rec.Turn)
-	}
+	turns := readJSONL(t, "demo.jsonl", f)
 	ingest(t, m, "demo", turns)
 	tree, err := m.Tree(ctx, "demo")
 	if err != nil {
@@ -406,4 +392,24 @@ func TestImportPipeline(t *testing.T) {
 			t.Fatalf("%d turns stored, want only the first batch", c.Turns)
 		}
 	})
+}
+
+// readJSONL reads every turn of a JSONL input named name.
+func readJSONL(t *testing.T, name string, in io.Reader) []strata.Turn {
+	t.Helper()
+	r, err := formats.Open(formats.JSONL, name, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []strata.Turn
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return turns
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, rec.Turn)
+	}
 }

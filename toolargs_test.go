@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"strata"
 	"strata/ctf"
-	"strata/formats"
 )
 
 // toolArgCases are tool-call arguments as a JSONL line gives them (the
@@ -40,22 +38,7 @@ func toolArgTurns(t *testing.T, n int) []strata.Turn {
 		c := toolArgCases[(i/2)%len(toolArgCases)]
 		fmt.Fprintf(&b, `{"ext_id":"a%d","role":"assistant","content":"","time":%q,"tool_calls":[{"id":"c%d","name":"f","arguments":%s}]}`+"\n", i, ts, i, c.wire)
 	}
-	r, err := formats.Open(formats.JSONL, "args.jsonl", strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var turns []strata.Turn
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		turns = append(turns, rec.Turn)
-	}
-	return turns
+	return readJSONL(t, "args.jsonl", strings.NewReader(b.String()))
 }
 
 // wantArgs returns the exact arguments turn i of toolArgTurns carries.
