@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"strata"
 	"strata/internal/synth"
@@ -54,5 +55,43 @@ func BenchmarkContext(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkAppendOne measures Ingest of one turn at a time into a calendar
+// conversation, per turn: "live" with the clock at each turn (the day is
+// open, nothing reopens) and "late" with the clock a day ahead (the day
+// has closed, so every turn reopens its day and week: the node is rebuilt
+// over the longer span). The day holds 200 turns, as a busy day of an
+// agent might.
+func BenchmarkAppendOne(b *testing.B) {
+	for _, late := range []bool{false, true} {
+		name := "live"
+		if late {
+			name = "late"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			day := at("2026-11-20T00:00:00Z")
+			for b.Loop() {
+				b.StopTimer()
+				clk := &clock{}
+				m, _ := newClocked(b, clk, nil)
+				b.StartTimer()
+				for i := range 200 {
+					t := strata.Turn{ExtID: fmt.Sprintf("t%d", i), Role: strata.RoleUser, Name: "Ana",
+						Content: fmt.Sprintf("note %d about the deploy of v1.%d on port %d", i, i, 8000+i),
+						Time:    day.Add(time.Duration(i) * time.Minute)}
+					clk.Set(t.Time)
+					if late {
+						clk.Set(day.Add(36 * time.Hour))
+					}
+					if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Policy: "calendar", Turns: []strata.Turn{t}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*200), "µs/turn")
+		})
 	}
 }
