@@ -271,6 +271,7 @@ func TestTurnsDecodeErrors(t *testing.T) {
 		{"#CTF v1 fields=role,tokens\nuser\t99999999999999999999\n", []string{"line 2, field tokens:"}},
 		{"#CTF v1 fields=role,importance\nuser\thigh\n", []string{"line 2, field importance:", "not a number"}},
 		{"#CTF v1 fields=role,time\nuser\tyesterday\n", []string{"line 2, field time:", "not an RFC 3339 time"}},
+		{"#CTF v1 fields=role,time\nuser\t0001-01-01T00:00:00Z\n", []string{"line 2, field time:", "zero time"}},
 		{"#CTF v1 fields=role,timestamp\nuser\t2026-13-01T00:00:00\n", []string{"line 2, field timestamp:"}},
 		{"#CTF v1 fields=role,tool_calls\nuser\t[{\"name\":\n", []string{"line 2, field tool_calls:", "JSON"}},
 		{"#CTF v1 fields=role,tool_calls\nuser\t[{\"name\":\"f\",\"arguments\":\"\\x\"}]\n", []string{"line 2, field tool_calls:"}},

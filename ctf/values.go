@@ -157,7 +157,8 @@ const zoneless = "2006-01-02T15:04:05"
 
 // parseTime reads a time field: RFC 3339 (any offset; the result is in
 // UTC), or a time without a zone, read as UTC. Null and empty read as the
-// zero time.
+// zero time; the zero time written out (0001-01-01T00:00:00Z) is an error,
+// since it would read back as no time.
 func parseTime(v Value) (time.Time, string) {
 	if v.Null || v.S == "" {
 		return time.Time{}, ""
@@ -168,6 +169,11 @@ func parseTime(v Value) (time.Time, string) {
 		if t, err2 = time.Parse(zoneless, v.S); err2 != nil {
 			return time.Time{}, fmt.Sprintf("%q is not an RFC 3339 time", clip(v.S))
 		}
+	}
+	if t.IsZero() {
+		// The encoder writes no time as null; this instant would read back
+		// as no time, and an import would stamp it with the clock.
+		return time.Time{}, fmt.Sprintf("%q is the zero time, which means no time: leave the field null (-) for none", clip(v.S))
 	}
 	return t.UTC(), ""
 }
