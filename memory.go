@@ -309,3 +309,21 @@ func (m *Memory) counters(ctx context.Context, conv string, p Policy) (map[strin
 	}
 	return out, nil
 }
+
+// DeleteConversation forgets a conversation: its turns, summaries,
+// vectors, learnings and archive segments are removed, whatever their
+// tier, and an audit record of what went is kept (see Store.Deletions).
+// reason is recorded with it. ENOTFOUND for an unknown conversation.
+func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Deletion, error) {
+	lock := m.convLock(id)
+	lock.Lock()
+	defer lock.Unlock()
+	roll := m.rollLock(id)
+	roll.Lock()
+	defer roll.Unlock()
+	d, err := m.store.DeleteConversation(ctx, m.ns, id, reason, m.now())
+	if err == nil {
+		m.indexes.drop(id)
+	}
+	return d, err
+}

@@ -31,6 +31,18 @@ type Store interface {
 	// exist; EINVALID for a time zone that does not load.
 	UpdateConversation(ctx context.Context, namespace, id string, u ConversationUpdate) (Conversation, error)
 
+	// DeleteConversation removes a conversation and everything it holds:
+	// its turns, nodes, vectors, learnings, call log, live-compaction
+	// state and archive segments, whatever their tier, and keeps an audit
+	// record of what went (returned, and listed by Deletions). Nothing of
+	// it is found afterwards, and a conversation created again with the
+	// same id starts empty. ENOTFOUND for an unknown conversation.
+	DeleteConversation(ctx context.Context, namespace, id, reason string, at time.Time) (Deletion, error)
+
+	// Deletions returns the audit records of the namespace's deleted
+	// conversations, oldest first.
+	Deletions(ctx context.Context, namespace string) ([]Deletion, error)
+
 	// Conversations lists the namespace's conversations by id.
 	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
 
@@ -379,4 +391,16 @@ type LevelStats struct {
 	Nodes         int64 `json:"nodes"`
 	SummaryTokens int64 `json:"summary_tokens"`
 	SourceTokens  int64 `json:"source_tokens"`
+}
+
+// Deletion is the audit record of a deleted conversation.
+type Deletion struct {
+	Namespace    string    `json:"namespace"`
+	Conversation string    `json:"conversation"`
+	Turns        int64     `json:"turns"`
+	Nodes        int64     `json:"nodes"`
+	ContentBytes int64     `json:"content_bytes"`
+	Segments     int64     `json:"segments"` // archive segments removed
+	Reason       string    `json:"reason,omitempty"`
+	At           time.Time `json:"at"`
 }

@@ -814,3 +814,12 @@ func (ix *convIndex) sameDim(d int) bool {
 	defer ix.mu.RUnlock()
 	return ix.space.Dim == 0 || ix.space.Dim == d
 }
+
+// drop forgets the index of conv, whose conversation was deleted: a
+// conversation created again with its id starts its vector versions anew,
+// so the old index must not be taken for a current one.
+func (c *indexCache) drop(conv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, conv)
+}

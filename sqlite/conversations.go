@@ -59,6 +59,12 @@ func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (
 	if got, err := s.Conversation(ctx, c.Namespace, c.ID); err == nil {
 		return got, nil // the common case, without taking the write lock
 	}
+	// A conversation of this id may have been deleted by a process killed
+	// before it removed the archive folder: nothing owns that folder, and
+	// its records must not mix with the new conversation's.
+	if err := s.removeOrphanArchive(c.Namespace, c.ID); err != nil {
+		return strata.Conversation{}, err
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return strata.Conversation{}, fmt.Errorf("sqlite: ensure conversation %q: %w", c.ID, err)

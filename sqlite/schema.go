@@ -292,6 +292,22 @@ ALTER TABLE expiries ADD COLUMN newest_turn INTEGER;
 UPDATE expiries SET newest_turn = (SELECT n."end" FROM nodes n
 	WHERE n.conversation = expiries.conversation AND n.id = expiries.node);
 `},
+	{14, "the audit record of deleted conversations", `
+-- One row per conversation deleted (strata.Deletion): what went and when.
+-- It outlives the conversation, so it names it by namespace and id.
+CREATE TABLE deletions (
+	pk            INTEGER PRIMARY KEY,
+	namespace     TEXT    NOT NULL,
+	conversation  TEXT    NOT NULL,
+	turns         INTEGER NOT NULL,
+	nodes         INTEGER NOT NULL,
+	content_bytes INTEGER NOT NULL,
+	segments      INTEGER NOT NULL,
+	reason        TEXT    NOT NULL DEFAULT '',
+	at            INTEGER NOT NULL  -- unix nanoseconds
+);
+CREATE INDEX deletions_namespace ON deletions (namespace, pk);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -116,3 +116,85 @@ func testConversationCounts(t *testing.T, s strata.Store) {
 		t.Errorf("Conversation reports first %v and last %v, want %v and %v", c.First, c.Last, turns[0].Time, turns[4].Time)
 	}
 }
+
+// testDeleteConversation deletes a conversation whose spans are hot, warm
+// and cold, with vectors, learnings, calls and compaction state: nothing
+// of it is found afterwards, another conversation keeps everything, the
+// audit record says what went, and the id can be used again from empty.
+func testDeleteConversation(t *testing.T, s strata.Store) {
+	want := tierCorpus(t, s, "ns", "c")
+	other := tierCorpus(t, s, "ns", "d")
+	for _, conv := range []string{"c", "d"} {
+		demote(t, s, "ns", conv, strata.TierWarm, [2]int64{1, 10}, [2]int64{21, 30})
+		demote(t, s, "ns", conv, strata.TierCold, [2]int64{11, 20}, [2]int64{21, 30})
+	}
+	space := strata.EmbedSpace{Model: "m", Dim: 2}
+	if err := s.PutEmbeddings(ctx(t), "ns", "c", space, []strata.Embedding{{EmbedRef: strata.EmbedRef{Seq: 1}, Vector: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddLearnings(ctx(t), "ns", "c", []strata.Learning{{Subject: "s", Text: "a fact"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCompactionState(ctx(t), "ns", "c", strata.CompactionState{Checkpoint: "cp", TurnCount: 3}); err != nil {
+		t.Fatal(err)
+	}
+	dBefore, _ := convStats(t, s, "ns", "d")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+	d, err := s.DeleteConversation(ctx(t), "ns", "c", "asked by the user", at)
+	if err != nil {
+		t.Fatalf("DeleteConversation: %v", err)
+	}
+	if d.Turns != int64(len(want)) || d.Nodes != 4 || d.Segments == 0 || d.ContentBytes == 0 || !d.At.Equal(at) || d.Reason != "asked by the user" {
+		t.Errorf("deletion record %+v: want %d turns, 4 nodes, some segments and bytes, the time and the reason", d, len(want))
+	}
+	if _, err := s.Conversation(ctx(t), "ns", "c"); strata.ErrorCode(err) != strata.ENOTFOUND {
+		t.Errorf("Conversation after the deletion: %v, want ENOTFOUND", err)
+	}
+	for _, q := range []strata.SearchQuery{
+		{Namespace: "ns", Text: "uniqword5 uniqword15 uniqword25 alpha beta gamma"},
+		{Namespace: "ns", Conversation: "d", Text: "uniqword5"},
+	} {
+		hits, err := s.Search(ctx(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if h.Conversation == "c" {
+				t.Errorf("search %q still finds the deleted conversation: %+v", q.Text, h)
+			}
+		}
+	}
+	sameTurns(t, "the other conversation after the deletion", other, allTurns(t, s, "ns", "d"))
+	if dAfter, _ := convStats(t, s, "ns", "d"); dAfter.Archive != dBefore.Archive {
+		t.Errorf("the other conversation's archive went from %+v to %+v", dBefore.Archive, dAfter.Archive)
+	}
+	if st, err := s.CompactionState(ctx(t), "ns", "c"); err != nil || st.Checkpoint != "" {
+		t.Errorf("compaction state after the deletion: %+v, %v", st, err)
+	}
+	ds, err := s.Deletions(ctx(t), "ns")
+	if err != nil || len(ds) != 1 || ds[0].Conversation != "c" || ds[0].Turns != d.Turns || !ds[0].At.Equal(at) {
+		t.Errorf("Deletions = %+v, %v; want the one record", ds, err)
+	}
+	if ds, _ := s.Deletions(ctx(t), "other"); len(ds) != 0 {
+		t.Errorf("another namespace sees %d deletion records", len(ds))
+	}
+	_, err = s.DeleteConversation(ctx(t), "ns", "c", "", at)
+	wantCode(t, "deleting it again", err, strata.ENOTFOUND)
+
+	// The id starts empty: no turn, vector, learning or record of before.
+	ensure(t, s, "ns", "c")
+	if got := allTurns(t, s, "ns", "c"); len(got) != 0 {
+		t.Fatalf("a conversation created again holds %d turns", len(got))
+	}
+	appendTurns(t, s, "ns", "c", mkTurns("new", 3))
+	if hits := turnHit(t, s, "ns", "c", "uniqword5"); hits != nil {
+		t.Errorf("the new conversation finds a deleted turn: %+v", hits)
+	}
+	if ls, err := s.Learnings(ctx(t), strata.LearningFilter{Namespace: "ns", Conversation: "c"}); err != nil || len(ls) != 0 {
+		t.Errorf("the new conversation has %d learnings (%v)", len(ls), err)
+	}
+	if cs, _ := convStats(t, s, "ns", "c"); cs.Archive.Segments != 0 {
+		t.Errorf("the new conversation has %d archive segments", cs.Archive.Segments)
+	}
+}

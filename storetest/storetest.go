@@ -151,6 +151,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ResetPyramidTiers", testResetPyramidTiers},
 		{"ResetPyramidExpired", testResetPyramidExpired},
 		{"ReplaceNodes", testReplaceNodes},
+		{"DeleteConversation", testDeleteConversation},
 		{"NodeKeysAndFilters", testNodeKeysAndFilters},
 		{"TurnsByTime", testTurnsByTime},
 		{"UpdateConversation", testUpdateConversation},

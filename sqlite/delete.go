@@ -1,0 +1,178 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"strata"
+)
+
+// deleteBatch is how many indexed turns DeleteConversation takes out of the
+// full-text index per read.
+const deleteBatch = 1024
+
+// DeleteConversation removes a conversation and everything it holds; see
+// strata.Store.
+//
+// One transaction takes the conversation's turns and summaries out of the
+// full-text indexes (they are contentless: each entry is deleted with the
+// text it was indexed with, read from the row or, for a warm turn, from
+// its span's block), deletes the conversation row (its turns, nodes,
+// vectors, learnings, calls, segments rows and expiries go with it by
+// foreign key), its live-compaction state, and writes the audit record.
+// After the commit the archive folder is removed. A kill in between leaves
+// a folder no conversation owns; EnsureConversation removes it before a
+// conversation of the same id is created again, so its records can never
+// mix with a new conversation's.
+func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason string, at time.Time) (strata.Deletion, error) {
+	d := strata.Deletion{Namespace: namespace, Conversation: id, Reason: reason, At: at.UTC()}
+	atNanos, err := toNanos(at, "deletion time")
+	if err != nil {
+		return d, err
+	}
+	fail := func(err error) error {
+		if strata.ErrorCode(err) != strata.EINTERNAL {
+			return err
+		}
+		return fmt.Errorf("sqlite: deleting conversation %q: %w", id, err)
+	}
+	tx, pk, err := s.beginIn(ctx, s.w, namespace, id, fail)
+	if err != nil {
+		return d, err
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT turns, content_bytes FROM conversations WHERE pk = ?`, pk).
+		Scan(&d.Turns, &d.ContentBytes); err != nil {
+		return d, fail(err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM segments WHERE conversation = ?`, pk).Scan(&d.Segments); err != nil {
+		return d, fail(err)
+	}
+	if err := s.unindexTurns(ctx, tx, namespace, id, pk); err != nil {
+		return d, fail(err)
+	}
+	n, err := dropNodes(ctx, tx, namespace, pk)
+	if err != nil {
+		return d, fail(err)
+	}
+	d.Nodes = int64(n)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM conversations WHERE pk = ?`, pk); err != nil {
+		return d, fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM compaction_state WHERE namespace = ? AND conversation = ?`, namespace, id); err != nil {
+		return d, fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO deletions (namespace, conversation, turns, nodes, content_bytes, segments, reason, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, namespace, id, d.Turns, d.Nodes, d.ContentBytes, d.Segments, reason, atNanos); err != nil {
+		return d, fail(err)
+	}
+	pyramidAt("delete-written")
+	if err := tx.Commit(); err != nil {
+		return d, fail(err)
+	}
+	pyramidAt("delete-committed")
+	if err := os.RemoveAll(s.archiveDir(namespace, id)); err != nil {
+		return d, fmt.Errorf("sqlite: conversation %q was deleted, but its archive folder was not removed (creating the conversation again removes it): %w", id, err)
+	}
+	return d, nil
+}
+
+// unindexTurns deletes the full-text entries of conversation pk's turns:
+// those whose row holds its content (hot, or pinned in any tier) and warm
+// stubs (still indexed, their text in the span's block). Cold and expired
+// stubs left the index when they moved.
+func (s *Store) unindexTurns(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64) error {
+	del, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	sc := scope(pk, namespace)
+	after := int64(-1 << 62)
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? ORDER BY t.seq LIMIT ?`,
+			pk, tierHot, tierWarm, after, deleteBatch)
+		if err != nil {
+			return err
+		}
+		var turns []strata.Turn
+		var stubs []stub
+		var pks []int64
+		for rows.Next() {
+			var st stub
+			var rowPK int64
+			t, err := scanTurn(rows, &st.tier, &st.span, &rowPK)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if st.tier != tierHot {
+				st.index = len(turns)
+				stubs = append(stubs, st)
+			}
+			turns = append(turns, t)
+			pks = append(pks, rowPK)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		if len(turns) == 0 {
+			return nil
+		}
+		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
+		if err != nil {
+			return err
+		}
+		if len(whole) != len(turns) {
+			return fmt.Errorf("%d of %d indexed turns could not be read", len(turns)-len(whole), len(turns))
+		}
+		for i, t := range whole {
+			if _, err := del.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
+				return fmt.Errorf("unindexing turn %d: %w", t.Seq, err)
+			}
+		}
+		after = whole[len(whole)-1].Seq
+	}
+}
+
+// Deletions returns the audit records of deleted conversations of the
+// namespace, oldest first.
+func (s *Store) Deletions(ctx context.Context, namespace string) ([]strata.Deletion, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation, turns, nodes, content_bytes, segments, reason, at
+		FROM deletions WHERE namespace = ? ORDER BY pk`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: deletions of %q: %w", namespace, err)
+	}
+	defer rows.Close()
+	var out []strata.Deletion
+	for rows.Next() {
+		d := strata.Deletion{Namespace: namespace}
+		var at int64
+		if err := rows.Scan(&d.Conversation, &d.Turns, &d.Nodes, &d.ContentBytes, &d.Segments, &d.Reason, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: deletions of %q: %w", namespace, err)
+		}
+		d.At = time.Unix(0, at).UTC()
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: deletions of %q: %w", namespace, err)
+	}
+	return out, nil
+}
+
+// removeOrphanArchive removes the archive folder of a conversation that
+// does not exist: what a DeleteConversation killed after its commit left.
+func (s *Store) removeOrphanArchive(namespace, id string) error {
+	err := os.RemoveAll(s.archiveDir(namespace, id))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sqlite: removing the archive folder a deleted conversation %q left: %w", id, err)
+	}
+	return nil
+}
