@@ -308,6 +308,20 @@ CREATE TABLE deletions (
 );
 CREATE INDEX deletions_namespace ON deletions (namespace, pk);
 `},
+	{15, "bearer tokens", `
+-- Bearer tokens of the server (strata.Token): only the SHA-256 of each
+-- secret is kept. Each maps to one namespace.
+CREATE TABLE tokens (
+	pk        INTEGER PRIMARY KEY,
+	id        TEXT    NOT NULL UNIQUE,
+	hash      TEXT    NOT NULL UNIQUE,
+	namespace TEXT    NOT NULL,
+	label     TEXT    NOT NULL DEFAULT '',
+	created   INTEGER NOT NULL, -- unix nanoseconds
+	revoked   INTEGER           -- unix nanoseconds; NULL while valid
+);
+CREATE INDEX tokens_namespace ON tokens (namespace, pk);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -90,6 +90,7 @@ func commands() []command {
 		{"ctf", "encode JSONL turns as Compact Turn Format, or decode it back", runCTF},
 		{"list", "list conversations", runList},
 		{"forget", "delete a conversation and everything it holds, keeping an audit record", runForget},
+		{"token", "create, list or revoke the server's bearer tokens (one namespace each)", runToken},
 		{"stats", "counts and bytes on disk", runStats},
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
