@@ -327,3 +327,24 @@ func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Del
 	}
 	return d, err
 }
+
+// ForNamespace returns a Memory over the same store, models and settings
+// that reads and writes namespace ns instead: what a server serving
+// several namespaces (one per token) uses. It has its own caches and
+// locks; conversations of two namespaces never share either. EINVALID for
+// an empty ns.
+func (m *Memory) ForNamespace(ns string) (*Memory, error) {
+	if ns == "" {
+		return nil, Errorf(EINVALID, "namespace is empty")
+	}
+	return &Memory{
+		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
+		tiers: m.tiers,
+		store: m.store, tok: m.tok, sum: m.sum,
+		policy: m.policy, custom: m.custom, tz: m.tz, ns: ns, gap: m.gap, asm: m.asm,
+		log: m.log, now: m.now, llm: m.llm, prompts: m.prompts,
+		workers: m.workers,
+		locks:   map[string]*sync.Mutex{},
+		rolls:   map[string]*sync.Mutex{},
+	}, nil
+}
