@@ -96,7 +96,7 @@ func days(n, perDay int) []map[string]any {
 				content = "Jon's job is teaching at the school now."
 			}
 			turns = append(turns, map[string]any{"role": role, "name": name, "content": content,
-				"time": start.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
+				"time":   start.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
 				"ext_id": fmt.Sprintf("d%d-%d", d, i)})
 		}
 	}
