@@ -242,6 +242,8 @@ func TestBadInput(t *testing.T) {
 		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{}}, "turns"},
 		{"remember", map[string]any{"turns": []map[string]any{{"role": "user", "content": "hi"}}}, "conversation"},
 		{"remember", map[string]any{"conversation": "c", "turns": "hello"}, "turns"},
+		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{{"role": "user", "content": "hi", "extra": 1}}}, "extra"},
+		{"context", map[string]any{"conversation": "c", "budget": "big"}, "budget"},
 		{"remember", map[string]any{"conversation": "", "turns": []map[string]any{{"role": "user", "content": "hi"}}}, "conversation id is empty"},
 		{"recall", map[string]any{"query": "  "}, "query"},
 		{"recall", map[string]any{"query": "hi", "k": -1}, "k"},
