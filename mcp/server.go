@@ -256,10 +256,30 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in ContextI
 			Level: it.Level, LevelName: it.LevelName, FirstSeq: it.FirstSeq, LastSeq: it.LastSeq,
 			Start: stamp(it.Start), End: stamp(it.End), Tokens: it.Tokens})
 	}
-	// The rendered text first, as a model reads it; the provenance follows
-	// in the structured content.
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pkg.Rendered}}}
+	// The rendered text first, as a model reads it, then the provenance in
+	// lines, for clients that show only text: the node ids are what expand
+	// takes.
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pkg.Rendered},
+		&mcp.TextContent{Text: provenance(out.Items)}}}
 	return res, out, nil
+}
+
+// provenance lists where each item of a package came from, one line each.
+func provenance(items []Item) string {
+	var b strings.Builder
+	b.WriteString("Provenance (expand takes a summary's node id):\n")
+	for _, it := range items {
+		span := fmt.Sprintf("turn %d", it.FirstSeq)
+		if it.LastSeq != it.FirstSeq {
+			span = fmt.Sprintf("turns %d-%d", it.FirstSeq, it.LastSeq)
+		}
+		id := "ext_id " + it.ExtID
+		if it.Kind == strata.KindSummary {
+			id = "node " + it.NodeID + " (" + it.LevelName + ")"
+		}
+		fmt.Fprintf(&b, "- %s %s, %s, %s .. %s, %s\n", it.Kind, id, span, it.Start, it.End, it.Reason)
+	}
+	return b.String()
 }
 
 // TurnOut is one stored turn.

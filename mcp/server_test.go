@@ -168,7 +168,7 @@ func TestTools(t *testing.T) {
 	if pkg.Tokens > 150 || pkg.Budget != 150 || pkg.Turns != 40 || len(pkg.Items) == 0 {
 		t.Fatalf("context: %d of %d tokens, %d turns, %d items", pkg.Tokens, pkg.Budget, pkg.Turns, len(pkg.Items))
 	}
-	if text(res) != pkg.Text || !strings.Contains(pkg.Text, "teaching") {
+	if res.Content[0].(*mcp.TextContent).Text != pkg.Text || !strings.Contains(pkg.Text, "teaching") {
 		t.Errorf("context: text content %q is not the rendered package %q, or misses the fact", text(res), pkg.Text)
 	}
 	// Without a query, a small budget keeps older days as summaries.
@@ -184,6 +184,9 @@ func TestTools(t *testing.T) {
 	}
 	if node == "" {
 		t.Fatalf("context: no summary item in %+v", pkg.Items)
+	}
+	if res := call(t, cs, "context", map[string]any{"conversation": "c", "budget": 120}, &pkg); !strings.Contains(text(res), "node "+node) {
+		t.Errorf("context: the text content does not give node %s to expand:\n%s", node, text(res))
 	}
 
 	var ex stratamcp.ExpandOut
