@@ -95,6 +95,7 @@ func commands() []command {
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
 		{"tokens", "count the tokens of standard input", runTokens},
+		{"mcp", "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", runMCP},
 	}
 }
 

@@ -1,0 +1,276 @@
+package stratamcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"strata"
+	"strata/extractive"
+	stratamcp "strata/mcp"
+	"strata/sqlite"
+)
+
+// connect serves a Memory over a fresh SQLite file through the SDK's
+// in-memory transport and returns a client session to it.
+func connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	mem, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Now:   func() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) },
+		Tiers: &strata.TierPolicy{Off: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvT, cliT := mcp.NewInMemoryTransports()
+	ss, err := stratamcp.NewServer(mem, "test").Connect(ctx, srvT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, cliT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool that must succeed and decodes its structured output
+// into out.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, out any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: error result: %s", tool, text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", tool, b, err)
+	}
+	return res
+}
+
+// text joins a result's text contents.
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// days returns perDay turns on each of n days from 2023-05-01, with one
+// fact about Jon's job on the second day.
+func days(n, perDay int) []map[string]any {
+	var turns []map[string]any
+	start := time.Date(2023, 5, 1, 9, 0, 0, 0, time.UTC)
+	for d := range n {
+		for i := range perDay {
+			role, name := "user", "Jon"
+			if i%2 == 1 {
+				role, name = "assistant", ""
+			}
+			content := []string{"Ok.", "Sure, sounds good.", "Right.", "Thanks!"}[i%4]
+			if d == 1 && i == 2 {
+				content = "Jon's job is teaching at the school now."
+			}
+			turns = append(turns, map[string]any{"role": role, "name": name, "content": content,
+				"time":   start.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
+				"ext_id": fmt.Sprintf("d%d-%d", d, i)})
+		}
+	}
+	return turns
+}
+
+func TestListTools(t *testing.T) {
+	cs := connect(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if len(tool.Description) < 60 {
+			t.Errorf("%s: description %q is too thin for a model to act on", tool.Name, tool.Description)
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		var s struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(schema, &s); err != nil || len(s.Properties) == 0 {
+			t.Errorf("%s: input schema %s has no properties (%v)", tool.Name, schema, err)
+		}
+		for p, d := range s.Properties {
+			if d.Description == "" {
+				t.Errorf("%s: input field %s has no description", tool.Name, p)
+			}
+		}
+	}
+	slices.Sort(names)
+	want := []string{"context", "expand", "learnings", "recall", "remember", "zoom"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+func TestTools(t *testing.T) {
+	cs := connect(t)
+	turns := days(4, 10)
+
+	var rem strata.IngestResult
+	call(t, cs, "remember", map[string]any{"conversation": "c", "turns": turns}, &rem)
+	if rem.Added != 40 || rem.Skipped != 0 || rem.Nodes == 0 {
+		t.Fatalf("remember: %+v, want 40 added and nodes made", rem)
+	}
+	call(t, cs, "remember", map[string]any{"conversation": "c", "turns": turns[:5]}, &rem)
+	if rem.Added != 0 || rem.Skipped != 5 {
+		t.Errorf("remember again: %+v, want the 5 known ext_ids skipped", rem)
+	}
+
+	var rec stratamcp.RecallOut
+	call(t, cs, "recall", map[string]any{"query": "teaching school", "conversation": "c"}, &rec)
+	found := false
+	for _, h := range rec.Hits {
+		if h.Kind == strata.KindTurn && h.ExtID == "d1-2" && strings.Contains(h.Text, "teaching") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("recall: no turn hit d1-2 in %+v", rec.Hits)
+	}
+
+	var pkg stratamcp.ContextOut
+	res := call(t, cs, "context", map[string]any{"conversation": "c", "query": "what is Jon's job?", "budget": 150}, &pkg)
+	if pkg.Tokens > 150 || pkg.Budget != 150 || pkg.Turns != 40 || len(pkg.Items) == 0 {
+		t.Fatalf("context: %d of %d tokens, %d turns, %d items", pkg.Tokens, pkg.Budget, pkg.Turns, len(pkg.Items))
+	}
+	if res.Content[0].(*mcp.TextContent).Text != pkg.Text || !strings.Contains(pkg.Text, "teaching") {
+		t.Errorf("context: text content %q is not the rendered package %q, or misses the fact", text(res), pkg.Text)
+	}
+	// Without a query, a small budget keeps older days as summaries.
+	call(t, cs, "context", map[string]any{"conversation": "c", "budget": 120}, &pkg)
+	var node string
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindSummary && node == "" {
+			node = it.NodeID
+		}
+		if it.Kind == strata.KindTurn && it.ExtID == "" {
+			t.Errorf("context: turn item without ext_id: %+v", it)
+		}
+	}
+	if node == "" {
+		t.Fatalf("context: no summary item in %+v", pkg.Items)
+	}
+	if res := call(t, cs, "context", map[string]any{"conversation": "c", "budget": 120}, &pkg); !strings.Contains(text(res), "node "+node) {
+		t.Errorf("context: the text content does not give node %s to expand:\n%s", node, text(res))
+	}
+
+	var ex stratamcp.ExpandOut
+	call(t, cs, "expand", map[string]any{"node_id": node}, &ex)
+	if ex.Node.ID != node || int64(len(ex.Turns)) != ex.Node.LastSeq-ex.Node.FirstSeq+1 {
+		t.Fatalf("expand %s: node %+v with %d turns", node, ex.Node, len(ex.Turns))
+	}
+	for i, tu := range ex.Turns {
+		if tu.Seq != ex.Node.FirstSeq+int64(i) {
+			t.Errorf("expand: turn %d has seq %d, want %d", i, tu.Seq, ex.Node.FirstSeq+int64(i))
+		}
+	}
+
+	var z stratamcp.ZoomOut
+	call(t, cs, "zoom", map[string]any{"conversation": "c", "when": "2023-05-02"}, &z)
+	if z.Period != "2023-05-02" || len(z.Turns) != 10 {
+		t.Fatalf("zoom 2023-05-02: period %q, %d turns, want 10", z.Period, len(z.Turns))
+	}
+	for _, tu := range z.Turns {
+		if !strings.HasPrefix(tu.Time, "2023-05-02") || !strings.HasPrefix(tu.ExtID, "d1-") {
+			t.Errorf("zoom: turn %+v is not of 2023-05-02", tu)
+		}
+	}
+	call(t, cs, "zoom", map[string]any{"conversation": "c", "when": "yesterday"}, &z)
+	if z.Period != "2023-05-03" || len(z.Turns) != 10 {
+		t.Errorf("zoom yesterday: period %q, %d turns; want 2023-05-03 (the day before the newest turn), 10", z.Period, len(z.Turns))
+	}
+
+	var ls stratamcp.LearningsOut
+	call(t, cs, "learnings", map[string]any{"conversation": "c"}, &ls)
+	found = false
+	for _, l := range ls.Learnings {
+		if l.Subject == "jon|job" && strings.Contains(l.Text, "teaching") && l.Node != "" && l.FirstSeq <= 13 && l.LastSeq >= 13 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("learnings: no learning of Jon's job from turn 13 in %+v", ls.Learnings)
+	}
+}
+
+// TestBadInput gets a tool error result naming the field for each bad
+// call, and the conversation keeps every turn it had.
+func TestBadInput(t *testing.T) {
+	cs := connect(t)
+	var rem strata.IngestResult
+	call(t, cs, "remember", map[string]any{"conversation": "c", "turns": days(2, 4)}, &rem)
+
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{{"role": "boss", "content": "hi"}}}, "role"},
+		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{{"role": "user", "content": "hi", "time": "yesterday"}}}, "time"},
+		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{}}, "turns"},
+		{"remember", map[string]any{"turns": []map[string]any{{"role": "user", "content": "hi"}}}, "conversation"},
+		{"remember", map[string]any{"conversation": "c", "turns": "hello"}, "turns"},
+		{"remember", map[string]any{"conversation": "c", "turns": []map[string]any{{"role": "user", "content": "hi", "extra": 1}}}, "extra"},
+		{"context", map[string]any{"conversation": "c", "budget": "big"}, "budget"},
+		{"remember", map[string]any{"conversation": "", "turns": []map[string]any{{"role": "user", "content": "hi"}}}, "conversation id is empty"},
+		{"recall", map[string]any{"query": "  "}, "query"},
+		{"recall", map[string]any{"query": "hi", "k": -1}, "k"},
+		{"recall", map[string]any{"query": "hi", "conversation": "nope"}, "nope"},
+		{"context", map[string]any{"conversation": "c", "budget": -5}, "budget"},
+		{"context", map[string]any{"conversation": "c", "format": "html"}, "format"},
+		{"context", map[string]any{"conversation": "nope"}, "nope"},
+		{"zoom", map[string]any{"conversation": "c", "when": "the day the cat came"}, "the day the cat came"},
+		{"zoom", map[string]any{"conversation": "c", "when": ""}, "when"},
+		{"expand", map[string]any{"node_id": "no-such-node"}, "no-such-node"},
+		{"learnings", map[string]any{"status": "maybe"}, "status"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+		if err != nil {
+			t.Errorf("%s %v: protocol error %v, want a tool error result", tt.tool, tt.args, err)
+			continue
+		}
+		if !res.IsError || !strings.Contains(text(res), tt.want) {
+			t.Errorf("%s %v: IsError %v, %q; want an error naming %q", tt.tool, tt.args, res.IsError, text(res), tt.want)
+		}
+	}
+	var pkg stratamcp.ContextOut
+	call(t, cs, "context", map[string]any{"conversation": "c"}, &pkg)
+	if pkg.Turns != 8 {
+		t.Errorf("after the bad calls the conversation has %d turns, want 8", pkg.Turns)
+	}
+}
