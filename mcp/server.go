@@ -73,6 +73,13 @@ func NewServer(mem *strata.Memory, version string) *mcp.Server {
 		Description: "List the key facts learned from a conversation (or from every conversation), each with the " +
 			"summary node and turns it came from. By default only facts in force (auto and confirmed) are listed.",
 	}, t.learnings)
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "forget",
+		Description: "Delete a conversation and everything remembered of it (turns, summaries, vectors, learnings, archived " +
+			"history), for good, keeping only an audit record of what went. Use it only when the user asks to forget; " +
+			"confirm must be true.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false},
+	}, t.forget)
 	return s
 }
 
@@ -422,4 +429,25 @@ func (t *tools) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learni
 			Text: l.Text, Status: l.Status, Node: l.Node, FirstSeq: l.FirstSeq, LastSeq: l.LastSeq, SupersededBy: l.SupersededBy})
 	}
 	return nil, out, nil
+}
+
+// ForgetIn is the input of forget.
+type ForgetIn struct {
+	Conversation string `json:"conversation" jsonschema:"the conversation id to delete"`
+	Confirm      bool   `json:"confirm" jsonschema:"must be true: nothing brings the conversation back"`
+	Reason       string `json:"reason,omitempty" jsonschema:"why, kept in the audit record"`
+}
+
+func (t *tools) forget(ctx context.Context, _ *mcp.CallToolRequest, in ForgetIn) (*mcp.CallToolResult, strata.Deletion, error) {
+	if in.Conversation == "" {
+		return nil, strata.Deletion{}, fmt.Errorf("forget: conversation: give the conversation id to delete")
+	}
+	if !in.Confirm {
+		return nil, strata.Deletion{}, fmt.Errorf("forget: confirm: must be true to delete %q for good", in.Conversation)
+	}
+	d, err := t.mem.DeleteConversation(ctx, in.Conversation, in.Reason)
+	if err != nil {
+		return nil, strata.Deletion{}, toolError("forget", err)
+	}
+	return nil, d, nil
 }

@@ -131,7 +131,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"context", "expand", "learnings", "recall", "remember", "zoom"}
+	want := []string{"context", "expand", "forget", "learnings", "recall", "remember", "zoom"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -258,6 +258,8 @@ func TestBadInput(t *testing.T) {
 		{"zoom", map[string]any{"conversation": "c", "when": ""}, "when"},
 		{"expand", map[string]any{"node_id": "no-such-node"}, "no-such-node"},
 		{"learnings", map[string]any{"status": "maybe"}, "status"},
+		{"forget", map[string]any{"conversation": "c"}, "confirm"},
+		{"forget", map[string]any{"conversation": "nope", "confirm": true}, "nope"},
 	} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
 		if err != nil {
@@ -272,5 +274,28 @@ func TestBadInput(t *testing.T) {
 	call(t, cs, "context", map[string]any{"conversation": "c"}, &pkg)
 	if pkg.Turns != 8 {
 		t.Errorf("after the bad calls the conversation has %d turns, want 8", pkg.Turns)
+	}
+}
+
+// TestForget deletes a conversation through the forget tool: its turns are
+// gone from recall and context, the record says what went.
+func TestForget(t *testing.T) {
+	cs := connect(t)
+	var rem strata.IngestResult
+	call(t, cs, "remember", map[string]any{"conversation": "c", "turns": days(2, 4)}, &rem)
+	call(t, cs, "remember", map[string]any{"conversation": "keep", "turns": days(1, 2)}, &rem)
+	var d strata.Deletion
+	call(t, cs, "forget", map[string]any{"conversation": "c", "confirm": true, "reason": "asked"}, &d)
+	if d.Conversation != "c" || d.Turns != 8 || d.Reason != "asked" {
+		t.Errorf("forget = %+v, want 8 turns of c and the reason", d)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "context", Arguments: map[string]any{"conversation": "c"}})
+	if err != nil || !res.IsError {
+		t.Errorf("context of a forgotten conversation: %v, IsError %v", err, res != nil && res.IsError)
+	}
+	var pkg stratamcp.ContextOut
+	call(t, cs, "context", map[string]any{"conversation": "keep"}, &pkg)
+	if pkg.Turns != 2 {
+		t.Errorf("the other conversation has %d turns, want 2", pkg.Turns)
 	}
 }
