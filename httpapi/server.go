@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"strata"
+	"strata/compact"
 )
 
 // Defaults of Options.
@@ -40,6 +42,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the API version the OpenAPI document names.
 	Version string
+	// Compact sets POST /v1/compact's thresholds; the zero Config is
+	// compact.DefaultConfig with compaction on (asking for it is opting
+	// in), as for 'strata compact'.
+	Compact compact.Config
+	// Checkpointer writes its checkpoints (nil: extractive ones, counted
+	// with the Memory's tokenizer).
+	Checkpointer compact.Checkpointer
 }
 
 // Server is the HTTP front of one Memory.
@@ -51,6 +60,8 @@ type Server struct {
 	handler http.Handler
 	ready   atomic.Bool
 	routes  []route
+
+	checkpointer compact.Checkpointer
 }
 
 // route is one registered operation, kept so tests can check the OpenAPI
@@ -58,8 +69,8 @@ type Server struct {
 type route struct{ Method, Path string }
 
 // New returns a Server over mem. It answers /readyz with 503 until
-// SetReady(true).
-func New(mem *strata.Memory, opt Options) *Server {
+// SetReady(true). Its only error is an invalid Options.Compact.
+func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = DefaultMaxBody
 	}
@@ -72,7 +83,21 @@ func New(mem *strata.Memory, opt Options) *Server {
 	if opt.Version == "" {
 		opt.Version = "v1"
 	}
-	s := &Server{mem: mem, opt: opt, log: opt.Logger}
+	if opt.Compact == (compact.Config{}) {
+		opt.Compact = compact.DefaultConfig()
+		opt.Compact.CompactionEnabled = true
+	}
+	if err := opt.Compact.Validate(); err != nil {
+		return nil, fmt.Errorf("compact settings: %w", err)
+	}
+	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer}
+	if s.checkpointer == nil {
+		cp, err := defaultCheckpointer(mem.Tokenizer())
+		if err != nil {
+			return nil, err
+		}
+		s.checkpointer = cp
+	}
 	mux := http.NewServeMux()
 	cfg := huma.DefaultConfig("strata", opt.Version)
 	cfg.Info.Description = "Long-term memory for LLM conversations: append turns, browse the summary pyramid, and get token-budgeted context packages."
@@ -84,6 +109,7 @@ func New(mem *strata.Memory, opt Options) *Server {
 	cfg.CreateHooks = nil
 	s.api = humago.New(mux, cfg)
 	s.register()
+	s.registerCompact()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
@@ -95,7 +121,7 @@ func New(mem *strata.Memory, opt Options) *Server {
 		writePlain(w, http.StatusOK, "ready\n")
 	})
 	s.handler = s.middleware(mux)
-	return s
+	return s, nil
 }
 
 // Handler returns the server's http.Handler.

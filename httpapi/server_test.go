@@ -35,7 +35,10 @@ func newServer(t *testing.T, opt Options) *httptest.Server {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := New(m, opt)
+	s, err := New(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.SetReady(true)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
@@ -247,7 +250,10 @@ func TestOpenAPIComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(m, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(m, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	var doc struct {
@@ -289,7 +295,10 @@ func TestHealthReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	s := New(m, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	s, err := New(m, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	if code, _ := call(t, ts, "GET", "/healthz", nil, nil); code != 200 {

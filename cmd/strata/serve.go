@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"strata/compact"
+	"strata/compact/checkpoint"
 	"strata/httpapi"
 )
 
@@ -43,8 +45,29 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
+	// POST /v1/compact takes its thresholds and checkpoint model as
+	// 'strata compact' does.
+	ccfg, err := compact.ConfigFromEnv(m.Getenv)
+	if err != nil {
+		return err
+	}
+	if m.Getenv("STRATA_COMPACTION_ENABLED") == "" {
+		ccfg.CompactionEnabled = true
+	}
+	llm, err := a.set.LLM.completer()
+	if err != nil {
+		return err
+	}
+	cp, err := checkpoint.New(checkpoint.Options{LLM: llm, Model: a.set.LLM.Model, Tokenizer: a.mem.Tokenizer()})
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	srv := httpapi.New(a.mem, httpapi.Options{MaxBody: *maxBody, Timeout: *timeout, Logger: log, Version: version})
+	srv, err := httpapi.New(a.mem, httpapi.Options{MaxBody: *maxBody, Timeout: *timeout, Logger: log, Version: version,
+		Compact: ccfg, Checkpointer: cp})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
