@@ -94,6 +94,7 @@ func commands() []command {
 		{"stats", "counts and bytes on disk", runStats},
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
+		{"serve", "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (loopback only)", runServe},
 		{"tokens", "count the tokens of standard input", runTokens},
 		{"mcp", "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", runMCP},
 	}

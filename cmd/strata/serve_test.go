@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServeRefusesNonLoopback(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	for _, addr := range []string{"0.0.0.0:7700", ":7700", "[::]:7700", "192.168.1.5:7700", "example.com:7700"} {
+		_, _, err := run(t, db, "", "serve", "--addr", addr)
+		var u usageError
+		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "tokens are not implemented yet; only loopback") {
+			t.Errorf("serve --addr %s: %v", addr, err)
+		}
+	}
+}
+
+// TestServeAnswersAndStops starts the server on a free loopback port,
+// appends a turn through it, and stops it as SIGINT would.
+func TestServeAnswersAndStops(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	pr, pw := io.Pipe()
+	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard,
+		Getenv: func(k string) string {
+			if k == "STRATA_DB" {
+				return db
+			}
+			return ""
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}); pw.Close() }()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatalf("serve printed nothing: %v", <-done)
+	}
+	addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
+	if addr == "" {
+		t.Fatalf("serve did not print its address: %q", lines.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	resp, err := http.Get(addr + "/readyz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("readyz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Post(addr+"/v1/conversations/c/turns", "application/json",
+		strings.NewReader(`{"turns":[{"ext_id":"a","role":"user","content":"hello over HTTP"}]}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("append: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if out := mustRun(t, db, "list"); !strings.Contains(out, "c ") || !strings.Contains(out, "1 turns") {
+		t.Fatalf("the turn appended over HTTP is not in the store: %q", out)
+	}
+}

@@ -1,0 +1,108 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"strata"
+	"strata/compact"
+	"strata/compact/checkpoint"
+)
+
+type compactIn struct {
+	Body struct {
+		Provider string          `json:"provider,omitempty" enum:"openai,anthropic" doc:"Shape of the message list (default openai)."`
+		Messages json.RawMessage `json:"messages" doc:"The message list: a JSON array of messages, or the request object holding messages (and system for Anthropic). What strata does not change comes back byte for byte."`
+		Force    bool            `json:"force,omitempty" doc:"Compact whatever the threshold (still at a user-turn boundary)."`
+		// Per-request overrides of the server's thresholds.
+		Threshold        int `json:"threshold,omitempty" minimum:"1" doc:"Compact when the estimated input plus output headroom exceeds this many tokens."`
+		KeepRecentTokens int `json:"keep_recent_tokens,omitempty" minimum:"1" doc:"Recent history kept verbatim, in tokens."`
+		SystemTokens     int `json:"system_tokens,omitempty" minimum:"0" doc:"Tokens the request carries beside the list (a system prompt or tools it does not hold)."`
+	}
+}
+
+// compactStats is what a compaction did, in the shape of
+// 'strata compact --json'.
+type compactStats struct {
+	Provider          string  `json:"provider"`
+	Tokenizer         string  `json:"tokenizer"`
+	TokensBefore      int     `json:"tokens_before"`
+	TokensAfter       int     `json:"tokens_after"`
+	Factor            float64 `json:"factor"`
+	ResultsTrimmed    int     `json:"results_trimmed"`
+	ResultsCleared    int     `json:"results_cleared"`
+	CharsRemoved      int     `json:"chars_removed"`
+	Compacted         bool    `json:"compacted"`
+	Reason            string  `json:"reason,omitempty"`
+	Cut               int     `json:"cut_index"`
+	MessagesCompacted int     `json:"messages_compacted"`
+	IdentifiersKept   int     `json:"identifiers_kept"`
+	Mode              string  `json:"mode,omitempty"`
+	Update            bool    `json:"update"`
+	Fallback          bool    `json:"fallback"`
+	Error             string  `json:"error,omitempty"`
+	CompactionCount   int     `json:"compaction_count"`
+}
+
+type compactOut struct {
+	Stats    compactStats    `json:"stats"`
+	Messages json.RawMessage `json:"messages" doc:"The list to send, in the shape it came in."`
+}
+
+// registerCompact registers the stateless compaction of an agent's message
+// list.
+func (s *Server) registerCompact() {
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/compact", "compact",
+		"Compact an agent's message list: prune old tool output, checkpoint older history (stateless)"),
+		func(ctx context.Context, in *compactIn) (*body[compactOut], error) {
+			b := in.Body
+			if b.Provider == "" {
+				b.Provider = string(compact.OpenAI)
+			}
+			p, err := compact.ParseProvider(b.Provider)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			tr, err := compact.Parse(p, b.Messages)
+			if err != nil {
+				return nil, s.httpError(ctx, strata.Errorf(strata.ErrorCode(err), "messages: %v", err))
+			}
+			cfg := s.opt.Compact
+			if b.Threshold > 0 {
+				cfg.CompactionThreshold = b.Threshold
+			}
+			if b.KeepRecentTokens > 0 {
+				cfg.KeepRecentTokens = b.KeepRecentTokens
+			}
+			if err := cfg.Validate(); err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			tok := s.mem.Tokenizer()
+			c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: s.checkpointer})
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			res, err := c.Compact(ctx, compact.Request{Transcript: tr, Force: b.Force, SystemTokens: b.SystemTokens})
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			st := compactStats{Provider: string(p), Tokenizer: tok.Name(),
+				TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
+				ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
+				Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
+				IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
+				CompactionCount: res.State.CompactionCount}
+			if res.Err != nil {
+				st.Error = res.Err.Error()
+			}
+			return &body[compactOut]{compactOut{st, res.Transcript.JSON()}}, nil
+		})
+}
+
+// defaultCheckpointer writes extractive checkpoints counted with tok.
+func defaultCheckpointer(tok strata.Tokenizer) (compact.Checkpointer, error) {
+	return checkpoint.New(checkpoint.Options{Tokenizer: tok})
+}

@@ -1,0 +1,324 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"strata"
+	"strata/ctf"
+)
+
+// turnIn is a turn as a client sends it: only role is required. seq,
+// session and tokens are the engine's to assign.
+type turnIn struct {
+	ExtID        string              `json:"ext_id,omitempty" maxLength:"256" doc:"The caller's id of the turn, unique in its conversation; a turn whose ext_id is stored already is skipped. Without one the turn is always added."`
+	Role         strata.Role         `json:"role" enum:"user,assistant,system,tool" doc:"Who produced the turn."`
+	Name         string              `json:"name,omitempty" doc:"The speaker's name."`
+	Content      string              `json:"content,omitempty" doc:"The text of the turn."`
+	Time         time.Time           `json:"time,omitempty" doc:"When the turn was said (RFC 3339); the server's clock if absent."`
+	SessionLabel string              `json:"session_label,omitempty" doc:"A label of the session the turn opens."`
+	Model        string              `json:"model,omitempty"`
+	ToolCalls    []strata.ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults  []strata.ToolResult `json:"tool_results,omitempty"`
+	Importance   float64             `json:"importance,omitempty" minimum:"0" maximum:"1" doc:"0.8 and above pins the turn as a milestone."`
+	Tags         []string            `json:"tags,omitempty"`
+	Metadata     map[string]any      `json:"metadata,omitempty"`
+}
+
+func (t turnIn) turn() strata.Turn {
+	return strata.Turn{ExtID: t.ExtID, Role: t.Role, Name: t.Name, Content: t.Content, Time: t.Time,
+		SessionLabel: t.SessionLabel, Model: t.Model, ToolCalls: t.ToolCalls, ToolResults: t.ToolResults,
+		Importance: t.Importance, Tags: t.Tags, Metadata: t.Metadata}
+}
+
+type convPath struct {
+	ID string `path:"id" maxLength:"256" doc:"The conversation id."`
+}
+
+type appendIn struct {
+	ID   string `path:"id" maxLength:"256" doc:"The conversation id; the first append creates it."`
+	Body struct {
+		Turns    []turnIn `json:"turns" minItems:"1" doc:"The turns, in order."`
+		Policy   string   `json:"policy,omitempty" doc:"The pyramid policy if this append creates the conversation."`
+		TimeZone string   `json:"time_zone,omitempty" doc:"The IANA time zone if this append creates the conversation."`
+	}
+}
+
+type body[T any] struct{ Body T }
+
+type conversationsOut struct {
+	Conversations []strata.Conversation `json:"conversations"`
+}
+
+type contextIn struct {
+	ID   string `path:"id" maxLength:"256"`
+	Body struct {
+		Query    string           `json:"query,omitempty" doc:"What the next prompt is about."`
+		Budget   int              `json:"budget" minimum:"1" doc:"Hard token budget of the whole rendered package."`
+		Format   string           `json:"format,omitempty" enum:"text,markdown,ctf" doc:"Rendering the budget is counted on (default text)."`
+		Sections []strata.Section `json:"sections,omitempty" doc:"Fixed texts at the top of the package, counted against the budget."`
+		Now      time.Time        `json:"now,omitempty" doc:"What relative times in the query count from (default: the conversation's newest turn)."`
+	}
+}
+
+type searchIn struct {
+	Q            string `query:"q" required:"true" minLength:"1" doc:"The query."`
+	Conversation string `query:"conversation" doc:"Search one conversation (default: every one)."`
+	K            int    `query:"k" default:"10" minimum:"1" maximum:"1000" doc:"Number of hits."`
+}
+
+// searchHit is the public JSON shape of one hit, as 'strata search --json'
+// prints it.
+type searchHit struct {
+	Kind         string    `json:"kind"`
+	Conversation string    `json:"conversation"`
+	ExtID        string    `json:"ext_id"`
+	NodeID       string    `json:"node_id"`
+	Level        int       `json:"level"`
+	FirstSeq     int64     `json:"first_seq"`
+	LastSeq      int64     `json:"last_seq"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	Score        float64   `json:"score"`
+	Text         string    `json:"text"`
+}
+
+type searchOut struct {
+	Hits []searchHit `json:"hits"`
+}
+
+type zoomIn struct {
+	ID   string    `path:"id" maxLength:"256"`
+	When string    `query:"when" required:"true" minLength:"1" doc:"A period label or time expression: 2023-05-08, 2023-W19, 2023-05, yesterday, last week, in March."`
+	Now  time.Time `query:"now" doc:"What relative expressions count from (default: the conversation's newest turn)."`
+}
+
+type zoomOut struct {
+	Conversation string        `json:"conversation"`
+	Period       string        `json:"period"`
+	Start        time.Time     `json:"start"`
+	End          time.Time     `json:"end"`
+	Turns        int           `json:"turns"`
+	Items        []strata.Item `json:"items"`
+}
+
+type expandIn struct {
+	ID           string `path:"id" doc:"The node id (see the tree)."`
+	Conversation string `query:"conversation" doc:"If given, the node must belong to this conversation."`
+}
+
+type expandOut struct {
+	Node  strata.Node   `json:"node"`
+	Turns []strata.Turn `json:"turns"`
+}
+
+type statsOut struct {
+	Namespace string `json:"namespace"`
+	Tokenizer string `json:"tokenizer"`
+	Nodes     int64  `json:"nodes"`
+	strata.Stats
+}
+
+type pinIn struct {
+	ID         string  `path:"id" maxLength:"256"`
+	Seq        int64   `path:"seq" minimum:"1" doc:"The turn's seq."`
+	Importance float64 `query:"importance" default:"1" minimum:"0" maximum:"1" doc:"Importance to set; 0.8 and above pins, 0 unpins."`
+}
+
+type learningsIn struct {
+	ID     string `path:"id" maxLength:"256"`
+	Status string `query:"status" enum:"auto,confirmed,rejected,superseded,all" doc:"Which learnings (default: auto and confirmed)."`
+}
+
+type learningsOut struct {
+	Learnings []strata.Learning `json:"learnings"`
+}
+
+type learningIDIn struct {
+	ID int64 `path:"id" minimum:"1" doc:"The learning id."`
+}
+
+// register registers every /v1 operation.
+func (s *Server) register() {
+	m := s.mem
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/turns", "append-turns",
+		"Append a batch of turns (idempotent by ext_id)"),
+		func(ctx context.Context, in *appendIn) (*body[strata.IngestResult], error) {
+			b := strata.Batch{Conversation: in.ID, Policy: in.Body.Policy, TimeZone: in.Body.TimeZone,
+				Turns: make([]strata.Turn, len(in.Body.Turns))}
+			for i, t := range in.Body.Turns {
+				b.Turns[i] = t.turn()
+			}
+			res, err := m.Ingest(ctx, b)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[strata.IngestResult]{res}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations", "list-conversations", "List conversations"),
+		func(ctx context.Context, _ *struct{}) (*body[conversationsOut], error) {
+			cs, err := m.Conversations(ctx)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			if cs == nil {
+				cs = []strata.Conversation{}
+			}
+			return &body[conversationsOut]{conversationsOut{cs}}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}", "get-conversation", "Get a conversation"),
+		func(ctx context.Context, in *convPath) (*body[strata.Conversation], error) {
+			c, err := m.Conversation(ctx, in.ID)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[strata.Conversation]{c}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/context", "context",
+		"Assemble a context package within a token budget"),
+		func(ctx context.Context, in *contextIn) (*body[*strata.Package], error) {
+			req := strata.ContextRequest{Conversation: in.ID, Query: in.Body.Query, Budget: in.Body.Budget,
+				Format: in.Body.Format, Sections: in.Body.Sections, Now: in.Body.Now}
+			if req.Format == ctf.FormatCTF {
+				req.Renderer = ctf.ContextRenderer{}
+			}
+			pkg, err := m.Context(ctx, req)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[*strata.Package]{pkg}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/search", "search", "Search turns and summaries"),
+		func(ctx context.Context, in *searchIn) (*body[searchOut], error) {
+			if in.Conversation != "" {
+				if _, err := m.Conversation(ctx, in.Conversation); err != nil {
+					return nil, s.httpError(ctx, err)
+				}
+			}
+			hits, err := m.Search(ctx, in.Conversation, in.Q, in.K)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			out := searchOut{Hits: []searchHit{}}
+			for _, h := range hits {
+				out.Hits = append(out.Hits, toSearchHit(h))
+			}
+			return &body[searchOut]{out}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/tree", "tree", "A conversation's summary pyramid"),
+		func(ctx context.Context, in *convPath) (*body[*strata.Tree], error) {
+			t, err := m.Tree(ctx, in.ID)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[*strata.Tree]{t}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/zoom", "zoom",
+		"The whole turns of a day, week, month or named period, whatever their tier"),
+		func(ctx context.Context, in *zoomIn) (*body[zoomOut], error) {
+			p, err := m.ZoomPeriod(ctx, in.ID, in.When, in.Now)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			turns, err := m.Zoom(ctx, in.ID, p)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			items := make([]strata.Item, len(turns))
+			for i, t := range turns {
+				items[i] = strata.TurnItem(t, strata.ReasonZoom)
+			}
+			return &body[zoomOut]{zoomOut{in.ID, p.Label(), p.Start, p.End, len(turns), items}}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/nodes/{id}/expand", "expand",
+		"The exact turns under a summary node, whatever their tier"),
+		func(ctx context.Context, in *expandIn) (*body[expandOut], error) {
+			if in.Conversation != "" {
+				_, conv, err := m.Node(ctx, in.ID)
+				if err != nil {
+					return nil, s.httpError(ctx, err)
+				}
+				if conv != in.Conversation {
+					return nil, s.httpError(ctx, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", in.ID, in.Conversation))
+				}
+			}
+			n, turns, err := m.Expand(ctx, in.ID)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[expandOut]{expandOut{n, turns}}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/stats", "stats", "Counts and bytes on disk"),
+		func(ctx context.Context, _ *struct{}) (*body[statsOut], error) {
+			st, err := m.Stats(ctx)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			out := statsOut{Namespace: m.Namespace(), Tokenizer: m.Tokenizer().Name(), Stats: st}
+			for _, l := range st.Levels {
+				out.Nodes += l.Nodes
+			}
+			return &body[statsOut]{out}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/turns/{seq}/pin", "pin",
+		"Pin a turn as a milestone (or set its importance)"),
+		func(ctx context.Context, in *pinIn) (*body[strata.Turn], error) {
+			t, err := m.Pin(ctx, in.ID, in.Seq, in.Importance)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[strata.Turn]{t}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/learnings", "list-learnings",
+		"The key facts learned from a conversation"),
+		func(ctx context.Context, in *learningsIn) (*body[learningsOut], error) {
+			if _, err := m.Conversation(ctx, in.ID); err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			// Listing reads the facts no pass has read yet first, as the CLI does.
+			if _, err := m.Learn(ctx, in.ID); err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			f := strata.LearningFilter{Conversation: in.ID}
+			switch in.Status {
+			case "":
+				f.Statuses = []string{strata.LearningAuto, strata.LearningConfirmed}
+			case "all":
+			default:
+				f.Statuses = []string{in.Status}
+			}
+			ls, err := m.Learnings(ctx, f)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			if ls == nil {
+				ls = []strata.Learning{}
+			}
+			return &body[learningsOut]{learningsOut{ls}}, nil
+		})
+	for _, v := range []struct{ verb, status string }{{"confirm", strata.LearningConfirmed}, {"reject", strata.LearningRejected}} {
+		huma.Register(s.api, s.op(http.MethodPost, "/v1/learnings/{id}/"+v.verb, v.verb+"-learning", "Mark a learning "+v.status),
+			func(ctx context.Context, in *learningIDIn) (*body[strata.Learning], error) {
+				l, err := m.SetLearningStatus(ctx, in.ID, v.status)
+				if err != nil {
+					return nil, s.httpError(ctx, err)
+				}
+				return &body[strata.Learning]{l}, nil
+			})
+	}
+}
+
+func toSearchHit(h strata.Hit) searchHit {
+	s := searchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
+	if t := h.Turn; t != nil {
+		s.ExtID, s.FirstSeq, s.LastSeq, s.Start, s.End = t.ExtID, t.Seq, t.Seq, t.Time, t.Time
+		s.Text = t.Speaker() + ": " + t.Text()
+	}
+	if n := h.Node; n != nil {
+		s.NodeID, s.Level, s.FirstSeq, s.LastSeq, s.Start, s.End, s.Text = n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start, n.End, n.Summary
+	}
+	return s
+}

@@ -1,0 +1,243 @@
+// Package httpapi serves a strata Memory over HTTP: JSON under /v1, an
+// OpenAPI 3.1 document generated from the handlers' Go types at
+// /openapi.json, and /healthz and /readyz for operations.
+//
+// The handlers only translate: every behaviour lives in strata.Memory, and
+// the engine's error codes become HTTP statuses in one place (httpError).
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"strata"
+	"strata/compact"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBody = 16 << 20
+	DefaultTimeout = 60 * time.Second
+)
+
+// Options tune a Server. The zero value takes the defaults.
+type Options struct {
+	// MaxBody is the largest request body accepted, in bytes; a larger one
+	// is answered 413. Zero means DefaultMaxBody.
+	MaxBody int64
+	// Timeout bounds every request: its context ends after it. Zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Logger receives one record per request (nil: slog.Default()).
+	Logger *slog.Logger
+	// Version is the API version the OpenAPI document names.
+	Version string
+	// Compact sets POST /v1/compact's thresholds; the zero Config is
+	// compact.DefaultConfig with compaction on (asking for it is opting
+	// in), as for 'strata compact'.
+	Compact compact.Config
+	// Checkpointer writes its checkpoints (nil: extractive ones, counted
+	// with the Memory's tokenizer).
+	Checkpointer compact.Checkpointer
+}
+
+// Server is the HTTP front of one Memory.
+type Server struct {
+	mem     *strata.Memory
+	opt     Options
+	log     *slog.Logger
+	api     huma.API
+	handler http.Handler
+	ready   atomic.Bool
+	routes  []route
+
+	checkpointer compact.Checkpointer
+}
+
+// route is one registered operation, kept so tests can check the OpenAPI
+// document names every one.
+type route struct{ Method, Path string }
+
+// New returns a Server over mem. It answers /readyz with 503 until
+// SetReady(true). Its only error is an invalid Options.Compact.
+func New(mem *strata.Memory, opt Options) (*Server, error) {
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = DefaultMaxBody
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Version == "" {
+		opt.Version = "v1"
+	}
+	if opt.Compact == (compact.Config{}) {
+		opt.Compact = compact.DefaultConfig()
+		opt.Compact.CompactionEnabled = true
+	}
+	if err := opt.Compact.Validate(); err != nil {
+		return nil, fmt.Errorf("compact settings: %w", err)
+	}
+	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer}
+	if s.checkpointer == nil {
+		cp, err := defaultCheckpointer(mem.Tokenizer())
+		if err != nil {
+			return nil, err
+		}
+		s.checkpointer = cp
+	}
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("strata", opt.Version)
+	cfg.Info.Description = "Long-term memory for LLM conversations: append turns, browse the summary pyramid, and get token-budgeted context packages."
+	cfg.OpenAPIPath = "/openapi"
+	// No interactive docs page (it loads scripts from the network) and no
+	// $schema links added to responses, whose shapes are strata's JSON
+	// contract.
+	cfg.DocsPath = ""
+	cfg.CreateHooks = nil
+	s.api = humago.New(mux, cfg)
+	s.register()
+	s.registerCompact()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writePlain(w, http.StatusOK, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.ready.Load() {
+			writePlain(w, http.StatusServiceUnavailable, "not ready\n")
+			return
+		}
+		writePlain(w, http.StatusOK, "ready\n")
+	})
+	s.handler = s.middleware(mux)
+	return s, nil
+}
+
+// Handler returns the server's http.Handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// API returns the huma API, whose OpenAPI() is the served document.
+func (s *Server) API() huma.API { return s.api }
+
+// SetReady says whether /readyz answers 200: true once the store is open
+// and the listener bound, false again while draining for shutdown.
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+func writePlain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write([]byte(body))
+}
+
+type ctxKey struct{}
+
+// RequestID returns the id of the request ctx belongs to ("" outside one).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// middleware gives every request an id (the caller's X-Request-Id if it
+// sent a sane one), a deadline, a body bound, and a log record.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 128 {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, id), s.opt.Timeout)
+		defer cancel()
+		// Routes outside huma (health) read no body; huma bounds its own
+		// with each operation's MaxBodyBytes. This bound backs both.
+		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody+1)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+// httpError maps an engine error to the HTTP error the client sees: the
+// one place where strata's error codes become statuses.
+func (s *Server) httpError(ctx context.Context, err error) error {
+	msg := err.Error()
+	switch strata.ErrorCode(err) {
+	case strata.EINVALID:
+		return huma.Error400BadRequest(msg)
+	case strata.ENOTFOUND:
+		return huma.Error404NotFound(msg)
+	case strata.ECONFLICT:
+		return huma.Error409Conflict(msg)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return huma.Error503ServiceUnavailable("the request took longer than the server's timeout of " + s.opt.Timeout.String())
+	}
+	s.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("request_id", RequestID(ctx)), slog.String("error", msg))
+	return huma.Error500InternalServerError("internal error (request id " + RequestID(ctx) + "): " + msg)
+}
+
+// A body or parameter that fails the schema is answered 400 by strata's
+// operations, as every other invalid input is (huma's default is 422). The
+// hook is huma's global one; operations of other APIs are left as they are.
+func init() {
+	next := huma.NewErrorWithContext
+	huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusUnprocessableEntity && hctx != nil && hctx.Operation() != nil &&
+			hctx.Operation().Metadata[metaKey] == true {
+			status = http.StatusBadRequest
+			msg = "invalid request: " + msg
+		}
+		return next(hctx, status, msg, errs...)
+	}
+}
+
+const metaKey = "strata"
+
+// op returns an operation with the server's limits, recorded in routes.
+func (s *Server) op(method, path, id, summary string) huma.Operation {
+	s.routes = append(s.routes, route{method, path})
+	return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
+		MaxBodyBytes: s.opt.MaxBody, BodyReadTimeout: s.opt.Timeout, Metadata: map[string]any{metaKey: true},
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge}}
+}
