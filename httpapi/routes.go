@@ -143,10 +143,10 @@ type learningIDIn struct {
 
 // register registers every /v1 operation.
 func (s *Server) register() {
-	m := s.mem
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/turns", "append-turns",
 		"Append a batch of turns (idempotent by ext_id)"),
 		func(ctx context.Context, in *appendIn) (*body[strata.IngestResult], error) {
+			m := s.memory(ctx)
 			b := strata.Batch{Conversation: in.ID, Policy: in.Body.Policy, TimeZone: in.Body.TimeZone,
 				Turns: make([]strata.Turn, len(in.Body.Turns))}
 			for i, t := range in.Body.Turns {
@@ -160,6 +160,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations", "list-conversations", "List conversations"),
 		func(ctx context.Context, _ *struct{}) (*body[conversationsOut], error) {
+			m := s.memory(ctx)
 			cs, err := m.Conversations(ctx)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -171,6 +172,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}", "get-conversation", "Get a conversation"),
 		func(ctx context.Context, in *convPath) (*body[strata.Conversation], error) {
+			m := s.memory(ctx)
 			c, err := m.Conversation(ctx, in.ID)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -180,6 +182,7 @@ func (s *Server) register() {
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/context", "context",
 		"Assemble a context package within a token budget"),
 		func(ctx context.Context, in *contextIn) (*body[*strata.Package], error) {
+			m := s.memory(ctx)
 			req := strata.ContextRequest{Conversation: in.ID, Query: in.Body.Query, Budget: in.Body.Budget,
 				Format: in.Body.Format, Sections: in.Body.Sections, Now: in.Body.Now}
 			if req.Format == ctf.FormatCTF {
@@ -193,6 +196,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/search", "search", "Search turns and summaries"),
 		func(ctx context.Context, in *searchIn) (*body[searchOut], error) {
+			m := s.memory(ctx)
 			if in.Conversation != "" {
 				if _, err := m.Conversation(ctx, in.Conversation); err != nil {
 					return nil, s.httpError(ctx, err)
@@ -210,6 +214,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/tree", "tree", "A conversation's summary pyramid"),
 		func(ctx context.Context, in *convPath) (*body[*strata.Tree], error) {
+			m := s.memory(ctx)
 			t, err := m.Tree(ctx, in.ID)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -219,6 +224,7 @@ func (s *Server) register() {
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/zoom", "zoom",
 		"The whole turns of a day, week, month or named period, whatever their tier"),
 		func(ctx context.Context, in *zoomIn) (*body[zoomOut], error) {
+			m := s.memory(ctx)
 			p, err := m.ZoomPeriod(ctx, in.ID, in.When, in.Now)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -236,6 +242,7 @@ func (s *Server) register() {
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/nodes/{id}/expand", "expand",
 		"The exact turns under a summary node, whatever their tier"),
 		func(ctx context.Context, in *expandIn) (*body[expandOut], error) {
+			m := s.memory(ctx)
 			if in.Conversation != "" {
 				_, conv, err := m.Node(ctx, in.ID)
 				if err != nil {
@@ -253,6 +260,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/stats", "stats", "Counts and bytes on disk"),
 		func(ctx context.Context, _ *struct{}) (*body[statsOut], error) {
+			m := s.memory(ctx)
 			st, err := m.Stats(ctx)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -266,6 +274,7 @@ func (s *Server) register() {
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/turns/{seq}/pin", "pin",
 		"Pin a turn as a milestone (or set its importance)"),
 		func(ctx context.Context, in *pinIn) (*body[strata.Turn], error) {
+			m := s.memory(ctx)
 			t, err := m.Pin(ctx, in.ID, in.Seq, in.Importance)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -275,6 +284,7 @@ func (s *Server) register() {
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/learnings", "list-learnings",
 		"The key facts learned from a conversation"),
 		func(ctx context.Context, in *learningsIn) (*body[learningsOut], error) {
+			m := s.memory(ctx)
 			if _, err := m.Conversation(ctx, in.ID); err != nil {
 				return nil, s.httpError(ctx, err)
 			}
@@ -302,7 +312,7 @@ func (s *Server) register() {
 	for _, v := range []struct{ verb, status string }{{"confirm", strata.LearningConfirmed}, {"reject", strata.LearningRejected}} {
 		huma.Register(s.api, s.op(http.MethodPost, "/v1/learnings/{id}/"+v.verb, v.verb+"-learning", "Mark a learning "+v.status),
 			func(ctx context.Context, in *learningIDIn) (*body[strata.Learning], error) {
-				l, err := m.SetLearningStatus(ctx, in.ID, v.status)
+				l, err := s.memory(ctx).SetLearningStatus(ctx, in.ID, v.status)
 				if err != nil {
 					return nil, s.httpError(ctx, err)
 				}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,15 @@ type Options struct {
 	// Checkpointer writes its checkpoints (nil: extractive ones, counted
 	// with the Memory's tokenizer).
 	Checkpointer compact.Checkpointer
+	// Tokens, when set, requires a bearer token on every /v1 request and
+	// serves it in the token's namespace (see auth.go). Nil: no tokens,
+	// every request in the Memory's namespace.
+	Tokens strata.TokenStore
+	// RateLimit is how many requests per second one token may make, with
+	// bursts of RateBurst (default: the rate, at least 1); beyond it a
+	// request is answered 429 with Retry-After. Zero: no limit.
+	RateLimit float64
+	RateBurst int
 }
 
 // Server is the HTTP front of one Memory.
@@ -62,6 +72,10 @@ type Server struct {
 	routes  []route
 
 	checkpointer compact.Checkpointer
+
+	nsMu sync.Mutex
+	byNS map[string]*strata.Memory // a Memory per token namespace
+	lim  limiters
 }
 
 // route is one registered operation, kept so tests can check the OpenAPI
@@ -191,7 +205,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		// with each operation's MaxBodyBytes. This bound backs both.
 		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody+1)
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		if served, ok := s.authenticate(sw, r.WithContext(ctx)); ok {
+			next.ServeHTTP(sw, served)
+		}
 		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))

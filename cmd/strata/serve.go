@@ -19,8 +19,10 @@ import (
 // runServe serves the store over HTTP (see docs/http.md) until SIGINT or
 // SIGTERM, then drains the requests in flight.
 func runServe(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D]")
-	addr := fs.String("addr", "127.0.0.1:7700", "address to listen on (loopback only)")
+	fs := m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N]")
+	addr := fs.String("addr", "127.0.0.1:7700", "address to listen on (loopback only until tokens exist: 'strata token create')")
+	rateLimit := fs.Float64("rate", 20, "requests per second one token may make (0: no limit); beyond it 429 with Retry-After")
+	burst := fs.Int("burst", 40, "requests one token may make at once before --rate applies")
 	maxBody := fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413")
 	timeout := fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request")
 	if err := fs.parse(args); err != nil {
@@ -35,8 +37,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if *timeout <= 0 {
 		return usagef("serve: --timeout must be positive")
 	}
-	if err := loopbackOnly(*addr); err != nil {
-		return err
+	if *rateLimit < 0 || *burst < 0 {
+		return usagef("serve: --rate and --burst must not be negative")
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
@@ -45,6 +47,23 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
+	// With a valid token in the store, every request needs one and is
+	// served in its namespace; without any, only this machine may connect.
+	tokens, err := a.store.Tokens(ctx, "")
+	if err != nil {
+		return err
+	}
+	valid := 0
+	for _, t := range tokens {
+		if t.Revoked.IsZero() {
+			valid++
+		}
+	}
+	if valid == 0 {
+		if err := loopbackOnly(*addr); err != nil {
+			return err
+		}
+	}
 	// POST /v1/compact takes its thresholds and checkpoint model as
 	// 'strata compact' does.
 	ccfg, err := compact.ConfigFromEnv(m.Getenv)
@@ -63,8 +82,12 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	srv, err := httpapi.New(a.mem, httpapi.Options{MaxBody: *maxBody, Timeout: *timeout, Logger: log, Version: version,
-		Compact: ccfg, Checkpointer: cp})
+	opt := httpapi.Options{MaxBody: *maxBody, Timeout: *timeout, Logger: log, Version: version,
+		Compact: ccfg, Checkpointer: cp, RateLimit: *rateLimit, RateBurst: *burst}
+	if valid > 0 {
+		opt.Tokens = a.store
+	}
+	srv, err := httpapi.New(a.mem, opt)
 	if err != nil {
 		return err
 	}
@@ -77,7 +100,11 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	srv.SetReady(true)
-	fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s (store %s)\n", a.mem.Namespace(), ln.Addr(), a.set.DB)
+	if valid > 0 {
+		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, a.set.DB)
+	} else {
+		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s, loopback only, no tokens (store %s)\n", a.mem.Namespace(), ln.Addr(), a.set.DB)
+	}
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)
@@ -99,7 +126,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 }
 
 // loopbackOnly refuses an address other machines could reach: without
-// tokens, the server must not be open to anyone but this machine.
+// tokens in the store, the server must not be open to anyone but this
+// machine.
 func loopbackOnly(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -111,5 +139,5 @@ func loopbackOnly(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("serve --addr %q: tokens are not implemented yet; only loopback (127.0.0.1, ::1, localhost)", addr)
+	return usagef("serve --addr %q: the store has no token, so only loopback (127.0.0.1, ::1, localhost) is served; create one with 'strata token create --namespace N'", addr)
 }

@@ -18,7 +18,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:7700", ":7700", "[::]:7700", "192.168.1.5:7700", "example.com:7700"} {
 		_, _, err := run(t, db, "", "serve", "--addr", addr)
 		var u usageError
-		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "tokens are not implemented yet; only loopback") {
+		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "has no token, so only loopback") {
 			t.Errorf("serve --addr %s: %v", addr, err)
 		}
 	}
@@ -71,5 +71,64 @@ func TestServeAnswersAndStops(t *testing.T) {
 	}
 	if out := mustRun(t, db, "list"); !strings.Contains(out, "c ") || !strings.Contains(out, "1 turns") {
 		t.Fatalf("the turn appended over HTTP is not in the store: %q", out)
+	}
+}
+
+// TestServeWithTokens: once the store holds a token, serve asks every /v1
+// request for one and serves it in the token's namespace; a revoked token
+// is refused.
+func TestServeWithTokens(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	secret := strings.TrimSpace(mustRun(t, db, "token", "create", "--namespace", "team-a"))
+	pr, pw := io.Pipe()
+	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard,
+		Getenv: func(k string) string {
+			if k == "STRATA_DB" {
+				return db
+			}
+			return ""
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}); pw.Close() }()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatalf("serve printed nothing: %v", <-done)
+	}
+	addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
+	if addr == "" || !strings.Contains(lines.Text(), "1 tokens") {
+		t.Fatalf("serve's first line: %q", lines.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	send := func(secret string) int {
+		req, _ := http.NewRequest("POST", addr+"/v1/conversations/c/turns",
+			strings.NewReader(`{"turns":[{"ext_id":"a","role":"user","content":"hello with a token"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := send(""); code != 401 {
+		t.Errorf("without a token: %d, want 401", code)
+	}
+	if code := send(secret); code != 200 {
+		t.Fatalf("with the token: %d, want 200", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+	if out := mustRun(t, db, "list", "--namespace", "team-a"); !strings.Contains(out, "c ") {
+		t.Errorf("the turn is not in the token's namespace: %q", out)
+	}
+	if out := mustRun(t, db, "list"); strings.Contains(out, "c ") {
+		t.Errorf("the turn landed in the default namespace: %q", out)
 	}
 }

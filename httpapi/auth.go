@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"strata"
+)
+
+// This file maps a request to the namespace it may read and write. With
+// Options.Tokens set, every /v1 request must carry a bearer token of the
+// store ("Authorization: Bearer strata_..."); the token names one
+// namespace, and the request is served by a Memory of that namespace
+// alone. Another namespace's conversations, nodes and learnings are then
+// simply not found (404), as if they did not exist. Without tokens every
+// request is served in the namespace of the Memory the server was made
+// with; strata serve then listens on loopback only.
+
+type memKey struct{}
+
+// memory returns the Memory a request is served by.
+func (s *Server) memory(ctx context.Context) *strata.Memory {
+	if m, ok := ctx.Value(memKey{}).(*strata.Memory); ok {
+		return m
+	}
+	return s.mem
+}
+
+// forNamespace returns the server's Memory of namespace ns, made once.
+func (s *Server) forNamespace(ns string) (*strata.Memory, error) {
+	if ns == s.mem.Namespace() {
+		return s.mem, nil
+	}
+	s.nsMu.Lock()
+	defer s.nsMu.Unlock()
+	if m, ok := s.byNS[ns]; ok {
+		return m, nil
+	}
+	m, err := s.mem.ForNamespace(ns)
+	if err != nil {
+		return nil, err
+	}
+	if s.byNS == nil {
+		s.byNS = map[string]*strata.Memory{}
+	}
+	s.byNS[ns] = m
+	return m, nil
+}
+
+// authenticate resolves the request's token (when tokens are on) and
+// applies the token's rate limit. It returns the request to serve, or
+// false after writing the refusal.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if s.opt.Tokens == nil || !strings.HasPrefix(r.URL.Path, "/v1/") {
+		return r, true
+	}
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || secret == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
+		writeProblem(w, http.StatusUnauthorized, "a bearer token is required: Authorization: Bearer strata_... (create one with 'strata token create --namespace N')")
+		return nil, false
+	}
+	tok, err := strata.Authenticate(r.Context(), s.opt.Tokens, strings.TrimSpace(secret))
+	if err != nil {
+		if strata.ErrorCode(err) == strata.ENOTFOUND {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="strata", error="invalid_token"`)
+			writeProblem(w, http.StatusUnauthorized, err.Error())
+			return nil, false
+		}
+		writeProblem(w, http.StatusInternalServerError, "checking the token: "+err.Error())
+		return nil, false
+	}
+	if wait, ok := s.allow(tok.ID); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+		writeProblem(w, http.StatusTooManyRequests, "too many requests for this token: retry after "+wait.Round(time.Millisecond).String())
+		return nil, false
+	}
+	m, err := s.forNamespace(tok.Namespace)
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, err.Error())
+		return nil, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), memKey{}, m)), true
+}
+
+// limiters hold one token bucket per token.
+type limiters struct {
+	mu sync.Mutex
+	m  map[string]*rate.Limiter
+}
+
+// allow takes one request from token id's bucket; when it is empty it
+// says how long until the next request would be allowed.
+func (s *Server) allow(id string) (time.Duration, bool) {
+	if s.opt.RateLimit <= 0 {
+		return 0, true
+	}
+	s.lim.mu.Lock()
+	if s.lim.m == nil {
+		s.lim.m = map[string]*rate.Limiter{}
+	}
+	l, ok := s.lim.m[id]
+	if !ok {
+		burst := s.opt.RateBurst
+		if burst <= 0 {
+			burst = max(1, int(s.opt.RateLimit))
+		}
+		l = rate.NewLimiter(rate.Limit(s.opt.RateLimit), burst)
+		s.lim.m[id] = l
+	}
+	s.lim.mu.Unlock()
+	res := l.Reserve()
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		return d, false
+	}
+	return 0, true
+}
+
+// writeProblem answers an RFC 9457 problem outside huma's operations.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
+	w.Write(b)
+}

@@ -1,0 +1,203 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"strata"
+	"strata/extractive"
+	"strata/sqlite"
+)
+
+// newTokenServer serves a store whose tokens are required, with one token
+// for each namespace named.
+func newTokenServer(t *testing.T, opt Options, namespaces ...string) (*httptest.Server, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Now: func() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]string{}
+	for _, ns := range namespaces {
+		secret, tok, err := strata.NewToken(ns, "test", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		secrets[ns] = secret
+	}
+	opt.Tokens = st
+	opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := New(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReady(true)
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, secrets
+}
+
+// as sends a request with a bearer token ("" for none) and decodes the
+// answer into out if given.
+func as(t *testing.T, ts *httptest.Server, secret, method, path string, body, out any) (int, http.Header, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, ts.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode, resp.Header, data
+}
+
+// TestTokensSealNamespaces: without a valid token nothing under /v1 is
+// served; with a token of another namespace, every route that names the
+// first namespace's conversations, nodes or learnings answers 404, and the
+// lists and searches are empty, never 403 with a hint.
+func TestTokensSealNamespaces(t *testing.T) {
+	ts, sec := newTokenServer(t, Options{}, "team-a", "team-b")
+	a, b := sec["team-a"], sec["team-b"]
+
+	for _, tc := range []struct{ secret, want string }{{"", "bearer token is required"}, {"strata_nope", "invalid or revoked token"}, {"Basic x", "invalid"}} {
+		code, h, data := as(t, ts, tc.secret, "GET", "/v1/conversations", nil, nil)
+		if code != 401 || !strings.Contains(string(data), tc.want) || !strings.Contains(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("token %q: %d %s (WWW-Authenticate %q)", tc.secret, code, data, h.Get("WWW-Authenticate"))
+		}
+	}
+	for _, open := range []string{"/healthz", "/openapi.json"} {
+		if code, _, _ := as(t, ts, "", "GET", open, nil, nil); code != 200 {
+			t.Errorf("%s without a token: %d, want 200", open, code)
+		}
+	}
+
+	// team-a writes a conversation with a pyramid and a learning.
+	base := time.Date(2023, 5, 8, 9, 0, 0, 0, time.UTC)
+	var in []map[string]any
+	for i := 0; i < 40; i++ {
+		content := "The tomatoes in the garden are ripening."
+		if i == 3 {
+			content = "Jon's job is teaching at the school now."
+		}
+		in = append(in, map[string]any{"ext_id": fmt.Sprintf("t%d", i), "role": []string{"user", "assistant"}[i%2],
+			"name": []string{"Jon", "Ana"}[i%2], "content": content, "time": base.Add(time.Duration(i) * time.Hour)})
+	}
+	var res strata.IngestResult
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations/c1/turns", map[string]any{"turns": in}, &res); code != 200 || res.Nodes == 0 {
+		t.Fatalf("append as team-a: %d %s", code, data)
+	}
+	var tree strata.Tree
+	if code, _, data := as(t, ts, a, "GET", "/v1/conversations/c1/tree", nil, &tree); code != 200 || len(tree.Nodes) == 0 {
+		t.Fatalf("tree as team-a: %d %s", code, data)
+	}
+	node := tree.Nodes[0].ID
+	var ls learningsOut
+	if code, _, data := as(t, ts, a, "GET", "/v1/conversations/c1/learnings", nil, &ls); code != 200 || len(ls.Learnings) == 0 {
+		t.Fatalf("learnings as team-a: %d %s", code, data)
+	}
+	learning := ls.Learnings[0].ID
+
+	// team-b sees none of it, through every route.
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/v1/conversations/c1"},
+		{"POST", "/v1/conversations/c1/context"},
+		{"GET", "/v1/conversations/c1/tree"},
+		{"GET", "/v1/conversations/c1/zoom?when=2023-05-08"},
+		{"GET", "/v1/nodes/" + node + "/expand?conversation=c1"},
+		{"GET", "/v1/nodes/" + node + "/expand"},
+		{"POST", "/v1/conversations/c1/turns/1/pin"},
+		{"GET", "/v1/conversations/c1/learnings"},
+		{"POST", fmt.Sprintf("/v1/learnings/%d/confirm", learning)},
+		{"POST", fmt.Sprintf("/v1/learnings/%d/reject", learning)},
+		{"GET", "/v1/search?q=tomatoes&conversation=c1"},
+	} {
+		var body any
+		if r.path == "/v1/conversations/c1/context" {
+			body = map[string]any{"budget": 500}
+		}
+		code, _, data := as(t, ts, b, r.method, r.path, body, nil)
+		if code != 404 || strings.Contains(string(data), "tomatoes") {
+			t.Errorf("%s %s as team-b: %d %s, want 404 and nothing of team-a", r.method, r.path, code, data)
+		}
+	}
+	var cs conversationsOut
+	if code, _, data := as(t, ts, b, "GET", "/v1/conversations", nil, &cs); code != 200 || len(cs.Conversations) != 0 {
+		t.Errorf("list as team-b: %d %s", code, data)
+	}
+	var hits searchOut
+	if code, _, data := as(t, ts, b, "GET", "/v1/search?q=tomatoes", nil, &hits); code != 200 || len(hits.Hits) != 0 {
+		t.Errorf("search as team-b: %d %s", code, data)
+	}
+	var st statsOut
+	if code, _, data := as(t, ts, b, "GET", "/v1/stats", nil, &st); code != 200 || st.Turns != 0 || st.Namespace != "team-b" {
+		t.Errorf("stats as team-b: %d %s", code, data)
+	}
+	// team-b's own conversation of the same id is its own.
+	if code, _, data := as(t, ts, b, "POST", "/v1/conversations/c1/turns", map[string]any{"turns": in[:2]}, &res); code != 200 || res.Added != 2 {
+		t.Errorf("append as team-b: %d %s", code, data)
+	}
+	var c strata.Conversation
+	if code, _, data := as(t, ts, a, "GET", "/v1/conversations/c1", nil, &c); code != 200 || c.Turns != 40 {
+		t.Errorf("team-a's conversation after team-b wrote its own: %d %s", code, data)
+	}
+}
+
+// TestRateLimit: a token past its rate gets 429 with Retry-After; another
+// token is not held back by it.
+func TestRateLimit(t *testing.T) {
+	ts, sec := newTokenServer(t, Options{RateLimit: 0.5, RateBurst: 2}, "a", "b")
+	for i := 0; i < 2; i++ {
+		if code, _, data := as(t, ts, sec["a"], "GET", "/v1/conversations", nil, nil); code != 200 {
+			t.Fatalf("request %d within the burst: %d %s", i+1, code, data)
+		}
+	}
+	code, h, data := as(t, ts, sec["a"], "GET", "/v1/conversations", nil, nil)
+	if code != 429 || h.Get("Retry-After") == "" || h.Get("Retry-After") == "0" {
+		t.Errorf("past the burst: %d %s (Retry-After %q), want 429 with Retry-After", code, data, h.Get("Retry-After"))
+	}
+	if code, _, data := as(t, ts, sec["b"], "GET", "/v1/conversations", nil, nil); code != 200 {
+		t.Errorf("the other token: %d %s", code, data)
+	}
+}
