@@ -201,3 +201,27 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("the other token: %d %s", code, data)
 	}
 }
+
+// TestDeleteConversation forgets a conversation over HTTP: the audit
+// record comes back, the conversation is gone, and a token of another
+// namespace cannot delete it (404).
+func TestDeleteConversation(t *testing.T) {
+	ts, sec := newTokenServer(t, Options{}, "a", "b")
+	var res strata.IngestResult
+	if code, _, data := as(t, ts, sec["a"], "POST", "/v1/conversations/c/turns", map[string]any{"turns": turns(0, 12)}, &res); code != 200 {
+		t.Fatalf("append: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, sec["b"], "DELETE", "/v1/conversations/c", nil, nil); code != 404 {
+		t.Errorf("delete as another namespace: %d %s", code, data)
+	}
+	var d strata.Deletion
+	if code, _, data := as(t, ts, sec["a"], "DELETE", "/v1/conversations/c?reason=asked", nil, &d); code != 200 || d.Turns != 12 || d.Reason != "asked" || d.Namespace != "a" {
+		t.Fatalf("delete: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, sec["a"], "GET", "/v1/conversations/c", nil, nil); code != 404 {
+		t.Errorf("get after delete: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, sec["a"], "DELETE", "/v1/conversations/c", nil, nil); code != 404 {
+		t.Errorf("delete again: %d %s", code, data)
+	}
+}

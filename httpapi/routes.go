@@ -137,6 +137,11 @@ type learningsOut struct {
 	Learnings []strata.Learning `json:"learnings"`
 }
 
+type deleteIn struct {
+	ID     string `path:"id" maxLength:"256"`
+	Reason string `query:"reason" maxLength:"1024" doc:"Why, kept in the audit record."`
+}
+
 type learningIDIn struct {
 	ID int64 `path:"id" minimum:"1" doc:"The learning id."`
 }
@@ -178,6 +183,16 @@ func (s *Server) register() {
 				return nil, s.httpError(ctx, err)
 			}
 			return &body[strata.Conversation]{c}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodDelete, "/v1/conversations/{id}", "delete-conversation",
+		"Forget a conversation: its turns, summaries, vectors, learnings and archive, keeping an audit record"),
+		func(ctx context.Context, in *deleteIn) (*body[strata.Deletion], error) {
+			m := s.memory(ctx)
+			d, err := m.DeleteConversation(ctx, in.ID, in.Reason)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[strata.Deletion]{d}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/context", "context",
 		"Assemble a context package within a token budget"),
