@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
 	"strata"
+	stratamcp "strata/mcp"
 )
 
 // This file maps a request to the namespace it may read and write. With
@@ -58,7 +60,7 @@ func (s *Server) forNamespace(ns string) (*strata.Memory, error) {
 // applies the token's rate limit. It returns the request to serve, or
 // false after writing the refusal.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if s.opt.Tokens == nil || !strings.HasPrefix(r.URL.Path, "/v1/") {
+	if s.opt.Tokens == nil || !(strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp") {
 		return r, true
 	}
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -130,4 +132,19 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
 	w.Write(b)
+}
+
+// mcpServer returns the MCP tools over m, made once per Memory.
+func (s *Server) mcpServer(m *strata.Memory) *mcp.Server {
+	s.nsMu.Lock()
+	defer s.nsMu.Unlock()
+	if srv, ok := s.mcps[m]; ok {
+		return srv
+	}
+	if s.mcps == nil {
+		s.mcps = map[*strata.Memory]*mcp.Server{}
+	}
+	srv := stratamcp.NewServer(m, s.opt.Version)
+	s.mcps[m] = srv
+	return srv
 }

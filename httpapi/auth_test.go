@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"strata"
 	"strata/extractive"
 	"strata/sqlite"
@@ -223,5 +225,59 @@ func TestDeleteConversation(t *testing.T) {
 	}
 	if code, _, data := as(t, ts, sec["a"], "DELETE", "/v1/conversations/c", nil, nil); code != 404 {
 		t.Errorf("delete again: %d %s", code, data)
+	}
+}
+
+// bearer adds a token to every request of an MCP client.
+type bearer struct {
+	secret string
+	next   http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.secret)
+	return b.next.RoundTrip(r)
+}
+
+// TestMCPOverHTTP: the MCP tools at /mcp need a token and act in its
+// namespace: what one token remembers, another cannot read.
+func TestMCPOverHTTP(t *testing.T) {
+	ts, sec := newTokenServer(t, Options{}, "a", "b")
+	ctx := context.Background()
+	connect := func(secret string) (*mcp.ClientSession, error) {
+		tr := &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}}}
+		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, nil)
+	}
+	if _, err := connect("strata_nope"); err == nil {
+		t.Errorf("an MCP session with an invalid token was opened")
+	}
+	ca, err := connect(sec["a"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close()
+	res, err := ca.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{"conversation": "c",
+		"turns": []map[string]any{{"role": "user", "content": "The spare key is under the blue pot.", "ext_id": "k1"}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("remember as a: %v %+v", err, res)
+	}
+	res, err = ca.CallTool(ctx, &mcp.CallToolParams{Name: "context", Arguments: map[string]any{"conversation": "c", "budget": 300}})
+	if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "blue pot") {
+		t.Fatalf("context as a: %v %+v", err, res)
+	}
+	cb, err := connect(sec["b"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	res, err = cb.CallTool(ctx, &mcp.CallToolParams{Name: "context", Arguments: map[string]any{"conversation": "c", "budget": 300}})
+	if err != nil || !res.IsError || strings.Contains(fmt.Sprint(res.Content), "blue pot") {
+		t.Errorf("context of a's conversation as b: %v %+v, want an error result and nothing of a", err, res)
+	}
+	res, err = cb.CallTool(ctx, &mcp.CallToolParams{Name: "recall", Arguments: map[string]any{"query": "blue pot"}})
+	if err != nil || res.IsError || strings.Contains(fmt.Sprint(res.StructuredContent), "blue pot") {
+		t.Errorf("recall as b: %v %+v, want no hit", err, res)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"strata"
 	"strata/compact"
 )
@@ -74,7 +76,8 @@ type Server struct {
 	checkpointer compact.Checkpointer
 
 	nsMu sync.Mutex
-	byNS map[string]*strata.Memory // a Memory per token namespace
+	byNS map[string]*strata.Memory      // a Memory per token namespace
+	mcps map[*strata.Memory]*mcp.Server // the MCP tools over each Memory
 	lim  limiters
 }
 
@@ -124,6 +127,12 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	s.api = humago.New(mux, cfg)
 	s.register()
 	s.registerCompact()
+	// MCP over streamable HTTP, stateless: each request is served by the
+	// tools of its own token's namespace, so a session id can never carry
+	// one token's memory to another.
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return s.mcpServer(s.memory(r.Context()))
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
