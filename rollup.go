@@ -480,7 +480,10 @@ func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pas
 		if err == nil {
 			_, err = m.Learn(ctx, "")
 		}
-		if err != nil && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // a pass cut short by the end of ctx is no failure
+		}
+		if err != nil {
 			m.log.Warn("rollup pass failed", "error", err)
 		}
 		if onPass != nil {
