@@ -454,11 +454,28 @@ func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
 	return pass, nil
 }
 
-// Watch runs RollupAll (and, with a model, SummarizePending) at once and
-// then every interval until ctx is done, so that periods close and model
-// summaries get written while nobody imports; it returns ctx's error. A
-// failed pass is logged and reported to onPass, and the next one runs on
-// time. onPass, if not nil, is called after every pass.
+// Pass runs one pass of the background work over the namespace:
+// RollupAll (periods the clock closed, then tier moves and retention),
+// with a model SummarizePending, and Learn. Each step is idempotent, so a
+// pass killed part-way is finished by the next.
+func (m *Memory) Pass(ctx context.Context) (Pass, error) {
+	pass, err := m.RollupAll(ctx)
+	if err == nil && m.llm.Completer != nil {
+		var res PendingResult
+		res, err = m.SummarizePending(ctx, PendingOptions{})
+		pass.Summaries = &res
+	}
+	if err == nil {
+		_, err = m.Learn(ctx, "")
+	}
+	return pass, err
+}
+
+// Watch runs Pass at once and then every interval until ctx is done, so
+// that periods close and model summaries get written while nobody
+// imports; it returns ctx's error. A failed pass is logged and reported
+// to onPass, and the next one runs on time. onPass, if not nil, is called
+// after every pass.
 func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pass, error)) error {
 	if every <= 0 {
 		return Errorf(EINVALID, "watch: interval %v must be positive", every)
@@ -471,15 +488,7 @@ func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pas
 			return ctx.Err()
 		case <-timer.C:
 		}
-		pass, err := m.RollupAll(ctx)
-		if err == nil && m.llm.Completer != nil {
-			var res PendingResult
-			res, err = m.SummarizePending(ctx, PendingOptions{})
-			pass.Summaries = &res
-		}
-		if err == nil {
-			_, err = m.Learn(ctx, "")
-		}
+		pass, err := m.Pass(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err() // a pass cut short by the end of ctx is no failure
 		}

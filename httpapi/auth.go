@@ -148,3 +148,8 @@ func (s *Server) mcpServer(m *strata.Memory) *mcp.Server {
 	s.mcps[m] = srv
 	return srv
 }
+
+// Memory returns the server's Memory of namespace ns (the one requests of
+// that namespace's tokens are served by), so that background work in the
+// same process shares its locks.
+func (s *Server) Memory(ns string) (*strata.Memory, error) { return s.forNamespace(ns) }

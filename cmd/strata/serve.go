@@ -19,10 +19,12 @@ import (
 // runServe serves the store over HTTP (see docs/http.md) until SIGINT or
 // SIGTERM, then drains the requests in flight.
 func runServe(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N]")
+	fs := m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N] [--every D | --no-worker]")
 	addr := fs.String("addr", "127.0.0.1:7700", "address to listen on (loopback only until tokens exist: 'strata token create')")
 	rateLimit := fs.Float64("rate", 20, "requests per second one token may make (0: no limit); beyond it 429 with Retry-After")
 	burst := fs.Int("burst", 40, "requests one token may make at once before --rate applies")
+	every := fs.Duration("every", time.Minute, "how often the worker closes due periods, writes pending model summaries, moves tiers and learns")
+	noWorker := fs.Bool("no-worker", false, "run no background work (a read replica, or when 'strata rollup --watch' runs elsewhere)")
 	maxBody := fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413")
 	timeout := fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request")
 	if err := fs.parse(args); err != nil {
@@ -36,6 +38,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	if *timeout <= 0 {
 		return usagef("serve: --timeout must be positive")
+	}
+	if *every <= 0 {
+		return usagef("serve: --every must be positive")
 	}
 	if *rateLimit < 0 || *burst < 0 {
 		return usagef("serve: --rate and --burst must not be negative")
@@ -99,6 +104,17 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	wctx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan struct{})
+	if *noWorker {
+		close(workerDone)
+	} else {
+		go func() {
+			defer close(workerDone)
+			runWorker(wctx, a, srv, *every, log)
+		}()
+	}
+	defer func() { stopWorker(); <-workerDone }()
 	srv.SetReady(true)
 	if valid > 0 {
 		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, a.set.DB)
@@ -110,9 +126,13 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Draining: readiness goes first so a balancer stops sending, then
-	// the requests in flight finish within the request timeout.
+	// Draining: readiness goes first so a balancer stops sending, the
+	// worker stops (a unit cut short is finished by the next pass: each is
+	// idempotent), then the requests in flight finish within the request
+	// timeout.
 	srv.SetReady(false)
+	stopWorker()
+	<-workerDone
 	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -140,4 +160,55 @@ func loopbackOnly(addr string) error {
 		return nil
 	}
 	return usagef("serve --addr %q: the store has no token, so only loopback (127.0.0.1, ::1, localhost) is served; create one with 'strata token create --namespace N'", addr)
+}
+
+// runWorker runs the background work of every namespace the server
+// serves (its own, and each valid token's) until ctx ends: a Pass per
+// namespace, then a wait of every. It shares the server's Memories, so a
+// pass and a request of one process take the same locks; across
+// processes, rollups are idempotent and a write from a stale read is
+// refused by the store and read again.
+func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Duration, log *slog.Logger) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		namespaces := []string{a.mem.Namespace()}
+		tokens, err := a.store.Tokens(ctx, "")
+		if err != nil && ctx.Err() == nil {
+			log.Warn("worker: listing tokens", "error", err)
+		}
+		seen := map[string]bool{a.mem.Namespace(): true}
+		for _, t := range tokens {
+			if t.Revoked.IsZero() && !seen[t.Namespace] {
+				seen[t.Namespace] = true
+				namespaces = append(namespaces, t.Namespace)
+			}
+		}
+		for _, ns := range namespaces {
+			mem, err := srv.Memory(ns)
+			if err != nil {
+				log.Warn("worker", "namespace", ns, "error", err)
+				continue
+			}
+			pass, err := mem.Pass(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			attrs := []any{"namespace", ns, "made", pass.Made, "moved", pass.Moved}
+			if pass.Summaries != nil {
+				attrs = append(attrs, "summarized", pass.Summaries.Summarized, "failed", pass.Summaries.Failed)
+			}
+			if err != nil {
+				log.Warn("worker pass failed", append(attrs, "error", err)...)
+			} else if len(pass.Made) > 0 || len(pass.Moved) > 0 || pass.Summaries != nil && pass.Summaries.Summarized > 0 {
+				log.Info("worker pass", attrs...)
+			}
+		}
+		timer.Reset(every)
+	}
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -130,5 +132,88 @@ func TestServeWithTokens(t *testing.T) {
 	}
 	if out := mustRun(t, db, "list"); strings.Contains(out, "c ") {
 		t.Errorf("the turn landed in the default namespace: %q", out)
+	}
+}
+
+// TestServeWorkerClosesPeriods: the server's worker closes a day once the
+// clock passes midnight, with no request to trigger it; --no-worker leaves
+// it open.
+func TestServeWorkerClosesPeriods(t *testing.T) {
+	for _, worker := range []bool{true, false} {
+		db := filepath.Join(t.TempDir(), "s.db")
+		var mu sync.Mutex
+		now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		pr, pw := io.Pipe()
+		m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard, Now: clock,
+			Getenv: func(k string) string {
+				if k == "STRATA_DB" {
+					return db
+				}
+				return ""
+			}}
+		ctx, cancel := context.WithCancel(context.Background())
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--every", "20ms"}
+		if !worker {
+			args = append(args, "--no-worker")
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx, args); pw.Close() }()
+		lines := bufio.NewScanner(pr)
+		if !lines.Scan() {
+			t.Fatalf("serve printed nothing: %v", <-done)
+		}
+		addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
+		go io.Copy(io.Discard, pr)
+		resp, err := http.Post(addr+"/v1/conversations/c/turns", "application/json", strings.NewReader(
+			`{"policy":"calendar","turns":[{"ext_id":"a","role":"user","content":"evening note","time":"2026-03-01T19:00:00Z"}]}`))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("append: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		days := func() int {
+			resp, err := http.Get(addr + "/v1/conversations/c/tree")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var tree struct {
+				Levels []struct{ Level, Nodes int }
+			}
+			json.NewDecoder(resp.Body).Decode(&tree)
+			for _, l := range tree.Levels {
+				if l.Level == 1 {
+					return l.Nodes
+				}
+			}
+			return 0
+		}
+		if n := days(); n != 0 {
+			t.Fatalf("a day node before midnight: %d", n)
+		}
+		mu.Lock()
+		now = time.Date(2026, 3, 2, 0, 0, 1, 0, time.UTC)
+		mu.Unlock()
+		got := 0
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if got = days(); got > 0 || !worker {
+				break
+			}
+		}
+		if !worker {
+			time.Sleep(100 * time.Millisecond)
+			got = days()
+		}
+		want := 0
+		if worker {
+			want = 1
+		}
+		if got != want {
+			t.Errorf("worker %v: %d day nodes after midnight, want %d", worker, got, want)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("serve after cancel: %v", err)
+		}
 	}
 }
