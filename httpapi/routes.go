@@ -158,6 +158,9 @@ func (s *Server) register() {
 				b.Turns[i] = t.turn()
 			}
 			res, err := m.Ingest(ctx, b)
+			s.metrics.turns.WithLabelValues("added").Add(float64(res.Added))
+			s.metrics.turns.WithLabelValues("skipped").Add(float64(res.Skipped))
+			s.metrics.nodes.Add(float64(res.Nodes))
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}

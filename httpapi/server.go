@@ -75,6 +75,8 @@ type Server struct {
 
 	checkpointer compact.Checkpointer
 
+	metrics *metrics
+
 	nsMu sync.Mutex
 	byNS map[string]*strata.Memory      // a Memory per token namespace
 	mcps map[*strata.Memory]*mcp.Server // the MCP tools over each Memory
@@ -125,6 +127,9 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	cfg.DocsPath = ""
 	cfg.CreateHooks = nil
 	s.api = humago.New(mux, cfg)
+	s.metrics = newMetrics()
+	s.api.UseMiddleware(s.metrics.middleware)
+	mux.Handle("GET /metrics", s.metrics.handler())
 	s.register()
 	s.registerCompact()
 	// MCP over streamable HTTP, stateless: each request is served by the

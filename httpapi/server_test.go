@@ -340,3 +340,32 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("a body read past its deadline: %d %s", code, data)
 	}
 }
+
+// TestMetrics: /metrics counts requests by route pattern (not by id) and
+// status, times them, and counts the turns appended.
+func TestMetrics(t *testing.T) {
+	ts := newServer(t, Options{})
+	call(t, ts, "POST", "/v1/conversations/c1/turns", map[string]any{"turns": turns(0, 3)}, nil)
+	call(t, ts, "POST", "/v1/conversations/c2/turns", map[string]any{"turns": turns(0, 3)}, nil)
+	call(t, ts, "POST", "/v1/conversations/c2/turns", map[string]any{"turns": turns(0, 3)}, nil)
+	call(t, ts, "GET", "/v1/conversations/nope", nil, nil)
+	code, data := call(t, ts, "GET", "/metrics", nil, nil)
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`strata_http_requests_total{code="200",route="POST /v1/conversations/{id}/turns"} 3`,
+		`strata_http_requests_total{code="404",route="GET /v1/conversations/{id}"} 1`,
+		`strata_http_request_duration_seconds_count{route="POST /v1/conversations/{id}/turns"} 3`,
+		`strata_turns_ingested_total{outcome="added"} 6`,
+		`strata_turns_ingested_total{outcome="skipped"} 3`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(data), "c1") {
+		t.Errorf("/metrics labels a series with a conversation id")
+	}
+}
