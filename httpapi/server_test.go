@@ -19,8 +19,8 @@ import (
 	"strata/sqlite"
 )
 
-// newServer serves a Memory over a fresh SQLite file.
-func newServer(t *testing.T, opt Options) *httptest.Server {
+// newMemory opens a Memory over a fresh SQLite file.
+func newMemory(t testing.TB) *strata.Memory {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
 	if err != nil {
@@ -32,6 +32,13 @@ func newServer(t *testing.T, opt Options) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// newServer serves a Memory over a fresh SQLite file.
+func newServer(t testing.TB, opt Options) *httptest.Server {
+	t.Helper()
+	m := newMemory(t)
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
