@@ -386,7 +386,6 @@ func (r *rollupRun) reopen(ctx context.Context, c Conversation, lvl int, last *N
 	}
 	m.log.Debug("reopening a closed period", "conversation", r.conv, "level", lvl, "node", last.ID, "key", last.Key)
 	r.replace = append(r.replace, ids...)
-	r.reopened++
 	return nil
 }
 

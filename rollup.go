@@ -141,8 +141,7 @@ type rollupRun struct {
 	conv0   *Conversation // read once, by the first level that needs it
 	// replace holds the ids of nodes to remove with the next write: a
 	// node whose period reopened, and the nodes above it.
-	replace  []string
-	reopened int // nodes reopened by the run
+	replace []string
 }
 
 // pendingLimit bounds the nodes a rollup holds before writing them.
