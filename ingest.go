@@ -100,6 +100,9 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		if err := t.Validate(); err != nil {
 			return res, job, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
 		}
+		if !derive && t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
+			return res, job, Errorf(EINVALID, "conversation %q turn %d: content: empty (a turn needs content, tool calls or tool results)", b.Conversation, i+1)
+		}
 		if t.ExtID == "" && !derive {
 			t.ExtID = LiveExtID()
 		}

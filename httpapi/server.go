@@ -7,16 +7,21 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -219,13 +224,71 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		// with each operation's MaxBodyBytes. This bound backs both.
 		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody+1)
 		sw := &statusWriter{ResponseWriter: w}
+		if !s.checkBody(sw, r) {
+			s.logRequest(ctx, id, r, sw, start)
+			return
+		}
 		if served, ok := s.authenticate(sw, r.WithContext(ctx)); ok {
 			next.ServeHTTP(sw, served)
 		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))
+		s.logRequest(ctx, id, r, sw, start)
 	})
+}
+
+// logRequest writes a request's log record.
+func (s *Server) logRequest(ctx context.Context, id string, r *http.Request, sw *statusWriter, start time.Time) {
+	s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))
+}
+
+// checkBody reads a /v1 request's body whole (it is bounded by MaxBody)
+// and refuses one that is not valid UTF-8: JSON must be, and a decoder
+// would otherwise turn the bad bytes into U+FFFD and store that silently.
+// It answers 413 for a body over the bound. The body is given back to the
+// handler unread.
+func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody || !strings.HasPrefix(r.URL.Path, "/v1/") {
+		return true
+	}
+	// The body is read within the request's timeout, and the connection's
+	// deadline is lifted again afterwards for the next request on it.
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.opt.Timeout)); err == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeProblem(w, http.StatusRequestTimeout, "the body was not received within the server's timeout of "+s.opt.Timeout.String())
+			return false
+		}
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) || int64(len(b)) > s.opt.MaxBody {
+			writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+			return false
+		}
+		writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		return false
+	}
+	if int64(len(b)) > s.opt.MaxBody {
+		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+		return false
+	}
+	if !utf8.Valid(b) {
+		at := 0
+		for at < len(b) {
+			rn, size := utf8.DecodeRune(b[at:])
+			if rn == utf8.RuneError && size <= 1 {
+				break
+			}
+			at += size
+		}
+		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("the body is not valid UTF-8 (at byte %d)", at))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return true
 }
 
 // httpError maps an engine error to the HTTP error the client sees: the
