@@ -12,16 +12,25 @@ import (
 	"strata/compact/checkpoint"
 )
 
+// compactBody is what both compaction routes take.
+type compactBody struct {
+	Provider string          `json:"provider,omitempty" enum:"openai,anthropic" doc:"Shape of the message list (default openai)."`
+	Messages json.RawMessage `json:"messages" doc:"The message list: a JSON array of messages, or the request object holding messages (and system for Anthropic). What strata does not change comes back byte for byte."`
+	Force    bool            `json:"force,omitempty" doc:"Compact whatever the threshold (still at a user-turn boundary)."`
+	// Per-request overrides of the server's thresholds.
+	Threshold        int  `json:"threshold,omitempty" minimum:"1" doc:"Compact when the estimated input plus output headroom exceeds this many tokens."`
+	KeepRecentTokens int  `json:"keep_recent_tokens,omitempty" minimum:"1" doc:"Recent history kept verbatim, in tokens."`
+	SystemTokens     int  `json:"system_tokens,omitempty" minimum:"0" doc:"Tokens the request carries beside the list (a system prompt or tools it does not hold)."`
+	NoRemember       bool `json:"no_remember,omitempty" doc:"With a conversation: do not append the compacted span to its turns (the checkpoint is still kept)."`
+}
+
 type compactIn struct {
-	Body struct {
-		Provider string          `json:"provider,omitempty" enum:"openai,anthropic" doc:"Shape of the message list (default openai)."`
-		Messages json.RawMessage `json:"messages" doc:"The message list: a JSON array of messages, or the request object holding messages (and system for Anthropic). What strata does not change comes back byte for byte."`
-		Force    bool            `json:"force,omitempty" doc:"Compact whatever the threshold (still at a user-turn boundary)."`
-		// Per-request overrides of the server's thresholds.
-		Threshold        int `json:"threshold,omitempty" minimum:"1" doc:"Compact when the estimated input plus output headroom exceeds this many tokens."`
-		KeepRecentTokens int `json:"keep_recent_tokens,omitempty" minimum:"1" doc:"Recent history kept verbatim, in tokens."`
-		SystemTokens     int `json:"system_tokens,omitempty" minimum:"0" doc:"Tokens the request carries beside the list (a system prompt or tools it does not hold)."`
-	}
+	Body compactBody
+}
+
+type compactConvIn struct {
+	ID   string `path:"id" maxLength:"256" doc:"The conversation whose checkpoint and counts are kept, and whose turns receive the compacted span."`
+	Body compactBody
 }
 
 // compactStats is what a compaction did, in the shape of
@@ -52,54 +61,79 @@ type compactOut struct {
 	Messages json.RawMessage `json:"messages" doc:"The list to send, in the shape it came in."`
 }
 
-// registerCompact registers the stateless compaction of an agent's message
-// list.
+// registerCompact registers the compaction of an agent's message list:
+// stateless, and with a conversation whose state is kept.
 func (s *Server) registerCompact() {
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/compact", "compact",
 		"Compact an agent's message list: prune old tool output, checkpoint older history (stateless)"),
 		func(ctx context.Context, in *compactIn) (*body[compactOut], error) {
-			b := in.Body
-			if b.Provider == "" {
-				b.Provider = string(compact.OpenAI)
-			}
-			p, err := compact.ParseProvider(b.Provider)
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			tr, err := compact.Parse(p, b.Messages)
-			if err != nil {
-				return nil, s.httpError(ctx, strata.Errorf(strata.ErrorCode(err), "messages: %v", err))
-			}
-			cfg := s.opt.Compact
-			if b.Threshold > 0 {
-				cfg.CompactionThreshold = b.Threshold
-			}
-			if b.KeepRecentTokens > 0 {
-				cfg.KeepRecentTokens = b.KeepRecentTokens
-			}
-			if err := cfg.Validate(); err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			tok := s.mem.Tokenizer()
-			c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: s.checkpointer})
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			res, err := c.Compact(ctx, compact.Request{Transcript: tr, Force: b.Force, SystemTokens: b.SystemTokens})
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			st := compactStats{Provider: string(p), Tokenizer: tok.Name(),
-				TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
-				ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
-				Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
-				IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
-				CompactionCount: res.State.CompactionCount}
-			if res.Err != nil {
-				st.Error = res.Err.Error()
-			}
-			return &body[compactOut]{compactOut{st, res.Transcript.JSON()}}, nil
+			return s.compact(ctx, in.Body, "")
 		})
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/compact", "compact-conversation",
+		"Compact an agent's message list, keeping the conversation's checkpoint and remembering the compacted span"),
+		func(ctx context.Context, in *compactConvIn) (*body[compactOut], error) {
+			if err := strata.ValidateConversationID(in.ID); err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return s.compact(ctx, in.Body, in.ID)
+		})
+}
+
+// compact compacts b's list; with a conversation, its compaction state
+// is loaded and saved in the request's namespace and, unless
+// b.NoRemember, the compacted span is appended to its turns first.
+func (s *Server) compact(ctx context.Context, b compactBody, conv string) (*body[compactOut], error) {
+	if b.Provider == "" {
+		b.Provider = string(compact.OpenAI)
+	}
+	p, err := compact.ParseProvider(b.Provider)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	tr, err := compact.Parse(p, b.Messages)
+	if err != nil {
+		return nil, s.httpError(ctx, strata.Errorf(strata.ErrorCode(err), "messages: %v", err))
+	}
+	cfg := s.opt.Compact
+	if b.Threshold > 0 {
+		cfg.CompactionThreshold = b.Threshold
+	}
+	if b.KeepRecentTokens > 0 {
+		cfg.KeepRecentTokens = b.KeepRecentTokens
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	m := s.memory(ctx)
+	tok := m.Tokenizer()
+	opt := compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: s.checkpointer}
+	if conv != "" && !b.NoRemember {
+		opt.PreCompact = compact.Remember(m, conv, nil)
+	}
+	c, err := compact.New(opt)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	req := compact.Request{Transcript: tr, Force: b.Force, SystemTokens: b.SystemTokens}
+	var res compact.Result
+	if conv != "" {
+		res, err = c.CompactConversation(ctx, compact.StoreState{Store: m.Store(), Namespace: m.Namespace()}, conv, req)
+	} else {
+		res, err = c.Compact(ctx, req)
+	}
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	st := compactStats{Provider: string(p), Tokenizer: tok.Name(),
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
+		ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
+		Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
+		IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
+		CompactionCount: res.State.CompactionCount}
+	if res.Err != nil {
+		st.Error = res.Err.Error()
+	}
+	return &body[compactOut]{compactOut{st, res.Transcript.JSON()}}, nil
 }
 
 // defaultCheckpointer writes extractive checkpoints counted with tok.

@@ -62,3 +62,34 @@ func TestCompactStateless(t *testing.T) {
 		t.Fatalf("bad provider: %d %s", code, data)
 	}
 }
+
+// TestCompactConversation compacts twice with a conversation: the second
+// compaction counts from the first (its state was kept), and the compacted
+// span was remembered as the conversation's turns.
+func TestCompactConversation(t *testing.T) {
+	ts := newServer(t, Options{})
+	var msgs []map[string]any
+	for i := 0; i < 10; i++ {
+		msgs = append(msgs,
+			map[string]any{"role": "user", "content": fmt.Sprintf("Step %d: deploy service s%d to port %d.", i, i, 8000+i)},
+			map[string]any{"role": "assistant", "content": fmt.Sprintf("Deployed s%d on port %d; health check passed.", i, 8000+i)})
+	}
+	var out compactOut
+	code, data := call(t, ts, "POST", "/v1/conversations/agent/compact", map[string]any{"messages": msgs, "force": true, "keep_recent_tokens": 60}, &out)
+	if code != 200 || !out.Stats.Compacted || out.Stats.CompactionCount != 1 {
+		t.Fatalf("first compaction: %d %s", code, data)
+	}
+	var c struct{ Turns int64 }
+	if code, data := call(t, ts, "GET", "/v1/conversations/agent", nil, &c); code != 200 || c.Turns != int64(out.Stats.MessagesCompacted) {
+		t.Fatalf("the compacted span as turns: %d %s, want %d turns", code, data, out.Stats.MessagesCompacted)
+	}
+	code, data = call(t, ts, "POST", "/v1/conversations/agent/compact", map[string]any{"messages": out.Messages, "force": true, "keep_recent_tokens": 30, "no_remember": true}, &out)
+	if code != 200 || out.Stats.CompactionCount != 2 || !out.Stats.Update {
+		t.Fatalf("second compaction: %d %s, want count 2 updating the kept checkpoint", code, data)
+	}
+	// Stateless compaction of the same list starts from nothing.
+	code, data = call(t, ts, "POST", "/v1/compact", map[string]any{"messages": msgs, "force": true, "keep_recent_tokens": 60}, &out)
+	if code != 200 || out.Stats.CompactionCount != 1 {
+		t.Fatalf("stateless: %d %s", code, data)
+	}
+}
