@@ -467,3 +467,44 @@ func parallel(n, workers int, f func(i int)) {
 	}
 	wg.Wait()
 }
+
+// CreateConversation creates a conversation with no turns yet, with the
+// policy and time zone given ("" for the configured defaults), and returns
+// it. Creating one that exists with the same settings returns it as it
+// is; with another policy or time zone it is ECONFLICT (see SetPolicy).
+// EINVALID for a bad id, an unknown policy or a zone that does not load.
+func (m *Memory) CreateConversation(ctx context.Context, id, policy, timeZone string) (Conversation, error) {
+	if err := ValidateConversationID(id); err != nil {
+		return Conversation{}, err
+	}
+	if policy == "" {
+		policy = m.policy.Name
+	}
+	if _, err := m.Policy(policy); err != nil {
+		return Conversation{}, err
+	}
+	if timeZone == "" {
+		timeZone = m.tz
+	}
+	if _, err := LoadTimeZone(timeZone); err != nil {
+		return Conversation{}, err
+	}
+	lock := m.convLock(id)
+	lock.Lock()
+	defer lock.Unlock()
+	c, err := m.store.EnsureConversation(ctx, Conversation{Namespace: m.ns, ID: id, Policy: policy, TimeZone: timeZone, Created: m.now().UTC()})
+	if err != nil {
+		return c, err
+	}
+	have := c.Policy
+	if have == "" {
+		have = m.policy.Name
+	}
+	if have != policy {
+		return c, Errorf(ECONFLICT, "conversation %q exists with policy %q, not %q: change it with SetPolicy (strata policy set)", id, have, policy)
+	}
+	if c.TimeZone != timeZone && !(c.TimeZone == "" && (timeZone == "UTC" || timeZone == "")) {
+		return c, Errorf(ECONFLICT, "conversation %q exists with time zone %q, not %q", id, c.TimeZone, timeZone)
+	}
+	return c, nil
+}

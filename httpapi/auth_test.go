@@ -281,3 +281,28 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Errorf("recall as b: %v %+v, want no hit", err, res)
 	}
 }
+
+// TestCreateConversation creates a conversation with its policy before any
+// turn: creating it again with the same settings returns it, with another
+// policy is 409, and an unknown policy is 400.
+func TestCreateConversation(t *testing.T) {
+	ts, sec := newTokenServer(t, Options{}, "a")
+	a := sec["a"]
+	var c strata.Conversation
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "calendar", "time_zone": "Europe/Lisbon"}, &c); code != 200 || c.Policy != "calendar" || c.TimeZone != "Europe/Lisbon" || c.Turns != 0 {
+		t.Fatalf("create: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "calendar", "time_zone": "Europe/Lisbon"}, nil); code != 200 {
+		t.Errorf("create again: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "sessions"}, nil); code != 409 {
+		t.Errorf("create with another policy: %d %s", code, data)
+	}
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "x", "policy": "nope"}, nil); code != 400 {
+		t.Errorf("an unknown policy: %d %s", code, data)
+	}
+	var res strata.IngestResult
+	if code, _, data := as(t, ts, a, "POST", "/v1/conversations/diary/turns", map[string]any{"turns": turns(0, 2)}, &res); code != 200 || res.Added != 2 {
+		t.Errorf("append to the created conversation: %d %s", code, data)
+	}
+}

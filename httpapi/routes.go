@@ -137,6 +137,14 @@ type learningsOut struct {
 	Learnings []strata.Learning `json:"learnings"`
 }
 
+type createIn struct {
+	Body struct {
+		ID       string `json:"id" minLength:"1" maxLength:"256" doc:"The conversation id, chosen by the caller."`
+		Policy   string `json:"policy,omitempty" doc:"Its pyramid policy: chunks, calendar, sessions or a configured one (default: the server's)."`
+		TimeZone string `json:"time_zone,omitempty" doc:"The IANA zone its calendar periods close in (default: the server's)."`
+	}
+}
+
 type deleteIn struct {
 	ID     string `path:"id" maxLength:"256"`
 	Reason string `query:"reason" maxLength:"1024" doc:"Why, kept in the audit record."`
@@ -165,6 +173,15 @@ func (s *Server) register() {
 				return nil, s.httpError(ctx, err)
 			}
 			return &body[strata.IngestResult]{res}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations", "create-conversation",
+		"Create a conversation with no turns yet, with its pyramid policy and time zone"),
+		func(ctx context.Context, in *createIn) (*body[strata.Conversation], error) {
+			c, err := s.memory(ctx).CreateConversation(ctx, in.Body.ID, in.Body.Policy, in.Body.TimeZone)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			return &body[strata.Conversation]{c}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations", "list-conversations", "List conversations"),
 		func(ctx context.Context, _ *struct{}) (*body[conversationsOut], error) {
