@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -92,34 +93,9 @@ func (s *Store) unindexTurns(ctx context.Context, tx *sql.Tx, namespace, convers
 	}
 	defer del.Close()
 	sc := scope(pk, namespace)
-	after := int64(-1 << 62)
+	after := int64(math.MinInt64)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? ORDER BY t.seq LIMIT ?`,
-			pk, tierHot, tierWarm, after, deleteBatch)
-		if err != nil {
-			return err
-		}
-		var turns []strata.Turn
-		var stubs []stub
-		var pks []int64
-		for rows.Next() {
-			var st stub
-			var rowPK int64
-			t, err := scanTurn(rows, &st.tier, &st.span, &rowPK)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if st.tier != tierHot {
-				st.index = len(turns)
-				stubs = append(stubs, st)
-			}
-			turns = append(turns, t)
-			pks = append(pks, rowPK)
-		}
-		err = rows.Err()
-		rows.Close()
+		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierHot, tierWarm, after, math.MaxInt64, deleteBatch)
 		if err != nil {
 			return err
 		}

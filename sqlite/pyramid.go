@@ -435,30 +435,7 @@ func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, convers
 		after = from
 	}
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-			WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
-			pk, tierWarm, tierCold, after, to, restoreBatch)
-		if err != nil {
-			return err
-		}
-		var turns []strata.Turn
-		var stubs []stub
-		var pks []int64
-		for rows.Next() {
-			var st stub
-			var rowPK int64
-			t, err := scanTurn(rows, &st.tier, &st.span, &rowPK)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			st.index = len(turns)
-			turns = append(turns, t)
-			stubs = append(stubs, st)
-			pks = append(pks, rowPK)
-		}
-		err = rows.Err()
-		rows.Close()
+		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierWarm, tierCold, after, to, restoreBatch)
 		if err != nil {
 			return err
 		}
@@ -502,6 +479,38 @@ func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, convers
 		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
 	}
 	return nil
+}
+
+// rowBatch reads up to limit turn rows of conversation pk in one of the
+// tiers a and b whose seq lies in (after, to], in seq order, with their row
+// keys; a row whose content is not in it (not hot) is also a stub, indexed
+// into turns, for hydrate.
+func rowBatch(ctx context.Context, tx *sql.Tx, pk int64, a, b int, after, to int64, limit int) ([]strata.Turn, []stub, []int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+		WHERE t.conversation = ? AND t.tier IN (?, ?) AND t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
+		pk, a, b, after, to, limit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rows.Close()
+	var turns []strata.Turn
+	var stubs []stub
+	var pks []int64
+	for rows.Next() {
+		var st stub
+		var rowPK int64
+		t, err := scanTurn(rows, &st.tier, &st.span, &rowPK)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if st.tier != tierHot {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		turns = append(turns, t)
+		pks = append(pks, rowPK)
+	}
+	return turns, stubs, pks, rows.Err()
 }
 
 // stubMismatch returns how the copy c of a turn differs from its stub row
