@@ -72,7 +72,9 @@ type searchIn struct {
 
 // searchHit is the public JSON shape of one hit, as 'strata search --json'
 // prints it.
-type searchHit struct {
+// SearchHit is the public JSON shape of one search hit, as the search
+// route and 'strata search --json' print it.
+type SearchHit struct {
 	Kind         string    `json:"kind"`
 	Conversation string    `json:"conversation"`
 	ExtID        string    `json:"ext_id"`
@@ -87,7 +89,7 @@ type searchHit struct {
 }
 
 type searchOut struct {
-	Hits []searchHit `json:"hits"`
+	Hits []SearchHit `json:"hits"`
 }
 
 type zoomIn struct {
@@ -241,9 +243,9 @@ func (s *Server) register() {
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}
-			out := searchOut{Hits: []searchHit{}}
+			out := searchOut{Hits: []SearchHit{}}
 			for _, h := range hits {
-				out.Hits = append(out.Hits, toSearchHit(h))
+				out.Hits = append(out.Hits, NewSearchHit(h))
 			}
 			return &body[searchOut]{out}, nil
 		})
@@ -356,8 +358,9 @@ func (s *Server) register() {
 	}
 }
 
-func toSearchHit(h strata.Hit) searchHit {
-	s := searchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
+// NewSearchHit flattens a hit into its public shape.
+func NewSearchHit(h strata.Hit) SearchHit {
+	s := SearchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
 	if t := h.Turn; t != nil {
 		s.ExtID, s.FirstSeq, s.LastSeq, s.Start, s.End = t.ExtID, t.Seq, t.Seq, t.Time, t.Time
 		s.Text = t.Speaker() + ": " + t.Text()

@@ -13,6 +13,7 @@ import (
 
 	"strata"
 	"strata/ctf"
+	"strata/httpapi"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -215,33 +216,6 @@ func (s sectionFlags) load(m *Main) ([]strata.Section, error) {
 	return out, nil
 }
 
-// searchHit is the public JSON shape of one hit.
-type searchHit struct {
-	Kind         string    `json:"kind"`
-	Conversation string    `json:"conversation"`
-	ExtID        string    `json:"ext_id"`
-	NodeID       string    `json:"node_id"`
-	Level        int       `json:"level"`
-	FirstSeq     int64     `json:"first_seq"`
-	LastSeq      int64     `json:"last_seq"`
-	Start        time.Time `json:"start"`
-	End          time.Time `json:"end"`
-	Score        float64   `json:"score"`
-	Text         string    `json:"text"`
-}
-
-func toSearchHit(h strata.Hit) searchHit {
-	s := searchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
-	if t := h.Turn; t != nil {
-		s.ExtID, s.FirstSeq, s.LastSeq, s.Start, s.End = t.ExtID, t.Seq, t.Seq, t.Time, t.Time
-		s.Text = t.Speaker() + ": " + t.Text()
-	}
-	if n := h.Node; n != nil {
-		s.NodeID, s.Level, s.FirstSeq, s.LastSeq, s.Start, s.End, s.Text = n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start, n.End, n.Summary
-	}
-	return s
-}
-
 func runSearch(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("search", "[--conversation ID] [-k N] [--json] QUERY")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
@@ -271,10 +245,10 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	out := struct {
-		Hits []searchHit `json:"hits"`
-	}{Hits: []searchHit{}}
+		Hits []httpapi.SearchHit `json:"hits"`
+	}{Hits: []httpapi.SearchHit{}}
 	for _, h := range hits {
-		out.Hits = append(out.Hits, toSearchHit(h))
+		out.Hits = append(out.Hits, httpapi.NewSearchHit(h))
 	}
 	if *fs.json {
 		return writeJSON(m.Stdout, out)
