@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/synth"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 // BenchmarkIngest measures Ingest with rollups in batches of 5,000 turns,

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // queryHistory is a 600-turn conversation (six closed macros, whose

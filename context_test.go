@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"strata"
-	"strata/internal/synth"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

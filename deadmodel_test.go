@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/synth"
-	"strata/openai"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/openai"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // closedPort returns the address of a local TCP port nothing listens on.

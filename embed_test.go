@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/hashembed"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/hashembed"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // openStore opens a fresh SQLite store.

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/sqlite"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 func ExampleMemory_Context() {

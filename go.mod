@@ -1,4 +1,4 @@
-module strata
+module github.com/strata-memory/strata
 
 go 1.26.8
 

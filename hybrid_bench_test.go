@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/hashembed"
-	"strata/internal/synth"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/hashembed"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 // BenchmarkHybridSearch measures Memory.Search end to end over one

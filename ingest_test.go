@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // TestIngestKeepsRepeatedMessages: a live append without ext_id is never

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/synth"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 func TestFactSubject(t *testing.T) {

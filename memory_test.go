@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/formats"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // newMemory opens a Memory over a fresh SQLite file.

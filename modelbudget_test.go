@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/primers"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/primers"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // hugeReply answers every prompt with about 6,000 tokens (as CharEstimator

@@ -13,10 +13,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // fakeModel is a Completer for tests: answer decides each reply.

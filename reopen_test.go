@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/hashembed"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/hashembed"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // TestReopenColdSpan sends a late turn into a day whose node had closed,

@@ -13,9 +13,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"strata"
-	"strata/extractive"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // This file proves invariant 7 (stream equals bulk): turns appended in

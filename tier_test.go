@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // TestRetentionCountsFromArchiving imports a year-old history under a

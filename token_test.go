@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // TestTokens: a token authenticates to its namespace until revoked; a

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/ctf"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/ctf"
 )
 
 // toolArgCases are tool-call arguments as a JSONL line gives them (the

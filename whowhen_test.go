@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/formats"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // genericReply is a model that says who and when of nothing.

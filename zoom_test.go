@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // whenCase is one row of testdata/when.tsv.

@@ -28,8 +28,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"strata"
-	"strata/internal/retryhttp"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/retryhttp"
 )
 
 // Defaults applied by New to the zero fields of a Config.

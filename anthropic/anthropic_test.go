@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 const testKey = "sk-ant-test-SECRET-0123456789"

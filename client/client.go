@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Client calls one server with one token.

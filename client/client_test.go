@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/client"
-	"strata/extractive"
-	"strata/httpapi"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/client"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/httpapi"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // serve starts a server with tokens required and returns its address and

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata/compact"
+	"github.com/strata-memory/strata/compact"
 )
 
 // benchTranscript is a 1,000-message list with 300 tool results: 100

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"strata"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // SummaryPrefix starts the user message that carries a checkpoint in a

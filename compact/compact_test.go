@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 var now = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)

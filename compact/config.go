@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Config sets both layers. Start from DefaultConfig (or ConfigFromEnv)

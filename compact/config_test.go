@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/compact"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
 )
 
 func TestDefaultConfig(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func ExamplePrune() {

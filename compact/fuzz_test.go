@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"strata/compact"
+	"github.com/strata-memory/strata/compact"
 )
 
 // FuzzParse: any input either fails to parse or round-trips byte for

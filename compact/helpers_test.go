@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"strata"
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // js encodes v as JSON (test helper; maps encode with sorted keys).

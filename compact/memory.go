@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // StoreState keeps compaction states in a strata.Store, under one

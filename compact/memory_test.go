@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/compact"
-	"strata/compact/checkpoint"
-	"strata/compact/internal/agentgen"
-	"strata/extractive"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // openMemory opens a Memory over the SQLite file path.

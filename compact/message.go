@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Provider names the shape of a message list.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/compact"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
 )
 
 // A document with fields and blocks strata does not know, odd whitespace

@@ -8,9 +8,9 @@ import (
 	"math/rand"
 	"testing"
 
-	"strata"
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // toolIDs returns the ids of the tool calls a message makes and of those

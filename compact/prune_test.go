@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"strata/compact"
+	"github.com/strata-memory/strata/compact"
 )
 
 // results builds a list with n tool rounds in one user turn, the k-th

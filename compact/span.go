@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"strata"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // Span is the part of a message list a compaction takes out: the messages

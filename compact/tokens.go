@@ -3,7 +3,7 @@ package compact
 import (
 	"math"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Token estimation. A message costs the tokens of its text, tool calls

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/formats"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/formats"
 )
 
 // chatWords is the vocabulary of the generated conversations, with the

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func FuzzRoundTrip(f *testing.F) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // The node fields, in canonical order, then the original sketch's two.

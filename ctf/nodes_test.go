@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func TestNodesRoundTrip(t *testing.T) {

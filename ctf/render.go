@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // ContextRenderer renders a context package with its raw turns as CTF

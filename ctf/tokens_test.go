@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/tiktoken"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // TestLoCoMoTokens counts the o200k_base tokens of the LoCoMo turns (the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // The turn fields, in canonical order.

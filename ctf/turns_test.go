@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // fullTurns exercises every field, with the values a store holds.

@@ -33,8 +33,8 @@ import (
 	"strings"
 	"time"
 
-	"strata"
-	"strata/formats"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/formats"
 )
 
 // Options say what to measure. Zero fields take the defaults.

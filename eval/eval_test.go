@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/hashembed"
-	"strata/sqlite"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/hashembed"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // tiny is a LoCoMo-format file: conv-a has two sessions, conv-b one. Its

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/synth"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // benchSpans are level-1 spans of 10 generated turns each, as strata

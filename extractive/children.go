@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // addChildren reads the children of a level k node: the sentences of

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // memo remembers work across requests. What a summary prints comes back

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // DefaultBudget is the token budget used when a request gives none.

@@ -15,7 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // TestPinnedLabelReadBack: a pinned turn quoted whole keeps an inner

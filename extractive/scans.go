@@ -3,7 +3,7 @@ package extractive
 import (
 	"strings"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // analysis is what scan finds in one sentence, to be replayed when the

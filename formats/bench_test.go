@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"strata/internal/synth"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 // synthJSONL returns n generated turns as JSONL lines, written the way

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // readAll reads every record of input, failing the test on any error.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // jsonlFields are the keys a jsonl line may have, in the order they are

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 type locomoReader struct {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 type openaiReader struct {

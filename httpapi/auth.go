@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
-	"strata"
-	stratamcp "strata/mcp"
+	"github.com/strata-memory/strata"
+	stratamcp "github.com/strata-memory/strata/mcp"
 )
 
 // This file maps a request to the namespace it may read and write. With

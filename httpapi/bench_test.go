@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/synth"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 // BenchmarkIngestHTTP appends turns through the API on loopback, one

@@ -7,9 +7,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"strata"
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // compactBody is what both compaction routes take.

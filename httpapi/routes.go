@@ -7,8 +7,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"strata"
-	"strata/ctf"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/ctf"
 )
 
 // turnIn is a turn as a client sends it: only role is required. seq,

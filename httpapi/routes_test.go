@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // TestReadRoutes drives tree, expand, search, zoom, stats, pin and the

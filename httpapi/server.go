@@ -28,8 +28,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"strata"
-	"strata/compact"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
 )
 
 // Defaults of Options.

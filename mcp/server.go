@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // DefaultBudget is the token budget of a context call that gives none.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"strata"
-	"strata/extractive"
-	stratamcp "strata/mcp"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	stratamcp "github.com/strata-memory/strata/mcp"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // connect serves a Memory over a fresh SQLite file through the SDK's

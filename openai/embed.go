@@ -20,7 +20,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // EmbedConfig configures an Embedder.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/internal/hashembed"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/hashembed"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // embedServer starts a hashembed.Server of dim dimensions that wants

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // FromEnv builds a Config from environment variables read through getenv

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"strata"
-	"strata/internal/retryhttp"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/retryhttp"
 )
 
 // maxErrorBody caps how much of an error reply is read for its message.

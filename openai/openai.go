@@ -14,7 +14,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // DefaultBaseURL is the endpoint used when Config.BaseURL is empty.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // testKey is the API key the tests configure; no error may contain it.

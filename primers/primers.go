@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Summary budgets, in tokens, of the summaries Export writes itself (003's

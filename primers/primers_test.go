@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
-	"strata/primers"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/primers"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // newMemory opens a Memory over a fresh SQLite file whose clock is past

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/archive"
-	"strata/extractive"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/extractive"
 )
 
 // TestArchiveFormats archives a conversation (every closed span cold),

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // The write benchmarks append b.N turns of about 270 bytes in batches of

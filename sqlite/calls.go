@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // RecordCalls appends calls to the conversation's log of model calls, in

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // CompactionState returns the live-compaction state of (namespace,

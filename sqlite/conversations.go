@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // querier is what *sql.DB and *sql.Tx have in common.

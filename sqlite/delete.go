@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // deleteBatch is how many indexed turns DeleteConversation takes out of the

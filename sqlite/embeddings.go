@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"math"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Vectors are stored one per item (turn or node) and model, in

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // pragma returns the value of PRAGMA name on a connection of db.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // learningCols are the columns scanLearning reads, for a learnings table

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // nodeCols are the columns scanNode reads, for a nodes table aliased n

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/extractive"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
 )
 
 // TestEmptiedFileBesideArchiveRefused: a database file emptied to 0 bytes

@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"strata"
-	"strata/archive"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
 )
 
 // This file changes what the tier code settled: the importance of one

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/archive"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
 )
 
 // The tests of this file check SetImportance and ResetPyramid where the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // tokenizer is the FTS5 tokenizer of both full-text tables: Porter stemming

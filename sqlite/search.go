@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // DefaultK is the number of hits Search returns when the query's K is not

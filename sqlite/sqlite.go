@@ -14,7 +14,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Store is a strata.Store in one SQLite file. It is safe for concurrent

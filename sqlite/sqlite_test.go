@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/sqlite"
-	"strata/storetest"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/storetest"
 )
 
 // openAt opens the store at path, closed when t ends.

@@ -13,9 +13,9 @@ import (
 	"sort"
 	"time"
 
-	"strata"
-	"strata/archive"
-	"strata/ctf"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/ctf"
 )
 
 // Tiers as stored in turns.tier and nodes.tier.

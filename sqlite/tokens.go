@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 var _ strata.TokenStore = (*Store)(nil)

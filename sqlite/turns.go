@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // turnCols are the columns scanTurn reads, for a turns table aliased t.

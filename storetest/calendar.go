@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // testNodeKeysAndFilters: keys, aggregates, model and pending marks

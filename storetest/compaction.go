@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // testCompactionState: the zero state before any save; a save round-trips

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func testEnsureConversation(t *testing.T, s strata.Store) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Embeddings: the conformance tests of Unembedded, PutEmbeddings,

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // embStore is a strata.Store whose embedding methods can be replaced.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // base is the time of the first turn the suite makes. It has nanoseconds,

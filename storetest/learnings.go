@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // addLearnings adds learnings to a conversation and fails the test on

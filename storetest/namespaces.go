@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func testNamespaces(t *testing.T, s strata.Store) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // mkNode makes a node of conversation conv in namespace ns with a derived

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // setImportance sets the importance of turn seq and fails the test on

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // searchCorpus stores the turns and nodes the search tests query, in

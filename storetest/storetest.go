@@ -104,7 +104,7 @@ package storetest
 import (
 	"testing"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Run runs the conformance suite against stores made by open, which must

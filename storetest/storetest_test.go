@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/sqlite"
-	"strata/storetest"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/storetest"
 )
 
 // These tests check the suite itself: it passes a correct store (sqlite)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // tierCorpus stores 30 turns of every shape under three level-1 nodes

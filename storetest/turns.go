@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func testAppendSeq(t *testing.T, s strata.Store) {

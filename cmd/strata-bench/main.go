@@ -37,12 +37,12 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"strata"
-	"strata/extractive"
-	"strata/formats"
-	"strata/internal/synth"
-	"strata/sqlite"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 func main() {

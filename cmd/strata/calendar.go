@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // parseNow reads --now: RFC 3339, or a date (midnight UTC). Empty is zero.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 type calTree struct {

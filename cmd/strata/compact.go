@@ -10,8 +10,8 @@ import (
 	"os/exec"
 	"strconv"
 
-	"strata/compact"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // compactStats is what `strata compact` reports: on standard error with

@@ -16,12 +16,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"strata"
-	"strata/anthropic"
-	"strata/extractive"
-	"strata/openai"
-	"strata/sqlite"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/anthropic"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/openai"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // fileConfig is strata.yaml. Every field is optional.

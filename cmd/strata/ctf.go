@@ -9,9 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"strata"
-	"strata/ctf"
-	"strata/formats"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/ctf"
+	"github.com/strata-memory/strata/formats"
 )
 
 func runCTF(ctx context.Context, m *Main, args []string) error {

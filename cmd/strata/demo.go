@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"strata"
-	"strata/formats"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/formats"
 )
 
 //go:embed demo.jsonl

@@ -9,8 +9,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"strata"
-	"strata/openai"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/openai"
 )
 
 // embedConfig is the embed section: the embedding model of hybrid

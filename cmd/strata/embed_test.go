@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/internal/hashembed"
+	"github.com/strata-memory/strata/internal/hashembed"
 )
 
 // runEnv runs the CLI in-process with the environment env (STRATA_DB

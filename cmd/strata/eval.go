@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"strata"
-	"strata/eval"
-	"strata/extractive"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/eval"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 func runEval(ctx context.Context, m *Main, args []string) error {

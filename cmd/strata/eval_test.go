@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/internal/hashembed"
+	"github.com/strata-memory/strata/internal/hashembed"
 )
 
 // evalTiny is a LoCoMo-format file of one conversation in two sessions,

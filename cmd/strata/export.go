@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"strata"
-	"strata/primers"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/primers"
 )
 
 // runExport dispatches "strata export KIND".

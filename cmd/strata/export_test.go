@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/primers"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/primers"
 )
 
 // hashTree returns every file under dir, relative and slash-separated,

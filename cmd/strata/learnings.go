@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 func runLearnings(ctx context.Context, m *Main, args []string) error {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/internal/synth"
+	"github.com/strata-memory/strata/internal/synth"
 )
 
 // run runs the CLI in-process against db and returns stdout, stderr and

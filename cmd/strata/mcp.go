@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	stratamcp "strata/mcp"
+	stratamcp "github.com/strata-memory/strata/mcp"
 )
 
 // runMCP serves the store as a Model Context Protocol server over standard

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // runCost prints stats --cost: what model summaries cost against what they

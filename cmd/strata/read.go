@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"strata"
-	"strata/ctf"
-	"strata/httpapi"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/ctf"
+	"github.com/strata-memory/strata/httpapi"
 )
 
 func writeJSON(w io.Writer, v any) error {

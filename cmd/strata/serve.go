@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"strata/compact"
-	"strata/compact/checkpoint"
-	"strata/httpapi"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/httpapi"
 )
 
 // runServe serves the store over HTTP (see docs/http.md) until SIGINT or

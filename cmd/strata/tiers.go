@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // conversationIDs is the conversation named by id, or every conversation.

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/archive"
-	"strata/formats"
-	"strata/internal/synth"
-	"strata/sqlite"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // runCfg runs the CLI in-process against db with the config file cfg.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // runToken creates, lists and revokes the server's bearer tokens. The

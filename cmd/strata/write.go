@@ -12,8 +12,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"strata"
-	"strata/formats"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/formats"
 )
 
 // fileResult is the public JSON shape of one imported file.

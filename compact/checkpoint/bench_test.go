@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"strata"
-	"strata/compact/checkpoint"
-	"strata/compact/internal/agentgen"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // BenchmarkLedger collects the ledger of generated spans of 40 and 160

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func ExampleWriter_Checkpoint() {

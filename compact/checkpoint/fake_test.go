@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // fakeModel is a Completer for tests: reply decides each answer (n counts

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 var fuzzSeeds = []string{

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func index(ids []checkpoint.Identifier, text string) int {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func user(text string) checkpoint.Entry {

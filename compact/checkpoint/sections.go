@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Sections is a checkpoint, read into its parts.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata"
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func TestFormatParseRoundTrip(t *testing.T) {

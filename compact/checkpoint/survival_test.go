@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"strata"
-	"strata/compact/checkpoint"
-	"strata/compact/internal/agentgen"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // The survival target: of the identifiers in a compacted span, at least

@@ -1,6 +1,6 @@
 package checkpoint
 
-import "strata"
+import "github.com/strata-memory/strata"
 
 // Entry is one message of the span being compacted, flattened to text for
 // the checkpoint writer. Package compact builds entries from OpenAI and

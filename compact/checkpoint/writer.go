@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Defaults and bounds of Options.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"strata"
-	"strata/compact/checkpoint"
-	"strata/compact/internal/agentgen"
-	"strata/tiktoken"
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/tiktoken"
 )
 
 // work is a short span of an agent fixing a test.

@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"unicode"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 // Concepts maps words to the concept they stand for. Words not in it

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"strata"
+	"github.com/strata-memory/strata"
 )
 
 var words = strings.Fields(`the be to of and a in that have I it for not on with he as you do at this but his by

@@ -23,7 +23,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // Options shape a transcript. The zero Options give five tasks in a

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"strata/compact/checkpoint"
-	"strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
 )
 
 func TestDeterministic(t *testing.T) {

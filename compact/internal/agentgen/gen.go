@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // gen builds one transcript.

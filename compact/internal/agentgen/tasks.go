@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // Kinds, short.
