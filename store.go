@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// Store keeps conversations, turns and nodes. Every method is scoped by a
-// namespace; nothing crosses it. Implementations: sqlite (embedded). Every
+// Store keeps conversations, turns and nodes. It is made of one small
+// interface per entity, below, so that each can be read, tested and
+// implemented on its own. Every method is scoped by a namespace; nothing
+// crosses it. Implementations: sqlite (embedded). Every
 // implementation passes the conformance suite in package storetest.
 //
 // Errors: a missing conversation is ENOTFOUND for every method that names
@@ -16,6 +18,26 @@ import (
 // Node ids are unique within a conversation (they derive from it). A turn
 // with an empty ExtID is never deduplicated (the engine always sets one).
 type Store interface {
+	ConversationStore
+	TurnStore
+	NodeStore
+	SearchStore
+	TierStore
+	CallStore
+	LearningStore
+	CompactionStore
+	VectorStore
+
+	// Stats reports counts for the namespace; Bytes is the size of the
+	// whole store on disk, whatever the namespace.
+	Stats(ctx context.Context, namespace string) (Stats, error)
+
+	// Close releases the store.
+	Close() error
+}
+
+// ConversationStore keeps conversations: their settings, counts and deletion.
+type ConversationStore interface {
 	// EnsureConversation creates c if no conversation (c.Namespace, c.ID)
 	// exists, and returns the stored conversation either way (an existing
 	// conversation keeps its policy).
@@ -31,6 +53,9 @@ type Store interface {
 	// exist; EINVALID for a time zone that does not load.
 	UpdateConversation(ctx context.Context, namespace, id string, u ConversationUpdate) (Conversation, error)
 
+	// Conversations lists the namespace's conversations by id.
+	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
+
 	// DeleteConversation removes a conversation and everything it holds:
 	// its turns, nodes, vectors, learnings, call log, live-compaction
 	// state and archive segments, whatever their tier, and keeps an audit
@@ -42,10 +67,10 @@ type Store interface {
 	// Deletions returns the audit records of the namespace's deleted
 	// conversations, oldest first.
 	Deletions(ctx context.Context, namespace string) ([]Deletion, error)
+}
 
-	// Conversations lists the namespace's conversations by id.
-	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
-
+// TurnStore keeps the turns of conversations, appended in order and read whole whatever their tier.
+type TurnStore interface {
 	// ExistingExtIDs returns the subset of extIDs already stored in the
 	// conversation (empty if the conversation does not exist).
 	ExistingExtIDs(ctx context.Context, namespace, conversation string, extIDs []string) (map[string]bool, error)
@@ -65,6 +90,18 @@ type Store interface {
 	// naming it (ENOTFOUND if missing).
 	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
 
+	// SetImportance sets the importance (0..1) of the turn seq and returns
+	// the turn, whole. A turn that becomes pinned keeps its content in its
+	// row whatever the tier of its span (and is searchable); one that stops
+	// being pinned in a warm or cold span gives its row's content up to
+	// that span's copy. ENOTFOUND for an unknown conversation or seq;
+	// EINVALID for an importance outside 0..1; ECONFLICT when unpinning a
+	// turn whose span expired (its row holds the only copy).
+	SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (Turn, error)
+}
+
+// NodeStore keeps the nodes of the pyramid.
+type NodeStore interface {
 	// PutNodes stores nodes of one conversation in one transaction. A node
 	// whose ID is already stored is replaced, so re-running a rollup creates
 	// no duplicate. A node whose Conversation names another conversation is
@@ -88,13 +125,29 @@ type Store interface {
 	// first within it), with Conversation set.
 	Nodes(ctx context.Context, f NodeFilter) ([]Node, error)
 
+	// ResetPyramid removes every node of the conversation and sets its
+	// policy name, so that the next rollup builds the pyramid anew. Warm
+	// and cold spans come back to hot first (their turns' content back in
+	// their rows and in the full-text index, byte for byte), since their
+	// copies hang off the nodes being removed. It returns the number of
+	// nodes removed. ECONFLICT, changing nothing, if any span expired:
+	// its summary is all that is left of it. ENOTFOUND for an unknown
+	// conversation.
+	ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error)
+}
+
+// SearchStore ranks turns and summaries against words.
+type SearchStore interface {
 	// Search ranks turns (their Text: content, tool calls and tool results)
 	// and node summaries against q.Text with BM25 and
 	// returns at most q.K hits (10 if q.K <= 0), best first; with q.Kind ""
 	// turn and summary hits are merged by raw score. Text the store cannot
 	// parse as a query is treated as plain words, never as an error.
 	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+}
 
+// TierStore moves the raw content of closed spans between tiers and expires it.
+type TierStore interface {
 	// Demote moves the raw content of the level-1 nodes ids to tier to
 	// (TierWarm or TierCold) and returns one Move per node moved; a node
 	// already in that tier or beyond is skipped. Pinned turns keep their
@@ -120,26 +173,10 @@ type Store interface {
 	// Expiries returns the audit records of the conversation (of the whole
 	// namespace if conversation is ""), oldest first.
 	Expiries(ctx context.Context, namespace, conversation string) ([]Expiry, error)
+}
 
-	// SetImportance sets the importance (0..1) of the turn seq and returns
-	// the turn, whole. A turn that becomes pinned keeps its content in its
-	// row whatever the tier of its span (and is searchable); one that stops
-	// being pinned in a warm or cold span gives its row's content up to
-	// that span's copy. ENOTFOUND for an unknown conversation or seq;
-	// EINVALID for an importance outside 0..1; ECONFLICT when unpinning a
-	// turn whose span expired (its row holds the only copy).
-	SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (Turn, error)
-
-	// ResetPyramid removes every node of the conversation and sets its
-	// policy name, so that the next rollup builds the pyramid anew. Warm
-	// and cold spans come back to hot first (their turns' content back in
-	// their rows and in the full-text index, byte for byte), since their
-	// copies hang off the nodes being removed. It returns the number of
-	// nodes removed. ECONFLICT, changing nothing, if any span expired:
-	// its summary is all that is left of it. ENOTFOUND for an unknown
-	// conversation.
-	ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error)
-
+// CallStore keeps the log of model calls.
+type CallStore interface {
 	// RecordCalls appends calls to the conversation's log of model calls.
 	// ENOTFOUND if the conversation does not exist.
 	RecordCalls(ctx context.Context, namespace, conversation string, calls []Call) error
@@ -147,7 +184,10 @@ type Store interface {
 	// Calls returns the log of model calls of the conversation (of the
 	// whole namespace if conversation is ""), oldest first.
 	Calls(ctx context.Context, namespace, conversation string) ([]Call, error)
+}
 
+// LearningStore keeps learnings and their history.
+type LearningStore interface {
 	// AddLearnings stores new learnings of a conversation (Status auto
 	// unless set) in one transaction and returns them with their IDs. A
 	// learning whose subject and text (compared ignoring case, spaces and
@@ -173,7 +213,10 @@ type Store interface {
 	// namespace; EINVALID for another status, or for a superseded learning
 	// (its history is fixed).
 	SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (Learning, error)
+}
 
+// CompactionStore keeps the live-compaction state of each conversation.
+type CompactionStore interface {
 	// CompactionState returns the live-compaction state saved for
 	// (namespace, conversation), or the zero state if none was saved. The
 	// conversation need not exist: compaction can run without appending
@@ -184,7 +227,10 @@ type Store interface {
 	// conversation), replacing the one saved before (the last writer
 	// wins). EINVALID for an empty conversation id or a negative count.
 	SaveCompactionState(ctx context.Context, namespace, conversation string, s CompactionState) error
+}
 
+// VectorStore keeps the vectors of turns and nodes.
+type VectorStore interface {
 	// Unembedded returns, in EmbedRef order after f.After, at most f.Limit
 	// (1000 if f.Limit <= 0) turns and nodes of the conversation that have
 	// no vector in f.Space, with their text: a turn's Text (read whole
@@ -232,13 +278,6 @@ type Store interface {
 	// embedded and the vectors stored by space (ordered by model and
 	// dimension). ENOTFOUND for an unknown conversation.
 	VectorCounts(ctx context.Context, namespace, conversation string) ([]VectorCounts, error)
-
-	// Stats reports counts for the namespace; Bytes is the size of the
-	// whole store on disk, whatever the namespace.
-	Stats(ctx context.Context, namespace string) (Stats, error)
-
-	// Close releases the store.
-	Close() error
 }
 
 // TurnFilter selects turns of one conversation. Zero fields do not filter.

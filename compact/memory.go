@@ -13,7 +13,7 @@ import (
 // (it is the store's CompactionState row, one per namespace and
 // conversation).
 type StoreState struct {
-	Store     strata.Store
+	Store     strata.CompactionStore
 	Namespace string
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // RecordCalls appends calls to the conversation's log of model calls, in
-// one transaction; see strata.Store.
+// one transaction; see strata.CallStore.
 func (s *Store) RecordCalls(ctx context.Context, namespace, conversation string, calls []strata.Call) error {
 	fail := func(err error) error { return fmt.Errorf("sqlite: record model calls of %q: %w", conversation, err) }
 	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)

@@ -11,7 +11,7 @@ import (
 )
 
 // CompactionState returns the live-compaction state of (namespace,
-// conversation), zero if none was saved; see strata.Store.
+// conversation), zero if none was saved; see strata.CompactionStore.
 func (s *Store) CompactionState(ctx context.Context, namespace, conversation string) (strata.CompactionState, error) {
 	var st strata.CompactionState
 	var updated int64
@@ -29,7 +29,7 @@ func (s *Store) CompactionState(ctx context.Context, namespace, conversation str
 }
 
 // SaveCompactionState replaces the live-compaction state of (namespace,
-// conversation); see strata.Store.
+// conversation); see strata.CompactionStore.
 func (s *Store) SaveCompactionState(ctx context.Context, namespace, conversation string, st strata.CompactionState) error {
 	if conversation == "" {
 		return strata.Errorf(strata.EINVALID, "compaction state: empty conversation id")

@@ -87,7 +87,7 @@ func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (
 }
 
 // UpdateConversation changes the settings u names of a conversation and
-// returns it; see strata.Store.
+// returns it; see strata.ConversationStore.
 func (s *Store) UpdateConversation(ctx context.Context, namespace, id string, u strata.ConversationUpdate) (strata.Conversation, error) {
 	if u.TimeZone != nil {
 		if _, err := strata.LoadTimeZone(*u.TimeZone); err != nil {

@@ -17,7 +17,7 @@ import (
 const deleteBatch = 1024
 
 // DeleteConversation removes a conversation and everything it holds; see
-// strata.Store.
+// strata.ConversationStore.
 //
 // One transaction takes the conversation's turns and summaries out of the
 // full-text indexes (they are contentless: each entry is deleted with the

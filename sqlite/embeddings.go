@@ -29,7 +29,7 @@ func checkKind(what, kind string) error {
 }
 
 // Unembedded returns the conversation's turns and nodes without a vector
-// in f.Space, after f.After; see strata.Store.
+// in f.Space, after f.After; see strata.VectorStore.
 func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.EmbedSource, error) {
 	if f.Space.Model == "" {
 		return nil, strata.Errorf(strata.EINVALID, "unembedded: space.model is empty")
@@ -127,7 +127,7 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 }
 
 // PutEmbeddings stores vectors of the conversation's turns and nodes in
-// one transaction; see strata.Store.
+// one transaction; see strata.VectorStore.
 func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation string, space strata.EmbedSpace, es []strata.Embedding) error {
 	if space.Model == "" {
 		return strata.Errorf(strata.EINVALID, "put embeddings: space.model is empty")
@@ -260,7 +260,7 @@ func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, e
 }
 
 // Vectors streams the conversation's vectors that match f from one read
-// transaction; see strata.Store.
+// transaction; see strata.VectorStore.
 func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(strata.Vector) error) error {
 	if err := checkVectorFilter("vectors", f); err != nil {
 		return err
@@ -317,7 +317,7 @@ func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(stra
 }
 
 // VectorVersion returns how far the conversation's vectors have changed;
-// see strata.Store.
+// see strata.VectorStore.
 func (s *Store) VectorVersion(ctx context.Context, namespace, conversation string) (strata.VectorVersion, error) {
 	var v strata.VectorVersion
 	err := s.r.QueryRowContext(ctx, `SELECT coalesce(v.version, 0), coalesce(v.turns_removed, 0), coalesce(v.nodes_removed, 0)
@@ -332,7 +332,7 @@ func (s *Store) VectorVersion(ctx context.Context, namespace, conversation strin
 	return v, nil
 }
 
-// DeleteEmbeddings removes vectors outside keep; see strata.Store.
+// DeleteEmbeddings removes vectors outside keep; see strata.VectorStore.
 func (s *Store) DeleteEmbeddings(ctx context.Context, namespace, conversation string, keep strata.EmbedSpace) (int64, error) {
 	fail := func(err error) (int64, error) { return 0, fmt.Errorf("sqlite: delete embeddings: %w", err) }
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -403,7 +403,7 @@ func (s *Store) DeleteEmbeddings(ctx context.Context, namespace, conversation st
 }
 
 // VectorCounts counts embeddable items and stored vectors per
-// conversation and space; see strata.Store.
+// conversation and space; see strata.VectorStore.
 func (s *Store) VectorCounts(ctx context.Context, namespace, conversation string) ([]strata.VectorCounts, error) {
 	fail := func(err error) ([]strata.VectorCounts, error) {
 		return nil, fmt.Errorf("sqlite: vector counts: %w", err)

@@ -38,7 +38,7 @@ func scanLearning(row interface{ Scan(...any) error }) (strata.Learning, error) 
 
 // AddLearnings stores new learnings of a conversation in one transaction,
 // skipping repeats of active learnings and superseding active learnings of
-// the same subject; see strata.Store.
+// the same subject; see strata.LearningStore.
 func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string, ls []strata.Learning) ([]strata.Learning, error) {
 	now := time.Now()
 	type encoded struct {
@@ -127,7 +127,7 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 }
 
 // Learnings returns the learnings that match f, oldest first; see
-// strata.Store.
+// strata.LearningStore.
 func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
 	q := `SELECT ` + learningCols + ` FROM learnings l JOIN conversations c ON c.pk = l.conversation
 		WHERE c.namespace = ?`
@@ -180,7 +180,7 @@ func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strat
 }
 
 // SetLearningStatus sets the status of a learning that is not superseded;
-// see strata.Store.
+// see strata.LearningStore.
 func (s *Store) SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (strata.Learning, error) {
 	switch status {
 	case strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected:

@@ -41,7 +41,7 @@ func pyramidAt(point string) {
 	}
 }
 
-// SetImportance sets the importance of one turn; see strata.Store.
+// SetImportance sets the importance of one turn; see strata.TurnStore.
 //
 // The row decides, not the span: a row that holds its content (hot, or
 // pinned in any tier) and stays pinned, or lies in no warm or cold span,
@@ -341,7 +341,7 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 const restoreBatch = 512
 
 // ResetPyramid removes every node of a conversation and sets its policy
-// name; see strata.Store.
+// name; see strata.NodeStore.
 //
 // One transaction, holding the write lock as Demote does, refuses if any
 // span expired, restores every warm and cold stub (the whole turn, from its
@@ -728,7 +728,7 @@ func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.Store.
+// in one transaction; see strata.NodeStore.
 //
 // A removed level-1 node beyond the hot tier gives its span back to the
 // rows first, as ResetPyramid does for every span: each warm or cold stub

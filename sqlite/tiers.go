@@ -517,7 +517,7 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 	WHERE conversation = ?3 AND seq BETWEEN ?4 AND ?5 AND tier < ?6 AND importance < ` + pinnedLiteral
 
 // Demote moves the raw content of level-1 nodes to the warm or cold tier;
-// see strata.Store. Warm: the span's turns are packed into a compressed
+// see strata.TierStore. Warm: the span's turns are packed into a compressed
 // CTF block on the node, checked by decoding it, and the rows keep only
 // what filters and orders them, in one transaction. Cold: the turns are
 // merged into their days' archive segments (written to a temporary file,
@@ -689,7 +689,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 }
 
 // Expire deletes the archived raw content of cold level-1 nodes, except
-// pinned turns, and keeps an audit record per node; see strata.Store. One
+// pinned turns, and keeps an audit record per node; see strata.TierStore. One
 // transaction records the expiry and marks the node and its rows; the
 // segments are rewritten without the span afterwards, in a second one that
 // holds the write lock (the node keeps naming its segments until then, so
