@@ -65,3 +65,38 @@ func RangePeriod(from, to time.Time, loc *time.Location) (Period, error) {
 	}
 	return Period{Kind: PeriodRange, Start: start, End: end}, nil
 }
+
+// TurnsPageLimit bounds the turns one Turns call returns.
+const TurnsPageLimit = 1000
+
+// Turns returns a page of the conversation's turns in seq order from seq
+// from (1 if from < 1) to seq to (the last turn if to < 1), at most limit
+// of them (100 if limit < 1; TurnsPageLimit at most), whole whatever tier
+// holds them. next is the seq to ask for the following page, 0 when none
+// is left. Turns whose content expired are left out.
+func (m *Memory) Turns(ctx context.Context, conversation string, from, to int64, limit int) (turns []Turn, next int64, err error) {
+	if limit < 1 {
+		limit = 100
+	}
+	if limit > TurnsPageLimit {
+		return nil, 0, Errorf(EINVALID, "turns: limit %d is over %d", limit, TurnsPageLimit)
+	}
+	if from < 1 {
+		from = 1
+	}
+	if to > 0 && to < from {
+		return nil, 0, Errorf(EINVALID, "turns: to %d is before from %d", to, from)
+	}
+	if _, err := m.store.Conversation(ctx, m.ns, conversation); err != nil {
+		return nil, 0, err
+	}
+	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: from, ToSeq: to, Limit: limit + 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(ts) > limit {
+		next = ts[limit].Seq
+		ts = ts[:limit]
+	}
+	return ts, next, nil
+}

@@ -141,22 +141,50 @@ func TestTokensSealNamespaces(t *testing.T) {
 	}
 	learning := ls.Learnings[0].ID
 
-	// team-b sees none of it, through every route.
-	for _, r := range []struct{ method, path string }{
-		{"GET", "/v1/conversations/c1"},
-		{"POST", "/v1/conversations/c1/context"},
-		{"GET", "/v1/conversations/c1/tree"},
-		{"GET", "/v1/conversations/c1/zoom?when=2023-05-08"},
-		{"GET", "/v1/nodes/" + node + "/expand?conversation=c1"},
-		{"GET", "/v1/nodes/" + node + "/expand"},
-		{"POST", "/v1/conversations/c1/turns/1/pin"},
-		{"GET", "/v1/conversations/c1/learnings"},
-		{"POST", fmt.Sprintf("/v1/learnings/%d/confirm", learning)},
-		{"POST", fmt.Sprintf("/v1/learnings/%d/reject", learning)},
-		{"GET", "/v1/search?q=tomatoes&conversation=c1"},
-	} {
+	// team-b sees none of it, through every route that names a
+	// conversation, a node or a learning. Routes that name none (list,
+	// search, stats, stateless compact) are checked below, and appending
+	// or creating under the same id makes team-b's own conversation.
+	probes := []struct{ method, tmpl, path string }{
+		{"GET", "/v1/conversations/{id}", "/v1/conversations/c1"},
+		{"GET", "/v1/conversations/{id}/turns", "/v1/conversations/c1/turns"},
+		{"POST", "/v1/conversations/{id}/context", "/v1/conversations/c1/context"},
+		{"GET", "/v1/conversations/{id}/tree", "/v1/conversations/c1/tree"},
+		{"GET", "/v1/conversations/{id}/zoom", "/v1/conversations/c1/zoom?when=2023-05-08"},
+		{"GET", "/v1/nodes/{id}/expand", "/v1/nodes/" + node + "/expand?conversation=c1"},
+		{"GET", "/v1/nodes/{id}/expand", "/v1/nodes/" + node + "/expand"},
+		{"POST", "/v1/conversations/{id}/turns/{seq}/pin", "/v1/conversations/c1/turns/1/pin"},
+		{"GET", "/v1/conversations/{id}/learnings", "/v1/conversations/c1/learnings"},
+		{"POST", "/v1/learnings/{id}/confirm", fmt.Sprintf("/v1/learnings/%d/confirm", learning)},
+		{"POST", "/v1/learnings/{id}/reject", fmt.Sprintf("/v1/learnings/%d/reject", learning)},
+		{"DELETE", "/v1/conversations/{id}", "/v1/conversations/c1"},
+		{"GET", "/v1/search", "/v1/search?q=tomatoes&conversation=c1"},
+	}
+	owned := map[string]bool{"POST /v1/conversations/{id}/turns": true, "POST /v1/conversations/{id}/compact": true}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if code, _, data := as(t, ts, "", "GET", "/openapi.json", nil, &doc); code != 200 {
+		t.Fatalf("openapi.json: %d %s", code, data)
+	}
+	for path, ops := range doc.Paths {
+		if !strings.Contains(path, "{") {
+			continue
+		}
+		for method := range ops {
+			key := strings.ToUpper(method) + " " + path
+			found := owned[key]
+			for _, p := range probes {
+				found = found || p.method+" "+p.tmpl == key
+			}
+			if !found {
+				t.Errorf("%s names a resource but is not probed with another namespace's token", key)
+			}
+		}
+	}
+	for _, r := range probes {
 		var body any
-		if r.path == "/v1/conversations/c1/context" {
+		if r.tmpl == "/v1/conversations/{id}/context" {
 			body = map[string]any{"budget": 500}
 		}
 		code, _, data := as(t, ts, b, r.method, r.path, body, nil)

@@ -117,6 +117,19 @@ type expandOut struct {
 	Turns []strata.Turn `json:"turns"`
 }
 
+type turnsIn struct {
+	ID    string `path:"id" maxLength:"256"`
+	From  int64  `query:"from" minimum:"0" doc:"The first seq (default 1)."`
+	To    int64  `query:"to" minimum:"0" doc:"The last seq (default: the last turn)."`
+	Limit int    `query:"limit" minimum:"0" maximum:"1000" doc:"Turns per page (default 100, at most 1,000)."`
+}
+
+type turnsOut struct {
+	Conversation string        `json:"conversation"`
+	Turns        []strata.Turn `json:"turns"`
+	Next         int64         `json:"next,omitempty" doc:"The from of the next page; absent on the last page."`
+}
+
 type statsOut struct {
 	Namespace string `json:"namespace"`
 	Tokenizer string `json:"tokenizer"`
@@ -175,6 +188,18 @@ func (s *Server) register() {
 				return nil, s.httpError(ctx, err)
 			}
 			return &body[strata.IngestResult]{res}, nil
+		})
+	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/turns", "list-turns",
+		"A page of a conversation's turns in seq order, whole whatever their tier"),
+		func(ctx context.Context, in *turnsIn) (*body[turnsOut], error) {
+			ts, next, err := s.memory(ctx).Turns(ctx, in.ID, in.From, in.To, in.Limit)
+			if err != nil {
+				return nil, s.httpError(ctx, err)
+			}
+			if ts == nil {
+				ts = []strata.Turn{}
+			}
+			return &body[turnsOut]{turnsOut{in.ID, ts, next}}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations", "create-conversation",
 		"Create a conversation with no turns yet, with its pyramid policy and time zone"),

@@ -29,6 +29,45 @@ func TestReadRoutes(t *testing.T) {
 	}
 	call(t, ts, "POST", "/v1/conversations/c2/turns", map[string]any{"turns": in[:2]}, nil)
 
+	// Every turn comes back whole, page by page, whatever its tier.
+	var seen []strata.Turn
+	for from, pages := int64(0), 0; ; pages++ {
+		var page turnsOut
+		if code, data := call(t, ts, "GET", fmt.Sprintf("/v1/conversations/c1/turns?from=%d&limit=50", from), nil, &page); code != 200 || len(page.Turns) > 50 {
+			t.Fatalf("turns from %d: %d %s", from, code, data)
+		}
+		seen = append(seen, page.Turns...)
+		if page.Next == 0 {
+			if pages != 2 {
+				t.Errorf("120 turns in %d pages of 50, want 3", pages+1)
+			}
+			break
+		}
+		from = page.Next
+	}
+	if len(seen) != len(in) {
+		t.Fatalf("paged %d turns, want %d", len(seen), len(in))
+	}
+	for i, tn := range seen {
+		if tn.Seq != int64(i+1) || tn.ExtID != in[i]["ext_id"] || tn.Content != in[i]["content"] {
+			t.Fatalf("turn %d: seq %d ext_id %q content %q, want %v", i+1, tn.Seq, tn.ExtID, tn.Content, in[i])
+		}
+	}
+	var few turnsOut
+	if code, data := call(t, ts, "GET", "/v1/conversations/c1/turns?from=10&to=12", nil, &few); code != 200 || len(few.Turns) != 3 || few.Turns[0].Seq != 10 || few.Next != 0 {
+		t.Errorf("turns 10-12: %d %s", code, data)
+	}
+	for path, want := range map[string]int{
+		"/v1/conversations/nope/turns":           404,
+		"/v1/conversations/c1/turns?limit=5000":  400,
+		"/v1/conversations/c1/turns?from=9&to=3": 400,
+		"/v1/conversations/c1/turns?from=x":      400,
+	} {
+		if code, data := call(t, ts, "GET", path, nil, nil); code != want {
+			t.Errorf("GET %s: %d %s, want %d", path, code, data, want)
+		}
+	}
+
 	var tree strata.Tree
 	if code, data := call(t, ts, "GET", "/v1/conversations/c1/tree", nil, &tree); code != 200 || len(tree.Nodes) == 0 || tree.Turns != 120 {
 		t.Fatalf("tree: %d %s", code, data)
