@@ -33,31 +33,8 @@ type compactConvIn struct {
 	Body compactBody
 }
 
-// compactStats is what a compaction did, in the shape of
-// 'strata compact --json'.
-type compactStats struct {
-	Provider          string  `json:"provider"`
-	Tokenizer         string  `json:"tokenizer"`
-	TokensBefore      int     `json:"tokens_before"`
-	TokensAfter       int     `json:"tokens_after"`
-	Factor            float64 `json:"factor"`
-	ResultsTrimmed    int     `json:"results_trimmed"`
-	ResultsCleared    int     `json:"results_cleared"`
-	CharsRemoved      int     `json:"chars_removed"`
-	Compacted         bool    `json:"compacted"`
-	Reason            string  `json:"reason,omitempty"`
-	Cut               int     `json:"cut_index"`
-	MessagesCompacted int     `json:"messages_compacted"`
-	IdentifiersKept   int     `json:"identifiers_kept"`
-	Mode              string  `json:"mode,omitempty"`
-	Update            bool    `json:"update"`
-	Fallback          bool    `json:"fallback"`
-	Error             string  `json:"error,omitempty"`
-	CompactionCount   int     `json:"compaction_count"`
-}
-
 type compactOut struct {
-	Stats    compactStats    `json:"stats"`
+	Stats    compact.Stats   `json:"stats"`
 	Messages json.RawMessage `json:"messages" doc:"The list to send, in the shape it came in."`
 }
 
@@ -107,8 +84,9 @@ func (s *Server) compact(ctx context.Context, b compactBody, conv string) (*body
 	m := s.memory(ctx)
 	tok := m.Tokenizer()
 	opt := compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: s.checkpointer}
+	remembered := 0
 	if conv != "" && !b.NoRemember {
-		opt.PreCompact = compact.Remember(m, conv, nil)
+		opt.PreCompact = compact.Hooks(compact.Remember(m, conv, nil), compact.Counter(&remembered))
 	}
 	c, err := compact.New(opt)
 	if err != nil {
@@ -124,15 +102,7 @@ func (s *Server) compact(ctx context.Context, b compactBody, conv string) (*body
 	if err != nil {
 		return nil, s.httpError(ctx, err)
 	}
-	st := compactStats{Provider: string(p), Tokenizer: tok.Name(),
-		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
-		ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
-		Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
-		IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
-		CompactionCount: res.State.CompactionCount}
-	if res.Err != nil {
-		st.Error = res.Err.Error()
-	}
+	st := compact.NewStats(p, tok.Name(), conv, res, remembered)
 	return &body[compactOut]{compactOut{st, res.Transcript.JSON()}}, nil
 }
 

@@ -80,11 +80,12 @@ func TestCompactConversation(t *testing.T) {
 		t.Fatalf("first compaction: %d %s", code, data)
 	}
 	var c struct{ Turns int64 }
-	if code, data := call(t, ts, "GET", "/v1/conversations/agent", nil, &c); code != 200 || c.Turns != int64(out.Stats.MessagesCompacted) {
+	if code, data := call(t, ts, "GET", "/v1/conversations/agent", nil, &c); code != 200 || c.Turns != int64(out.Stats.MessagesCompacted) ||
+		out.Stats.TurnsRemembered != out.Stats.MessagesCompacted || out.Stats.Conversation != "agent" {
 		t.Fatalf("the compacted span as turns: %d %s, want %d turns", code, data, out.Stats.MessagesCompacted)
 	}
 	code, data = call(t, ts, "POST", "/v1/conversations/agent/compact", map[string]any{"messages": out.Messages, "force": true, "keep_recent_tokens": 30, "no_remember": true}, &out)
-	if code != 200 || out.Stats.CompactionCount != 2 || !out.Stats.Update {
+	if code != 200 || out.Stats.CompactionCount != 2 || !out.Stats.Update || out.Stats.TurnsRemembered != 0 {
 		t.Fatalf("second compaction: %d %s, want count 2 updating the kept checkpoint", code, data)
 	}
 	// Stateless compaction of the same list starts from nothing.

@@ -14,31 +14,6 @@ import (
 	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
-// compactStats is what `strata compact` reports: on standard error with
-// --stats, inside the wrapper with --json.
-type compactStats struct {
-	Provider          string  `json:"provider"`
-	Conversation      string  `json:"conversation,omitempty"`
-	Tokenizer         string  `json:"tokenizer"`
-	TokensBefore      int     `json:"tokens_before"`
-	TokensAfter       int     `json:"tokens_after"`
-	Factor            float64 `json:"factor"`
-	ResultsTrimmed    int     `json:"results_trimmed"`
-	ResultsCleared    int     `json:"results_cleared"`
-	CharsRemoved      int     `json:"chars_removed"`
-	Compacted         bool    `json:"compacted"`
-	Reason            string  `json:"reason,omitempty"`
-	Cut               int     `json:"cut_index"`
-	MessagesCompacted int     `json:"messages_compacted"`
-	IdentifiersKept   int     `json:"identifiers_kept"`
-	Mode              string  `json:"mode,omitempty"`
-	Update            bool    `json:"update"`
-	Fallback          bool    `json:"fallback"`
-	Error             string  `json:"error,omitempty"`
-	CompactionCount   int     `json:"compaction_count"`
-	TurnsRemembered   int     `json:"turns_remembered"`
-}
-
 func runCompact(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("compact", "[--provider openai|anthropic] [--conversation ID] [--force] [--stats] [--json] < messages.json > compacted.json")
 	provider := fs.String("provider", "openai", "shape of the message list: openai (chat messages) or anthropic (messages)")
@@ -143,10 +118,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 		defer a.Close()
 		if !*noRemember {
 			// The user's hook first: if it fails, nothing is stored.
-			pre = compact.Hooks(pre, compact.Remember(a.mem, *conv, nil), func(ctx context.Context, span compact.Span) error {
-				remembered += len(span.Messages)
-				return nil
-			})
+			pre = compact.Hooks(pre, compact.Remember(a.mem, *conv, nil), compact.Counter(&remembered))
 		}
 	}
 	c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: w, PreCompact: pre})
@@ -170,18 +142,10 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := compactStats{Provider: string(p), Conversation: *conv, Tokenizer: tok.Name(),
-		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Factor: res.Factor,
-		ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
-		Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
-		IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
-		CompactionCount: res.State.CompactionCount, TurnsRemembered: remembered}
-	if res.Err != nil {
-		st.Error = res.Err.Error()
-	}
+	st := compact.NewStats(p, tok.Name(), *conv, res, remembered)
 	if *fs.json {
 		return writeJSON(m.Stdout, struct {
-			Stats    compactStats        `json:"stats"`
+			Stats    compact.Stats       `json:"stats"`
 			Messages *compact.Transcript `json:"messages"`
 		}{st, res.Transcript})
 	}
@@ -199,7 +163,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 }
 
 // compactLine is the one-line account a terminal gets.
-func compactLine(s compactStats) string {
+func compactLine(s compact.Stats) string {
 	line := fmt.Sprintf("compact: %d -> %d tokens (%s); %d results trimmed, %d cleared", s.TokensBefore, s.TokensAfter,
 		s.Tokenizer, s.ResultsTrimmed, s.ResultsCleared)
 	switch {

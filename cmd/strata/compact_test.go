@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-memory/strata/compact"
 )
 
 // compactOut is the --json wrapper of strata compact.
 type compactOut struct {
-	Stats    compactStats    `json:"stats"`
+	Stats    compact.Stats   `json:"stats"`
 	Messages json.RawMessage `json:"messages"`
 }
 
@@ -84,7 +86,7 @@ func TestCompactCLIStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &msgs); err != nil || len(msgs) == 0 {
 		t.Fatalf("stdout is not an OpenAI message list: %v\n%.300s", err, out)
 	}
-	var st compactStats
+	var st compact.Stats
 	if err := json.Unmarshal([]byte(errs), &st); err != nil || !st.Compacted {
 		t.Fatalf("stderr is not the statistics of a compaction: %v\n%s", err, errs)
 	}
