@@ -56,6 +56,9 @@ type ConversationStore interface {
 	// Conversations lists the namespace's conversations by id.
 	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
 
+	// Namespaces lists the namespaces that hold a conversation, sorted.
+	Namespaces(ctx context.Context) ([]string, error)
+
 	// DeleteConversation removes a conversation and everything it holds:
 	// its turns, nodes, vectors, learnings, call log, live-compaction
 	// state and archive segments, whatever their tier, and keeps an audit
@@ -294,6 +297,10 @@ type TurnFilter struct {
 	Until      time.Time
 	ExtIDs     []string
 	PinnedOnly bool // importance >= PinnedImportance
+	// WithExpired also returns the turns whose content expired, as the
+	// stubs their rows keep: seq, ext_id, session, role, time, tokens and
+	// importance, with no content. A copy of a store needs them.
+	WithExpired bool
 	Newest     bool // order by seq descending
 	Limit      int
 }

@@ -168,6 +168,28 @@ func (s *Store) Conversations(ctx context.Context, namespace string) ([]strata.C
 	return out, nil
 }
 
+// Namespaces lists the namespaces that hold a conversation; see
+// strata.ConversationStore.
+func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT namespace FROM conversations ORDER BY namespace`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: namespaces: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var ns string
+		if err := rows.Scan(&ns); err != nil {
+			return nil, fmt.Errorf("sqlite: namespaces: %w", err)
+		}
+		out = append(out, ns)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: namespaces: %w", err)
+	}
+	return out, nil
+}
+
 // conversationPK returns the integer key of a conversation, ENOTFOUND if it
 // does not exist.
 func conversationPK(ctx context.Context, q querier, namespace, id string) (int64, error) {

@@ -316,7 +316,7 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
 		}
-		if st.tier != tierHot {
+		if st.tier != tierHot && !(f.WithExpired && st.tier == tierExpired) {
 			st.index = len(out)
 			stubs = append(stubs, st)
 		}

@@ -11,8 +11,14 @@ import (
 )
 
 func testNamespaces(t *testing.T, s strata.Store) {
-	ensure(t, s, "A", "c")
+	if got, err := s.Namespaces(ctx(t)); err != nil || len(got) != 0 {
+		t.Errorf("Namespaces of an empty store = %q (err %v), want none", got, err)
+	}
 	ensure(t, s, "B", "c")
+	ensure(t, s, "A", "c")
+	if got, err := s.Namespaces(ctx(t)); err != nil || !slices.Equal(got, []string{"A", "B"}) {
+		t.Errorf("Namespaces = %q (err %v), want [A B]", got, err)
+	}
 	// The same ext_ids in both namespaces: each namespace stores its own.
 	a := []strata.Turn{
 		{ExtID: "x", Role: strata.RoleUser, Content: "apple orchard in spring", Time: base, Tokens: 4},

@@ -319,6 +319,26 @@ func testTiersExpire(t *testing.T, s strata.Store) {
 	}
 	sameTurns(t, "pinned turn after expiry", []strata.Turn{want[4]}, rest[:1])
 	sameTurns(t, "other turns after expiry", want[10:], rest[1:])
+	// WithExpired returns their stubs too, in place, with no content.
+	stubs, err := s.Turns(ctx(t), strata.TurnFilter{Namespace: "ns", Conversation: "c", WithExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stubs) != 30 {
+		t.Fatalf("Turns WithExpired has seqs %v, want 1..30", seqs(stubs))
+	}
+	for i, st := range stubs[:10] {
+		w := want[i]
+		if i == 4 {
+			sameTurns(t, "pinned turn WithExpired", []strata.Turn{w}, []strata.Turn{st})
+			continue
+		}
+		if st.Seq != w.Seq || st.ExtID != w.ExtID || st.Role != w.Role || !st.Time.Equal(w.Time) || st.Session != w.Session ||
+			st.Tokens != w.Tokens || st.Content != "" || st.ToolCalls != nil || st.Metadata != nil {
+			t.Errorf("expired stub %d = %+v, want the row of %+v without content", i+1, st, w)
+		}
+	}
+	sameTurns(t, "other turns WithExpired", want[10:], stubs[10:])
 	// Expired turns still count as stored for idempotence.
 	have, err := s.ExistingExtIDs(ctx(t), "ns", "c", []string{"e1", "e7"})
 	if err != nil || !have["e1"] || !have["e7"] {
