@@ -17,7 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/client"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/httpapi/wire"
 	"github.com/strata-memory/strata/sqlite"
 )
 
@@ -135,7 +137,7 @@ func TestTokensSealNamespaces(t *testing.T) {
 		t.Fatalf("tree as team-a: %d %s", code, data)
 	}
 	node := tree.Nodes[0].ID
-	var ls learningsOut
+	var ls wire.LearningList
 	if code, _, data := as(t, ts, a, "GET", "/v1/conversations/c1/learnings", nil, &ls); code != 200 || len(ls.Learnings) == 0 {
 		t.Fatalf("learnings as team-a: %d %s", code, data)
 	}
@@ -192,15 +194,15 @@ func TestTokensSealNamespaces(t *testing.T) {
 			t.Errorf("%s %s as team-b: %d %s, want 404 and nothing of team-a", r.method, r.path, code, data)
 		}
 	}
-	var cs conversationsOut
+	var cs wire.ConversationList
 	if code, _, data := as(t, ts, b, "GET", "/v1/conversations", nil, &cs); code != 200 || len(cs.Conversations) != 0 {
 		t.Errorf("list as team-b: %d %s", code, data)
 	}
-	var hits searchOut
+	var hits wire.SearchResult
 	if code, _, data := as(t, ts, b, "GET", "/v1/search?q=tomatoes", nil, &hits); code != 200 || len(hits.Hits) != 0 {
 		t.Errorf("search as team-b: %d %s", code, data)
 	}
-	var st statsOut
+	var st wire.NamespaceStats
 	if code, _, data := as(t, ts, b, "GET", "/v1/stats", nil, &st); code != 200 || st.Turns != 0 || st.Namespace != "team-b" {
 		t.Errorf("stats as team-b: %d %s", code, data)
 	}
@@ -236,23 +238,24 @@ func TestRateLimit(t *testing.T) {
 // record comes back, the conversation is gone, and a token of another
 // namespace cannot delete it (404).
 func TestDeleteConversation(t *testing.T) {
+	ctx := context.Background()
 	ts, sec := newTokenServer(t, Options{}, "a", "b")
-	var res strata.IngestResult
-	if code, _, data := as(t, ts, sec["a"], "POST", "/v1/conversations/c/turns", map[string]any{"turns": turns(0, 12)}, &res); code != 200 {
-		t.Fatalf("append: %d %s", code, data)
+	a, b := client.New(ts.URL, sec["a"], ts.Client()), client.New(ts.URL, sec["b"], ts.Client())
+	if _, err := a.Append(ctx, "c", clientTurns(0, 12)); err != nil {
+		t.Fatalf("append: %v", err)
 	}
-	if code, _, data := as(t, ts, sec["b"], "DELETE", "/v1/conversations/c", nil, nil); code != 404 {
-		t.Errorf("delete as another namespace: %d %s", code, data)
+	if _, err := b.Forget(ctx, "c", ""); status(err) != 404 {
+		t.Errorf("delete as another namespace: %v", err)
 	}
-	var d strata.Deletion
-	if code, _, data := as(t, ts, sec["a"], "DELETE", "/v1/conversations/c?reason=asked", nil, &d); code != 200 || d.Turns != 12 || d.Reason != "asked" || d.Namespace != "a" {
-		t.Fatalf("delete: %d %s", code, data)
+	d, err := a.Forget(ctx, "c", "asked")
+	if err != nil || d.Turns != 12 || d.Reason != "asked" || d.Namespace != "a" {
+		t.Fatalf("delete: %+v %v", d, err)
 	}
-	if code, _, data := as(t, ts, sec["a"], "GET", "/v1/conversations/c", nil, nil); code != 404 {
-		t.Errorf("get after delete: %d %s", code, data)
+	if _, err := a.Conversation(ctx, "c"); status(err) != 404 {
+		t.Errorf("get after delete: %v", err)
 	}
-	if code, _, data := as(t, ts, sec["a"], "DELETE", "/v1/conversations/c", nil, nil); code != 404 {
-		t.Errorf("delete again: %d %s", code, data)
+	if _, err := a.Forget(ctx, "c", ""); status(err) != 404 {
+		t.Errorf("delete again: %v", err)
 	}
 }
 
@@ -314,23 +317,23 @@ func TestMCPOverHTTP(t *testing.T) {
 // turn: creating it again with the same settings returns it, with another
 // policy is 409, and an unknown policy is 400.
 func TestCreateConversation(t *testing.T) {
+	ctx := context.Background()
 	ts, sec := newTokenServer(t, Options{}, "a")
-	a := sec["a"]
-	var c strata.Conversation
-	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "calendar", "time_zone": "Europe/Lisbon"}, &c); code != 200 || c.Policy != "calendar" || c.TimeZone != "Europe/Lisbon" || c.Turns != 0 {
-		t.Fatalf("create: %d %s", code, data)
+	a := client.New(ts.URL, sec["a"], ts.Client())
+	c, err := a.CreateConversation(ctx, "diary", "calendar", "Europe/Lisbon")
+	if err != nil || c.Policy != "calendar" || c.TimeZone != "Europe/Lisbon" || c.Turns != 0 {
+		t.Fatalf("create: %+v %v", c, err)
 	}
-	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "calendar", "time_zone": "Europe/Lisbon"}, nil); code != 200 {
-		t.Errorf("create again: %d %s", code, data)
+	if _, err := a.CreateConversation(ctx, "diary", "calendar", "Europe/Lisbon"); err != nil {
+		t.Errorf("create again: %v", err)
 	}
-	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "diary", "policy": "sessions"}, nil); code != 409 {
-		t.Errorf("create with another policy: %d %s", code, data)
+	if _, err := a.CreateConversation(ctx, "diary", "sessions", ""); status(err) != 409 {
+		t.Errorf("create with another policy: %v", err)
 	}
-	if code, _, data := as(t, ts, a, "POST", "/v1/conversations", map[string]any{"id": "x", "policy": "nope"}, nil); code != 400 {
-		t.Errorf("an unknown policy: %d %s", code, data)
+	if _, err := a.CreateConversation(ctx, "x", "nope", ""); status(err) != 400 {
+		t.Errorf("an unknown policy: %v", err)
 	}
-	var res strata.IngestResult
-	if code, _, data := as(t, ts, a, "POST", "/v1/conversations/diary/turns", map[string]any{"turns": turns(0, 2)}, &res); code != 200 || res.Added != 2 {
-		t.Errorf("append to the created conversation: %d %s", code, data)
+	if res, err := a.Append(ctx, "diary", clientTurns(0, 2)); err != nil || res.Added != 2 {
+		t.Errorf("append to the created conversation: %+v %v", res, err)
 	}
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -10,32 +9,16 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/httpapi/wire"
 )
 
-// compactBody is what both compaction routes take.
-type compactBody struct {
-	Provider string          `json:"provider,omitempty" enum:"openai,anthropic" doc:"Shape of the message list (default openai)."`
-	Messages json.RawMessage `json:"messages" doc:"The message list: a JSON array of messages, or the request object holding messages (and system for Anthropic). What strata does not change comes back byte for byte."`
-	Force    bool            `json:"force,omitempty" doc:"Compact whatever the threshold (still at a user-turn boundary)."`
-	// Per-request overrides of the server's thresholds.
-	Threshold        int  `json:"threshold,omitempty" minimum:"1" doc:"Compact when the estimated input plus output headroom exceeds this many tokens."`
-	KeepRecentTokens int  `json:"keep_recent_tokens,omitempty" minimum:"1" doc:"Recent history kept verbatim, in tokens."`
-	SystemTokens     int  `json:"system_tokens,omitempty" minimum:"0" doc:"Tokens the request carries beside the list (a system prompt or tools it does not hold)."`
-	NoRemember       bool `json:"no_remember,omitempty" doc:"With a conversation: do not append the compacted span to its turns (the checkpoint is still kept)."`
-}
-
 type compactIn struct {
-	Body compactBody
+	Body wire.CompactRequest
 }
 
 type compactConvIn struct {
 	ID   string `path:"id" maxLength:"256" doc:"The conversation whose checkpoint and counts are kept, and whose turns receive the compacted span."`
-	Body compactBody
-}
-
-type compactOut struct {
-	Stats    compact.Stats   `json:"stats"`
-	Messages json.RawMessage `json:"messages" doc:"The list to send, in the shape it came in."`
+	Body wire.CompactRequest
 }
 
 // registerCompact registers the compaction of an agent's message list:
@@ -43,12 +26,12 @@ type compactOut struct {
 func (s *Server) registerCompact() {
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/compact", "compact",
 		"Compact an agent's message list: prune old tool output, checkpoint older history (stateless)"),
-		func(ctx context.Context, in *compactIn) (*body[compactOut], error) {
+		func(ctx context.Context, in *compactIn) (*body[wire.CompactResult], error) {
 			return s.compact(ctx, in.Body, "")
 		})
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/compact", "compact-conversation",
 		"Compact an agent's message list, keeping the conversation's checkpoint and remembering the compacted span"),
-		func(ctx context.Context, in *compactConvIn) (*body[compactOut], error) {
+		func(ctx context.Context, in *compactConvIn) (*body[wire.CompactResult], error) {
 			if err := strata.ValidateConversationID(in.ID); err != nil {
 				return nil, s.httpError(ctx, err)
 			}
@@ -59,7 +42,7 @@ func (s *Server) registerCompact() {
 // compact compacts b's list; with a conversation, its compaction state
 // is loaded and saved in the request's namespace and, unless
 // b.NoRemember, the compacted span is appended to its turns first.
-func (s *Server) compact(ctx context.Context, b compactBody, conv string) (*body[compactOut], error) {
+func (s *Server) compact(ctx context.Context, b wire.CompactRequest, conv string) (*body[wire.CompactResult], error) {
 	if b.Provider == "" {
 		b.Provider = string(compact.OpenAI)
 	}
@@ -103,7 +86,7 @@ func (s *Server) compact(ctx context.Context, b compactBody, conv string) (*body
 		return nil, s.httpError(ctx, err)
 	}
 	st := compact.NewStats(p, tok.Name(), conv, res, remembered)
-	return &body[compactOut]{compactOut{st, res.Transcript.JSON()}}, nil
+	return &body[wire.CompactResult]{wire.CompactResult{Stats: st, Messages: res.Transcript.JSON()}}, nil
 }
 
 // defaultCheckpointer writes extractive checkpoints counted with tok.

@@ -1,10 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/strata-memory/strata/client"
+	"github.com/strata-memory/strata/httpapi/wire"
 )
 
 func TestCompactStateless(t *testing.T) {
@@ -22,7 +26,7 @@ func TestCompactStateless(t *testing.T) {
 	req := map[string]any{"model": "gpt-x", "temperature": 0.2, "messages": msgs}
 
 	// Layer 1 alone: old tool output trimmed or cleared, the rest kept.
-	var out compactOut
+	var out wire.CompactResult
 	code, data := call(t, ts, "POST", "/v1/compact", map[string]any{"messages": req}, &out)
 	if code != 200 {
 		t.Fatalf("prune: %d %s", code, data)
@@ -67,30 +71,31 @@ func TestCompactStateless(t *testing.T) {
 // compaction counts from the first (its state was kept), and the compacted
 // span was remembered as the conversation's turns.
 func TestCompactConversation(t *testing.T) {
+	ctx := context.Background()
 	ts := newServer(t, Options{})
+	c := client.New(ts.URL, "", ts.Client())
 	var msgs []map[string]any
 	for i := 0; i < 10; i++ {
 		msgs = append(msgs,
 			map[string]any{"role": "user", "content": fmt.Sprintf("Step %d: deploy service s%d to port %d.", i, i, 8000+i)},
 			map[string]any{"role": "assistant", "content": fmt.Sprintf("Deployed s%d on port %d; health check passed.", i, 8000+i)})
 	}
-	var out compactOut
-	code, data := call(t, ts, "POST", "/v1/conversations/agent/compact", map[string]any{"messages": msgs, "force": true, "keep_recent_tokens": 60}, &out)
-	if code != 200 || !out.Stats.Compacted || out.Stats.CompactionCount != 1 {
-		t.Fatalf("first compaction: %d %s", code, data)
+	raw, _ := json.Marshal(msgs)
+	out, err := c.CompactConversation(ctx, "agent", client.CompactRequest{Messages: raw, Force: true, KeepRecentTokens: 60})
+	if err != nil || !out.Stats.Compacted || out.Stats.CompactionCount != 1 {
+		t.Fatalf("first compaction: %+v %v", out.Stats, err)
 	}
-	var c struct{ Turns int64 }
-	if code, data := call(t, ts, "GET", "/v1/conversations/agent", nil, &c); code != 200 || c.Turns != int64(out.Stats.MessagesCompacted) ||
+	if conv, err := c.Conversation(ctx, "agent"); err != nil || conv.Turns != int64(out.Stats.MessagesCompacted) ||
 		out.Stats.TurnsRemembered != out.Stats.MessagesCompacted || out.Stats.Conversation != "agent" {
-		t.Fatalf("the compacted span as turns: %d %s, want %d turns", code, data, out.Stats.MessagesCompacted)
+		t.Fatalf("the compacted span as turns: %+v %v, want %d turns", conv, err, out.Stats.MessagesCompacted)
 	}
-	code, data = call(t, ts, "POST", "/v1/conversations/agent/compact", map[string]any{"messages": out.Messages, "force": true, "keep_recent_tokens": 30, "no_remember": true}, &out)
-	if code != 200 || out.Stats.CompactionCount != 2 || !out.Stats.Update || out.Stats.TurnsRemembered != 0 {
-		t.Fatalf("second compaction: %d %s, want count 2 updating the kept checkpoint", code, data)
+	out, err = c.CompactConversation(ctx, "agent", client.CompactRequest{Messages: out.Messages, Force: true, KeepRecentTokens: 30, NoRemember: true})
+	if err != nil || out.Stats.CompactionCount != 2 || !out.Stats.Update || out.Stats.TurnsRemembered != 0 {
+		t.Fatalf("second compaction: %+v %v, want count 2 updating the kept checkpoint", out.Stats, err)
 	}
 	// Stateless compaction of the same list starts from nothing.
-	code, data = call(t, ts, "POST", "/v1/compact", map[string]any{"messages": msgs, "force": true, "keep_recent_tokens": 60}, &out)
-	if code != 200 || out.Stats.CompactionCount != 1 {
-		t.Fatalf("stateless: %d %s", code, data)
+	out, err = c.Compact(ctx, client.CompactRequest{Messages: raw, Force: true, KeepRecentTokens: 60})
+	if err != nil || out.Stats.CompactionCount != 1 {
+		t.Fatalf("stateless: %+v %v", out.Stats, err)
 	}
 }

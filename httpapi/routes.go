@@ -9,30 +9,8 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/ctf"
+	"github.com/strata-memory/strata/httpapi/wire"
 )
-
-// turnIn is a turn as a client sends it: only role is required. seq,
-// session and tokens are the engine's to assign.
-type turnIn struct {
-	ExtID        string              `json:"ext_id,omitempty" maxLength:"256" doc:"The caller's id of the turn, unique in its conversation; a turn whose ext_id is stored already is skipped. Without one the turn is always added."`
-	Role         strata.Role         `json:"role" enum:"user,assistant,system,tool" doc:"Who produced the turn."`
-	Name         string              `json:"name,omitempty" doc:"The speaker's name."`
-	Content      string              `json:"content,omitempty" doc:"The text of the turn."`
-	Time         time.Time           `json:"time,omitempty" doc:"When the turn was said (RFC 3339); the server's clock if absent."`
-	SessionLabel string              `json:"session_label,omitempty" doc:"A label of the session the turn opens."`
-	Model        string              `json:"model,omitempty"`
-	ToolCalls    []strata.ToolCall   `json:"tool_calls,omitempty"`
-	ToolResults  []strata.ToolResult `json:"tool_results,omitempty"`
-	Importance   float64             `json:"importance,omitempty" minimum:"0" maximum:"1" doc:"0.8 and above pins the turn as a milestone."`
-	Tags         []string            `json:"tags,omitempty"`
-	Metadata     map[string]any      `json:"metadata,omitempty"`
-}
-
-func (t turnIn) turn() strata.Turn {
-	return strata.Turn{ExtID: t.ExtID, Role: t.Role, Name: t.Name, Content: t.Content, Time: t.Time,
-		SessionLabel: t.SessionLabel, Model: t.Model, ToolCalls: t.ToolCalls, ToolResults: t.ToolResults,
-		Importance: t.Importance, Tags: t.Tags, Metadata: t.Metadata}
-}
 
 type convPath struct {
 	ID string `path:"id" maxLength:"256" doc:"The conversation id."`
@@ -40,28 +18,14 @@ type convPath struct {
 
 type appendIn struct {
 	ID   string `path:"id" maxLength:"256" doc:"The conversation id; the first append creates it."`
-	Body struct {
-		Turns    []turnIn `json:"turns" minItems:"1" doc:"The turns, in order."`
-		Policy   string   `json:"policy,omitempty" doc:"The pyramid policy if this append creates the conversation."`
-		TimeZone string   `json:"time_zone,omitempty" doc:"The IANA time zone if this append creates the conversation."`
-	}
+	Body wire.AppendRequest
 }
 
 type body[T any] struct{ Body T }
 
-type conversationsOut struct {
-	Conversations []strata.Conversation `json:"conversations"`
-}
-
 type contextIn struct {
 	ID   string `path:"id" maxLength:"256"`
-	Body struct {
-		Query    string           `json:"query,omitempty" doc:"What the next prompt is about."`
-		Budget   int              `json:"budget" minimum:"1" doc:"Hard token budget of the whole rendered package."`
-		Format   string           `json:"format,omitempty" enum:"text,markdown,ctf" doc:"Rendering the budget is counted on (default text)."`
-		Sections []strata.Section `json:"sections,omitempty" doc:"Fixed texts at the top of the package, counted against the budget."`
-		Now      time.Time        `json:"now,omitempty" doc:"What relative times in the query count from (default: the conversation's newest turn)."`
-	}
+	Body wire.ContextRequest
 }
 
 type searchIn struct {
@@ -70,27 +34,12 @@ type searchIn struct {
 	K            int    `query:"k" default:"10" minimum:"1" maximum:"1000" doc:"Number of hits."`
 }
 
-// searchHit is the public JSON shape of one hit, as 'strata search --json'
-// prints it.
 // SearchHit is the public JSON shape of one search hit, as the search
 // route and 'strata search --json' print it.
-type SearchHit struct {
-	Kind         string    `json:"kind"`
-	Conversation string    `json:"conversation"`
-	ExtID        string    `json:"ext_id"`
-	NodeID       string    `json:"node_id"`
-	Level        int       `json:"level"`
-	FirstSeq     int64     `json:"first_seq"`
-	LastSeq      int64     `json:"last_seq"`
-	Start        time.Time `json:"start"`
-	End          time.Time `json:"end"`
-	Score        float64   `json:"score"`
-	Text         string    `json:"text"`
-}
+type SearchHit = wire.SearchHit
 
-type searchOut struct {
-	Hits []SearchHit `json:"hits"`
-}
+// NewSearchHit flattens a hit into its public shape.
+func NewSearchHit(h strata.Hit) SearchHit { return wire.NewSearchHit(h) }
 
 type zoomIn struct {
 	ID   string    `path:"id" maxLength:"256"`
@@ -98,23 +47,9 @@ type zoomIn struct {
 	Now  time.Time `query:"now" doc:"What relative expressions count from (default: the conversation's newest turn)."`
 }
 
-type zoomOut struct {
-	Conversation string        `json:"conversation"`
-	Period       string        `json:"period"`
-	Start        time.Time     `json:"start"`
-	End          time.Time     `json:"end"`
-	Turns        int           `json:"turns"`
-	Items        []strata.Item `json:"items"`
-}
-
 type expandIn struct {
 	ID           string `path:"id" doc:"The node id (see the tree)."`
 	Conversation string `query:"conversation" doc:"If given, the node must belong to this conversation."`
-}
-
-type expandOut struct {
-	Node  strata.Node   `json:"node"`
-	Turns []strata.Turn `json:"turns"`
 }
 
 type turnsIn struct {
@@ -122,19 +57,6 @@ type turnsIn struct {
 	From  int64  `query:"from" minimum:"0" doc:"The first seq (default 1)."`
 	To    int64  `query:"to" minimum:"0" doc:"The last seq (default: the last turn)."`
 	Limit int    `query:"limit" minimum:"0" maximum:"1000" doc:"Turns per page (default 100, at most 1,000)."`
-}
-
-type turnsOut struct {
-	Conversation string        `json:"conversation"`
-	Turns        []strata.Turn `json:"turns"`
-	Next         int64         `json:"next,omitempty" doc:"The from of the next page; absent on the last page."`
-}
-
-type statsOut struct {
-	Namespace string `json:"namespace"`
-	Tokenizer string `json:"tokenizer"`
-	Nodes     int64  `json:"nodes"`
-	strata.Stats
 }
 
 type pinIn struct {
@@ -148,16 +70,8 @@ type learningsIn struct {
 	Status string `query:"status" enum:"auto,confirmed,rejected,superseded,all" doc:"Which learnings (default: auto and confirmed)."`
 }
 
-type learningsOut struct {
-	Learnings []strata.Learning `json:"learnings"`
-}
-
 type createIn struct {
-	Body struct {
-		ID       string `json:"id" minLength:"1" maxLength:"256" doc:"The conversation id, chosen by the caller."`
-		Policy   string `json:"policy,omitempty" doc:"Its pyramid policy: chunks, calendar, sessions or a configured one (default: the server's)."`
-		TimeZone string `json:"time_zone,omitempty" doc:"The IANA zone its calendar periods close in (default: the server's)."`
-	}
+	Body wire.CreateRequest
 }
 
 type deleteIn struct {
@@ -178,7 +92,7 @@ func (s *Server) register() {
 			b := strata.Batch{Conversation: in.ID, Policy: in.Body.Policy, TimeZone: in.Body.TimeZone,
 				Turns: make([]strata.Turn, len(in.Body.Turns))}
 			for i, t := range in.Body.Turns {
-				b.Turns[i] = t.turn()
+				b.Turns[i] = t.Turn()
 			}
 			res, err := m.Ingest(ctx, b)
 			s.metrics.turns.WithLabelValues("added").Add(float64(res.Added))
@@ -191,7 +105,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/turns", "list-turns",
 		"A page of a conversation's turns in seq order, whole whatever their tier"),
-		func(ctx context.Context, in *turnsIn) (*body[turnsOut], error) {
+		func(ctx context.Context, in *turnsIn) (*body[wire.TurnPage], error) {
 			ts, next, err := s.memory(ctx).Turns(ctx, in.ID, in.From, in.To, in.Limit)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
@@ -199,7 +113,7 @@ func (s *Server) register() {
 			if ts == nil {
 				ts = []strata.Turn{}
 			}
-			return &body[turnsOut]{turnsOut{in.ID, ts, next}}, nil
+			return &body[wire.TurnPage]{wire.TurnPage{Conversation: in.ID, Turns: ts, Next: next}}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations", "create-conversation",
 		"Create a conversation with no turns yet, with its pyramid policy and time zone"),
@@ -211,7 +125,7 @@ func (s *Server) register() {
 			return &body[strata.Conversation]{c}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations", "list-conversations", "List conversations"),
-		func(ctx context.Context, _ *struct{}) (*body[conversationsOut], error) {
+		func(ctx context.Context, _ *struct{}) (*body[wire.ConversationList], error) {
 			m := s.memory(ctx)
 			cs, err := m.Conversations(ctx)
 			if err != nil {
@@ -220,7 +134,7 @@ func (s *Server) register() {
 			if cs == nil {
 				cs = []strata.Conversation{}
 			}
-			return &body[conversationsOut]{conversationsOut{cs}}, nil
+			return &body[wire.ConversationList]{wire.ConversationList{Conversations: cs}}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}", "get-conversation", "Get a conversation"),
 		func(ctx context.Context, in *convPath) (*body[strata.Conversation], error) {
@@ -257,7 +171,7 @@ func (s *Server) register() {
 			return &body[*strata.Package]{pkg}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/search", "search", "Search turns and summaries"),
-		func(ctx context.Context, in *searchIn) (*body[searchOut], error) {
+		func(ctx context.Context, in *searchIn) (*body[wire.SearchResult], error) {
 			m := s.memory(ctx)
 			if in.Conversation != "" {
 				if _, err := m.Conversation(ctx, in.Conversation); err != nil {
@@ -268,11 +182,11 @@ func (s *Server) register() {
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}
-			out := searchOut{Hits: []SearchHit{}}
+			out := wire.SearchResult{Hits: []wire.SearchHit{}}
 			for _, h := range hits {
 				out.Hits = append(out.Hits, NewSearchHit(h))
 			}
-			return &body[searchOut]{out}, nil
+			return &body[wire.SearchResult]{out}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/tree", "tree", "A conversation's summary pyramid"),
 		func(ctx context.Context, in *convPath) (*body[*strata.Tree], error) {
@@ -285,7 +199,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/zoom", "zoom",
 		"The whole turns of a day, week, month or named period, whatever their tier"),
-		func(ctx context.Context, in *zoomIn) (*body[zoomOut], error) {
+		func(ctx context.Context, in *zoomIn) (*body[wire.ZoomResult], error) {
 			m := s.memory(ctx)
 			p, err := m.ZoomPeriod(ctx, in.ID, in.When, in.Now)
 			if err != nil {
@@ -299,11 +213,11 @@ func (s *Server) register() {
 			for i, t := range turns {
 				items[i] = strata.TurnItem(t, strata.ReasonZoom)
 			}
-			return &body[zoomOut]{zoomOut{in.ID, p.Label(), p.Start, p.End, len(turns), items}}, nil
+			return &body[wire.ZoomResult]{wire.ZoomResult{Conversation: in.ID, Period: p.Label(), Start: p.Start, End: p.End, Turns: len(turns), Items: items}}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/nodes/{id}/expand", "expand",
 		"The exact turns under a summary node, whatever their tier"),
-		func(ctx context.Context, in *expandIn) (*body[expandOut], error) {
+		func(ctx context.Context, in *expandIn) (*body[wire.Expansion], error) {
 			m := s.memory(ctx)
 			if in.Conversation != "" {
 				_, conv, err := m.Node(ctx, in.ID)
@@ -318,20 +232,20 @@ func (s *Server) register() {
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}
-			return &body[expandOut]{expandOut{n, turns}}, nil
+			return &body[wire.Expansion]{wire.Expansion{Node: n, Turns: turns}}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/stats", "stats", "Counts and bytes on disk"),
-		func(ctx context.Context, _ *struct{}) (*body[statsOut], error) {
+		func(ctx context.Context, _ *struct{}) (*body[wire.NamespaceStats], error) {
 			m := s.memory(ctx)
 			st, err := m.Stats(ctx)
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}
-			out := statsOut{Namespace: m.Namespace(), Tokenizer: m.Tokenizer().Name(), Stats: st}
+			out := wire.NamespaceStats{Namespace: m.Namespace(), Tokenizer: m.Tokenizer().Name(), Stats: st}
 			for _, l := range st.Levels {
 				out.Nodes += l.Nodes
 			}
-			return &body[statsOut]{out}, nil
+			return &body[wire.NamespaceStats]{out}, nil
 		})
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/turns/{seq}/pin", "pin",
 		"Pin a turn as a milestone (or set its importance)"),
@@ -345,7 +259,7 @@ func (s *Server) register() {
 		})
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/learnings", "list-learnings",
 		"The key facts learned from a conversation"),
-		func(ctx context.Context, in *learningsIn) (*body[learningsOut], error) {
+		func(ctx context.Context, in *learningsIn) (*body[wire.LearningList], error) {
 			m := s.memory(ctx)
 			if _, err := m.Conversation(ctx, in.ID); err != nil {
 				return nil, s.httpError(ctx, err)
@@ -369,7 +283,7 @@ func (s *Server) register() {
 			if ls == nil {
 				ls = []strata.Learning{}
 			}
-			return &body[learningsOut]{learningsOut{ls}}, nil
+			return &body[wire.LearningList]{wire.LearningList{Learnings: ls}}, nil
 		})
 	for _, v := range []struct{ verb, status string }{{"confirm", strata.LearningConfirmed}, {"reject", strata.LearningRejected}} {
 		huma.Register(s.api, s.op(http.MethodPost, "/v1/learnings/{id}/"+v.verb, v.verb+"-learning", "Mark a learning "+v.status),
@@ -381,17 +295,4 @@ func (s *Server) register() {
 				return &body[strata.Learning]{l}, nil
 			})
 	}
-}
-
-// NewSearchHit flattens a hit into its public shape.
-func NewSearchHit(h strata.Hit) SearchHit {
-	s := SearchHit{Kind: h.Kind, Conversation: h.Conversation, Score: h.Score}
-	if t := h.Turn; t != nil {
-		s.ExtID, s.FirstSeq, s.LastSeq, s.Start, s.End = t.ExtID, t.Seq, t.Seq, t.Time, t.Time
-		s.Text = t.Speaker() + ": " + t.Text()
-	}
-	if n := h.Node; n != nil {
-		s.NodeID, s.Level, s.FirstSeq, s.LastSeq, s.Start, s.End, s.Text = n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start, n.End, n.Summary
-	}
-	return s
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/client"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/sqlite"
 )
@@ -107,6 +108,17 @@ func turns(first, n int) []map[string]any {
 		out = append(out, map[string]any{"ext_id": fmt.Sprintf("t%d", i), "role": role,
 			"content": fmt.Sprintf("turn %d talks about the garden, tomatoes and the weather in spring number %d", i, i),
 			"time":    base.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
+	}
+	return out
+}
+
+// clientTurns is turns(first, n) as the client sends them.
+func clientTurns(first, n int) []client.Turn {
+	var out []client.Turn
+	for _, m := range turns(first, n) {
+		at, _ := time.Parse(time.RFC3339, m["time"].(string))
+		out = append(out, client.Turn{ExtID: m["ext_id"].(string), Role: strata.Role(m["role"].(string)),
+			Content: m["content"].(string), Time: at})
 	}
 	return out
 }

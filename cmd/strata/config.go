@@ -37,6 +37,7 @@ type fileConfig struct {
 	Tiers      *tiersConfig         `yaml:"tiers"`
 	LLM        *llmConfig           `yaml:"llm"`
 	Embed      *embedConfig         `yaml:"embed"`
+	Serve      *serveConfig         `yaml:"serve"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -160,6 +161,10 @@ type settings struct {
 	Tiers      strata.TierPolicy
 	LLM        llmSettings
 	Embed      embedSettings
+	// Config is the config file read ("" if none), and serve its serve
+	// section, which only 'strata serve' resolves (serve.go).
+	Config string
+	serve  *serveConfig
 }
 
 // llmSettings are the resolved llm settings.
@@ -190,6 +195,7 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		for k, v := range fc.Extra {
 			return s, fmt.Errorf("config %s:%d: unknown field %q", path, v.Line, k)
 		}
+		s.Config, s.serve = path, fc.Serve
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 	default:
 		return s, fmt.Errorf("config: %w", err)
@@ -385,6 +391,12 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.openSettings(ctx, s)
+}
+
+// openSettings opens the store and the engine of settings already
+// resolved.
+func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	tok, err := newTokenizer(s.Tokenizer)
 	if err != nil {
 		return nil, err

@@ -19,35 +19,13 @@ import (
 // runServe serves the store over HTTP (see docs/http.md) until SIGINT or
 // SIGTERM, then drains the requests in flight.
 func runServe(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N] [--every D | --no-worker]")
-	addr := fs.String("addr", "127.0.0.1:7700", "address to listen on (loopback only until tokens exist: 'strata token create')")
-	rateLimit := fs.Float64("rate", 20, "requests per second one token may make (0: no limit); beyond it 429 with Retry-After")
-	burst := fs.Int("burst", 40, "requests one token may make at once before --rate applies")
-	every := fs.Duration("every", time.Minute, "how often the worker closes due periods, writes pending model summaries, moves tiers and learns")
-	noWorker := fs.Bool("no-worker", false, "run no background work (a read replica, or when 'strata rollup --watch' runs elsewhere)")
-	maxBody := fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413")
-	timeout := fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request")
-	if err := fs.parse(args); err != nil {
+	set, ss, err := m.serveConfig(args)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("serve: unexpected arguments %q", fs.Args())
-	}
-	if *maxBody <= 0 {
-		return usagef("serve: --max-body must be positive")
-	}
-	if *timeout <= 0 {
-		return usagef("serve: --timeout must be positive")
-	}
-	if *every <= 0 {
-		return usagef("serve: --every must be positive")
-	}
-	if *rateLimit < 0 || *burst < 0 {
-		return usagef("serve: --rate and --burst must not be negative")
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openSettings(ctx, set)
 	if err != nil {
 		return err
 	}
@@ -65,7 +43,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	if valid == 0 {
-		if err := loopbackOnly(*addr); err != nil {
+		if err := loopbackOnly(ss.Addr, ss.addrFrom); err != nil {
 			return err
 		}
 	}
@@ -87,8 +65,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	opt := httpapi.Options{MaxBody: *maxBody, Timeout: *timeout, Logger: log, Version: version,
-		Compact: ccfg, Checkpointer: cp, RateLimit: *rateLimit, RateBurst: *burst}
+	opt := httpapi.Options{MaxBody: ss.MaxBody, Timeout: ss.Timeout, Logger: log, Version: version,
+		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst}
 	if valid > 0 {
 		opt.Tokens = a.store
 	}
@@ -96,7 +74,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", ss.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -106,12 +84,12 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	go func() { done <- hs.Serve(ln) }()
 	wctx, stopWorker := context.WithCancel(ctx)
 	workerDone := make(chan struct{})
-	if *noWorker {
+	if !ss.Worker {
 		close(workerDone)
 	} else {
 		go func() {
 			defer close(workerDone)
-			runWorker(wctx, a, srv, *every, log)
+			runWorker(wctx, a, srv, ss.Every, log)
 		}()
 	}
 	defer func() { stopWorker(); <-workerDone }()
@@ -133,7 +111,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	srv.SetReady(false)
 	stopWorker()
 	<-workerDone
-	sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), ss.Timeout+5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
@@ -147,11 +125,11 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 
 // loopbackOnly refuses an address other machines could reach: without
 // tokens in the store, the server must not be open to anyone but this
-// machine.
-func loopbackOnly(addr string) error {
+// machine. from is where the address came from.
+func loopbackOnly(addr string, from settingFrom) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("serve --addr %q: %v", addr, err)
+		return from.errorf(addr, "%v", err)
 	}
 	if host == "localhost" {
 		return nil
@@ -159,7 +137,7 @@ func loopbackOnly(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("serve --addr %q: the store has no token, so only loopback (127.0.0.1, ::1, localhost) is served; create one with 'strata token create --namespace N'", addr)
+	return from.errorf(addr, "the store has no token, so only loopback (127.0.0.1, ::1, localhost) is served; create one with 'strata token create --namespace N'")
 }
 
 // runWorker runs the background work of every namespace the server

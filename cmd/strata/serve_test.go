@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/client"
 )
 
 func TestServeRefusesNonLoopback(t *testing.T) {
@@ -30,103 +33,41 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 // appends a turn through it, and stops it as SIGINT would.
 func TestServeAnswersAndStops(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
-	pr, pw := io.Pipe()
-	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard,
-		Getenv: func(k string) string {
-			if k == "STRATA_DB" {
-				return db
-			}
-			return ""
-		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}); pw.Close() }()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() {
-		t.Fatalf("serve printed nothing: %v", <-done)
-	}
-	addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
-	if addr == "" {
-		t.Fatalf("serve did not print its address: %q", lines.Text())
-	}
-	go io.Copy(io.Discard, pr)
+	addr, _, stop := serveForTest(t, map[string]string{"STRATA_DB": db}, "--addr", "127.0.0.1:0")
 	resp, err := http.Get(addr + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("readyz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, err = http.Post(addr+"/v1/conversations/c/turns", "application/json",
-		strings.NewReader(`{"turns":[{"ext_id":"a","role":"user","content":"hello over HTTP"}]}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("append: %v %v", resp, err)
+	if _, err := client.New(addr, "", nil).Append(context.Background(), "c",
+		[]client.Turn{{ExtID: "a", Role: strata.RoleUser, Content: "hello over HTTP"}}); err != nil {
+		t.Fatalf("append: %v", err)
 	}
-	resp.Body.Close()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve after cancel: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	stop()
 	if out := mustRun(t, db, "list"); !strings.Contains(out, "c ") || !strings.Contains(out, "1 turns") {
 		t.Fatalf("the turn appended over HTTP is not in the store: %q", out)
 	}
 }
 
 // TestServeWithTokens: once the store holds a token, serve asks every /v1
-// request for one and serves it in the token's namespace; a revoked token
-// is refused.
+// request for one and serves it in the token's namespace; a request
+// without one is refused.
 func TestServeWithTokens(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	secret := strings.TrimSpace(mustRun(t, db, "token", "create", "--namespace", "team-a"))
-	pr, pw := io.Pipe()
-	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard,
-		Getenv: func(k string) string {
-			if k == "STRATA_DB" {
-				return db
-			}
-			return ""
-		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}); pw.Close() }()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() {
-		t.Fatalf("serve printed nothing: %v", <-done)
+	addr, first, stop := serveForTest(t, map[string]string{"STRATA_DB": db}, "--addr", "127.0.0.1:0")
+	if !strings.Contains(first, "1 tokens") {
+		t.Fatalf("serve's first line: %q", first)
 	}
-	addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
-	if addr == "" || !strings.Contains(lines.Text(), "1 tokens") {
-		t.Fatalf("serve's first line: %q", lines.Text())
+	turn := []client.Turn{{ExtID: "a", Role: strata.RoleUser, Content: "hello with a token"}}
+	var se *client.Error
+	if _, err := client.New(addr, "", nil).Append(context.Background(), "c", turn); !errors.As(err, &se) || se.Status != 401 {
+		t.Errorf("without a token: %v, want 401", err)
 	}
-	go io.Copy(io.Discard, pr)
-	send := func(secret string) int {
-		req, _ := http.NewRequest("POST", addr+"/v1/conversations/c/turns",
-			strings.NewReader(`{"turns":[{"ext_id":"a","role":"user","content":"hello with a token"}]}`))
-		req.Header.Set("Content-Type", "application/json")
-		if secret != "" {
-			req.Header.Set("Authorization", "Bearer "+secret)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+	if _, err := client.New(addr, secret, nil).Append(context.Background(), "c", turn); err != nil {
+		t.Fatalf("with the token: %v", err)
 	}
-	if code := send(""); code != 401 {
-		t.Errorf("without a token: %d, want 401", code)
-	}
-	if code := send(secret); code != 200 {
-		t.Fatalf("with the token: %d, want 200", code)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve after cancel: %v", err)
-	}
+	stop()
 	if out := mustRun(t, db, "list", "--namespace", "team-a"); !strings.Contains(out, "c ") {
 		t.Errorf("the turn is not in the token's namespace: %q", out)
 	}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/strata-memory/strata/httpapi"
+)
+
+// serveConfig is the serve section of strata.yaml: the settings of
+// 'strata serve'. Each field keeps its node, so that an error can name
+// its line.
+type serveConfig struct {
+	Addr    yaml.Node `yaml:"addr"`
+	MaxBody yaml.Node `yaml:"max_body"`
+	Timeout yaml.Node `yaml:"timeout"`
+	Rate    yaml.Node `yaml:"rate"`
+	Burst   yaml.Node `yaml:"burst"`
+	Every   yaml.Node `yaml:"every"`
+	Worker  yaml.Node `yaml:"worker"`
+}
+
+// serveSettings are the resolved settings of 'strata serve'.
+type serveSettings struct {
+	Addr    string
+	MaxBody int64
+	Timeout time.Duration
+	Rate    float64
+	Burst   int
+	Every   time.Duration
+	Worker  bool
+
+	addrFrom settingFrom // where Addr came from, for the loopback refusal
+}
+
+// Defaults of serve's settings.
+const (
+	defaultServeAddr  = "127.0.0.1:7700"
+	defaultServeRate  = 20
+	defaultServeBurst = 40
+	defaultServeEvery = time.Minute
+)
+
+// settingFrom is where a setting's value came from: a flag, a variable,
+// or a field of the config file.
+type settingFrom struct {
+	name string // --rate, STRATA_SERVE_RATE, or config FILE:LINE: serve.rate
+	flag bool
+}
+
+// errorf reports a bad value v of the setting, naming where it came
+// from; a flag's is a usage error.
+func (f settingFrom) errorf(v, format string, args ...any) error {
+	msg := fmt.Sprintf("%s %q: %s", f.name, v, fmt.Sprintf(format, args...))
+	if f.flag {
+		return usageError{"serve: " + msg}
+	}
+	return errors.New("serve: " + msg)
+}
+
+// serveFlags are serve's own flags; each also reads a STRATA_SERVE_*
+// variable and a key of the config file's serve section.
+type serveFlags struct{ *cmdline }
+
+func (m *Main) serveCommand() serveFlags {
+	fs := serveFlags{m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N] [--every D | --no-worker]")}
+	fs.String("addr", defaultServeAddr, "address to listen on, loopback only until tokens exist: 'strata token create' (env STRATA_SERVE_ADDR, serve.addr)")
+	fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413 (env STRATA_SERVE_MAX_BODY, serve.max_body)")
+	fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request (env STRATA_SERVE_TIMEOUT, serve.timeout)")
+	fs.Float64("rate", defaultServeRate, "requests per second one token may make (0: no limit); beyond it 429 with Retry-After (env STRATA_SERVE_RATE, serve.rate)")
+	fs.Int("burst", defaultServeBurst, "requests one token may make at once before --rate applies (env STRATA_SERVE_BURST, serve.burst)")
+	fs.Duration("every", defaultServeEvery, "how often the worker closes due periods, writes pending model summaries, moves tiers and learns (env STRATA_SERVE_EVERY, serve.every)")
+	fs.Bool("no-worker", false, "run no background work: a read replica, or when 'strata rollup --watch' runs elsewhere (env STRATA_SERVE_WORKER=false, serve.worker: false)")
+	return fs
+}
+
+// serveConfig parses serve's command line and resolves its settings and
+// the global ones, without opening the store.
+func (m *Main) serveConfig(args []string) (settings, serveSettings, error) {
+	fs := m.serveCommand()
+	if err := fs.parse(args); err != nil {
+		return settings{}, serveSettings{}, err
+	}
+	if fs.NArg() != 0 {
+		return settings{}, serveSettings{}, usagef("serve: unexpected arguments %q", fs.Args())
+	}
+	s, err := m.resolve(fs.g)
+	if err != nil {
+		return s, serveSettings{}, err
+	}
+	ss, err := m.resolveServe(fs, s)
+	return s, ss, err
+}
+
+// resolveServe resolves each of serve's settings as the other settings
+// are: a flag given on the command line, else its STRATA_SERVE_*
+// variable, else the serve section of the config file, else the
+// default. Only the value that wins is read, and a bad one is an error
+// naming where it came from.
+func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	file := s.serve
+	if file == nil {
+		file = &serveConfig{}
+	}
+	// pick returns the winning value of a setting and where it came from;
+	// ok is false when none is set.
+	pick := func(flagName, env string, n *yaml.Node, key string) (v string, from settingFrom, ok bool, err error) {
+		if given[flagName] {
+			return fs.Lookup(flagName).Value.String(), settingFrom{name: "--" + flagName, flag: true}, true, nil
+		}
+		if v := m.Getenv(env); v != "" {
+			return v, settingFrom{name: env}, true, nil
+		}
+		if n.Kind == 0 {
+			return "", settingFrom{}, false, nil
+		}
+		from = settingFrom{name: fmt.Sprintf("config %s:%d: serve.%s", s.Config, n.Line, key)}
+		if n.Kind != yaml.ScalarNode {
+			return "", from, false, fmt.Errorf("%s: want a single value, not a list or a map", from.name)
+		}
+		return n.Value, from, true, nil
+	}
+	ss := serveSettings{Addr: defaultServeAddr, MaxBody: httpapi.DefaultMaxBody, Timeout: httpapi.DefaultTimeout,
+		Rate: defaultServeRate, Burst: defaultServeBurst, Every: defaultServeEvery, Worker: true,
+		addrFrom: settingFrom{name: "--addr", flag: true}}
+
+	v, from, ok, err := pick("addr", "STRATA_SERVE_ADDR", &file.Addr, "addr")
+	if err != nil {
+		return ss, err
+	}
+	if ok {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return ss, from.errorf(v, "want HOST:PORT, like 127.0.0.1:7700 (%v)", err)
+		}
+		ss.Addr, ss.addrFrom = v, from
+	}
+
+	if v, from, ok, err = pick("max-body", "STRATA_SERVE_MAX_BODY", &file.MaxBody, "max_body"); err != nil {
+		return ss, err
+	} else if ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return ss, from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxBody)
+		}
+		ss.MaxBody = n
+	}
+
+	for _, d := range []struct {
+		flag, env, key string
+		node           *yaml.Node
+		dst            *time.Duration
+	}{
+		{"timeout", "STRATA_SERVE_TIMEOUT", "timeout", &file.Timeout, &ss.Timeout},
+		{"every", "STRATA_SERVE_EVERY", "every", &file.Every, &ss.Every},
+	} {
+		v, from, ok, err := pick(d.flag, d.env, d.node, d.key)
+		if err != nil {
+			return ss, err
+		}
+		if ok {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return ss, from.errorf(v, "want a positive duration, like 30s or 1m")
+			}
+			*d.dst = t
+		}
+	}
+
+	if v, from, ok, err = pick("rate", "STRATA_SERVE_RATE", &file.Rate, "rate"); err != nil {
+		return ss, err
+	} else if ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+			return ss, from.errorf(v, "want requests per second per token, 0 or more (0: no limit)")
+		}
+		ss.Rate = r
+	}
+
+	if v, from, ok, err = pick("burst", "STRATA_SERVE_BURST", &file.Burst, "burst"); err != nil {
+		return ss, err
+	} else if ok {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 0 {
+			return ss, from.errorf(v, "want a number of requests, 0 or more (0: as many as the rate)")
+		}
+		ss.Burst = b
+	}
+
+	// --no-worker says the opposite of the variable and the key.
+	if given["no-worker"] {
+		ss.Worker = fs.Lookup("no-worker").Value.String() != "true"
+	} else if v, from, ok, err = pick("", "STRATA_SERVE_WORKER", &file.Worker, "worker"); err != nil {
+		return ss, err
+	} else if ok {
+		w, err := strconv.ParseBool(v)
+		if err != nil {
+			return ss, from.errorf(v, "want true or false")
+		}
+		ss.Worker = w
+	}
+	return ss, nil
+}
