@@ -1,0 +1,204 @@
+package storecopy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/strata-memory/strata"
+)
+
+// Mismatch is one difference Verify found between the two stores.
+type Mismatch struct {
+	Namespace    string `json:"namespace"`
+	Conversation string `json:"conversation,omitempty"`
+	What         string `json:"what"`
+}
+
+func (m Mismatch) String() string {
+	if m.Conversation == "" {
+		return fmt.Sprintf("%s: %s", m.Namespace, m.What)
+	}
+	return fmt.Sprintf("%s/%s: %s", m.Namespace, m.Conversation, m.What)
+}
+
+// Digest sums up one conversation as a store holds it: what Verify
+// compares.
+type Digest struct {
+	Turns     int64  `json:"turns"`
+	Sessions  int    `json:"sessions"`
+	TurnsSum  string `json:"turns_sha256"` // every turn, expired stubs included, in seq order
+	Nodes     int    `json:"nodes"`
+	NodeIDs   string `json:"node_ids_sha256"`
+	NodesSum  string `json:"nodes_sha256"` // every node: span, summary, facts, tier, status
+	Learnings string `json:"learnings"`    // counts by status
+	Calls     int    `json:"calls"`
+	Vectors   string `json:"vectors"` // counts by space
+	Expiries  int    `json:"expiries"`
+	Settings  string `json:"settings"` // policy, time zone, important periods, learned seq, compaction state
+}
+
+// Verify compares every conversation of the namespaces (every namespace
+// of src if none) in src and dst and returns what differs; none means dst
+// holds what src holds.
+func Verify(ctx context.Context, src, dst strata.Store, nss []string) ([]Mismatch, error) {
+	nss, err := namespaces(ctx, src, nss)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mismatch
+	for _, ns := range nss {
+		a, err := src.Conversations(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		b, err := dst.Conversations(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		ids := func(cs []strata.Conversation) []string {
+			var s []string
+			for _, c := range cs {
+				s = append(s, c.ID)
+			}
+			return s
+		}
+		if !slices.Equal(ids(a), ids(b)) {
+			out = append(out, Mismatch{Namespace: ns, What: fmt.Sprintf("conversations %q in the source, %q in the destination", ids(a), ids(b))})
+		}
+		inDst := map[string]bool{}
+		for _, c := range b {
+			inDst[c.ID] = true
+		}
+		for _, c := range a {
+			if !inDst[c.ID] {
+				continue
+			}
+			da, err := DigestOf(ctx, src, ns, c.ID)
+			if err != nil {
+				return nil, fmt.Errorf("verify: source %s/%s: %w", ns, c.ID, err)
+			}
+			db, err := DigestOf(ctx, dst, ns, c.ID)
+			if err != nil {
+				return nil, fmt.Errorf("verify: destination %s/%s: %w", ns, c.ID, err)
+			}
+			for _, d := range diff(da, db) {
+				out = append(out, Mismatch{Namespace: ns, Conversation: c.ID, What: d})
+			}
+		}
+	}
+	return out, nil
+}
+
+// diff names the fields of two digests that differ.
+func diff(a, b Digest) []string {
+	var out []string
+	add := func(name string, x, y any) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %v in the source, %v in the destination", name, x, y))
+		}
+	}
+	add("turns", a.Turns, b.Turns)
+	add("sessions", a.Sessions, b.Sessions)
+	add("digest of the turns", a.TurnsSum, b.TurnsSum)
+	add("nodes", a.Nodes, b.Nodes)
+	add("node ids", a.NodeIDs, b.NodeIDs)
+	add("digest of the nodes", a.NodesSum, b.NodesSum)
+	add("learnings", a.Learnings, b.Learnings)
+	add("model calls", a.Calls, b.Calls)
+	add("vectors", a.Vectors, b.Vectors)
+	add("expiry records", a.Expiries, b.Expiries)
+	add("settings", a.Settings, b.Settings)
+	return out
+}
+
+// DigestOf reads one conversation of st whole and sums it up.
+func DigestOf(ctx context.Context, st strata.Store, ns, id string) (Digest, error) {
+	var d Digest
+	c, err := st.Conversation(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	d.Turns, d.Sessions = c.Turns, c.Sessions
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for from := int64(1); ; {
+		ts, err := st.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, FromSeq: from, Limit: 5000, WithExpired: true})
+		if err != nil {
+			return d, err
+		}
+		for _, t := range ts {
+			t.Time = t.Time.UTC()
+			if err := enc.Encode(t); err != nil {
+				return d, err
+			}
+		}
+		if len(ts) < 5000 {
+			break
+		}
+		from = ts[len(ts)-1].Seq + 1
+	}
+	d.TurnsSum = hex.EncodeToString(h.Sum(nil))
+
+	nodes, err := st.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
+	if err != nil {
+		return d, err
+	}
+	d.Nodes = len(nodes)
+	hi, hn := sha256.New(), sha256.New()
+	encN := json.NewEncoder(hn)
+	for _, n := range nodes {
+		fmt.Fprintln(hi, n.ID)
+		// What a node is, without times a store may round differently.
+		if err := encN.Encode([]any{n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start.UTC(), n.End.UTC(), n.Children, n.Summary,
+			n.Facts, n.Themes, n.Aggregates, n.SourceTokens, n.Tokens, n.Method, n.Status, n.Fallback, n.Derived, n.Key,
+			n.Pending, n.Model, n.Rejected, n.Tier, n.ColdAt.UTC()}); err != nil {
+			return d, err
+		}
+	}
+	d.NodeIDs, d.NodesSum = hex.EncodeToString(hi.Sum(nil)), hex.EncodeToString(hn.Sum(nil))
+
+	ls, err := st.Learnings(ctx, strata.LearningFilter{Namespace: ns, Conversation: id})
+	if err != nil {
+		return d, err
+	}
+	by := map[string]int{}
+	for _, l := range ls {
+		by[l.Status]++
+	}
+	d.Learnings = fmt.Sprint(by)
+	calls, err := st.Calls(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	d.Calls = len(calls)
+	vcs, err := st.VectorCounts(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	var vs []string
+	for _, vc := range vcs {
+		for _, sc := range vc.Spaces {
+			vs = append(vs, fmt.Sprintf("%s/%d: %d turns, %d nodes", sc.Space.Model, sc.Space.Dim, sc.Turns, sc.Nodes))
+		}
+	}
+	d.Vectors = fmt.Sprint(vs)
+	ex, err := st.Expiries(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	d.Expiries = len(ex)
+	cs, err := st.CompactionState(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	b, err := json.Marshal([]any{c.Policy, c.TimeZone, c.Important, c.LearnedSeq, cs})
+	if err != nil {
+		return d, err
+	}
+	d.Settings = string(b)
+	return d, nil
+}
