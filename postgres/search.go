@@ -16,7 +16,10 @@ import (
 const DefaultK = 10
 
 // queryCTE makes the query of terms $1: any of them, each stemmed and
-// without accents as the index holds it.
+// without accents as the index holds it. The searches read it through a
+// scalar subquery, (SELECT q FROM q), which the planner computes first and
+// passes to the GIN index as a value; joined as a table instead, it would
+// be a join condition, and the index would not be used.
 const queryCTE = `WITH q AS (SELECT strata_or_agg(plainto_tsquery('strata_text', w)) AS q FROM unnest($1::text[]) AS w)`
 
 // rankNorm is ts_rank's normalization: the rank divided by 1 + the
@@ -100,9 +103,9 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 func searchTurns(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k int) ([]strata.Hit, error) {
 	rows, err := tx.Query(ctx, queryCTE+`
 		SELECT `+turnCols+`, c.id, f.score
-		FROM (SELECT i.conversation, i.seq, max(ts_rank(i.fts, q.q, `+fmt.Sprint(rankNorm)+`)) AS score
-		      FROM turn_index i, q
-		      WHERE i.fts @@ q.q AND i.conversation = ANY($2)
+		FROM (SELECT i.conversation, i.seq, max(ts_rank(i.fts, (SELECT q FROM q), `+fmt.Sprint(rankNorm)+`)) AS score
+		      FROM turn_index i
+		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)
 		      GROUP BY i.conversation, i.seq
 		      ORDER BY score DESC, i.conversation, i.seq LIMIT $3) f
 		JOIN turns t ON t.conversation = f.conversation AND t.seq = f.seq
@@ -130,9 +133,9 @@ func searchTurns(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k int) ([]strata.Hit, error) {
 	rows, err := tx.Query(ctx, queryCTE+`
 		SELECT `+nodeCols+`, f.score
-		FROM (SELECT i.node, max(ts_rank(i.fts, q.q, `+fmt.Sprint(rankNorm)+`)) AS score
-		      FROM node_index i, q
-		      WHERE i.fts @@ q.q AND i.conversation = ANY($2)
+		FROM (SELECT i.node, max(ts_rank(i.fts, (SELECT q FROM q), `+fmt.Sprint(rankNorm)+`)) AS score
+		      FROM node_index i
+		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)
 		      GROUP BY i.node
 		      ORDER BY score DESC, i.node LIMIT $3) f
 		JOIN nodes n ON n.pk = f.node
