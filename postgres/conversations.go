@@ -158,6 +158,28 @@ func (s *Store) Conversations(ctx context.Context, namespace string) ([]strata.C
 	return out, nil
 }
 
+// Namespaces lists the namespaces that hold a conversation; see
+// strata.ConversationStore.
+func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT namespace COLLATE "C" FROM conversations ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: namespaces: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var ns string
+		if err := rows.Scan(&ns); err != nil {
+			return nil, fmt.Errorf("postgres: namespaces: %w", err)
+		}
+		out = append(out, ns)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: namespaces: %w", err)
+	}
+	return out, nil
+}
+
 // DeleteConversation removes a conversation and everything it holds, in
 // one transaction, and keeps the audit record; see
 // strata.ConversationStore. Its turns, nodes, index entries, vectors,
