@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -228,7 +229,7 @@ func coveringSpan(ctx context.Context, q querier, pk int64, conversation string,
 // of the same seq (or added to it), and checks the new block by decoding
 // it before storing it.
 func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
-	turns, err := decodeBlock(sp.block)
+	turns, err := spanfmt.DecodeBlock(sp.block)
 	if err != nil {
 		return fmt.Errorf("warm block of node %s of %q: %w", sp.id, conversation, err)
 	}
@@ -239,21 +240,12 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 		turns = append(turns, t)
 		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
 	}
-	block, err := encodeBlock(turns)
+	block, err := spanfmt.EncodeBlock(turns)
 	if err != nil {
 		return fmt.Errorf("packing node %s: %w", sp.id, err)
 	}
-	back, err := decodeBlock(block)
-	if err != nil {
+	if err := spanfmt.CheckBlock(block, turns); err != nil {
 		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
-	}
-	if len(back) != len(turns) {
-		return fmt.Errorf("checking the block of node %s: %d turns, want %d", sp.id, len(back), len(turns))
-	}
-	for i := range turns {
-		if !sameTurn(&back[i], &turns[i]) {
-			return fmt.Errorf("checking the block of node %s: turn %d does not round-trip", sp.id, turns[i].Seq)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.pk); err != nil {
 		return err
@@ -265,14 +257,11 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 // cold span sp, reads it back, and records the segment in the segments
 // table and, if sp did not name that day yet, in sp's list of days.
 func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := encodeRecord(&t)
+	rec, err := spanfmt.Record(&t)
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	if back, err := decodeRecord(rec.Line, &t); err != nil || !sameTurn(&back, &t) {
-		return fmt.Errorf("archiving turn %d: it does not round-trip (%v)", t.Seq, err)
-	}
-	day := dayOf(t.Time)
+	day := spanfmt.Day(t.Time)
 	path := s.segmentPath(namespace, conversation, day)
 	info, err := archive.Merge(path, []archive.Record{rec})
 	if err != nil {
@@ -289,7 +278,7 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if len(got) != 1 {
 		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
 	}
-	if back, err := decodeRecord(got[0].Line, &t); err != nil || !sameTurn(&back, &t) {
+	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
 		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
 	}
 	if !slices.Contains(sp.days, day) {
@@ -330,7 +319,7 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	if err != nil {
 		return fmt.Errorf("turn %d: reading the row back: %w", t.Seq, err)
 	}
-	if !sameTurn(&back, &t) {
+	if !spanfmt.SameTurn(&back, &t) {
 		return fmt.Errorf("turn %d: the row does not read back as the copy holds it", t.Seq)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // The tests of this file check SetImportance and ResetPyramid where the
@@ -117,7 +118,7 @@ func sameAll(t *testing.T, what string, want, got []strata.Turn) {
 		t.Fatalf("%s: %d turns, want %d", what, len(got), len(want))
 	}
 	for i := range want {
-		if !sameTurn(&want[i], &got[i]) {
+		if !spanfmt.SameTurn(&want[i], &got[i]) {
 			t.Fatalf("%s: turn %d differs:\n got %+v\nwant %+v", what, want[i].Seq, got[i], want[i])
 		}
 	}
@@ -161,7 +162,7 @@ func checkSearchable(t *testing.T, s *Store, want []strata.Turn) {
 	for _, w := range want {
 		hits, err := s.Search(t.Context(), strata.SearchQuery{Namespace: pyNS, Conversation: pyConv,
 			Text: fmt.Sprintf("uniqword%d", w.Seq), Kind: strata.KindTurn})
-		if err != nil || len(hits) != 1 || !sameTurn(hits[0].Turn, &w) {
+		if err != nil || len(hits) != 1 || !spanfmt.SameTurn(hits[0].Turn, &w) {
 			t.Fatalf("turn %d is not found whole by search: %d hits, %v", w.Seq, len(hits), err)
 		}
 	}
