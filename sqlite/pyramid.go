@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -262,8 +260,9 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
 	day := spanfmt.Day(t.Time)
-	path := s.segmentPath(namespace, conversation, day)
-	info, err := archive.Merge(path, []archive.Record{rec})
+	key := archive.Key(namespace, conversation, day)
+	path := s.seg.Blobs.Locate(key)
+	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
@@ -271,7 +270,7 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if err := putSegment(ctx, tx, pk, day, info); err != nil {
 		return err
 	}
-	got, err := archive.Read(path, t.Seq, t.Seq)
+	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
@@ -582,9 +581,9 @@ func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int
 // record that no span owns (a span owns the records of its seq range in
 // the days it names while it is cold, and while it is expired until
 // Expire has rewritten its segments), deletes segments left empty, and
-// brings the segments rows in line with the files. It reads the days of
-// the segments table and of the conversation's archive folder (a Demote
-// killed before its commit leaves a file with no row).
+// brings the segments rows in line with the blobs. It reads the days of
+// the segments table and of the conversation's archive blobs (a Demote
+// killed before its commit leaves a segment with no row).
 //
 // Such records are left by a ResetPyramid killed between its commit and
 // its cleanup, and by a Demote to cold killed before its commit (records
@@ -638,20 +637,12 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	if err != nil {
 		return fail(err)
 	}
-	entries, err := os.ReadDir(s.archiveDir(namespace, conversation))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	kept, err := archive.Days(ctx, s.seg.Blobs, namespace, conversation)
+	if err != nil {
 		return fail(err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || e.IsDir() {
-			continue // temps of a killed write: archive removes them itself
-		}
-		for _, ext := range []string{archive.Ext, archive.GzipExt} {
-			if d, ok := strings.CutSuffix(name, ext); ok {
-				days[d] = true
-			}
-		}
+	for _, d := range kept {
+		days[d] = true
 	}
 	order := make([]string, 0, len(days))
 	for d := range days {
@@ -659,8 +650,7 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	}
 	sort.Strings(order)
 	for _, day := range order {
-		path := s.segmentPath(namespace, conversation, day)
-		info, err := scrubSegment(path, owned[day])
+		info, err := s.scrubSegment(ctx, archive.Key(namespace, conversation, day), owned[day])
 		if err != nil {
 			return fail(err)
 		}
@@ -675,13 +665,13 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	return nil
 }
 
-// scrubSegment rewrites the segment at path without the records whose seq
+// scrubSegment rewrites the segment at key without the records whose seq
 // lies in none of the ranges owned, and returns what it holds afterwards.
-func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
+func (s *Store) scrubSegment(ctx context.Context, key string, owned [][2]int64) (archive.Info, error) {
 	if len(owned) == 0 {
-		return archive.Remove(path, math.MinInt64, math.MaxInt64)
+		return s.seg.Remove(ctx, key, math.MinInt64, math.MaxInt64)
 	}
-	recs, err := archive.Read(path, math.MinInt64, 0)
+	recs, err := s.seg.Read(ctx, key, math.MinInt64, 0)
 	if err != nil {
 		return archive.Info{}, err
 	}
@@ -709,11 +699,11 @@ func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
 		}
 	}
 	for _, r := range runs {
-		if _, err := archive.Remove(path, r[0], r[1]); err != nil {
+		if _, err := s.seg.Remove(ctx, key, r[0], r[1]); err != nil {
 			return archive.Info{}, err
 		}
 	}
-	return archive.Stat(path)
+	return s.seg.Stat(ctx, key)
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,

@@ -124,13 +124,23 @@ func sameAll(t *testing.T, what string, want, got []strata.Turn) {
 	}
 }
 
+// archiveDir is the folder of the test conversation's segments.
+func archiveDir(t *testing.T, s *Store) string {
+	t.Helper()
+	f, ok := s.seg.Blobs.(*archive.Files)
+	if !ok {
+		t.Fatalf("the store keeps its segments in %T, not files", s.seg.Blobs)
+	}
+	return archive.Dir(f.Root(), pyNS, pyConv)
+}
+
 // archived returns the seqs of every record in the conversation's
 // segment files, failing on a seq found twice, and the record count the
 // segments table holds.
 func archived(t *testing.T, s *Store) (seqs map[int64]bool, table int64) {
 	t.Helper()
 	seqs = map[int64]bool{}
-	dir := s.archiveDir(pyNS, pyConv)
+	dir := archiveDir(t, s)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -297,10 +307,10 @@ func TestResetPyramidKillWindow(t *testing.T) {
 		t.Fatalf("ResetPyramid after the window = %d, %v; want 0 nodes removed", n, err)
 	}
 	checkReset(t, s, want)
-	entries, _ := os.ReadDir(s.archiveDir(pyNS, pyConv))
+	entries, _ := os.ReadDir(archiveDir(t, s))
 	for _, e := range entries {
 		if e.IsDir() && e.Name() == ".tmp" {
-			temps, _ := os.ReadDir(filepath.Join(s.archiveDir(pyNS, pyConv), e.Name()))
+			temps, _ := os.ReadDir(filepath.Join(archiveDir(t, s), e.Name()))
 			for _, tmp := range temps {
 				t.Errorf("temp %s is left in the archive folder", tmp.Name())
 			}

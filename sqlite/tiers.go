@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -80,16 +79,6 @@ func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 		}
 	}
 	return sp, nil
-}
-
-// archiveDir is the folder of a conversation's segments.
-func (s *Store) archiveDir(namespace, conversation string) string {
-	return archive.Dir(s.archive, namespace, conversation)
-}
-
-// segmentPath is the path of one day's segment of a conversation.
-func (s *Store) segmentPath(namespace, conversation, day string) string {
-	return filepath.Join(s.archiveDir(namespace, conversation), day+".jsonl.zst")
 }
 
 // hydrate replaces the stubs of out (turn rows whose content lives with
@@ -169,8 +158,9 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 	}
 	for _, d := range dayOrder {
 		w := days[d]
-		path := s.segmentPath(namespace, conversation, d)
-		recs, err := archive.Read(path, w.lo, w.hi)
+		key := archive.Key(namespace, conversation, d)
+		path := s.seg.Blobs.Locate(key)
+		recs, err := s.seg.Read(ctx, key, w.lo, w.hi)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, owner[d].id)
 		}
@@ -431,7 +421,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	}
 	sort.Strings(days)
 	for _, day := range days {
-		info, err := archive.Merge(s.segmentPath(namespace, conversation, day), byDay[day])
+		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, day), byDay[day])
 		if err != nil {
 			return fail(err)
 		}
@@ -599,7 +589,7 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 	defer tx.Rollback()
 	for _, sp := range spans {
 		for _, day := range sp.days {
-			info, err := archive.Remove(s.segmentPath(namespace, conversation, day), sp.first, sp.last)
+			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, day), sp.first, sp.last)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fail(err)
 			}
