@@ -1,6 +1,22 @@
 // Package archive stores the cold raw turns of a conversation in archive
-// segments: one zstd-compressed JSON Lines file per conversation and UTC
-// calendar day, <Dir(root, namespace, conversation)>/<YYYY-MM-DD>.jsonl.zst.
+// segments: one zstd-compressed JSON Lines blob per conversation and UTC
+// calendar day, at key Key(namespace, conversation, day) =
+// "<escaped namespace>/<escaped conversation>/<YYYY-MM-DD>.jsonl.zst".
+//
+// # Blobs
+//
+// Segments are kept in a Blobs: whole byte strings by key, with get, an
+// atomic and durable put (which reads the data back for a check before it
+// replaces the old blob), delete, stat and list by prefix. The segment
+// format and its rules (merge, verification, the gzip fallback, the order
+// of deletions that keeps a kill harmless) are this package's, in
+// Segments; where the bytes live is the Blobs'. Files keeps them as files
+// under a root folder, the layout below, and is what a store uses unless
+// it is given another; a store on a server database can keep them in a
+// table so that every replica reads the same segments, and
+// archive/blobtest checks any implementation against the contract. The
+// path functions Merge, Remove, Read and Stat are Segments over the Files
+// of the path's folder.
 //
 // The caller serializes each turn as one JSON value (an array or an
 // object); this package treats it as opaque JSON plus a key (Record.Seq).
@@ -16,7 +32,7 @@
 // The whole is one zstd frame with its content checksum (XXH64) on. Read
 // verifies the frame checksum and the Seq order; any failure is an error
 // that wraps ErrCorrupt. A segment never holds zero records: Remove deletes
-// the file instead.
+// the blob instead.
 //
 // Format 1, which earlier versions wrote, is still read: each line is
 // {"seq":41,"rec":<object>}, and a last trailer line
@@ -29,31 +45,34 @@
 // frame checksum already covers every byte.
 //
 // Reads also accept <stem>.jsonl.gz when <stem>.jsonl.zst does not exist
-// (or a path ending in .gz): same lines in either format, gzip's CRC
+// (or a key ending in .gz): same lines in either format, gzip's CRC
 // checked at EOF, every line validated as JSON. Merge and Remove always
 // write the .zst form and then delete the .gz sibling, which the .zst
 // shadows anyway.
 //
 // # Crash safety
 //
-// Merge and Remove write the new segment to a temp file in the same folder
-// named "." + <segment name> + ".tmp-" + <random digits> (for example
-// ".2023-05-08.jsonl.zst.tmp-2750191632"), fsync it, read it back and
-// verify it, rename it over the segment and fsync the folder. A kill at any
-// instant leaves the old or the new segment, never a mix. Temp names start
-// with "." and do not end in ".jsonl.zst", so they are never taken for
-// segments; the next Merge or Remove in the folder deletes the temps of its
-// own segment, and any temp older than an hour.
+// Merge and Remove write the new segment with Blobs.Put, whose check
+// decodes what was written and compares it with the records before the new
+// segment replaces the old one. A kill at any instant leaves the old or the
+// new segment, never a mix. With Files, the segment is written to a temp
+// file in the folder's .tmp folder named "." + <segment name> + ".tmp-" +
+// <random digits> (for example ".tmp/.2023-05-08.jsonl.zst.tmp-2750191632"),
+// fsynced, read back and verified, renamed over the segment, and the folder
+// fsynced. Temp names start with "." and do not end in ".jsonl.zst", so
+// they are never taken for segments; the next Merge or Remove in the folder
+// deletes the temps of its own segment, and any temp older than an hour.
 //
 // # Concurrency
 //
 // All functions are safe for concurrent use. Merge and Remove calls on the
-// same path within one process are serialized by the package. Across
-// processes, serializing writers of one path is the caller's job; unique
-// temp names and atomic renames keep the segment whole even then, but one
-// writer's update can be lost or fail with an error.
+// same segment within one process are serialized by the package. Across
+// processes, serializing writers of one segment is the caller's job; Files'
+// unique temp names and atomic renames keep the segment whole even then,
+// but one writer's update can be lost or fail with an error.
 //
-// Files are created 0600 and folders 0700: they hold private conversations.
+// Files creates files 0600 and folders 0700: they hold private
+// conversations.
 package archive
 
 import (
@@ -125,8 +144,9 @@ func Name(day time.Time) string {
 	return day.UTC().Format("2006-01-02") + Ext
 }
 
-// Dir returns the folder of a conversation's segments under root:
-// root/<escaped namespace>/<escaped conversation>.
+// Dir returns the folder of a conversation's segments in the Files of
+// root: root/<escaped namespace>/<escaped conversation>, the folder of
+// Prefix(namespace, conversation).
 //
 // Each id is escaped to one safe path component, the same on every run and
 // different for different ids, even on case-insensitive file systems:

@@ -4,22 +4,21 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -34,9 +33,9 @@ type Record struct {
 
 // Info describes a segment.
 type Info struct {
-	Path     string // the file read or written (the .jsonl.gz one when read from it)
+	Path     string // the blob read or written, as Blobs.Locate names it (Files: the file; the .jsonl.gz one when read from it)
 	Records  int
-	Bytes    int64 // size of the file
+	Bytes    int64 // size of the blob
 	RawBytes int64 // decompressed size: record lines and trailer
 	First    int64 // first Seq (0 when no records)
 	Last     int64 // last Seq (0 when no records)
@@ -52,43 +51,52 @@ func at(point string) {
 	}
 }
 
-// Merge rewrites the segment at path (which must end in .jsonl.zst) so that
+// Segments reads and writes the segments kept in Blobs. Its methods take
+// a segment's key (Key(namespace, conversation, day)); their errors name
+// the segment as Blobs.Locate does ("archive segment <path>: ..." for
+// Files). The zero value is not usable: Blobs must be set.
+type Segments struct {
+	Blobs Blobs
+}
+
+// Merge rewrites the segment at key (which must end in .jsonl.zst) so that
 // it holds its records plus recs, one per Seq, sorted by Seq: a record in
 // recs replaces a stored one with the same Seq, and among records of recs
-// with the same Seq the last wins. It creates the folder if needed; with
-// no recs it writes nothing. The new segment is written to a temp file,
-// fsynced, read back and verified, then renamed over path and the folder
-// fsynced, so a kill at any instant leaves the old segment or the new one.
-// If only the .jsonl.gz form exists its records are carried over and it is
-// deleted afterwards. A corrupt existing segment is an error (nothing is
-// written). It returns the stats of the resulting segment.
-func Merge(path string, recs []Record) (Info, error) {
-	if !strings.HasSuffix(path, Ext) {
-		return Info{}, invalid(path, "Merge: path must end in %s", Ext)
+// with the same Seq the last wins. With no recs it writes nothing. The
+// new segment is written with Blobs.Put, which reads it back for
+// verification before it replaces the old one, so a kill at any instant
+// leaves the old segment or the new one. If only the .jsonl.gz form exists
+// its records are carried over and it is deleted afterwards. A corrupt
+// existing segment is an error (nothing is written). It returns the stats
+// of the resulting segment.
+func (g Segments) Merge(ctx context.Context, key string, recs []Record) (Info, error) {
+	name := g.Blobs.Locate(key)
+	if !strings.HasSuffix(key, Ext) {
+		return Info{}, invalid(name, "Merge: path must end in %s", Ext)
 	}
 	add := make([]Record, len(recs))
 	for i, r := range recs {
 		line, err := checkLine(r.Line)
 		if err != nil {
-			return Info{}, invalid(path, "record seq %d: %v", r.Seq, err)
+			return Info{}, invalid(name, "record seq %d: %v", r.Seq, err)
 		}
 		add[i] = Record{Seq: r.Seq, Line: line}
 	}
-	unlock := lock(path)
+	unlock := lock(g.Blobs, key)
 	defer unlock()
 
-	old, err := load(path)
+	old, err := g.load(ctx, key)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if len(add) == 0 {
-			return Info{Path: path}, nil
+			return Info{Path: name}, nil
 		}
-		old = &segment{path: path}
+		old = &segment{key: key, path: name}
 	case err != nil:
 		return Info{}, err
 	}
 	if len(add) == 0 {
-		return old.info(), tidy(old)
+		return old.info(), g.tidy(ctx, old)
 	}
 	// Stable sort so that, among equal seqs, the last of recs comes last.
 	slices.SortStableFunc(add, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -108,24 +116,25 @@ func Merge(path string, recs []Record) (Info, error) {
 		merged = append(merged, add[j])
 	}
 	merged = append(merged, old.recs[i:]...)
-	return commit(path, merged)
+	return g.commit(ctx, key, merged)
 }
 
-// Remove rewrites the segment at path (which must end in .jsonl.zst)
-// without the records whose Seq lies in [from, to], deleting the file when
+// Remove rewrites the segment at key (which must end in .jsonl.zst)
+// without the records whose Seq lies in [from, to], deleting the blob when
 // none remain, with the crash safety of Merge. A segment that does not
-// exist holds nothing to remove: Remove returns Info{Path: path} and no
-// error. When no record lies in the range nothing is written.
-func Remove(path string, from, to int64) (Info, error) {
-	if !strings.HasSuffix(path, Ext) {
-		return Info{}, invalid(path, "Remove: path must end in %s", Ext)
+// exist holds nothing to remove: Remove returns Info{Path: <its name>}
+// and no error. When no record lies in the range nothing is written.
+func (g Segments) Remove(ctx context.Context, key string, from, to int64) (Info, error) {
+	name := g.Blobs.Locate(key)
+	if !strings.HasSuffix(key, Ext) {
+		return Info{}, invalid(name, "Remove: path must end in %s", Ext)
 	}
-	unlock := lock(path)
+	unlock := lock(g.Blobs, key)
 	defer unlock()
 
-	old, err := load(path)
+	old, err := g.load(ctx, key)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Info{Path: path}, nil
+		return Info{Path: name}, nil
 	}
 	if err != nil {
 		return Info{}, err
@@ -137,38 +146,34 @@ func Remove(path string, from, to int64) (Info, error) {
 		}
 	}
 	if len(keep) == len(old.recs) {
-		return old.info(), tidy(old)
+		return old.info(), g.tidy(ctx, old)
 	}
 	if len(keep) > 0 {
-		return commit(path, keep)
+		return g.commit(ctx, key, keep)
 	}
 	// Nothing left: delete the .gz sibling first (the .zst shadows it), so
 	// that a kill in between never brings its records back.
-	dir := filepath.Dir(path)
-	gz := gzipSibling(path)
-	if err := os.Remove(gz); err == nil {
+	gz := gzipSibling(key)
+	if err := g.Blobs.Delete(ctx, gz); err == nil {
 		at("gz-removed")
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Info{}, ioError(gz, "remove", err)
+		return Info{}, blobError(g.Blobs.Locate(gz), "remove", err)
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Info{}, ioError(path, "remove", err)
+	if err := g.Blobs.Delete(ctx, key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Info{}, blobError(name, "remove", err)
 	}
 	at("removed")
-	if err := syncDir(dir); err != nil {
-		return Info{}, ioError(path, "fsync folder", err)
-	}
-	return Info{Path: path}, nil
+	return Info{Path: name}, nil
 }
 
-// Read returns the records of the segment at path with from <= Seq <= to
+// Read returns the records of the segment at key with from <= Seq <= to
 // (to == 0: no upper bound), in Seq order, after verifying the whole
-// segment. If path ends in .jsonl.zst and does not exist, the .jsonl.gz
-// file of the same stem is read instead. A missing segment is an error for
+// segment. If key ends in .jsonl.zst and does not exist, the .jsonl.gz
+// blob of the same stem is read instead. A missing segment is an error for
 // which errors.Is(err, fs.ErrNotExist) holds; a segment failing
-// verification is one wrapping ErrCorrupt. Both name the path.
-func Read(path string, from, to int64) ([]Record, error) {
-	s, err := load(path)
+// verification is one wrapping ErrCorrupt. Both name the segment.
+func (g Segments) Read(ctx context.Context, key string, from, to int64) ([]Record, error) {
+	s, err := g.load(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -188,19 +193,49 @@ func Read(path string, from, to int64) ([]Record, error) {
 	return s.recs[lo:hi:hi], nil
 }
 
-// Stat reads and verifies the segment at path (with the .jsonl.gz
-// fallback of Read) and returns its stats.
-func Stat(path string) (Info, error) {
-	s, err := load(path)
+// Stat reads and verifies the segment at key (with the .jsonl.gz fallback
+// of Read) and returns its stats.
+func (g Segments) Stat(ctx context.Context, key string) (Info, error) {
+	s, err := g.load(ctx, key)
 	if err != nil {
 		return Info{}, err
 	}
 	return s.info(), nil
 }
 
+// atPath returns the Files of path's folder and path's key in it.
+func atPath(path string) (Segments, string) {
+	return Segments{NewFiles(filepath.Dir(path))}, filepath.Base(path)
+}
+
+// Merge is Segments.Merge of the segment file at path.
+func Merge(path string, recs []Record) (Info, error) {
+	g, key := atPath(path)
+	return g.Merge(context.Background(), key, recs)
+}
+
+// Remove is Segments.Remove of the segment file at path.
+func Remove(path string, from, to int64) (Info, error) {
+	g, key := atPath(path)
+	return g.Remove(context.Background(), key, from, to)
+}
+
+// Read is Segments.Read of the segment file at path.
+func Read(path string, from, to int64) ([]Record, error) {
+	g, key := atPath(path)
+	return g.Read(context.Background(), key, from, to)
+}
+
+// Stat is Segments.Stat of the segment file at path.
+func Stat(path string) (Info, error) {
+	g, key := atPath(path)
+	return g.Stat(context.Background(), key)
+}
+
 // segment is a loaded, verified segment.
 type segment struct {
-	path      string
+	key       string
+	path      string   // Blobs.Locate(key)
 	recs      []Record // Lines point into one buffer
 	size, raw int64
 }
@@ -213,40 +248,63 @@ func (s *segment) info() Info {
 	return in
 }
 
-func gzipSibling(path string) string {
-	return strings.TrimSuffix(path, Ext) + GzipExt
+func gzipSibling(key string) string {
+	return strings.TrimSuffix(key, Ext) + GzipExt
 }
 
-// load reads and verifies the segment at path, falling back to the gzip
+// load reads and verifies the segment at key, falling back to the gzip
 // sibling of a missing .jsonl.zst.
-func load(path string) (*segment, error) {
-	data, err := os.ReadFile(path)
+func (g Segments) load(ctx context.Context, key string) (*segment, error) {
+	name := g.Blobs.Locate(key)
+	data, err := g.Blobs.Get(ctx, key)
 	if err == nil {
-		return decode(path, data)
+		return decodeBlob(key, name, data)
 	}
-	if !errors.Is(err, fs.ErrNotExist) || !strings.HasSuffix(path, Ext) {
-		return nil, openError(path, err)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasSuffix(key, Ext) {
+		return nil, openError(name, err)
 	}
-	gz := gzipSibling(path)
-	data, err = os.ReadFile(gz)
+	gz := gzipSibling(key)
+	gzName := g.Blobs.Locate(gz)
+	data, err = g.Blobs.Get(ctx, gz)
 	if err == nil {
-		return decode(gz, data)
+		return decodeBlob(gz, gzName, data)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// A concurrent Merge may have just replaced the .gz by the .zst.
-		if data, err2 := os.ReadFile(path); err2 == nil {
-			return decode(path, data)
+		if data, err2 := g.Blobs.Get(ctx, key); err2 == nil {
+			return decodeBlob(key, name, data)
 		}
-		return nil, &segError{path: path, msg: "does not exist (nor " + filepath.Base(gz) + ")", err: fs.ErrNotExist}
+		return nil, &segError{path: name, msg: "does not exist (nor " + path.Base(gz) + ")", err: fs.ErrNotExist}
 	}
-	return nil, openError(gz, err)
+	return nil, openError(gzName, err)
 }
 
-func openError(path string, err error) error {
+func openError(name string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return &segError{path: path, msg: "does not exist", err: err}
+		return &segError{path: name, msg: "does not exist", err: err}
 	}
-	return ioError(path, "read", err)
+	return blobError(name, "read", err)
+}
+
+// blobError reports a failed operation of Blobs on the segment name: the
+// error itself when it already names the segment (Files' errors do),
+// else one that does.
+func blobError(name, op string, err error) error {
+	var se *segError
+	if errors.As(err, &se) {
+		return err
+	}
+	return ioError(name, op, err)
+}
+
+// decodeBlob decodes the blob data of key, named name.
+func decodeBlob(key, name string, data []byte) (*segment, error) {
+	s, err := decode(name, data)
+	if err != nil {
+		return nil, err
+	}
+	s.key = key
+	return s, nil
 }
 
 // decode decompresses and verifies the file content data read from path.
@@ -489,212 +547,91 @@ func encode(recs []Record) []byte {
 	return buf
 }
 
-// commit writes recs (sorted, unique, non-empty) as the segment at path.
-func commit(path string, recs []Record) (Info, error) {
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	if err := ensureDir(dir); err != nil {
-		return Info{}, ioError(path, "create folder", err)
-	}
-	cleanTemps(dir, base)
-
+// commit writes recs (sorted, unique, non-empty) as the segment at key,
+// through Blobs.Put with a check that decodes what was written and
+// compares it with recs.
+func (g Segments) commit(ctx context.Context, key string, recs []Record) (Info, error) {
+	name := g.Blobs.Locate(key)
 	raw := encode(recs)
 	comp := segmentEncoder.EncodeAll(raw, make([]byte, 0, len(raw)/3+64))
-
-	tmpDir := filepath.Join(dir, tempFolder)
-	if err := ensureDir(tmpDir); err != nil {
-		return Info{}, ioError(path, "create temp folder", err)
-	}
-	f, err := os.CreateTemp(tmpDir, "."+base+".tmp-*")
-	if err != nil {
-		return Info{}, ioError(path, "create temp", err)
-	}
-	tmp := f.Name()
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
+	var s *segment
+	err := g.Blobs.Put(ctx, key, comp, func(back []byte) error {
+		got, err := decode(name, back)
+		if err != nil {
+			return err
 		}
-	}()
-	half := len(comp) / 2
-	if _, err := f.Write(comp[:half]); err != nil {
-		return Info{}, ioError(path, "write temp "+filepath.Base(tmp), err)
-	}
-	at("temp-partial")
-	if _, err := f.Write(comp[half:]); err != nil {
-		return Info{}, ioError(path, "write temp "+filepath.Base(tmp), err)
-	}
-	at("temp-written")
-	if err := f.Sync(); err != nil {
-		return Info{}, ioError(path, "fsync temp "+filepath.Base(tmp), err)
-	}
-	if err := f.Close(); err != nil {
-		return Info{}, ioError(path, "close temp "+filepath.Base(tmp), err)
-	}
-	at("temp-synced")
-
-	// Read back and verify.
-	back, err := os.ReadFile(tmp)
-	if err != nil {
-		return Info{}, ioError(path, "read back temp "+filepath.Base(tmp), err)
-	}
-	s, err := decode(path, back)
-	if err != nil {
-		return Info{}, invalid(path, "verify temp %s: %v", filepath.Base(tmp), err)
-	}
-	if len(s.recs) != len(recs) || s.raw != int64(len(raw)) {
-		return Info{}, invalid(path, "verify temp %s: read back %d records, wrote %d", filepath.Base(tmp), len(s.recs), len(recs))
-	}
-	for i := range recs {
-		if s.recs[i].Seq != recs[i].Seq || !bytes.Equal(s.recs[i].Line, recs[i].Line) {
-			return Info{}, invalid(path, "verify temp %s: record %d differs on read back", filepath.Base(tmp), i)
+		if len(got.recs) != len(recs) || got.raw != int64(len(raw)) {
+			return fmt.Errorf("read back %d records, wrote %d", len(got.recs), len(recs))
 		}
+		for i := range recs {
+			if got.recs[i].Seq != recs[i].Seq || !bytes.Equal(got.recs[i].Line, recs[i].Line) {
+				return fmt.Errorf("record %d differs on read back", i)
+			}
+		}
+		s = got
+		return nil
+	})
+	if err != nil {
+		return Info{}, blobError(name, "write", err)
 	}
-	at("verified")
-
-	if err := os.Rename(tmp, path); err != nil {
-		return Info{}, ioError(path, "rename temp", err)
+	if s == nil {
+		return Info{}, invalid(name, "write: the blobs did not hand the segment back for verification")
 	}
-	done = true
-	at("renamed")
-	if err := syncDir(dir); err != nil {
-		return Info{}, ioError(path, "fsync folder", err)
-	}
-	at("dir-synced")
 	// The .gz sibling, if any, is shadowed by the .zst now.
-	if err := os.Remove(gzipSibling(path)); err == nil {
+	gz := gzipSibling(key)
+	if err := g.Blobs.Delete(ctx, gz); err == nil {
 		at("gz-removed")
-		if err := syncDir(dir); err != nil {
-			return Info{}, ioError(path, "fsync folder", err)
-		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Info{}, blobError(g.Blobs.Locate(gz), "remove", err)
 	}
-	s.path = path
+	s.key, s.path = key, name
 	s.size = int64(len(comp))
 	return s.info(), nil
 }
 
+// sweeper is implemented by the Blobs (Files) that can leave debris of a
+// killed write behind, to delete it when there is nothing to write.
+type sweeper interface {
+	sweep(key string)
+}
+
 // tidy finishes what a killed Merge or Remove may have left when there
 // is nothing to write: temps, and a .gz sibling shadowed by the .zst s.
-func tidy(s *segment) error {
-	if !strings.HasSuffix(s.path, Ext) {
+func (g Segments) tidy(ctx context.Context, s *segment) error {
+	if !strings.HasSuffix(s.key, Ext) {
 		return nil // s is the .gz itself
 	}
-	dir := filepath.Dir(s.path)
-	cleanTemps(dir, filepath.Base(s.path))
-	if err := os.Remove(gzipSibling(s.path)); err == nil {
-		if err := syncDir(dir); err != nil {
-			return ioError(s.path, "fsync folder", err)
-		}
+	if sw, ok := g.Blobs.(sweeper); ok {
+		sw.sweep(s.key)
+	}
+	gz := gzipSibling(s.key)
+	if err := g.Blobs.Delete(ctx, gz); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return blobError(g.Blobs.Locate(gz), "remove", err)
 	}
 	return nil
 }
 
-// tempMaxAge is the age past which a temp of another segment is deemed
-// left over by a killed writer.
-const tempMaxAge = time.Hour
-
-// tempFolder is the folder, inside a conversation's archive folder, where
-// segments are written before they are renamed into place. Keeping temps
-// apart means cleaning them up lists a folder that is almost always empty,
-// not every segment of the conversation: listing thousands of segments on
-// every write made long imports quadratic.
-const tempFolder = ".tmp"
-
-// sweptLegacy records the folders whose legacy temps (written beside the
-// segments by earlier versions) this process has cleaned already.
-var sweptLegacy sync.Map
-
-// cleanTemps deletes leftover temps of dir's segments: those of the segment
-// base, and those of other segments older than tempMaxAge. Temps live in
-// dir's temp folder; temps that earlier versions left beside the segments
-// are swept once per folder and process. Best effort.
-func cleanTemps(dir, base string) {
-	sweepTemps(filepath.Join(dir, tempFolder), base)
-	if _, done := sweptLegacy.LoadOrStore(dir, true); !done {
-		sweepTemps(dir, base)
-	}
-}
-
-func sweepTemps(dir, base string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	own := "." + base + ".tmp-"
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, ".") || !strings.Contains(name, Ext+".tmp-") {
-			continue
-		}
-		if !strings.HasPrefix(name, own) {
-			fi, err := e.Info()
-			if err != nil || time.Since(fi.ModTime()) < tempMaxAge {
-				continue
-			}
-		}
-		os.Remove(filepath.Join(dir, name))
-	}
-}
-
-// ensureDir creates dir and fsyncs the parent of every folder it creates.
-func ensureDir(dir string) error {
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return nil
-	}
-	var created []string
-	for d := dir; ; {
-		if _, err := os.Stat(d); err == nil {
-			break
-		}
-		created = append(created, d)
-		p := filepath.Dir(d)
-		if p == d {
-			break
-		}
-		d = p
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	for i := len(created) - 1; i >= 0; i-- {
-		if err := syncDir(filepath.Dir(created[i])); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// syncDir fsyncs a folder so that renames and deletions in it are durable.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // folders cannot be fsynced there; renames are durable
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		err = nil // file systems that do not support it
-	}
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// locks serializes Merge and Remove on one path within the process
-// (striped: unrelated paths rarely share a lock, and holding one briefly
-// longer is harmless).
+// locks serializes Merge and Remove on one segment within the process
+// (striped: unrelated segments rarely share a lock, and holding one
+// briefly longer is harmless). Files' segments are told apart by absolute
+// path, so two Files of one folder share their locks.
 var locks [64]sync.Mutex
 
-func lock(path string) func() {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
+func lock(b Blobs, key string) func() {
+	name := b.Locate(key)
+	if _, ok := b.(*Files); ok {
+		if abs, err := filepath.Abs(name); err == nil {
+			name = abs
+		}
 	}
+	return lockPath(&locks, name)
+}
+
+// lockPath locks the mutex of name among stripes.
+func lockPath(stripes *[64]sync.Mutex, name string) func() {
 	h := fnv.New32a()
-	h.Write([]byte(path))
-	m := &locks[h.Sum32()%uint32(len(locks))]
+	h.Write([]byte(name))
+	m := &stripes[h.Sum32()%uint32(len(stripes))]
 	m.Lock()
 	return m.Unlock
 }

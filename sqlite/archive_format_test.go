@@ -19,6 +19,25 @@ import (
 	"github.com/strata-memory/strata/extractive"
 )
 
+// recordV1 is a turn as format 1 archive records held it: one object with
+// every field by name.
+type recordV1 struct {
+	ExtID        string          `json:"ext_id,omitempty"`
+	Session      int             `json:"session,omitempty"`
+	SessionLabel string          `json:"session_label,omitempty"`
+	Role         string          `json:"role"`
+	Name         string          `json:"name,omitempty"`
+	Content      string          `json:"content"`
+	Time         string          `json:"time,omitempty"`
+	Model        string          `json:"model,omitempty"`
+	ToolCalls    json.RawMessage `json:"tool_calls,omitempty"`
+	ToolResults  json.RawMessage `json:"tool_results,omitempty"`
+	Tokens       int             `json:"tokens"`
+	Importance   float64         `json:"importance,omitempty"`
+	Tags         json.RawMessage `json:"tags,omitempty"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+}
+
 // TestArchiveFormats archives a conversation (every closed span cold),
 // checks that the segments hold format 2 rows, then rewrites every segment
 // in format 1 (one object per turn, SHA-256 trailer), as earlier versions
@@ -79,7 +98,7 @@ func TestArchiveFormats(t *testing.T) {
 				t.Fatalf("%s: turn %d is not a format 2 row: %s", path, r.Seq, r.Line)
 			}
 			tu := bySeq[r.Seq]
-			old := record{ExtID: tu.ExtID, Session: tu.Session, SessionLabel: tu.SessionLabel, Role: string(tu.Role),
+			old := recordV1{ExtID: tu.ExtID, Session: tu.Session, SessionLabel: tu.SessionLabel, Role: string(tu.Role),
 				Name: tu.Name, Content: tu.Content, Time: tu.Time.Format(time.RFC3339Nano), Model: tu.Model,
 				Tokens: tu.Tokens, Importance: tu.Importance}
 			if tu.Metadata != nil {

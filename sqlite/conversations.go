@@ -62,7 +62,7 @@ func (s *Store) EnsureConversation(ctx context.Context, c strata.Conversation) (
 	// A conversation of this id may have been deleted by a process killed
 	// before it removed the archive folder: nothing owns that folder, and
 	// its records must not mix with the new conversation's.
-	if err := s.removeOrphanArchive(c.Namespace, c.ID); err != nil {
+	if err := s.removeOrphanArchive(ctx, c.Namespace, c.ID); err != nil {
 		return strata.Conversation{}, err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)

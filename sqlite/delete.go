@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
 )
 
 // deleteBatch is how many indexed turns DeleteConversation takes out of the
@@ -25,10 +26,11 @@ const deleteBatch = 1024
 // its span's block), deletes the conversation row (its turns, nodes,
 // vectors, learnings, calls, segments rows and expiries go with it by
 // foreign key), its live-compaction state, and writes the audit record.
-// After the commit the archive folder is removed. A kill in between leaves
-// a folder no conversation owns; EnsureConversation removes it before a
-// conversation of the same id is created again, so its records can never
-// mix with a new conversation's.
+// After the commit the archive segments (Blobs.DeletePrefix: with Files,
+// the archive folder) are removed. A kill in between leaves segments no
+// conversation owns; EnsureConversation removes them before a
+// conversation of the same id is created again, so their records can
+// never mix with a new conversation's.
 func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason string, at time.Time) (strata.Deletion, error) {
 	d := strata.Deletion{Namespace: namespace, Conversation: id, Reason: reason, At: at.UTC()}
 	atNanos, err := toNanos(at, "deletion time")
@@ -76,7 +78,7 @@ func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason st
 		return d, fail(err)
 	}
 	pyramidAt("delete-committed")
-	if err := os.RemoveAll(s.archiveDir(namespace, id)); err != nil {
+	if err := s.seg.Blobs.DeletePrefix(ctx, archive.Prefix(namespace, id)); err != nil {
 		return d, fmt.Errorf("sqlite: conversation %q was deleted, but its archive folder was not removed (creating the conversation again removes it): %w", id, err)
 	}
 	return d, nil
@@ -143,10 +145,10 @@ func (s *Store) Deletions(ctx context.Context, namespace string) ([]strata.Delet
 	return out, nil
 }
 
-// removeOrphanArchive removes the archive folder of a conversation that
+// removeOrphanArchive removes the archive segments of a conversation that
 // does not exist: what a DeleteConversation killed after its commit left.
-func (s *Store) removeOrphanArchive(namespace, id string) error {
-	err := os.RemoveAll(s.archiveDir(namespace, id))
+func (s *Store) removeOrphanArchive(ctx context.Context, namespace, id string) error {
+	err := s.seg.Blobs.DeletePrefix(ctx, archive.Prefix(namespace, id))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("sqlite: removing the archive folder a deleted conversation %q left: %w", id, err)
 	}

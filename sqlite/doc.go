@@ -19,6 +19,19 @@
 // explicitly in the same transaction as the base rows (not by triggers,
 // which are about 3x slower).
 //
+// # Tiers and the archive
+//
+// The formats of a span's turns outside their rows (warm CTF blocks in
+// nodes.block, archive records) are those of internal/spanfmt, which every
+// store shares; this package holds only the SQL around them. Cold turns
+// live in archive segments read and written through archive.Segments over
+// an archive.Blobs: the files of ArchiveRoot(path) by default, or the
+// Blobs given to Open with WithBlobs. The segments table records what each
+// segment holds (records, bytes) and a cold node names the days of its
+// segments, so Stats and the tier code never list the blobs; only the
+// cleanup of a pyramid reset and the check for orphaned segments at Open
+// do.
+//
 // # Concurrency
 //
 // The database runs in WAL mode with synchronous=NORMAL. Writes go through

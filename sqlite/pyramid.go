@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -228,7 +227,7 @@ func coveringSpan(ctx context.Context, q querier, pk int64, conversation string,
 // of the same seq (or added to it), and checks the new block by decoding
 // it before storing it.
 func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
-	turns, err := decodeBlock(sp.block)
+	turns, err := spanfmt.DecodeBlock(sp.block)
 	if err != nil {
 		return fmt.Errorf("warm block of node %s of %q: %w", sp.id, conversation, err)
 	}
@@ -239,21 +238,12 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 		turns = append(turns, t)
 		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
 	}
-	block, err := encodeBlock(turns)
+	block, err := spanfmt.EncodeBlock(turns)
 	if err != nil {
 		return fmt.Errorf("packing node %s: %w", sp.id, err)
 	}
-	back, err := decodeBlock(block)
-	if err != nil {
+	if err := spanfmt.CheckBlock(block, turns); err != nil {
 		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
-	}
-	if len(back) != len(turns) {
-		return fmt.Errorf("checking the block of node %s: %d turns, want %d", sp.id, len(back), len(turns))
-	}
-	for i := range turns {
-		if !sameTurn(&back[i], &turns[i]) {
-			return fmt.Errorf("checking the block of node %s: turn %d does not round-trip", sp.id, turns[i].Seq)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.pk); err != nil {
 		return err
@@ -265,16 +255,14 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 // cold span sp, reads it back, and records the segment in the segments
 // table and, if sp did not name that day yet, in sp's list of days.
 func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := encodeRecord(&t)
+	rec, err := spanfmt.Record(&t)
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	if back, err := decodeRecord(rec.Line, &t); err != nil || !sameTurn(&back, &t) {
-		return fmt.Errorf("archiving turn %d: it does not round-trip (%v)", t.Seq, err)
-	}
-	day := dayOf(t.Time)
-	path := s.segmentPath(namespace, conversation, day)
-	info, err := archive.Merge(path, []archive.Record{rec})
+	day := spanfmt.Day(t.Time)
+	key := archive.Key(namespace, conversation, day)
+	path := s.seg.Blobs.Locate(key)
+	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
@@ -282,14 +270,14 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if err := putSegment(ctx, tx, pk, day, info); err != nil {
 		return err
 	}
-	got, err := archive.Read(path, t.Seq, t.Seq)
+	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
 	if len(got) != 1 {
 		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
 	}
-	if back, err := decodeRecord(got[0].Line, &t); err != nil || !sameTurn(&back, &t) {
+	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
 		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
 	}
 	if !slices.Contains(sp.days, day) {
@@ -330,7 +318,7 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	if err != nil {
 		return fmt.Errorf("turn %d: reading the row back: %w", t.Seq, err)
 	}
-	if !sameTurn(&back, &t) {
+	if !spanfmt.SameTurn(&back, &t) {
 		return fmt.Errorf("turn %d: the row does not read back as the copy holds it", t.Seq)
 	}
 	return nil
@@ -593,9 +581,9 @@ func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int
 // record that no span owns (a span owns the records of its seq range in
 // the days it names while it is cold, and while it is expired until
 // Expire has rewritten its segments), deletes segments left empty, and
-// brings the segments rows in line with the files. It reads the days of
-// the segments table and of the conversation's archive folder (a Demote
-// killed before its commit leaves a file with no row).
+// brings the segments rows in line with the blobs. It reads the days of
+// the segments table and of the conversation's archive blobs (a Demote
+// killed before its commit leaves a segment with no row).
 //
 // Such records are left by a ResetPyramid killed between its commit and
 // its cleanup, and by a Demote to cold killed before its commit (records
@@ -649,20 +637,12 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	if err != nil {
 		return fail(err)
 	}
-	entries, err := os.ReadDir(s.archiveDir(namespace, conversation))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	kept, err := archive.Days(ctx, s.seg.Blobs, namespace, conversation)
+	if err != nil {
 		return fail(err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || e.IsDir() {
-			continue // temps of a killed write: archive removes them itself
-		}
-		for _, ext := range []string{archive.Ext, archive.GzipExt} {
-			if d, ok := strings.CutSuffix(name, ext); ok {
-				days[d] = true
-			}
-		}
+	for _, d := range kept {
+		days[d] = true
 	}
 	order := make([]string, 0, len(days))
 	for d := range days {
@@ -670,8 +650,7 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	}
 	sort.Strings(order)
 	for _, day := range order {
-		path := s.segmentPath(namespace, conversation, day)
-		info, err := scrubSegment(path, owned[day])
+		info, err := s.scrubSegment(ctx, archive.Key(namespace, conversation, day), owned[day])
 		if err != nil {
 			return fail(err)
 		}
@@ -686,13 +665,13 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	return nil
 }
 
-// scrubSegment rewrites the segment at path without the records whose seq
+// scrubSegment rewrites the segment at key without the records whose seq
 // lies in none of the ranges owned, and returns what it holds afterwards.
-func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
+func (s *Store) scrubSegment(ctx context.Context, key string, owned [][2]int64) (archive.Info, error) {
 	if len(owned) == 0 {
-		return archive.Remove(path, math.MinInt64, math.MaxInt64)
+		return s.seg.Remove(ctx, key, math.MinInt64, math.MaxInt64)
 	}
-	recs, err := archive.Read(path, math.MinInt64, 0)
+	recs, err := s.seg.Read(ctx, key, math.MinInt64, 0)
 	if err != nil {
 		return archive.Info{}, err
 	}
@@ -720,11 +699,11 @@ func scrubSegment(path string, owned [][2]int64) (archive.Info, error) {
 		}
 	}
 	for _, r := range runs {
-		if _, err := archive.Remove(path, r[0], r[1]); err != nil {
+		if _, err := s.seg.Remove(ctx, key, r[0], r[1]); err != nil {
 			return archive.Info{}, err
 		}
 	}
-	return archive.Stat(path)
+	return s.seg.Stat(ctx, key)
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // The tests of this file check SetImportance and ResetPyramid where the
@@ -117,10 +118,20 @@ func sameAll(t *testing.T, what string, want, got []strata.Turn) {
 		t.Fatalf("%s: %d turns, want %d", what, len(got), len(want))
 	}
 	for i := range want {
-		if !sameTurn(&want[i], &got[i]) {
+		if !spanfmt.SameTurn(&want[i], &got[i]) {
 			t.Fatalf("%s: turn %d differs:\n got %+v\nwant %+v", what, want[i].Seq, got[i], want[i])
 		}
 	}
+}
+
+// archiveDir is the folder of the test conversation's segments.
+func archiveDir(t *testing.T, s *Store) string {
+	t.Helper()
+	f, ok := s.seg.Blobs.(*archive.Files)
+	if !ok {
+		t.Fatalf("the store keeps its segments in %T, not files", s.seg.Blobs)
+	}
+	return archive.Dir(f.Root(), pyNS, pyConv)
 }
 
 // archived returns the seqs of every record in the conversation's
@@ -129,7 +140,7 @@ func sameAll(t *testing.T, what string, want, got []strata.Turn) {
 func archived(t *testing.T, s *Store) (seqs map[int64]bool, table int64) {
 	t.Helper()
 	seqs = map[int64]bool{}
-	dir := s.archiveDir(pyNS, pyConv)
+	dir := archiveDir(t, s)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -161,7 +172,7 @@ func checkSearchable(t *testing.T, s *Store, want []strata.Turn) {
 	for _, w := range want {
 		hits, err := s.Search(t.Context(), strata.SearchQuery{Namespace: pyNS, Conversation: pyConv,
 			Text: fmt.Sprintf("uniqword%d", w.Seq), Kind: strata.KindTurn})
-		if err != nil || len(hits) != 1 || !sameTurn(hits[0].Turn, &w) {
+		if err != nil || len(hits) != 1 || !spanfmt.SameTurn(hits[0].Turn, &w) {
 			t.Fatalf("turn %d is not found whole by search: %d hits, %v", w.Seq, len(hits), err)
 		}
 	}
@@ -296,10 +307,10 @@ func TestResetPyramidKillWindow(t *testing.T) {
 		t.Fatalf("ResetPyramid after the window = %d, %v; want 0 nodes removed", n, err)
 	}
 	checkReset(t, s, want)
-	entries, _ := os.ReadDir(s.archiveDir(pyNS, pyConv))
+	entries, _ := os.ReadDir(archiveDir(t, s))
 	for _, e := range entries {
 		if e.IsDir() && e.Name() == ".tmp" {
-			temps, _ := os.ReadDir(filepath.Join(s.archiveDir(pyNS, pyConv), e.Name()))
+			temps, _ := os.ReadDir(filepath.Join(archiveDir(t, s), e.Name()))
 			for _, tmp := range temps {
 				t.Errorf("temp %s is left in the archive folder", tmp.Name())
 			}

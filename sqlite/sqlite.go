@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -15,15 +16,16 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
 )
 
 // Store is a strata.Store in one SQLite file. It is safe for concurrent
 // use by multiple goroutines.
 type Store struct {
-	path    string
-	archive string  // root folder of archive segments
-	w       *sql.DB // exactly one connection; every write goes through it
-	r       *sql.DB // read-only connections
+	path string
+	seg  archive.Segments // the archive segments of cold spans
+	w    *sql.DB          // exactly one connection; every write goes through it
+	r    *sql.DB          // read-only connections
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -35,14 +37,30 @@ var _ strata.Store = (*Store)(nil)
 // concurrent-process test under the race detector), so it is generous.
 const BusyTimeout = 30 * time.Second
 
+// An Option changes how Open opens a store.
+type Option func(*options)
+
+type options struct {
+	blobs archive.Blobs
+}
+
+// WithBlobs keeps the store's archive segments in b instead of the files
+// of ArchiveRoot(path): another folder, a table of a server database, or
+// an in-memory Blobs in tests. The store then reads and writes segments
+// only through b.
+func WithBlobs(b archive.Blobs) Option {
+	return func(o *options) { o.blobs = b }
+}
+
 // Open opens the SQLite store at path, creating the file and its parent
 // directory if they are missing, and migrates its schema to the newest
-// version this build knows. It returns an ECONFLICT error if the file's
-// schema is newer than that, and an EINVALID error for an empty path, an
-// in-memory database name or a URI (a Store needs a file path: its reads
-// and writes use separate connections, and it sets the connection options
-// itself).
-func Open(ctx context.Context, path string) (*Store, error) {
+// version this build knows. Its archive segments are the files of
+// ArchiveRoot(path) unless an option gives other Blobs. It returns an
+// ECONFLICT error if the file's schema is newer than that, and an EINVALID
+// error for an empty path, an in-memory database name or a URI (a Store
+// needs a file path: its reads and writes use separate connections, and it
+// sets the connection options itself).
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, strata.Errorf(strata.EINVALID, "sqlite: path %q: want a file path", path)
 	}
@@ -50,10 +68,17 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.blobs == nil {
+		o.blobs = archive.NewFiles(ArchiveRoot(abs))
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("sqlite: creating the directory of %s: %w", path, err)
 	}
-	if err := checkOrphanArchive(path, abs); err != nil {
+	if err := checkOrphanArchive(ctx, path, abs, o.blobs); err != nil {
 		return nil, err
 	}
 
@@ -72,7 +97,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, archive: ArchiveRoot(abs), w: w}
+	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -97,14 +122,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 }
 
 // checkOrphanArchive refuses to start a new store (a missing or empty
-// file) beside the archive segments of an earlier one: those segments are
+// file) over the archive segments of an earlier one: those segments are
 // the raw content of cold spans, which only the lost file indexes, and a
-// new store would write its own segments at the same paths (one file per
+// new store would write its own segments at the same keys (one per
 // conversation and day), mixing or replacing them. A warning would go
 // unseen by a program that opens the store, so it is an ECONFLICT error
 // and the user decides: restore the file from a backup, or move the
 // archive folder away.
-func checkOrphanArchive(path, abs string) error {
+func checkOrphanArchive(ctx context.Context, path, abs string, blobs archive.Blobs) error {
 	if st, err := os.Stat(abs); err == nil && st.Size() > 0 {
 		return nil
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -113,23 +138,12 @@ func checkOrphanArchive(path, abs string) error {
 	if st, err := os.Stat(abs + "-wal"); err == nil && st.Size() > 0 {
 		return nil // a store never checkpointed: SQLite recovers it from its log
 	}
-	root := ArchiveRoot(abs)
-	found := ""
-	errStop := errors.New("found")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			found = p
-			return errStop
-		}
-		return nil
-	})
-	if found == "" {
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("sqlite: %s: reading the archive folder %s: %w", path, root, err)
-		}
+	root := blobs.Locate("")
+	keys, err := blobs.List(ctx, "")
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: reading the archive %s: %w", path, root, err)
+	}
+	if len(keys) == 0 {
 		return nil
 	}
 	state := "is empty (0 bytes)"
@@ -138,7 +152,7 @@ func checkOrphanArchive(path, abs string) error {
 	}
 	return strata.Errorf(strata.ECONFLICT, "sqlite: %s %s, but %s holds archive segments of a store (%s): "+
 		"refusing to start a new store over them; restore the database file from a backup, "+
-		"or move that folder away to start afresh", path, state, root, filepath.Base(found))
+		"or move that folder away to start afresh", path, state, root, pathpkg.Base(keys[0]))
 }
 
 // dsn builds a modernc.org/sqlite data source name for the file at abs: a

@@ -1,21 +1,18 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
-	"reflect"
 	"sort"
 	"time"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
-	"github.com/strata-memory/strata/ctf"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // Tiers as stored in turns.tier and nodes.tier.
@@ -84,19 +81,6 @@ func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 	return sp, nil
 }
 
-// archiveDir is the folder of a conversation's segments.
-func (s *Store) archiveDir(namespace, conversation string) string {
-	return archive.Dir(s.archive, namespace, conversation)
-}
-
-// segmentPath is the path of one day's segment of a conversation.
-func (s *Store) segmentPath(namespace, conversation, day string) string {
-	return filepath.Join(s.archiveDir(namespace, conversation), day+".jsonl.zst")
-}
-
-// dayOf is the segment day a turn belongs to (UTC).
-func dayOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
-
 // hydrate replaces the stubs of out (turn rows whose content lives with
 // their span) by the whole turns from the spans' warm blocks or archive
 // segments, and drops expired ones.
@@ -141,7 +125,7 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 		}
 		switch sp.tier {
 		case tierWarm:
-			ts, err := decodeBlock(sp.block)
+			ts, err := spanfmt.DecodeBlock(sp.block)
 			if err != nil {
 				return nil, fmt.Errorf("sqlite: warm block of node %s of %q: %w", sp.id, conversation, err)
 			}
@@ -174,8 +158,9 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 	}
 	for _, d := range dayOrder {
 		w := days[d]
-		path := s.segmentPath(namespace, conversation, d)
-		recs, err := archive.Read(path, w.lo, w.hi)
+		key := archive.Key(namespace, conversation, d)
+		path := s.seg.Blobs.Locate(key)
+		recs, err := s.seg.Read(ctx, key, w.lo, w.hi)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, owner[d].id)
 		}
@@ -187,7 +172,7 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 			if !ok {
 				continue // in the day's window, not asked for
 			}
-			t, err := decodeRecord(r.Line, row)
+			t, err := spanfmt.DecodeRecord(r.Line, row)
 			if err != nil {
 				return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
 			}
@@ -218,204 +203,6 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 		}
 	}
 	return kept, nil
-}
-
-// encodeBlock packs turns into a warm block: CTF, compressed.
-func encodeBlock(turns []strata.Turn) ([]byte, error) {
-	b, err := ctf.EncodeTurns(turns, nil)
-	if err != nil {
-		return nil, err
-	}
-	return archive.Compress(b), nil
-}
-
-func decodeBlock(b []byte) ([]strata.Turn, error) {
-	raw, err := archive.Decompress(b)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := ctf.DecodeTurns(raw)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ts {
-		normalize(&ts[i])
-	}
-	return ts, nil
-}
-
-// normalize gives a decoded turn the shape a row scan gives: nil for empty
-// lists and maps, UTC times.
-func normalize(t *strata.Turn) {
-	if len(t.ToolCalls) == 0 {
-		t.ToolCalls = nil
-	}
-	for i := range t.ToolCalls {
-		if len(t.ToolCalls[i].Arguments) == 0 {
-			t.ToolCalls[i].Arguments = nil
-		}
-	}
-	if len(t.ToolResults) == 0 {
-		t.ToolResults = nil
-	}
-	if len(t.Tags) == 0 {
-		t.Tags = nil
-	}
-	if len(t.Metadata) == 0 {
-		t.Metadata = nil
-	}
-	if t.Time.IsZero() {
-		t.Time = time.Time{}
-	} else {
-		t.Time = t.Time.UTC()
-	}
-}
-
-// A turn as an archive segment holds it (format 2) is one JSON array:
-//
-//	[ext_id, session_label, role, name, time, content]
-//	[ext_id, session_label, role, name, time, content, {more}]
-//
-// time is RFC 3339 in UTC ("" when unknown), and the optional seventh
-// element holds the fields a chat turn rarely has: model, tool_calls
-// (arguments as their exact text), tool_results, importance, tags and
-// metadata, as the database stores them. The session number and the token
-// count are not archived: both are derived at import, and the cold row
-// keeps them. Format 1 records, one JSON object per turn with every field
-// by name, are still read.
-type record struct {
-	ExtID        string          `json:"ext_id,omitempty"`
-	Session      int             `json:"session,omitempty"`
-	SessionLabel string          `json:"session_label,omitempty"`
-	Role         string          `json:"role"`
-	Name         string          `json:"name,omitempty"`
-	Content      string          `json:"content"`
-	Time         string          `json:"time,omitempty"`
-	Model        string          `json:"model,omitempty"`
-	ToolCalls    json.RawMessage `json:"tool_calls,omitempty"`
-	ToolResults  json.RawMessage `json:"tool_results,omitempty"`
-	Tokens       int             `json:"tokens"`
-	Importance   float64         `json:"importance,omitempty"`
-	Tags         json.RawMessage `json:"tags,omitempty"`
-	Metadata     json.RawMessage `json:"metadata,omitempty"`
-}
-
-// recordMore is the optional seventh element of a format 2 record.
-type recordMore struct {
-	Model       string          `json:"model,omitempty"`
-	ToolCalls   json.RawMessage `json:"tool_calls,omitempty"`
-	ToolResults json.RawMessage `json:"tool_results,omitempty"`
-	Importance  float64         `json:"importance,omitempty"`
-	Tags        json.RawMessage `json:"tags,omitempty"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-}
-
-func rawColumn(v any) json.RawMessage {
-	if s, ok := v.(string); ok {
-		return json.RawMessage(s)
-	}
-	return nil
-}
-
-func encodeRecord(t *strata.Turn) (archive.Record, error) {
-	e, err := encodeTurn(t, 0)
-	if err != nil {
-		return archive.Record{}, err
-	}
-	var tm string
-	if !t.Time.IsZero() {
-		tm = t.Time.UTC().Format(time.RFC3339Nano)
-	}
-	row := []any{t.ExtID, t.SessionLabel, string(t.Role), t.Name, tm, t.Content}
-	more := recordMore{Model: t.Model, ToolCalls: rawColumn(e.toolCalls), ToolResults: rawColumn(e.toolResults),
-		Importance: t.Importance, Tags: rawColumn(e.tags), Metadata: rawColumn(e.metadata)}
-	if more.Model != "" || more.ToolCalls != nil || more.ToolResults != nil || more.Importance != 0 || more.Tags != nil || more.Metadata != nil {
-		row = append(row, more)
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(row); err != nil {
-		return archive.Record{}, err
-	}
-	return archive.Record{Seq: t.Seq, Line: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}, nil
-}
-
-// decodeRecord decodes an archived turn of either format. row is the
-// turn's row in the database (or the turn itself, when checking a record
-// before it is written): its seq, and for format 2 its session number and
-// token count, which that format leaves to the row.
-func decodeRecord(line []byte, row *strata.Turn) (strata.Turn, error) {
-	var r record
-	if len(line) > 0 && line[0] == '[' {
-		var a []json.RawMessage
-		if err := json.Unmarshal(line, &a); err != nil {
-			return strata.Turn{}, err
-		}
-		if len(a) != 6 && len(a) != 7 {
-			return strata.Turn{}, fmt.Errorf("record has %d elements, want 6 or 7", len(a))
-		}
-		for i, f := range []*string{&r.ExtID, &r.SessionLabel, &r.Role, &r.Name, &r.Time, &r.Content} {
-			if err := json.Unmarshal(a[i], f); err != nil {
-				return strata.Turn{}, fmt.Errorf("%s: %w", recordFields[i], err)
-			}
-		}
-		if len(a) == 7 {
-			var m recordMore
-			if err := json.Unmarshal(a[6], &m); err != nil {
-				return strata.Turn{}, fmt.Errorf("more: %w", err)
-			}
-			r.Model, r.ToolCalls, r.ToolResults, r.Importance, r.Tags, r.Metadata = m.Model, m.ToolCalls, m.ToolResults, m.Importance, m.Tags, m.Metadata
-		}
-		r.Session, r.Tokens = row.Session, row.Tokens
-	} else if err := json.Unmarshal(line, &r); err != nil {
-		return strata.Turn{}, err
-	}
-	t := strata.Turn{Seq: row.Seq, ExtID: r.ExtID, Session: r.Session, SessionLabel: r.SessionLabel,
-		Role: strata.Role(r.Role), Name: r.Name, Content: r.Content, Model: r.Model, Tokens: r.Tokens,
-		Importance: r.Importance}
-	if r.Time != "" {
-		tm, err := time.Parse(time.RFC3339Nano, r.Time)
-		if err != nil {
-			return t, fmt.Errorf("time: %w", err)
-		}
-		t.Time = tm.UTC()
-	}
-	col := func(m json.RawMessage) sql.NullString {
-		if len(m) == 0 || string(m) == "null" {
-			return sql.NullString{}
-		}
-		return sql.NullString{String: string(m), Valid: true}
-	}
-	if err := decodeColumns(&t, col(r.ToolCalls), col(r.ToolResults), col(r.Tags), col(r.Metadata)); err != nil {
-		return t, err
-	}
-	return t, nil
-}
-
-var recordFields = [...]string{"ext_id", "session_label", "role", "name", "time", "content"}
-
-// sameTurn reports whether two turns are equal field by field, tool-call
-// arguments byte for byte.
-func sameTurn(a, b *strata.Turn) bool {
-	x, y := *a, *b
-	normalize(&x)
-	normalize(&y)
-	if len(x.ToolCalls) != len(y.ToolCalls) {
-		return false
-	}
-	for i := range x.ToolCalls {
-		if !bytes.Equal(x.ToolCalls[i].Arguments, y.ToolCalls[i].Arguments) {
-			return false
-		}
-	}
-	x.ToolCalls, y.ToolCalls = nil, nil
-	return x.Time.Equal(y.Time) && reflect.DeepEqual(withoutTime(x), withoutTime(y))
-}
-
-func withoutTime(t strata.Turn) strata.Turn {
-	t.Time = time.Time{}
-	return t
 }
 
 // loadSpans reads the level-1 nodes ids of conversation pk: ENOTFOUND for
@@ -589,21 +376,12 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			for i, r := range m.rows {
 				turns[i] = r.turn
 			}
-			block, err := encodeBlock(turns)
+			block, err := spanfmt.EncodeBlock(turns)
 			if err != nil {
 				return fail(fmt.Errorf("packing node %s: %w", m.sp.id, err))
 			}
-			back, err := decodeBlock(block)
-			if err != nil {
+			if err := spanfmt.CheckBlock(block, turns); err != nil {
 				return fail(fmt.Errorf("checking the block of node %s: %w", m.sp.id, err))
-			}
-			if len(back) != len(turns) {
-				return fail(fmt.Errorf("checking the block of node %s: %d turns, want %d", m.sp.id, len(back), len(turns)))
-			}
-			for i := range turns {
-				if !sameTurn(&back[i], &turns[i]) {
-					return fail(fmt.Errorf("checking the block of node %s: turn %d does not round-trip", m.sp.id, turns[i].Seq))
-				}
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = ? WHERE pk = ?`, tierWarm, block, m.sp.pk); err != nil {
 				return fail(err)
@@ -625,15 +403,11 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	for i, m := range work {
 		seen := map[string]bool{}
 		for _, r := range m.rows {
-			rec, err := encodeRecord(&r.turn)
+			rec, err := spanfmt.Record(&r.turn)
 			if err != nil {
 				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
 			}
-			back, err := decodeRecord(rec.Line, &r.turn)
-			if err != nil || !sameTurn(&back, &r.turn) {
-				return fail(fmt.Errorf("archiving turn %d: it does not round-trip (%v)", r.turn.Seq, err))
-			}
-			day := dayOf(r.turn.Time)
+			day := spanfmt.Day(r.turn.Time)
 			byDay[day] = append(byDay[day], rec)
 			if !seen[day] {
 				seen[day] = true
@@ -647,7 +421,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	}
 	sort.Strings(days)
 	for _, day := range days {
-		info, err := archive.Merge(s.segmentPath(namespace, conversation, day), byDay[day])
+		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, day), byDay[day])
 		if err != nil {
 			return fail(err)
 		}
@@ -815,7 +589,7 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 	defer tx.Rollback()
 	for _, sp := range spans {
 		for _, day := range sp.days {
-			info, err := archive.Remove(s.segmentPath(namespace, conversation, day), sp.first, sp.last)
+			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, day), sp.first, sp.last)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fail(err)
 			}

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // turnCols are the columns scanTurn reads, for a turns table aliased t.
@@ -30,17 +30,6 @@ type encodedTurn struct {
 	fts                                    string
 }
 
-// storedToolCall is a strata.ToolCall as stored: the arguments are kept as
-// the exact text the model produced (encoding/json would compact a
-// json.RawMessage and escape HTML in it), or as bytes if they are not
-// valid UTF-8.
-type storedToolCall struct {
-	ID        string  `json:"id,omitempty"`
-	Name      string  `json:"name"`
-	Arguments *string `json:"arguments,omitempty"`
-	ArgBytes  []byte  `json:"arguments_bytes,omitempty"`
-}
-
 // encodeTurn prepares t's encoded columns.
 func encodeTurn(t *strata.Turn, i int) (encodedTurn, error) {
 	var e encodedTurn
@@ -50,21 +39,11 @@ func encodeTurn(t *strata.Turn, i int) (encodedTurn, error) {
 		return e, err
 	}
 	if len(t.ToolCalls) > 0 {
-		calls := make([]storedToolCall, len(t.ToolCalls))
-		for k, c := range t.ToolCalls {
-			calls[k] = storedToolCall{ID: c.ID, Name: c.Name}
-			switch {
-			case len(c.Arguments) == 0:
-			case utf8.Valid(c.Arguments):
-				a := string(c.Arguments)
-				calls[k].Arguments = &a
-			default:
-				calls[k].ArgBytes = c.Arguments
-			}
+		b, err := spanfmt.ToolCallsJSON(t.ToolCalls)
+		if err != nil {
+			return e, strata.Errorf(strata.EINVALID, "turns[%d].tool_calls: %v", i, err)
 		}
-		if e.toolCalls, err = jsonText(calls, i, "tool_calls"); err != nil {
-			return e, err
-		}
+		e.toolCalls = string(b)
 	}
 	if len(t.ToolResults) > 0 {
 		if e.toolResults, err = jsonText(t.ToolResults, i, "tool_results"); err != nil {
@@ -350,19 +329,11 @@ func scanTurn(row interface{ Scan(...any) error }, extra ...any) (strata.Turn, e
 // decodeColumns sets t's structured fields from their JSON columns.
 func decodeColumns(t *strata.Turn, toolCalls, toolResults, tags, metadata sql.NullString) error {
 	if toolCalls.Valid {
-		var calls []storedToolCall
-		if err := json.Unmarshal([]byte(toolCalls.String), &calls); err != nil {
+		calls, err := spanfmt.ParseToolCalls([]byte(toolCalls.String))
+		if err != nil {
 			return fmt.Errorf("turn %d: tool_calls: %w", t.Seq, err)
 		}
-		t.ToolCalls = make([]strata.ToolCall, len(calls))
-		for k, c := range calls {
-			t.ToolCalls[k] = strata.ToolCall{ID: c.ID, Name: c.Name}
-			if c.Arguments != nil {
-				t.ToolCalls[k].Arguments = json.RawMessage(*c.Arguments)
-			} else if c.ArgBytes != nil {
-				t.ToolCalls[k].Arguments = json.RawMessage(c.ArgBytes)
-			}
-		}
+		t.ToolCalls = calls
 	}
 	if err := unmarshalColumn(toolResults, &t.ToolResults); err != nil {
 		return fmt.Errorf("turn %d: tool_results: %w", t.Seq, err)
