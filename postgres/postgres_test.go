@@ -97,3 +97,8 @@ func TestConformance(t *testing.T) {
 	storetest.RunExcept(t, func(t *testing.T) strata.Store { return openStore(t, dsn) },
 		"the PostgreSQL store does not implement tiers (Demote, Expire) yet", tierSubtests...)
 }
+
+func TestTokens(t *testing.T) {
+	dsn := testDSN(t)
+	storetest.RunTokens(t, func(t *testing.T) strata.TokenStore { return openStore(t, dsn) })
+}
