@@ -301,8 +301,8 @@ type TurnFilter struct {
 	// stubs their rows keep: seq, ext_id, session, role, time, tokens and
 	// importance, with no content. A copy of a store needs them.
 	WithExpired bool
-	Newest     bool // order by seq descending
-	Limit      int
+	Newest      bool // order by seq descending
+	Limit       int
 }
 
 // NodeFilter selects nodes. Conversation may be empty only when IDs is set.
