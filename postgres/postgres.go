@@ -118,10 +118,10 @@ func Migrate(ctx context.Context, dsn string) (from, to int, err error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return 0, 0, fmt.Errorf("postgres: connecting to %s: %w", redact(dsn), err)
+		return 0, 0, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return migrate(ctx, conn, redact(dsn))
+	return migrate(ctx, conn, Redact(dsn))
 }
 
 func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, err error) {
@@ -198,13 +198,13 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: connecting to %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: connecting to %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
-	return &Store{pool: pool, location: redact(dsn)}, nil
+	return &Store{pool: pool, location: Redact(dsn)}, nil
 }
 
 // Version returns the schema version of the store's database.
@@ -225,8 +225,8 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// redact returns dsn without its password, for messages.
-func redact(dsn string) string {
+// Redact returns dsn with its password masked, for messages and logs.
+func Redact(dsn string) string {
 	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")

@@ -331,6 +331,10 @@ const pinnedLiteral = "0.8"
 // SchemaVersion is the newest schema version this build knows.
 func SchemaVersion() int { return migrations[len(migrations)-1].version }
 
+// MigratedFrom is the schema version the file had when Open found it (0
+// for a new file); Open brought it to SchemaVersion.
+func (s *Store) MigratedFrom() int { return s.from }
+
 // migrate brings the schema up to SchemaVersion, one migration per
 // transaction. Transactions on the write pool begin IMMEDIATE, so two
 // processes opening the same new file migrate it once.
@@ -340,6 +344,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		name    TEXT    NOT NULL,
 		applied INTEGER NOT NULL -- unix nanoseconds
 	)`); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&s.from); err != nil {
 		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
 	}
 	for _, m := range migrations {

@@ -26,6 +26,7 @@ type Store struct {
 	seg  archive.Segments // the archive segments of cold spans
 	w    *sql.DB          // exactly one connection; every write goes through it
 	r    *sql.DB          // read-only connections
+	from int              // schema version before Open migrated the file
 }
 
 var _ strata.Store = (*Store)(nil)

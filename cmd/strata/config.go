@@ -20,7 +20,6 @@ import (
 	"github.com/strata-memory/strata/anthropic"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/openai"
-	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -380,7 +379,7 @@ func newTokenizer(name string) (strata.Tokenizer, error) {
 // app is an open store and the engine over it.
 type app struct {
 	set   settings
-	store *sqlite.Store
+	store store
 	mem   *strata.Memory
 }
 
@@ -401,9 +400,9 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, s.DB)
+	st, err := openStore(ctx, s.DB)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", s.DB, err)
+		return nil, err
 	}
 	llm := s.LLM.Options
 	if llm.Completer, err = s.LLM.completer(); err != nil {

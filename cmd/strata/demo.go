@@ -34,7 +34,7 @@ func runDemo(ctx context.Context, m *Main, args []string) error {
 	defer a.Close()
 	w := m.Stdout
 	if !*fs.json {
-		fmt.Fprintf(w, "== strata demo: store %s\n\n", a.set.DB)
+		fmt.Fprintf(w, "== strata demo: store %s\n\n", showDB(a.set.DB))
 	}
 
 	r, err := formats.Open("jsonl", "demo.jsonl", bytes.NewReader(demoJSONL))

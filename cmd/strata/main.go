@@ -92,6 +92,8 @@ func commands() []command {
 		{"forget", "delete a conversation and everything it holds, keeping an audit record", runForget},
 		{"token", "create, list or revoke the server's bearer tokens (one namespace each)", runToken},
 		{"stats", "counts and bytes on disk", runStats},
+		{"migrate", "bring the store's schema to this build's version (SQLite or PostgreSQL)", runMigrate},
+		{"copy", "copy a store into another (SQLite and PostgreSQL, either way), resumably, and verify it", runCopy},
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
 		{"serve", "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (loopback only)", runServe},

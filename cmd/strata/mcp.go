@@ -27,7 +27,7 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	fmt.Fprintf(m.Stderr, "strata mcp: serving %s (namespace %q) over stdio\n", a.set.DB, a.mem.Namespace())
+	fmt.Fprintf(m.Stderr, "strata mcp: serving %s (namespace %q) over stdio\n", showDB(a.set.DB), a.mem.Namespace())
 	t := &mcp.IOTransport{Reader: io.NopCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}}
 	if err := stratamcp.Serve(ctx, a.mem, version, t); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)

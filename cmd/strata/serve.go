@@ -95,9 +95,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	defer func() { stopWorker(); <-workerDone }()
 	srv.SetReady(true)
 	if valid > 0 {
-		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, a.set.DB)
+		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, showDB(a.set.DB))
 	} else {
-		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s, loopback only, no tokens (store %s)\n", a.mem.Namespace(), ln.Addr(), a.set.DB)
+		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s, loopback only, no tokens (store %s)\n", a.mem.Namespace(), ln.Addr(), showDB(a.set.DB))
 	}
 	select {
 	case err := <-done:
