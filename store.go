@@ -201,7 +201,9 @@ type LearningStore interface {
 	// it; one is returned per learning given. ENOTFOUND for an unknown
 	// conversation; EINVALID for an empty subject or text, a status other
 	// than auto, confirmed or rejected, or a Conversation other than the
-	// one added to.
+	// one added to. These rules are the engine's: a store checks ls with
+	// CheckLearnings and, in its transaction, carries out the plan
+	// PlanLearnings makes of the stored learnings of ls's subjects.
 	AddLearnings(ctx context.Context, namespace, conversation string, ls []Learning) ([]Learning, error)
 
 	// Learnings returns the learnings that match f, oldest first.
@@ -211,7 +213,7 @@ type LearningStore interface {
 	// SetLearningStatus sets the status of learning id (confirmed,
 	// rejected or auto) and returns it. ENOTFOUND for an unknown id in the
 	// namespace; EINVALID for another status, or for a superseded learning
-	// (its history is fixed).
+	// (its history is fixed), as ChangeLearningStatus decides.
 	SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (Learning, error)
 }
 
