@@ -13,7 +13,11 @@ import (
 //
 // Errors: a missing conversation is ENOTFOUND for every method that names
 // one (Turns, Nodes, PutNodes, Search and AppendTurns included); invalid
-// arguments are EINVALID; anything else is returned wrapped.
+// arguments are EINVALID; anything else is returned wrapped. Where this
+// package has a Check function for a method's arguments (CheckEmbeddings,
+// CheckEmbedFilter, CheckVectorFilter, CheckImportance, CheckLearnings,
+// CheckLearningStatus), a store calls it first, so that every store
+// refuses the same input with the same error.
 //
 // Node ids are unique within a conversation (they derive from it). A turn
 // with an empty ExtID is never deduplicated (the engine always sets one).

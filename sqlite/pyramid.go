@@ -67,8 +67,8 @@ func pyramidAt(point string) {
 // A stub of an expired span has no content left to return or pin: it is
 // ECONFLICT, as is unpinning a turn of an expired span.
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
-	if math.IsNaN(importance) || importance < 0 || importance > 1 {
-		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	if err := strata.CheckImportance(seq, importance); err != nil {
+		return strata.Turn{}, err
 	}
 	fail := func(err error) (strata.Turn, error) {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
