@@ -100,7 +100,8 @@ type TurnStore interface {
 	// being pinned in a warm or cold span gives its row's content up to
 	// that span's copy. ENOTFOUND for an unknown conversation or seq;
 	// EINVALID for an importance outside 0..1; ECONFLICT when unpinning a
-	// turn whose span expired (its row holds the only copy).
+	// turn whose span expired (its row holds the only copy). What becomes
+	// of the content is DecidePin's decision.
 	SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (Turn, error)
 }
 
