@@ -81,3 +81,20 @@ func DecidePin(conversation string, seq int64, row, span Tier, spanID string, ol
 	}
 	return PinKeep, nil
 }
+
+// CheckNodeRemoval says what ReplaceNodes does before it removes node n
+// of conversation (its ID, Level and Tier set): restore reports that n is
+// a level-1 node whose span is warm or cold, whose turns go back to the
+// hot tier first, byte for byte and searchable again, since their copy
+// hangs off n. A node whose span expired cannot be removed (ECONFLICT):
+// its summary is all that is left of its turns.
+func CheckNodeRemoval(conversation string, n Node) (restore bool, err error) {
+	switch n.Tier {
+	case TierExpired:
+		return false, Errorf(ECONFLICT,
+			"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", n.ID, conversation)
+	case TierWarm, TierCold:
+		return n.Level == 1, nil
+	}
+	return false, nil
+}

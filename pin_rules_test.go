@@ -56,3 +56,31 @@ func TestDecidePin(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNodeRemoval: a removed level-1 node of a warm or cold span
+// gives its turns back first; a node of an expired span is refused.
+func TestCheckNodeRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		level   int
+		tier    strata.Tier
+		restore bool
+		code    string
+	}{
+		{1, "", false, ""},
+		{1, strata.TierHot, false, ""},
+		{1, strata.TierWarm, true, ""},
+		{1, strata.TierCold, true, ""},
+		{1, strata.TierExpired, false, strata.ECONFLICT},
+		{2, strata.TierHot, false, ""},
+		{2, strata.TierCold, false, ""},
+		{3, strata.TierExpired, false, strata.ECONFLICT},
+	} {
+		restore, err := strata.CheckNodeRemoval("c", strata.Node{ID: "L1-0001", Level: tc.level, Tier: tc.tier})
+		if restore != tc.restore || strata.ErrorCode(err) != tc.code {
+			t.Errorf("level %d, tier %q: restore %v, error %v; want restore %v, code %q", tc.level, tc.tier, restore, err, tc.restore, tc.code)
+		}
+		if err != nil && !strings.Contains(err.Error(), "node L1-0001") {
+			t.Errorf("level %d, tier %q: error %q does not name the node", tc.level, tc.tier, err)
+		}
+	}
+}

@@ -122,7 +122,9 @@ type NodeStore interface {
 	// or cold gives its turns back to the hot tier first, byte for byte
 	// and searchable again; Turns returns the same turns before and
 	// after. ENOTFOUND for an unknown conversation or id; ECONFLICT,
-	// changing nothing, for a level-1 node whose span expired.
+	// changing nothing, for a level-1 node whose span expired. Which
+	// removed nodes give their turns back, and which are refused, is
+	// CheckNodeRemoval's decision.
 	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) (int, error)
 
 	// Nodes returns the nodes that match f, ordered by level then first seq

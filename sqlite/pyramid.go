@@ -770,19 +770,17 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	}
 	scrub := false
 	for _, sp := range spans {
-		switch sp.tier {
-		case tierExpired:
-			return 0, strata.Errorf(strata.ECONFLICT,
-				"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", sp.id, conversation)
-		case tierWarm, tierCold:
-			if sp.level != 1 {
-				continue
-			}
-			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-				return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
-			}
-			scrub = scrub || sp.tier == tierCold
+		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.id, Level: sp.level, Tier: tierName(sp.tier)})
+		if err != nil {
+			return 0, err
 		}
+		if !restore {
+			continue
+		}
+		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
+			return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
+		}
+		scrub = scrub || sp.tier == tierCold
 	}
 	if err := dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
 		return 0, fail(err)
