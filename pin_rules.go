@@ -1,10 +1,11 @@
 package strata
 
-// This file holds what SetImportance decides about a turn's content when
-// its importance changes: a pinned turn (a milestone) keeps its content in
+// This file holds what SetImportance and ReplaceNodes decide about where
+// turns' content lives: a pinned turn (a milestone) keeps its content in
 // its row whatever the tier of its span, and an unpinned one in a warm or
-// cold span keeps it only in that span's copy. Every store follows it;
-// how it moves content (blocks, segments, indexes) is its own.
+// cold span keeps it only in that span's copy; a span that expired keeps
+// only its summary. Every store follows these decisions; how it moves
+// content (blocks, segments, indexes) is its own.
 
 // PinMove is what SetImportance does with a turn's content.
 type PinMove int
