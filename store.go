@@ -13,7 +13,11 @@ import (
 //
 // Errors: a missing conversation is ENOTFOUND for every method that names
 // one (Turns, Nodes, PutNodes, Search and AppendTurns included); invalid
-// arguments are EINVALID; anything else is returned wrapped.
+// arguments are EINVALID; anything else is returned wrapped. Where this
+// package has a Check function for a method's arguments (CheckEmbeddings,
+// CheckEmbedFilter, CheckVectorFilter, CheckImportance, CheckLearnings,
+// CheckLearningStatus), a store calls it first, so that every store
+// refuses the same input with the same error.
 //
 // Node ids are unique within a conversation (they derive from it). A turn
 // with an empty ExtID is never deduplicated (the engine always sets one).
@@ -99,7 +103,8 @@ type TurnStore interface {
 	// being pinned in a warm or cold span gives its row's content up to
 	// that span's copy. ENOTFOUND for an unknown conversation or seq;
 	// EINVALID for an importance outside 0..1; ECONFLICT when unpinning a
-	// turn whose span expired (its row holds the only copy).
+	// turn whose span expired (its row holds the only copy). What becomes
+	// of the content is DecidePin's decision.
 	SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (Turn, error)
 }
 
@@ -120,7 +125,9 @@ type NodeStore interface {
 	// or cold gives its turns back to the hot tier first, byte for byte
 	// and searchable again; Turns returns the same turns before and
 	// after. ENOTFOUND for an unknown conversation or id; ECONFLICT,
-	// changing nothing, for a level-1 node whose span expired.
+	// changing nothing, for a level-1 node whose span expired. Which
+	// removed nodes give their turns back, and which are refused, is
+	// CheckNodeRemoval's decision.
 	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) (int, error)
 
 	// Nodes returns the nodes that match f, ordered by level then first seq
@@ -204,7 +211,9 @@ type LearningStore interface {
 	// it; one is returned per learning given. ENOTFOUND for an unknown
 	// conversation; EINVALID for an empty subject or text, a status other
 	// than auto, confirmed or rejected, or a Conversation other than the
-	// one added to.
+	// one added to. These rules are the engine's: a store checks ls with
+	// CheckLearnings and, in its transaction, carries out the plan
+	// PlanLearnings makes of the stored learnings of ls's subjects.
 	AddLearnings(ctx context.Context, namespace, conversation string, ls []Learning) ([]Learning, error)
 
 	// Learnings returns the learnings that match f, oldest first.
@@ -214,7 +223,7 @@ type LearningStore interface {
 	// SetLearningStatus sets the status of learning id (confirmed,
 	// rejected or auto) and returns it. ENOTFOUND for an unknown id in the
 	// namespace; EINVALID for another status, or for a superseded learning
-	// (its history is fixed).
+	// (its history is fixed), as ChangeLearningStatus decides.
 	SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (Learning, error)
 }
 

@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,11 +18,6 @@ import (
 // aliased l joined with its conversations row aliased c.
 const learningCols = `l.pk, c.id, l.subject, l.text, l.node, l.first_seq, l.last_seq, l.status,
 	l.superseded_by, l.created, l.updated`
-
-// activeLearning is the condition on a learnings row aliased l that it is
-// in force. It spells the predicate of the index learnings_active, so
-// that queries with it can use the index.
-const activeLearning = `l.status IN ('auto', 'confirmed')`
 
 // scanLearning reads a row of learningCols.
 func scanLearning(row interface{ Scan(...any) error }) (strata.Learning, error) {
@@ -36,49 +33,21 @@ func scanLearning(row interface{ Scan(...any) error }) (strata.Learning, error) 
 	return l, nil
 }
 
-// AddLearnings stores new learnings of a conversation in one transaction,
-// skipping repeats of active learnings and superseding active learnings of
-// the same subject; see strata.LearningStore.
+// AddLearnings stores new learnings of a conversation in one transaction;
+// see strata.LearningStore. Which learnings repeat or supersede others is
+// strata.PlanLearnings' decision: the store reads the learnings of the
+// call's subjects that are not superseded and writes the plan's rows.
 func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string, ls []strata.Learning) ([]strata.Learning, error) {
-	now := time.Now()
-	type encoded struct {
-		norm             string
-		created, updated int64
+	if err := strata.CheckLearnings(conversation, ls); err != nil {
+		return nil, err
 	}
-	enc := make([]encoded, len(ls))
 	for i := range ls {
-		l, e := &ls[i], &enc[i]
-		if l.Conversation != "" && l.Conversation != conversation {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: belongs to conversation %q, not %q",
-				i, l.Conversation, conversation)
-		}
-		if strings.TrimSpace(l.Subject) == "" {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: subject is empty", i)
-		}
-		if e.norm = strata.NormalizeLearningText(l.Text); e.norm == "" {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: text is empty", i)
-		}
-		switch l.Status {
-		case "", strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected:
-		default:
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: status %q: want auto, confirmed or rejected", i, l.Status)
-		}
-		created, updated := l.Created, l.Updated
-		if created.IsZero() {
-			created = now
-		}
-		if updated.IsZero() {
-			updated = created
-		}
-		c, err := toNanos(created, fmt.Sprintf("learnings[%d].created", i))
-		if err != nil {
+		if _, err := toNanos(ls[i].Created, fmt.Sprintf("learnings[%d].created", i)); err != nil {
 			return nil, err
 		}
-		u, err := toNanos(updated, fmt.Sprintf("learnings[%d].updated", i))
-		if err != nil {
+		if _, err := toNanos(ls[i].Updated, fmt.Sprintf("learnings[%d].updated", i)); err != nil {
 			return nil, err
 		}
-		e.created, e.updated = c.(int64), u.(int64)
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: add learnings of %q: %w", conversation, err) }
 
@@ -87,42 +56,81 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 		return nil, err
 	}
 	defer tx.Rollback()
-	out := make([]strata.Learning, 0, len(ls))
-	for i, l := range ls {
-		e := enc[i]
-		old, err := scanLearning(tx.QueryRowContext(ctx, `SELECT `+learningCols+`
-			FROM learnings l JOIN conversations c ON c.pk = l.conversation
-			WHERE l.conversation = ? AND l.subject = ? AND l.status <> 'superseded' AND l.norm = ?
-			ORDER BY l.pk LIMIT 1`, pk, l.Subject, e.norm))
-		switch {
-		case err == nil:
-			out = append(out, old) // a repeat
-			continue
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, fail(fmt.Errorf("learnings[%d]: %w", i, err))
-		}
-		if l.Status == "" {
-			l.Status = strata.LearningAuto
-		}
-		if err := tx.QueryRowContext(ctx, `INSERT INTO learnings (conversation, subject, text, norm, node,
+	stored, err := storedLearnings(ctx, tx, pk, ls)
+	if err != nil {
+		return nil, fail(err)
+	}
+	// Times are stored as nanoseconds, and read back in UTC.
+	plan := strata.PlanLearnings(conversation, stored, ls, time.Unix(0, time.Now().UnixNano()).UTC())
+	add := func(l strata.Learning) (int64, error) {
+		var id int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO learnings (conversation, subject, text, norm, node,
 			first_seq, last_seq, status, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-			pk, l.Subject, l.Text, e.norm, l.Node, l.FirstSeq, l.LastSeq, l.Status, e.created, e.updated,
-		).Scan(&l.ID); err != nil {
-			return nil, fail(fmt.Errorf("learnings[%d]: %w", i, err))
+			pk, l.Subject, l.Text, strata.NormalizeLearningText(l.Text), l.Node, l.FirstSeq, l.LastSeq, l.Status,
+			l.Created.UnixNano(), l.Updated.UnixNano()).Scan(&id)
+		if err != nil {
+			return 0, fail(fmt.Errorf("learning %q: %w", l.Text, err))
 		}
-		// The superseded learnings' update is the new one's creation.
-		if _, err := tx.ExecContext(ctx, `UPDATE learnings AS l SET status = ?, superseded_by = ?, updated = ?
-			WHERE l.conversation = ? AND l.subject = ? AND `+activeLearning+` AND l.pk <> ?`,
-			strata.LearningSuperseded, l.ID, e.created, pk, l.Subject, l.ID); err != nil {
-			return nil, fail(fmt.Errorf("learnings[%d]: superseding: %w", i, err))
+		return id, nil
+	}
+	supersede := func(ids []int64, by int64, at time.Time) error {
+		b, _ := json.Marshal(ids) // an []int64 always marshals
+		if _, err := tx.ExecContext(ctx, `UPDATE learnings SET status = ?, superseded_by = ?, updated = ?
+			WHERE conversation = ? AND pk IN (SELECT value FROM json_each(?))`,
+			strata.LearningSuperseded, by, at.UnixNano(), pk, string(b)); err != nil {
+			return fail(fmt.Errorf("superseding learnings %v: %w", ids, err))
 		}
-		l.Conversation, l.SupersededBy = conversation, 0
-		l.Created, l.Updated = time.Unix(0, e.created).UTC(), time.Unix(0, e.updated).UTC()
-		out = append(out, l)
+		return nil
+	}
+	out, err := plan.Apply(add, supersede)
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fail(err)
 	}
+	for i := range out {
+		out[i].Created, out[i].Updated = out[i].Created.UTC(), out[i].Updated.UTC()
+	}
+	return out, nil
+}
+
+// storedLearnings returns the learnings of conversation pk that are not
+// superseded and have the subject of one of ls, oldest first.
+func storedLearnings(ctx context.Context, tx *sql.Tx, pk int64, ls []strata.Learning) ([]strata.Learning, error) {
+	q, err := tx.PrepareContext(ctx, `SELECT `+learningCols+`
+		FROM learnings l JOIN conversations c ON c.pk = l.conversation
+		WHERE l.conversation = ? AND l.subject = ? AND l.status <> 'superseded'`)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	var out []strata.Learning
+	seen := map[string]bool{}
+	for _, l := range ls {
+		if seen[l.Subject] {
+			continue
+		}
+		seen[l.Subject] = true
+		rows, err := q.QueryContext(ctx, pk, l.Subject)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			x, err := scanLearning(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b strata.Learning) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -180,13 +188,10 @@ func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strat
 }
 
 // SetLearningStatus sets the status of a learning that is not superseded;
-// see strata.LearningStore.
+// see strata.LearningStore. The change is strata.ChangeLearningStatus'.
 func (s *Store) SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (strata.Learning, error) {
-	switch status {
-	case strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected:
-	default:
-		return strata.Learning{}, strata.Errorf(strata.EINVALID,
-			"learning %d: status %q: want auto, confirmed or rejected", id, status)
+	if err := strata.CheckLearningStatus(id, status); err != nil {
+		return strata.Learning{}, err
 	}
 	fail := func(err error) error { return fmt.Errorf("sqlite: set the status of learning %d: %w", id, err) }
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -202,20 +207,20 @@ func (s *Store) SetLearningStatus(ctx context.Context, namespace string, id int6
 		return strata.Learning{}, strata.Errorf(strata.ENOTFOUND, "learning %d not found in namespace %q", id, namespace)
 	case err != nil:
 		return strata.Learning{}, fail(err)
-	case l.Status == strata.LearningSuperseded:
-		return strata.Learning{}, strata.Errorf(strata.EINVALID,
-			"learning %d is superseded by learning %d: its history is fixed", id, l.SupersededBy)
-	case l.Status == status:
+	}
+	l, changed, err := strata.ChangeLearningStatus(l, status, time.Unix(0, time.Now().UnixNano()).UTC())
+	if err != nil {
+		return strata.Learning{}, err
+	}
+	if !changed {
 		return l, nil
 	}
-	now := time.Now().UTC()
 	if _, err := tx.ExecContext(ctx, `UPDATE learnings SET status = ?, updated = ? WHERE pk = ?`,
-		status, now.UnixNano(), id); err != nil {
+		l.Status, l.Updated.UnixNano(), id); err != nil {
 		return strata.Learning{}, fail(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return strata.Learning{}, fail(err)
 	}
-	l.Status, l.Updated = status, now
 	return l, nil
 }

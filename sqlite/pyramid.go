@@ -41,6 +41,8 @@ func pyramidAt(point string) {
 }
 
 // SetImportance sets the importance of one turn; see strata.TurnStore.
+// What becomes of the turn's content is strata.DecidePin's decision; this
+// is how the store carries it out.
 //
 // The row decides, not the span: a row that holds its content (hot, or
 // pinned in any tier) and stays pinned, or lies in no warm or cold span,
@@ -66,8 +68,8 @@ func pyramidAt(point string) {
 // A stub of an expired span has no content left to return or pin: it is
 // ECONFLICT, as is unpinning a turn of an expired span.
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
-	if math.IsNaN(importance) || importance < 0 || importance > 1 {
-		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	if err := strata.CheckImportance(seq, importance); err != nil {
+		return strata.Turn{}, err
 	}
 	fail := func(err error) (strata.Turn, error) {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
@@ -90,65 +92,26 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 	if err != nil {
 		return fail(err)
 	}
-	pinned := importance >= strata.PinnedImportance
-
+	// The span whose copy holds the turn, or may: the one covering a row
+	// that holds its content, or the one a stub points at.
+	var sp *span
 	switch st.tier {
-	case tierExpired:
-		return strata.Turn{}, strata.Errorf(strata.ECONFLICT,
-			"turn %d of %q expired: only its span's summary is left", seq, conversation)
-
 	case tierHot:
-		sp, err := coveringSpan(ctx, tx, pk, conversation, seq)
-		if err != nil {
+		if sp, err = coveringSpan(ctx, tx, pk, conversation, seq); err != nil {
 			return fail(err)
 		}
-		t.Importance = importance
-		if sp != nil && !pinned {
-			switch sp.tier {
-			case tierExpired:
-				return strata.Turn{}, strata.Errorf(strata.ECONFLICT,
-					"turn %d of %q cannot be unpinned: its span (node %s) expired, so its row holds the only copy of it",
-					seq, conversation, sp.id)
-			case tierWarm:
-				if err := rewriteBlock(ctx, tx, *sp, conversation, t); err != nil {
-					return fail(err)
-				}
-			case tierCold:
-				if err := s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t); err != nil {
-					return fail(err)
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK); err != nil {
-			return fail(err)
-		}
-		if sp != nil && !pinned && (sp.tier == tierWarm || sp.tier == tierCold) {
-			res, err := tx.ExecContext(ctx, slim, sp.tier, sp.pk, pk, seq, seq, sp.tier)
-			if err != nil {
-				return fail(err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != 1 {
-				return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
-			}
-			if sp.tier == tierCold {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
-					rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-					return fail(fmt.Errorf("unindexing the turn: %w", err))
-				}
-			}
-		}
-
-	default: // a stub: its content is in the copy of its span
+	case tierWarm, tierCold:
 		if !st.span.Valid {
 			return fail(fmt.Errorf("%s row with no span", tierName(st.tier)))
 		}
-		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, st.span.Int64))
+		x, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, st.span.Int64))
 		if err != nil {
 			return fail(fmt.Errorf("span of the row: %w", err))
 		}
-		if sp.tier != st.tier {
-			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.id, tierName(sp.tier)))
+		if x.tier != st.tier {
+			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), x.id, tierName(x.tier)))
 		}
+		sp = &x
 		whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
 		if err != nil {
 			return fail(err)
@@ -156,35 +119,74 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		if len(whole) != 1 {
 			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.id))
 		}
-		t = whole[0]
-		old := t.Importance
-		t.Importance = importance
-		switch {
-		case pinned:
-			if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
-				return fail(fmt.Errorf("node %s: %w", sp.id, err))
-			}
-			if st.tier == tierCold {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
-					rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-					return fail(fmt.Errorf("indexing the turn: %w", err))
-				}
-			}
-		case old != importance:
-			if st.tier == tierWarm {
-				err = rewriteBlock(ctx, tx, sp, conversation, t)
-			} else {
-				err = s.archiveTurn(ctx, tx, namespace, conversation, pk, sp, t)
-			}
-			if err != nil {
-				return fail(err)
-			}
-			fallthrough
-		default:
-			if _, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK); err != nil {
-				return fail(err)
+		t = whole[0] // with the importance its copy holds
+	}
+	var spanTier strata.Tier
+	var spanID string
+	if sp != nil {
+		spanTier, spanID = tierName(sp.tier), sp.id
+	}
+	move, err := strata.DecidePin(conversation, seq, tierName(st.tier), spanTier, spanID, t.Importance, importance)
+	if err != nil {
+		return strata.Turn{}, err
+	}
+	t.Importance = importance
+
+	// writeCopy writes t into the copy of its span.
+	writeCopy := func() error {
+		if sp.tier == tierWarm {
+			return rewriteBlock(ctx, tx, *sp, conversation, t)
+		}
+		return s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
+	}
+	setImportance := func() error {
+		_, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK)
+		return err
+	}
+	switch move {
+	case strata.PinKeep:
+		if err := setImportance(); err != nil {
+			return fail(err)
+		}
+	case strata.PinRewrite:
+		if err := writeCopy(); err != nil {
+			return fail(err)
+		}
+		if err := setImportance(); err != nil {
+			return fail(err)
+		}
+	case strata.PinRestore:
+		if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
+			return fail(fmt.Errorf("node %s: %w", sp.id, err))
+		}
+		if st.tier == tierCold {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
+				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
+				return fail(fmt.Errorf("indexing the turn: %w", err))
 			}
 		}
+	case strata.PinRelease:
+		if err := writeCopy(); err != nil {
+			return fail(err)
+		}
+		if err := setImportance(); err != nil {
+			return fail(err)
+		}
+		res, err := tx.ExecContext(ctx, slim, sp.tier, sp.pk, pk, seq, seq, sp.tier)
+		if err != nil {
+			return fail(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
+		}
+		if sp.tier == tierCold {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
+				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
+				return fail(fmt.Errorf("unindexing the turn: %w", err))
+			}
+		}
+	default:
+		return fail(fmt.Errorf("unknown pin move %v", move))
 	}
 	pyramidAt("importance-written")
 	if err := tx.Commit(); err != nil {
@@ -747,19 +749,17 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	}
 	scrub := false
 	for _, sp := range spans {
-		switch sp.tier {
-		case tierExpired:
-			return 0, strata.Errorf(strata.ECONFLICT,
-				"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", sp.id, conversation)
-		case tierWarm, tierCold:
-			if sp.level != 1 {
-				continue
-			}
-			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-				return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
-			}
-			scrub = scrub || sp.tier == tierCold
+		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.id, Level: sp.level, Tier: tierName(sp.tier)})
+		if err != nil {
+			return 0, err
 		}
+		if !restore {
+			continue
+		}
+		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
+			return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
+		}
+		scrub = scrub || sp.tier == tierCold
 	}
 	if err := dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
 		return 0, fail(err)
