@@ -153,7 +153,9 @@ type Expiry struct {
 // window become warm, spans outside the warm window become cold, and cold
 // spans past the retention age expire. Every move writes and verifies the
 // new copy before it drops the old one, so a kill at any point loses
-// nothing; running Tier again finishes the work.
+// nothing; running Tier again finishes the work. The pass is claimed
+// across processes (see ClaimStore): ECONFLICT, moving nothing, while
+// another process moves the conversation's spans.
 func (m *Memory) Tier(ctx context.Context, conversation string) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
@@ -171,7 +173,8 @@ func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult,
 
 // Retention reports (dryRun) or performs the expiry of cold spans past the
 // retention age, counted from when each went cold, without moving
-// anything else.
+// anything else. It takes the claim Tier takes (ECONFLICT while another
+// process holds it).
 func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
@@ -180,6 +183,16 @@ func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool
 	plan, err := m.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
+	}
+	if !dryRun {
+		plan.warm, plan.cold = nil, nil
+		var l *lease
+		if plan, l, err = m.claimTiers(ctx, conversation, plan); err != nil {
+			return res, err
+		}
+		if l != nil {
+			defer l.close(ctx)
+		}
 	}
 	return m.expire(ctx, res, plan.expire, dryRun)
 }
@@ -276,12 +289,55 @@ func reverse(ns []Node) {
 // transaction (and, for cold moves, one rewrite per archive segment).
 const tierBatch = 256
 
+// errTiersClaimed is the error of a tier pass over a conversation whose
+// tiers another process is moving.
+var errTiersClaimed = Errorf(ECONFLICT, "another process is moving its spans between tiers (it holds the claim); try again when it is done")
+
+// empty reports whether the plan has nothing to do.
+func (p tierPlan) empty() bool { return len(p.warm)+len(p.cold)+len(p.expire) == 0 }
+
+// claimTiers claims the conversation's tier pass when plan has work, and
+// plans again under the claim (another process may have just done it).
+// It returns the plan and the lease to close, nil when there is no work;
+// errTiersClaimed when another process holds the claim.
+func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierPlan) (tierPlan, *lease, error) {
+	if plan.empty() {
+		return plan, nil, nil
+	}
+	l := m.newLease()
+	ok, err := l.take(ctx, claimKey(claimTiers, m.ns, conversation))
+	if err != nil || !ok {
+		l.close(ctx)
+		if err == nil {
+			err = fmt.Errorf("conversation %q: %w", conversation, errTiersClaimed)
+		}
+		return plan, nil, err
+	}
+	plan, err = m.planTiers(ctx, conversation)
+	if err != nil {
+		l.close(ctx)
+		return plan, nil, err
+	}
+	return plan, l, nil
+}
+
 // tier runs a tiering pass; the caller holds the conversation's roll lock.
+// The pass is claimed (see ClaimStore) when it has spans to move or
+// expire: errTiersClaimed if another process holds the claim.
 func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
 	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
 	plan, err := m.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
+	}
+	if !dryRun {
+		var l *lease
+		if plan, l, err = m.claimTiers(ctx, conversation, plan); err != nil {
+			return res, err
+		}
+		if l != nil {
+			defer l.close(ctx)
+		}
 	}
 	now := m.now()
 	for _, step := range []struct {
