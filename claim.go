@@ -62,6 +62,10 @@ func newHolder() string {
 // one made at New).
 func (m *Memory) Holder() string { return m.holder }
 
+// ClaimTTL returns how long this Memory's claims last unless renewed: a
+// claim left by a process that died ends after at most this long.
+func (m *Memory) ClaimTTL() time.Duration { return m.claimTTL }
+
 // heldClaims are the keys a holder's Memories hold at the moment (shared
 // by ForNamespace): the store lets a holder renew its own claim, so two
 // goroutines of one holder keep each other out here.

@@ -53,7 +53,7 @@ func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh
 	if err != nil || m.tiers.Off || p.Name == "" {
 		return n, 0, err
 	}
-	res, err := m.tier(ctx, conv, false)
+	res, err := m.tier(ctx, conv, false, true)
 	if errors.Is(err, errTiersClaimed) {
 		// Another process is moving this conversation's spans; what it
 		// leaves, the next pass moves.

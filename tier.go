@@ -153,14 +153,16 @@ type Expiry struct {
 // window become warm, spans outside the warm window become cold, and cold
 // spans past the retention age expire. Every move writes and verifies the
 // new copy before it drops the old one, so a kill at any point loses
-// nothing; running Tier again finishes the work. The pass is claimed
-// across processes (see ClaimStore): ECONFLICT, moving nothing, while
-// another process moves the conversation's spans.
+// nothing; running Tier again finishes the work. The pass takes the
+// conversation's tier claim (see ClaimStore) if it is free, so that
+// background passes leave the conversation alone meanwhile; if another
+// process holds it, Tier runs anyway: the store serializes the moves of a
+// span, and the second finds it moved.
 func (m *Memory) Tier(ctx context.Context, conversation string) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.tier(ctx, conversation, false)
+	return m.tier(ctx, conversation, false, false)
 }
 
 // TierPlan reports what Tier would do, changing nothing.
@@ -168,13 +170,13 @@ func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult,
 	lock := m.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.tier(ctx, conversation, true)
+	return m.tier(ctx, conversation, true, false)
 }
 
 // Retention reports (dryRun) or performs the expiry of cold spans past the
 // retention age, counted from when each went cold, without moving
-// anything else. It takes the claim Tier takes (ECONFLICT while another
-// process holds it).
+// anything else. Like Tier, it takes the conversation's tier claim if it
+// is free, and runs either way.
 func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
@@ -187,7 +189,7 @@ func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool
 	if !dryRun {
 		plan.warm, plan.cold = nil, nil
 		var l *lease
-		if plan, l, err = m.claimTiers(ctx, conversation, plan); err != nil {
+		if plan, l, err = m.claimTiers(ctx, conversation, plan, false); err != nil {
 			return res, err
 		}
 		if l != nil {
@@ -289,18 +291,22 @@ func reverse(ns []Node) {
 // transaction (and, for cold moves, one rewrite per archive segment).
 const tierBatch = 256
 
-// errTiersClaimed is the error of a tier pass over a conversation whose
-// tiers another process is moving.
-var errTiersClaimed = Errorf(ECONFLICT, "another process is moving its spans between tiers (it holds the claim); try again when it is done")
+// errTiersClaimed is the error of a background tier pass over a
+// conversation whose tiers another process is moving.
+var errTiersClaimed = Errorf(ECONFLICT, "another process is moving its spans between tiers (it holds the claim)")
 
 // empty reports whether the plan has nothing to do.
 func (p tierPlan) empty() bool { return len(p.warm)+len(p.cold)+len(p.expire) == 0 }
 
 // claimTiers claims the conversation's tier pass when plan has work, and
 // plans again under the claim (another process may have just done it).
-// It returns the plan and the lease to close, nil when there is no work;
-// errTiersClaimed when another process holds the claim.
-func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierPlan) (tierPlan, *lease, error) {
+// It returns the plan and the lease to close (nil when there is no work
+// or no claim). When another process holds the claim, a background pass
+// (leave) gets errTiersClaimed; an explicit one goes on without the
+// claim: the store serializes the moves of a span, and the second finds
+// it moved, so a claim left by a killed process never blocks `strata
+// tier`.
+func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierPlan, leave bool) (tierPlan, *lease, error) {
 	if plan.empty() {
 		return plan, nil, nil
 	}
@@ -308,7 +314,7 @@ func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierP
 	ok, err := l.take(ctx, claimKey(claimTiers, m.ns, conversation))
 	if err != nil || !ok {
 		l.close(ctx)
-		if err == nil {
+		if err == nil && leave {
 			err = fmt.Errorf("conversation %q: %w", conversation, errTiersClaimed)
 		}
 		return plan, nil, err
@@ -323,8 +329,9 @@ func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierP
 
 // tier runs a tiering pass; the caller holds the conversation's roll lock.
 // The pass is claimed (see ClaimStore) when it has spans to move or
-// expire: errTiersClaimed if another process holds the claim.
-func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+// expire; with leave (the background passes), errTiersClaimed if another
+// process holds the claim.
+func (m *Memory) tier(ctx context.Context, conversation string, dryRun, leave bool) (TierResult, error) {
 	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
 	plan, err := m.planTiers(ctx, conversation)
 	if err != nil {
@@ -332,7 +339,7 @@ func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (Ti
 	}
 	if !dryRun {
 		var l *lease
-		if plan, l, err = m.claimTiers(ctx, conversation, plan); err != nil {
+		if plan, l, err = m.claimTiers(ctx, conversation, plan, leave); err != nil {
 			return res, err
 		}
 		if l != nil {

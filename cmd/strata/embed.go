@@ -171,7 +171,8 @@ func embedCommand(ctx context.Context, m *Main, args []string, name string, agai
 		fmt.Fprintf(m.Stdout, "%d of them have no text: they are never search hits\n", res.Empty)
 	}
 	if len(res.Claimed) > 0 {
-		fmt.Fprintf(m.Stdout, "left to another process that is embedding them: %s\n", strings.Join(res.Claimed, ", "))
+		fmt.Fprintf(m.Stdout, "left to another process that holds their claim (a claim its process left behind ends within %s): %s\n",
+			a.mem.ClaimTTL(), strings.Join(res.Claimed, ", "))
 	}
 	return nil
 }

@@ -465,7 +465,8 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintf(m.Stdout, "%d nodes stay pending: %s\n", sum.Skipped, sum.Unreachable)
 		}
 		if sum.Claimed > 0 {
-			fmt.Fprintf(m.Stdout, "%d nodes left to another process that is summarizing them\n", sum.Claimed)
+			fmt.Fprintf(m.Stdout, "%d nodes left to another process that holds their claim (a claim its process left behind ends within %s)\n",
+				sum.Claimed, a.mem.ClaimTTL())
 		}
 	}
 	return nil
