@@ -369,3 +369,41 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return string(l.b)
 }
+
+// TestPendingPassesOfOneProcess: two passes of one Memory at once (the
+// worker and a request, say) share its holder, which the store lets renew
+// its own claims; each node still goes to the model once.
+func TestPendingPassesOfOneProcess(t *testing.T) {
+	model := &fakeModel{answer: func(n int, req strata.CompletionRequest) (strata.Completion, error) {
+		time.Sleep(3 * time.Millisecond)
+		return goodReply(n, req)
+	}}
+	m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), model, strata.LLMOptions{Concurrency: 3})
+	ctx := context.Background()
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(9).Turns(200)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := allNodes(t, m, "c")
+	if model.calls != len(nodes) {
+		t.Errorf("%d model calls for %d nodes, want one each", model.calls, len(nodes))
+	}
+	for _, n := range nodes {
+		if n.Pending {
+			t.Errorf("node %s still pending", n.ID)
+		}
+	}
+}
