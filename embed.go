@@ -291,6 +291,9 @@ type EmbedResult struct {
 	Calls   int   `json:"calls"` // calls to the Embedder, retries included
 	Retries int   `json:"retries"`
 	Removed int64 `json:"removed"` // Reembed: vectors of other models or dimensions dropped
+	// Claimed lists the conversations left to another process that was
+	// embedding them (it holds their claim, see ClaimStore).
+	Claimed []string `json:"claimed,omitempty"`
 }
 
 // ErrNoEmbedder is returned by Embed and Reembed when no Embedder is
@@ -305,7 +308,10 @@ var ErrNoEmbedder = Errorf(EINVALID, "no embedder is configured (set STRATA_EMBE
 // embed`), from a server's worker, or on a timer. A second call with
 // nothing new embeds nothing. Summaries pending a model summary wait for
 // it. A call that fails after its retries stops the pass with the error;
-// what was stored stays, and the next pass resumes.
+// what was stored stays, and the next pass resumes. Each conversation is
+// claimed while it is embedded (see ClaimStore), so that processes
+// sharing the store embed each item once: one another process holds is
+// left to it and listed in EmbedResult.Claimed.
 func (m *Memory) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
 	return m.embedPass(ctx, req, false)
 }
@@ -344,14 +350,26 @@ func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) 
 		total = m.missing(ctx, req.Conversation, space)
 	}
 	done := 0
+	l := m.newLease()
+	defer l.close(ctx)
 	for _, c := range convs {
+		key := claimKey(claimEmbed, m.ns, c.ID)
+		ok, err := l.take(ctx, key)
+		if err != nil {
+			return res, fmt.Errorf("embed %s: %w", c.ID, err)
+		}
+		if !ok {
+			res.Claimed = append(res.Claimed, c.ID)
+			continue
+		}
 		res.Conversations++
-		err := m.embedConversation(ctx, c.ID, space, &res, func(n int) {
+		err = m.embedConversation(ctx, c.ID, space, &res, func(n int) {
 			done += n
 			if req.Progress != nil {
 				req.Progress(EmbedProgress{Conversation: c.ID, Done: done, Total: max(total, int64(done))})
 			}
 		})
+		l.release(ctx, key)
 		if err != nil {
 			return res, fmt.Errorf("embed %s: %w", c.ID, err)
 		}

@@ -38,6 +38,15 @@ type Config struct {
 	// only. Embedding tunes it; zero fields take defaults.
 	Embedder  Embedder
 	Embedding EmbeddingOptions
+	// Holder names this process in the claims it takes on units of
+	// background work (see ClaimStore); "" means one made at New from the
+	// host name, the process id and a random suffix.
+	Holder string
+	// ClaimTTL is how long a claim lasts unless renewed (every third of
+	// it while its work runs): a process that dies holding one leaves its
+	// unit to another after at most this long. Zero means the model's
+	// timeout plus a minute, at least MinClaimTTL.
+	ClaimTTL time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -73,6 +82,10 @@ type Memory struct {
 	qcache []queryVec // the latest query vectors, oldest first
 
 	overviews summaryCache // overviews written for context packages lately
+
+	holder   string        // names this process in its claims
+	claimTTL time.Duration // how long a claim lasts unless renewed
+	held     *heldClaims   // the claims this holder holds now (shared by ForNamespace)
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per conversation: one appender at a time
@@ -143,12 +156,23 @@ func New(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	llm := cfg.LLM.withDefaults()
+	if cfg.ClaimTTL < 0 {
+		return nil, Errorf(EINVALID, "config: claim TTL %v is negative", cfg.ClaimTTL)
+	}
+	if cfg.ClaimTTL == 0 {
+		cfg.ClaimTTL = max(MinClaimTTL, llm.Timeout+time.Minute)
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = newHolder()
+	}
 	return &Memory{
+		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
-		log: cfg.Logger, now: cfg.Now, llm: cfg.LLM.withDefaults(), prompts: prompts,
+		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		locks:   map[string]*sync.Mutex{},
 		rolls:   map[string]*sync.Mutex{},
@@ -331,13 +355,14 @@ func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Del
 // ForNamespace returns a Memory over the same store, models and settings
 // that reads and writes namespace ns instead: what a server serving
 // several namespaces (one per token) uses. It has its own caches and
-// locks; conversations of two namespaces never share either. EINVALID for
-// an empty ns.
+// locks; conversations of two namespaces never share either. It holds
+// claims under the same holder name. EINVALID for an empty ns.
 func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	if ns == "" {
 		return nil, Errorf(EINVALID, "namespace is empty")
 	}
 	return &Memory{
+		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
 		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
 		tiers: m.tiers,
 		store: m.store, tok: m.tok, sum: m.sum,

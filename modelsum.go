@@ -111,6 +111,10 @@ type PendingResult struct {
 	// why, empty when the endpoint answered.
 	Skipped     int    `json:"skipped,omitempty"`
 	Unreachable string `json:"unreachable,omitempty"`
+	// Claimed counts the nodes left to another process that holds their
+	// claim (see ClaimStore): it is writing them, or died doing so and
+	// they are taken over once its claim ends.
+	Claimed int `json:"claimed,omitempty"`
 }
 
 // SummarizePending writes the model summaries that are due, finest level
@@ -121,6 +125,10 @@ type PendingResult struct {
 // A node whose model answers over budget on every try serves the shorter
 // summary (the extractive one whenever it fits) and keeps the last reply
 // in Rejected, with the reason in Fallback.
+// Each node is claimed before its model is called (see ClaimStore), so
+// that processes sharing the store summarize it once: a node another
+// process holds is left to it (PendingResult.Claimed), and so are the
+// levels above it until the next pass.
 // Cancelling ctx stops the pass; what it did not finish stays pending.
 func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res PendingResult, err error) {
 	if m.llm.Completer == nil {
@@ -131,6 +139,8 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 		return res, err
 	}
 	g := &endpointGuard{down: make(chan struct{})}
+	l := m.newLease()
+	defer l.close(ctx)
 	defer func() {
 		if reason, down := g.isDown(); down {
 			res.Unreachable = reason
@@ -145,7 +155,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 		}
 		if reason, down := g.isDown(); down {
 			// The endpoint is down: no call, the reason on every node due.
-			n, err := m.holdPending(ctx, c, reason)
+			n, err := m.holdPending(ctx, c, reason, l)
 			res.Skipped += n
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", c.ID, err)
@@ -159,7 +169,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 				return res, err
 			}
 		}
-		if err := m.summarizeConversation(ctx, c, p, &res, g); err != nil {
+		if err := m.summarizeConversation(ctx, c, p, &res, g, l); err != nil {
 			return res, fmt.Errorf("%s: %w", c.ID, err)
 		}
 	}
@@ -199,8 +209,9 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 
 // holdPending records reason on the conversation's pending nodes that do
 // not carry it yet, and returns how many nodes are pending. They keep their
-// extractive summaries and stay pending for the next pass.
-func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string) (int, error) {
+// extractive summaries and stay pending for the next pass. A node another
+// process holds is left as it is: it may be writing its summary.
+func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string, l *lease) (int, error) {
 	lock := m.rollLock(c.ID)
 	lock.Lock()
 	defer lock.Unlock()
@@ -208,9 +219,33 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string)
 	if err != nil {
 		return 0, err
 	}
-	var put []Node
+	var ids []string
 	for _, n := range ns {
-		if n.Fallback != reason {
+		if n.Fallback == reason {
+			continue
+		}
+		key := claimKey(claimSummary, m.ns, c.ID, n.ID)
+		ok, err := l.take(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			defer l.release(ctx, key)
+			ids = append(ids, n.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return len(ns), nil
+	}
+	// Read again under the claims: another process may have written some
+	// before they were taken.
+	cur, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, IDs: ids})
+	if err != nil {
+		return 0, err
+	}
+	var put []Node
+	for _, n := range cur {
+		if n.Pending && n.Fallback != reason {
 			n.Fallback = reason
 			put = append(put, n)
 		}
@@ -223,9 +258,16 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string)
 	return len(ns), nil
 }
 
-func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard) error {
+// summarizeConversation writes the conversation's pending summaries,
+// finest level first, in batches: each node of a batch is claimed, read
+// again (another process may have written it before the claim), sent to
+// the model, and stored while its claim still holds; the claims are
+// released once the batch is stored. It stops when nothing is pending, or
+// when every pending node of the finest level is held by another process.
+func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard, l *lease) error {
+	others := map[string]bool{} // nodes another process holds, left to it
 	for {
-		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4 * m.llm.Concurrency})
+		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4*m.llm.Concurrency + len(others)})
 		if err != nil || len(batch) == 0 {
 			return err
 		}
@@ -233,10 +275,19 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		lvl := batch[0].Level
 		var work []Node
 		for _, n := range batch {
-			if n.Level == lvl {
+			if n.Level == lvl && !others[n.ID] {
 				work = append(work, n)
 			}
 		}
+		if len(work) == 0 {
+			// The batch holds every pending node of this level (it has room
+			// for more than those left to others), and all are held
+			// elsewhere: the levels above wait for them.
+			return nil
+		}
+		keys := make([]string, len(work))
+		claimed := make([]bool, len(work))
+		gone := make([]bool, len(work)) // written by another process before the claim
 		done := make([]Node, len(work))
 		calls := make([][]Call, len(work))
 		errs := make([]error, len(work))
@@ -248,10 +299,23 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, work[i], g)
+				keys[i] = claimKey(claimSummary, m.ns, c.ID, work[i].ID)
+				claimed[i], errs[i] = l.take(ctx, keys[i])
+				if !claimed[i] || errs[i] != nil {
+					return
+				}
+				// Another process may have written it before the claim.
+				cur, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, IDs: []string{work[i].ID}})
+				if err != nil || len(cur) == 0 || !cur[0].Pending {
+					gone[i], errs[i] = true, err
+					return
+				}
+				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, cur[0], g)
 			}()
 		}
 		wg.Wait()
+		// What was paid for is kept, even when ctx has just ended.
+		keep := context.WithoutCancel(ctx)
 		var all []Call
 		var put []Node
 		var firstErr error
@@ -263,8 +327,22 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 				}
 				continue
 			}
-			if done[i].Pending {
-				continue // skipped: the endpoint is down (holdPending below)
+			if !claimed[i] {
+				others[work[i].ID] = true
+				res.Claimed++
+				continue
+			}
+			if gone[i] || done[i].Pending {
+				continue // written elsewhere, or the endpoint is down (holdPending below)
+			}
+			// A claim that ended while the model wrote (this process
+			// stalled) may belong to another process now: its summary wins.
+			if ok, err := l.holds(keep, keys[i]); err != nil || !ok {
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				others[work[i].ID] = true
+				continue
 			}
 			put = append(put, done[i])
 			switch {
@@ -277,8 +355,6 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			}
 		}
 		res.Calls += len(all)
-		// What was paid for is kept, even when ctx has just ended.
-		keep := context.WithoutCancel(ctx)
 		if len(all) > 0 {
 			if err := m.store.RecordCalls(keep, m.ns, c.ID, all); err != nil && firstErr == nil {
 				firstErr = err
@@ -293,11 +369,18 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 				firstErr = err
 			}
 		}
+		// Stored (or abandoned): the claims go, so that the next pass of
+		// any process finds the nodes free.
+		for i := range work {
+			if claimed[i] {
+				l.release(ctx, keys[i])
+			}
+		}
 		if firstErr != nil {
 			return firstErr
 		}
 		if reason, down := g.isDown(); down {
-			n, err := m.holdPending(ctx, c, reason)
+			n, err := m.holdPending(ctx, c, reason, l)
 			res.Skipped += n
 			return err
 		}

@@ -177,7 +177,7 @@ func (m *Memory) SetPolicy(ctx context.Context, conversation, policy string) (Po
 		return ch, fmt.Errorf("rollup under policy %s: %w", p.Name, err)
 	}
 	if !m.tiers.Off {
-		res, err := m.tier(ctx, conversation, false)
+		res, err := m.tier(ctx, conversation, false, false)
 		if err != nil {
 			return ch, fmt.Errorf("tiering: %w", err)
 		}

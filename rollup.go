@@ -53,7 +53,13 @@ func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh
 	if err != nil || m.tiers.Off || p.Name == "" {
 		return n, 0, err
 	}
-	res, err := m.tier(ctx, conv, false)
+	res, err := m.tier(ctx, conv, false, true)
+	if errors.Is(err, errTiersClaimed) {
+		// Another process is moving this conversation's spans; what it
+		// leaves, the next pass moves.
+		m.log.Debug("tiers left to the process that holds their claim", "conversation", conv)
+		return n, 0, nil
+	}
 	if err != nil {
 		return n, len(res.Moves), fmt.Errorf("tiering: %w", err)
 	}
@@ -420,6 +426,8 @@ type Pass struct {
 	Moved map[string]int `json:"moved"` // spans that changed tier, by conversation
 	// Summaries is what the model wrote in the pass (Watch, with a model).
 	Summaries *PendingResult `json:"summaries,omitempty"`
+	// Embedded is what the pass embedded (with an embedder).
+	Embedded *EmbedResult `json:"embedded,omitempty"`
 }
 
 // RollupAll runs one rollup pass, followed by tiering, over every
@@ -455,14 +463,22 @@ func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
 
 // Pass runs one pass of the background work over the namespace:
 // RollupAll (periods the clock closed, then tier moves and retention),
-// with a model SummarizePending, and Learn. Each step is idempotent, so a
-// pass killed part-way is finished by the next.
+// with a model SummarizePending, with an embedder Embed (the missing
+// vectors, summaries' once written), and Learn. Each step is idempotent,
+// so a pass killed part-way is finished by the next, and each unit of it
+// is claimed (see ClaimStore), so that passes of several processes over
+// one store do it once.
 func (m *Memory) Pass(ctx context.Context) (Pass, error) {
 	pass, err := m.RollupAll(ctx)
 	if err == nil && m.llm.Completer != nil {
 		var res PendingResult
 		res, err = m.SummarizePending(ctx, PendingOptions{})
 		pass.Summaries = &res
+	}
+	if err == nil && m.emb != nil {
+		var res EmbedResult
+		res, err = m.Embed(ctx, EmbedRequest{})
+		pass.Embedded = &res
 	}
 	if err == nil {
 		_, err = m.Learn(ctx, "")

@@ -31,6 +31,7 @@ type Store interface {
 	LearningStore
 	CompactionStore
 	VectorStore
+	ClaimStore
 
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.
@@ -458,4 +459,31 @@ type Deletion struct {
 	Segments     int64     `json:"segments"` // archive segments removed
 	Reason       string    `json:"reason,omitempty"`
 	At           time.Time `json:"at"`
+}
+
+// ClaimStore keeps claims: leases on units of background work (a pending
+// model summary, a conversation's tier pass, its missing embeddings), so
+// that several processes sharing a store do each unit once, and a unit
+// whose holder died is taken over once its claim ends.
+//
+// A claim names its unit by key and its holder by a string, both opaque
+// to the store and compared exactly. It lasts while now is before its
+// until; times are the callers' clocks, so processes on several machines
+// must keep their claims far longer than the skew between those clocks.
+type ClaimStore interface {
+	// Claim takes or renews the claim on key for holder until until, and
+	// reports whether holder holds it now. A claim of another holder that
+	// has not ended (its until is after now) is refused: false, no error,
+	// and nothing changes. A free key, one released, or one whose claim
+	// ended is taken; the holder may renew its own, to a later or an
+	// earlier end. Taking a key is atomic: of several holders claiming it
+	// at once, one gets it. EINVALID, changing nothing, for an empty key
+	// or holder, or an until not after now.
+	Claim(ctx context.Context, key, holder string, now, until time.Time) (bool, error)
+
+	// Release ends holder's claim on key, so that anyone may take it at
+	// once. A claim of another holder (one that took the key over after
+	// holder's ended), or none, is left as it is, and is no error.
+	// EINVALID for an empty key or holder.
+	Release(ctx context.Context, key, holder string) error
 }

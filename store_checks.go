@@ -1,6 +1,9 @@
 package strata
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // This file holds the checks of arguments that every Store makes alike,
 // so that each store refuses the same input with the same EINVALID error
@@ -72,6 +75,19 @@ func CheckVectorFilter(f VectorFilter) error {
 func CheckImportance(seq int64, importance float64) error {
 	if math.IsNaN(importance) || importance < 0 || importance > 1 {
 		return Errorf(EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	}
+	return nil
+}
+
+// CheckClaim checks the arguments of ClaimStore.Claim: EINVALID for an
+// empty key or holder, or an until not after now.
+func CheckClaim(key, holder string, now, until time.Time) error {
+	if key == "" || holder == "" {
+		return Errorf(EINVALID, "claim: key and holder are required (key %q, holder %q)", key, holder)
+	}
+	if now.IsZero() || !until.After(now) {
+		return Errorf(EINVALID, "claim %q: until %s is not after now %s",
+			key, until.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
 	}
 	return nil
 }

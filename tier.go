@@ -153,12 +153,16 @@ type Expiry struct {
 // window become warm, spans outside the warm window become cold, and cold
 // spans past the retention age expire. Every move writes and verifies the
 // new copy before it drops the old one, so a kill at any point loses
-// nothing; running Tier again finishes the work.
+// nothing; running Tier again finishes the work. The pass takes the
+// conversation's tier claim (see ClaimStore) if it is free, so that
+// background passes leave the conversation alone meanwhile; if another
+// process holds it, Tier runs anyway: the store serializes the moves of a
+// span, and the second finds it moved.
 func (m *Memory) Tier(ctx context.Context, conversation string) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.tier(ctx, conversation, false)
+	return m.tier(ctx, conversation, false, false)
 }
 
 // TierPlan reports what Tier would do, changing nothing.
@@ -166,12 +170,13 @@ func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult,
 	lock := m.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.tier(ctx, conversation, true)
+	return m.tier(ctx, conversation, true, false)
 }
 
 // Retention reports (dryRun) or performs the expiry of cold spans past the
 // retention age, counted from when each went cold, without moving
-// anything else.
+// anything else. Like Tier, it takes the conversation's tier claim if it
+// is free, and runs either way.
 func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
 	lock := m.rollLock(conversation)
 	lock.Lock()
@@ -180,6 +185,16 @@ func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool
 	plan, err := m.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
+	}
+	if !dryRun {
+		plan.warm, plan.cold = nil, nil
+		var l *lease
+		if plan, l, err = m.claimTiers(ctx, conversation, plan, false); err != nil {
+			return res, err
+		}
+		if l != nil {
+			defer l.close(ctx)
+		}
 	}
 	return m.expire(ctx, res, plan.expire, dryRun)
 }
@@ -276,12 +291,60 @@ func reverse(ns []Node) {
 // transaction (and, for cold moves, one rewrite per archive segment).
 const tierBatch = 256
 
+// errTiersClaimed is the error of a background tier pass over a
+// conversation whose tiers another process is moving.
+var errTiersClaimed = Errorf(ECONFLICT, "another process is moving its spans between tiers (it holds the claim)")
+
+// empty reports whether the plan has nothing to do.
+func (p tierPlan) empty() bool { return len(p.warm)+len(p.cold)+len(p.expire) == 0 }
+
+// claimTiers claims the conversation's tier pass when plan has work, and
+// plans again under the claim (another process may have just done it).
+// It returns the plan and the lease to close (nil when there is no work
+// or no claim). When another process holds the claim, a background pass
+// (leave) gets errTiersClaimed; an explicit one goes on without the
+// claim: the store serializes the moves of a span, and the second finds
+// it moved, so a claim left by a killed process never blocks `strata
+// tier`.
+func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierPlan, leave bool) (tierPlan, *lease, error) {
+	if plan.empty() {
+		return plan, nil, nil
+	}
+	l := m.newLease()
+	ok, err := l.take(ctx, claimKey(claimTiers, m.ns, conversation))
+	if err != nil || !ok {
+		l.close(ctx)
+		if err == nil && leave {
+			err = fmt.Errorf("conversation %q: %w", conversation, errTiersClaimed)
+		}
+		return plan, nil, err
+	}
+	plan, err = m.planTiers(ctx, conversation)
+	if err != nil {
+		l.close(ctx)
+		return plan, nil, err
+	}
+	return plan, l, nil
+}
+
 // tier runs a tiering pass; the caller holds the conversation's roll lock.
-func (m *Memory) tier(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+// The pass is claimed (see ClaimStore) when it has spans to move or
+// expire; with leave (the background passes), errTiersClaimed if another
+// process holds the claim.
+func (m *Memory) tier(ctx context.Context, conversation string, dryRun, leave bool) (TierResult, error) {
 	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
 	plan, err := m.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
+	}
+	if !dryRun {
+		var l *lease
+		if plan, l, err = m.claimTiers(ctx, conversation, plan, leave); err != nil {
+			return res, err
+		}
+		if l != nil {
+			defer l.close(ctx)
+		}
 	}
 	now := m.now()
 	for _, step := range []struct {

@@ -322,6 +322,18 @@ CREATE TABLE tokens (
 );
 CREATE INDEX tokens_namespace ON tokens (namespace, pk);
 `},
+	{16, "claims on units of background work", `
+-- Claims (strata.ClaimStore): a lease on one unit of background work, so
+-- that processes sharing this file do each unit once. A row is held by
+-- holder while the claimer's clock is before until; a released claim is
+-- deleted, an ended one stays until another holder takes the key over.
+CREATE TABLE claims (
+	unit    TEXT    PRIMARY KEY, -- the claim's key
+	holder  TEXT    NOT NULL,
+	since   INTEGER NOT NULL, -- unix nanoseconds: when holder took it
+	until   INTEGER NOT NULL  -- unix nanoseconds
+) WITHOUT ROWID;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -97,6 +97,14 @@
 //   - Concurrency: AppendTurns from several goroutines to one conversation
 //     loses no turn and assigns no seq twice, also when they all append the
 //     same ext_ids (exactly one copy of each is stored).
+//   - Claims: Claim takes a free key, refuses another holder while the
+//     claim lasts (now before until), lets another take it over from the
+//     instant it ends, and lets the holder renew its own (also to an
+//     earlier end); keys and holders are exact strings. Release frees the
+//     holder's claim at once and leaves another holder's, or none, as it
+//     is, without error. An empty key or holder, or an until not after
+//     now, is EINVALID and changes nothing. Of many holders claiming one
+//     key at once, exactly one gets it.
 //
 // The suite takes a few seconds at most; each subtest opens its own store.
 package storetest
@@ -187,6 +195,10 @@ func run(t *testing.T, open func(t *testing.T) strata.Store, reason string, skip
 		{"EmbeddingsVersion", testEmbeddingsVersion},
 		{"EmbeddingsRemovals", testEmbeddingsRemovals},
 		{"EmbeddingsTiers", testEmbeddingsTiers},
+		{"Claims", testClaims},
+		{"ClaimsRelease", testClaimsRelease},
+		{"ClaimsInvalid", testClaimsInvalid},
+		{"ClaimsConcurrent", testClaimsConcurrent},
 	}
 	skipped := map[string]bool{}
 	for _, name := range skip {

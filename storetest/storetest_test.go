@@ -47,6 +47,22 @@ type store struct {
 	learn    func(ctx context.Context, ns, conv string, ls []strata.Learning) ([]strata.Learning, error)
 	learned  func(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error)
 	setLearn func(ctx context.Context, ns string, id int64, status string) (strata.Learning, error)
+	claim    func(ctx context.Context, key, holder string, now, until time.Time) (bool, error)
+	release  func(ctx context.Context, key, holder string) error
+}
+
+func (s *store) Claim(ctx context.Context, key, holder string, now, until time.Time) (bool, error) {
+	if s.claim != nil {
+		return s.claim(ctx, key, holder, now, until)
+	}
+	return s.Store.Claim(ctx, key, holder, now, until)
+}
+
+func (s *store) Release(ctx context.Context, key, holder string) error {
+	if s.release != nil {
+		return s.release(ctx, key, holder)
+	}
+	return s.Store.Release(ctx, key, holder)
 }
 
 func (s *store) AppendTurns(ctx context.Context, ns, conv string, turns []strata.Turn) ([]strata.Turn, error) {
@@ -453,6 +469,50 @@ var mutants = map[string]mutant{
 		}, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
 			hits, err := s.Search(ctx, q)
 			return h.filter(q.Namespace, hits), err
+		}}
+	}},
+	"never ends a claim": {"Claims", func(s strata.Store) strata.Store {
+		return &store{Store: s, claim: func(ctx context.Context, key, holder string, now, until time.Time) (bool, error) {
+			// Every claim is taken to last for ever: an ended one is never
+			// taken over.
+			return s.Claim(ctx, key, holder, now, until.Add(1000*time.Hour))
+		}}
+	}},
+	"ends a claim a second late": {"Claims", func(s strata.Store) strata.Store {
+		return &store{Store: s, claim: func(ctx context.Context, key, holder string, now, until time.Time) (bool, error) {
+			return s.Claim(ctx, key, holder, now, until.Add(time.Second))
+		}}
+	}},
+	"releases any holder's claim": {"ClaimsRelease", func(s strata.Store) strata.Store {
+		held := map[string]string{}
+		return &store{Store: s,
+			claim: func(ctx context.Context, key, holder string, now, until time.Time) (bool, error) {
+				ok, err := s.Claim(ctx, key, holder, now, until)
+				if ok {
+					held[key] = holder
+				}
+				return ok, err
+			},
+			release: func(ctx context.Context, key, _ string) error {
+				return s.Release(ctx, key, held[key])
+			}}
+	}},
+	"checks then takes a claim in two steps": {"ClaimsConcurrent", func(s strata.Store) strata.Store {
+		return &store{Store: s, claim: func(ctx context.Context, key, holder string, now, until time.Time) (bool, error) {
+			// Check: the key is free if a probe may take it (all probes
+			// share one holder, so they never refuse each other).
+			ok, err := s.Claim(ctx, key, "probe", now, now.Add(time.Nanosecond))
+			if err != nil || !ok {
+				return false, err
+			}
+			if err := s.Release(ctx, key, "probe"); err != nil {
+				return false, err
+			}
+			// Then write it, answering yes as a store whose write is not
+			// conditional would, racing the others that found it free too.
+			time.Sleep(20 * time.Millisecond)
+			_, err = s.Claim(ctx, key, holder, now, until)
+			return err == nil, err
 		}}
 	}},
 	"changes only the row of an unpinned warm turn": {"SetImportanceWarm", func(s strata.Store) strata.Store {

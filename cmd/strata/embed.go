@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -168,6 +169,10 @@ func embedCommand(ctx context.Context, m *Main, args []string, name string, agai
 		res.Turns, res.Nodes, res.Conversations, res.Model, res.Dim, res.Calls, res.Retries, time.Since(start).Seconds())
 	if res.Empty > 0 {
 		fmt.Fprintf(m.Stdout, "%d of them have no text: they are never search hits\n", res.Empty)
+	}
+	if len(res.Claimed) > 0 {
+		fmt.Fprintf(m.Stdout, "left to another process that holds their claim (a claim its process left behind ends within %s): %s\n",
+			a.mem.ClaimTTL(), strings.Join(res.Claimed, ", "))
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	defer func() { stopWorker(); <-workerDone }()
 	srv.SetReady(true)
+	if ss.Worker {
+		log.Info("worker started", "every", ss.Every, "holder", a.mem.Holder())
+	}
 	if valid > 0 {
 		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, showDB(a.set.DB))
 	} else {
@@ -145,7 +148,8 @@ func loopbackOnly(addr string, from settingFrom) error {
 // namespace, then a wait of every. It shares the server's Memories, so a
 // pass and a request of one process take the same locks; across
 // processes, rollups are idempotent and a write from a stale read is
-// refused by the store and read again.
+// refused by the store and read again, and model summaries, tier passes
+// and embeddings are claimed in the store, so each is done once.
 func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Duration, log *slog.Logger) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -178,12 +182,19 @@ func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Dura
 				return
 			}
 			attrs := []any{"namespace", ns, "made", pass.Made, "moved", pass.Moved}
+			busy := false
 			if pass.Summaries != nil {
-				attrs = append(attrs, "summarized", pass.Summaries.Summarized, "failed", pass.Summaries.Failed)
+				attrs = append(attrs, "summarized", pass.Summaries.Summarized, "failed", pass.Summaries.Failed,
+					"left_to_others", pass.Summaries.Claimed)
+				busy = pass.Summaries.Summarized > 0 || pass.Summaries.Claimed > 0
+			}
+			if e := pass.Embedded; e != nil {
+				attrs = append(attrs, "embedded", e.Turns+e.Nodes, "embedding_elsewhere", e.Claimed)
+				busy = busy || e.Turns+e.Nodes > 0 || len(e.Claimed) > 0
 			}
 			if err != nil {
 				log.Warn("worker pass failed", append(attrs, "error", err)...)
-			} else if len(pass.Made) > 0 || len(pass.Moved) > 0 || pass.Summaries != nil && pass.Summaries.Summarized > 0 {
+			} else if len(pass.Made) > 0 || len(pass.Moved) > 0 || busy {
 				log.Info("worker pass", attrs...)
 			}
 		}

@@ -402,6 +402,9 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 			if p.Summaries != nil && p.Summaries.Unreachable != "" {
 				fmt.Fprintf(m.Stdout, "%s: %d nodes stay pending: %s\n", p.At.Format(time.RFC3339), p.Summaries.Skipped, p.Summaries.Unreachable)
 			}
+			if e := p.Embedded; e != nil && e.Turns+e.Nodes > 0 {
+				fmt.Fprintf(m.Stdout, "%s: embedded %d turns and %d summaries\n", p.At.Format(time.RFC3339), e.Turns, e.Nodes)
+			}
 		})
 		if errors.Is(err, context.Canceled) {
 			return nil // stopped by the user
@@ -460,6 +463,10 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintln(m.Stdout)
 		if sum.Unreachable != "" {
 			fmt.Fprintf(m.Stdout, "%d nodes stay pending: %s\n", sum.Skipped, sum.Unreachable)
+		}
+		if sum.Claimed > 0 {
+			fmt.Fprintf(m.Stdout, "%d nodes left to another process that holds their claim (a claim its process left behind ends within %s)\n",
+				sum.Claimed, a.mem.ClaimTTL())
 		}
 	}
 	return nil
