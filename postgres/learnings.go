@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,51 +32,23 @@ func scanLearning(row pgx.Row) (strata.Learning, error) {
 	return l, nil
 }
 
-// AddLearnings stores new learnings of a conversation in one transaction,
-// skipping repeats of active learnings and superseding active learnings of
-// the same subject; see strata.LearningStore. The conversation's row is
-// locked meanwhile, so that two processes adding learnings of one subject
-// supersede in turn.
+// AddLearnings stores new learnings of a conversation in one transaction;
+// see strata.LearningStore. Which learnings repeat or supersede others is
+// strata.PlanLearnings' decision: the store locks the conversation's row
+// (so that two servers adding learnings of one subject plan in turn),
+// reads the learnings of the call's subjects that are not superseded, and
+// writes the plan's rows.
 func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string, ls []strata.Learning) ([]strata.Learning, error) {
-	now := time.Now()
-	type encoded struct {
-		norm             string
-		created, updated int64
+	if err := strata.CheckLearnings(conversation, ls); err != nil {
+		return nil, err
 	}
-	enc := make([]encoded, len(ls))
 	for i := range ls {
-		l, e := &ls[i], &enc[i]
-		if l.Conversation != "" && l.Conversation != conversation {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: belongs to conversation %q, not %q",
-				i, l.Conversation, conversation)
-		}
-		if strings.TrimSpace(l.Subject) == "" {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: subject is empty", i)
-		}
-		if e.norm = strata.NormalizeLearningText(l.Text); e.norm == "" {
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: text is empty", i)
-		}
-		switch l.Status {
-		case "", strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected:
-		default:
-			return nil, strata.Errorf(strata.EINVALID, "learnings[%d]: status %q: want auto, confirmed or rejected", i, l.Status)
-		}
-		created, updated := l.Created, l.Updated
-		if created.IsZero() {
-			created = now
-		}
-		if updated.IsZero() {
-			updated = created
-		}
-		c, err := toNanos(created, fmt.Sprintf("learnings[%d].created", i))
-		if err != nil {
+		if _, err := toNanos(ls[i].Created, fmt.Sprintf("learnings[%d].created", i)); err != nil {
 			return nil, err
 		}
-		u, err := toNanos(updated, fmt.Sprintf("learnings[%d].updated", i))
-		if err != nil {
+		if _, err := toNanos(ls[i].Updated, fmt.Sprintf("learnings[%d].updated", i)); err != nil {
 			return nil, err
 		}
-		e.created, e.updated = *c, *u
 	}
 	var out []strata.Learning
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -85,43 +56,48 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 		if err != nil {
 			return err
 		}
-		out = make([]strata.Learning, 0, len(ls))
-		for i, l := range ls {
-			e := enc[i]
-			old, err := scanLearning(tx.QueryRow(ctx, `SELECT `+learningCols+`
-				FROM learnings l JOIN conversations c ON c.pk = l.conversation
-				WHERE l.conversation = $1 AND l.subject = $2 AND l.status <> 'superseded' AND l.norm = $3
-				ORDER BY l.pk LIMIT 1`, pk, l.Subject, e.norm))
-			switch {
-			case err == nil:
-				out = append(out, old) // a repeat
-				continue
-			case !errors.Is(err, pgx.ErrNoRows):
-				return fmt.Errorf("learnings[%d]: %w", i, err)
-			}
-			if l.Status == "" {
-				l.Status = strata.LearningAuto
-			}
-			if err := tx.QueryRow(ctx, `INSERT INTO learnings (conversation, subject, text, norm, node,
-				first_seq, last_seq, status, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING pk`,
-				pk, l.Subject, l.Text, e.norm, l.Node, l.FirstSeq, l.LastSeq, l.Status, e.created, e.updated,
-			).Scan(&l.ID); err != nil {
-				return fmt.Errorf("learnings[%d]: %w", i, err)
-			}
-			// The superseded learnings' update is the new one's creation.
-			if _, err := tx.Exec(ctx, `UPDATE learnings SET status = $1, superseded_by = $2, updated = $3
-				WHERE conversation = $4 AND subject = $5 AND status IN ('auto', 'confirmed') AND pk <> $2`,
-				strata.LearningSuperseded, l.ID, e.created, pk, l.Subject); err != nil {
-				return fmt.Errorf("learnings[%d]: superseding: %w", i, err)
-			}
-			l.Conversation, l.SupersededBy = conversation, 0
-			l.Created, l.Updated = time.Unix(0, e.created).UTC(), time.Unix(0, e.updated).UTC()
-			out = append(out, l)
+		subjects := make([]string, 0, len(ls))
+		for _, l := range ls {
+			subjects = append(subjects, l.Subject)
 		}
-		return nil
+		rows, err := tx.Query(ctx, `SELECT `+learningCols+`
+			FROM learnings l JOIN conversations c ON c.pk = l.conversation
+			WHERE l.conversation = $1 AND l.subject = ANY($2) AND l.status <> 'superseded' ORDER BY l.pk`, pk, subjects)
+		if err != nil {
+			return err
+		}
+		stored, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (strata.Learning, error) { return scanLearning(r) })
+		if err != nil {
+			return err
+		}
+		// Times are stored as nanoseconds, and read back in UTC.
+		plan := strata.PlanLearnings(conversation, stored, ls, time.Unix(0, time.Now().UnixNano()).UTC())
+		add := func(l strata.Learning) (int64, error) {
+			var id int64
+			err := tx.QueryRow(ctx, `INSERT INTO learnings (conversation, subject, text, norm, node,
+				first_seq, last_seq, status, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING pk`,
+				pk, l.Subject, l.Text, strata.NormalizeLearningText(l.Text), l.Node, l.FirstSeq, l.LastSeq, l.Status,
+				l.Created.UnixNano(), l.Updated.UnixNano()).Scan(&id)
+			if err != nil {
+				return 0, fmt.Errorf("learning %q: %w", l.Text, err)
+			}
+			return id, nil
+		}
+		supersede := func(ids []int64, by int64, at time.Time) error {
+			if _, err := tx.Exec(ctx, `UPDATE learnings SET status = $1, superseded_by = $2, updated = $3
+				WHERE conversation = $4 AND pk = ANY($5)`, strata.LearningSuperseded, by, at.UnixNano(), pk, ids); err != nil {
+				return fmt.Errorf("superseding learnings %v: %w", ids, err)
+			}
+			return nil
+		}
+		out, err = plan.Apply(add, supersede)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("add learnings of %q", conversation), err)
+	}
+	for i := range out {
+		out[i].Created, out[i].Updated = out[i].Created.UTC(), out[i].Updated.UTC()
 	}
 	return out, nil
 }
@@ -178,11 +154,8 @@ func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strat
 // SetLearningStatus sets the status of a learning that is not superseded;
 // see strata.LearningStore.
 func (s *Store) SetLearningStatus(ctx context.Context, namespace string, id int64, status string) (strata.Learning, error) {
-	switch status {
-	case strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected:
-	default:
-		return strata.Learning{}, strata.Errorf(strata.EINVALID,
-			"learning %d: status %q: want auto, confirmed or rejected", id, status)
+	if err := strata.CheckLearningStatus(id, status); err != nil {
+		return strata.Learning{}, err
 	}
 	var l strata.Learning
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -195,19 +168,14 @@ func (s *Store) SetLearningStatus(ctx context.Context, namespace string, id int6
 			return strata.Errorf(strata.ENOTFOUND, "learning %d not found in namespace %q", id, namespace)
 		case err != nil:
 			return err
-		case l.Status == strata.LearningSuperseded:
-			return strata.Errorf(strata.EINVALID,
-				"learning %d is superseded by learning %d: its history is fixed", id, l.SupersededBy)
-		case l.Status == status:
-			return nil
 		}
-		now := time.Now().UTC()
-		if _, err := tx.Exec(ctx, `UPDATE learnings SET status = $1, updated = $2 WHERE pk = $3`,
-			status, now.UnixNano(), id); err != nil {
+		var changed bool
+		l, changed, err = strata.ChangeLearningStatus(l, status, time.Unix(0, time.Now().UnixNano()).UTC())
+		if err != nil || !changed {
 			return err
 		}
-		l.Status, l.Updated = status, now
-		return nil
+		_, err = tx.Exec(ctx, `UPDATE learnings SET status = $1, updated = $2 WHERE pk = $3`, l.Status, l.Updated.UnixNano(), id)
+		return err
 	})
 	if err != nil {
 		return strata.Learning{}, wrap(fmt.Sprintf("set the status of learning %d", id), err)
