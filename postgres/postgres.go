@@ -20,7 +20,9 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -317,4 +319,47 @@ func wrap(what string, err error) error {
 		return err
 	}
 	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// OpenScratch opens a store in a new schema of the database at dsn, named
+// prefix and a random suffix, for a measure or a test that must not touch
+// the database's own store; drop removes the schema and everything in it.
+func OpenScratch(ctx context.Context, dsn, prefix string) (st *Store, drop func(), err error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, nil, err
+	}
+	schema := prefix + "_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return nil, nil, fmt.Errorf("postgres: creating schema %s: %w", schema, err)
+	}
+	drop = func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		c.Exec(context.Background(), `DROP SCHEMA `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+	}
+	// The schema first on the search path, public after it for the
+	// extensions' types and functions.
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		drop()
+		return nil, nil, strata.Errorf(strata.EINVALID, "postgres: a scratch store needs a postgres:// URL")
+	}
+	q := u.Query()
+	q.Set("search_path", schema+",public")
+	u.RawQuery = q.Encode()
+	st, err = Open(ctx, u.String())
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return st, drop, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/eval"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/postgres"
 	"github.com/strata-memory/strata/sqlite"
 )
 
@@ -105,7 +106,9 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 // scratchMemory opens a Memory over a new SQLite file in a temporary
 // folder, never the configured store, with the configured tokenizer,
 // policies, assembly and tiers and the extractive summarizer; cleanup
-// closes it and removes the folder.
+// closes it and removes the folder. When the configured store is a
+// PostgreSQL database, the scratch store is a new schema in it instead,
+// dropped by cleanup, so that the measure is of that store.
 func (m *Main) scratchMemory(ctx context.Context, g *globals) (*strata.Memory, func(), error) {
 	s, err := m.resolve(g)
 	if err != nil {
@@ -115,18 +118,25 @@ func (m *Main) scratchMemory(ctx context.Context, g *globals) (*strata.Memory, f
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "strata-eval-")
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "eval.db"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	cleanup := func() {
-		st.Close()
-		os.RemoveAll(dir)
+	var st strata.Store
+	var cleanup func()
+	if isPostgres(s.DB) {
+		pg, drop, err := postgres.OpenScratch(ctx, s.DB, "strata_eval")
+		if err != nil {
+			return nil, nil, err
+		}
+		st, cleanup = pg, func() { pg.Close(); drop() }
+	} else {
+		dir, err := os.MkdirTemp("", "strata-eval-")
+		if err != nil {
+			return nil, nil, err
+		}
+		lite, err := sqlite.Open(ctx, filepath.Join(dir, "eval.db"))
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+		st, cleanup = lite, func() { lite.Close(); os.RemoveAll(dir) }
 	}
 	emb, err := s.Embed.embedder()
 	if err != nil {
