@@ -268,7 +268,8 @@ func (w *crashWriter) run(ctx context.Context, c *client.Client, ack func()) {
 type crashServer struct {
 	cmd  *exec.Cmd
 	url  string
-	exit chan error
+	done chan struct{} // closed when the process has ended
+	err  error         // how it ended
 }
 
 // startCrashServer starts the test binary as `strata serve` on a free
@@ -290,7 +291,7 @@ func startCrashServer(t *testing.T, db, cfg, logFile string) *crashServer {
 		t.Fatal(err)
 	}
 	logs.Close()
-	s := &crashServer{cmd: cmd, exit: make(chan error, 1)}
+	s := &crashServer{cmd: cmd, done: make(chan struct{})}
 	lines := bufio.NewScanner(out)
 	if lines.Scan() {
 		s.url = regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
@@ -298,11 +299,12 @@ func startCrashServer(t *testing.T, db, cfg, logFile string) *crashServer {
 	go func() {
 		for lines.Scan() {
 		}
-		s.exit <- cmd.Wait()
+		s.err = cmd.Wait()
+		close(s.done)
 	}()
 	if s.url == "" {
 		cmd.Process.Kill()
-		<-s.exit
+		<-s.done
 		b, _ := os.ReadFile(logFile)
 		t.Fatalf("strata serve printed no address; its log:\n%s", b)
 	}
@@ -315,15 +317,22 @@ func (s *crashServer) kill(t *testing.T) {
 	if err := s.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-s.exit
+	<-s.done
 }
 
-// stop asks the server to drain and stop, as a service manager would.
+// stop asks the server to drain and stop, as a service manager would,
+// unless it has ended already.
 func (s *crashServer) stop(t *testing.T) {
 	t.Helper()
+	select {
+	case <-s.done:
+		return
+	default:
+	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
-	if err := <-s.exit; err != nil {
-		t.Errorf("strata serve after SIGTERM: %v", err)
+	<-s.done
+	if s.err != nil {
+		t.Errorf("strata serve after SIGTERM: %v", s.err)
 	}
 }
 
