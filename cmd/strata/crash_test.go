@@ -55,10 +55,8 @@ func TestCrashServeLosesNothing(t *testing.T) {
 	if err := os.Mkdir(filepath.Dir(db), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	const (
-		nWriters = 8
-		nBatches = 80
-	)
+	const nWriters = 8
+	nBatches := crashBatches
 	writers := make([]*crashWriter, nWriters)
 	sent := map[string]client.Turn{} // every turn a writer sends, by ext_id
 	for w := range writers {
@@ -71,8 +69,12 @@ func TestCrashServeLosesNothing(t *testing.T) {
 	}
 
 	// The servers are killed after these many acknowledged batches of
-	// their round; the last server serves until every batch is in.
+	// their round (of 640 in all, 320 under the race detector); the last
+	// server serves until every batch is in.
 	kills := []int64{6, 40, 17, 65, 28, 90, 3, 50}
+	for i := range kills {
+		kills[i] = max(1, kills[i]*int64(nBatches)/80)
+	}
 	ctx := context.Background()
 	hc := &http.Client{Timeout: 5 * time.Minute}
 	lost, found := 0, 0
