@@ -11,7 +11,13 @@
 //   - context: Context(budget 4000) latency, p50 and p99, at several
 //     conversation lengths, without and with a query.
 //
+// `strata-bench http` instead measures the HTTP API against the engine in
+// the same run: context packages (budget 2,000, with a query) and searches,
+// p50 and p99, over a loopback server and in process (see http.go).
+//
 // Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000] [-ingest-only]
+//
+//	go run ./cmd/strata-bench http [-turns 10000] [-queries 200] [-budget 2000]
 package main
 
 import (
@@ -56,6 +62,16 @@ func main() {
 		}
 		if err := childImport(os.Args[2], os.Args[3], os.Args[4]); err != nil {
 			fmt.Fprintln(os.Stderr, "import:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "http" {
+		if err := runHTTP(os.Args[2:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				os.Exit(2)
+			}
+			fmt.Fprintln(os.Stderr, "strata-bench:", err)
 			os.Exit(1)
 		}
 		return
