@@ -45,6 +45,7 @@ import (
 type Store struct {
 	pool     *pgxpool.Pool
 	location string // the DSN without its password
+	archive  string // the archive table, schema-qualified, for messages
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -204,7 +205,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connecting to %s: %w", redact(dsn), err)
 	}
-	return &Store{pool: pool, location: redact(dsn)}, nil
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connecting to %s: %w", redact(dsn), err)
+	}
+	return &Store{pool: pool, location: redact(dsn), archive: schema + ".archive"}, nil
 }
 
 // Version returns the schema version of the store's database.
