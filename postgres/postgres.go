@@ -14,8 +14,11 @@
 // vector stays in the engine's in-process index, which reads them with
 // Vectors.
 //
-// Storage tiers (Demote and Expire) are not implemented yet: every turn
-// stays hot, and Demote and Expire return an error saying so.
+// Storage tiers are those of the sqlite store, in the formats of package
+// spanfmt: a warm span's turns are a block on its node, a cold span's are
+// records of archive segments kept in the archive table (Blobs), so that
+// every process reads the same archive. Each move is one transaction
+// under the conversation's row lock.
 package postgres
 
 import (
