@@ -40,7 +40,9 @@ type blobDB interface {
 var _ archive.Blobs = (*Blobs)(nil)
 
 // Blobs returns the archive segments of the store as an archive.Blobs
-// over its connection pool.
+// over its connection pool, for reading them, or writing them where no
+// server uses the store: its writes do not take the conversations' row
+// locks that the store's own moves take.
 func (s *Store) Blobs() *Blobs { return &Blobs{db: s.pool, table: s.archive} }
 
 // blobsIn returns the store's archive bound to tx.

@@ -167,9 +167,10 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 // coveringSpan returns the level-1 node beyond the hot tier whose span
 // holds seq, or nil if there is none.
 func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string, seq int64) (*span, error) {
+	// Literals, so that the partial index nodes_tiered applies.
 	rows, err := tx.Query(ctx, `SELECT `+spanCols+` FROM nodes
-		WHERE conversation = $1 AND level = 1 AND tier > $2 AND first_seq <= $3 AND last_seq >= $3
-		ORDER BY first_seq`, pk, tierHot, seq)
+		WHERE conversation = $1 AND level = 1 AND tier > 0 AND first_seq <= $2 AND last_seq >= $2
+		ORDER BY first_seq`, pk, seq)
 	if err != nil {
 		return nil, err
 	}
