@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
 )
 
 // convCols are the columns scanConversation reads.
@@ -183,7 +184,9 @@ func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
 // DeleteConversation removes a conversation and everything it holds, in
 // one transaction, and keeps the audit record; see
 // strata.ConversationStore. Its turns, nodes, index entries, vectors,
-// learnings and calls go with its row, by foreign key.
+// learnings, calls and segments rows go with its row, by foreign key; its
+// archive segments are deleted by their key prefix in the same
+// transaction, so none outlives it.
 func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason string, at time.Time) (strata.Deletion, error) {
 	d := strata.Deletion{Namespace: namespace, Conversation: id, Reason: reason, At: at.UTC()}
 	atNanos, err := toNanos(at, "deletion time")
@@ -199,8 +202,12 @@ func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason st
 			return err
 		}
 		if err := tx.QueryRow(ctx, `SELECT turns, content_bytes,
-				(SELECT count(*) FROM nodes WHERE conversation = $1) FROM conversations WHERE pk = $1`, pk).
-			Scan(&d.Turns, &d.ContentBytes, &d.Nodes); err != nil {
+				(SELECT count(*) FROM nodes WHERE conversation = $1),
+				(SELECT count(*) FROM segments WHERE conversation = $1) FROM conversations WHERE pk = $1`, pk).
+			Scan(&d.Turns, &d.ContentBytes, &d.Nodes, &d.Segments); err != nil {
+			return err
+		}
+		if err := s.blobsIn(tx).DeletePrefix(ctx, archive.Prefix(namespace, id)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE pk = $1`, pk); err != nil {

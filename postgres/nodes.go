@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -288,90 +287,6 @@ func checkOverlaps(ctx context.Context, tx pgx.Tx, pk int64, nodes []strata.Node
 		}
 	}
 	return nil
-}
-
-// ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.NodeStore. Their index rows and vectors
-// go with them, by foreign key.
-func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
-	enc, err := encodeNodes(conversation, nodes)
-	if err != nil {
-		return 0, err
-	}
-	made := 0
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			var level, tier int
-			err := tx.QueryRow(ctx, `SELECT level, tier FROM nodes WHERE conversation = $1 AND id = $2`, pk, id).Scan(&level, &tier)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
-			}
-			if err != nil {
-				return err
-			}
-			switch {
-			case level == 1 && tier == tierExpired:
-				return strata.Errorf(strata.ECONFLICT,
-					"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", id, conversation)
-			case level == 1 && tier != tierHot:
-				return fmt.Errorf("node %s is %s, and this store keeps every span hot", id, tierName(tier))
-			}
-		}
-		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, ids); err != nil {
-				return err
-			}
-		}
-		made, err = putNodes(ctx, tx, pk, nodes, enc)
-		return err
-	})
-	if err != nil {
-		return 0, wrap(fmt.Sprintf("replacing nodes of %q", conversation), err)
-	}
-	return made, nil
-}
-
-// ResetPyramid removes every node of the conversation and sets its
-// policy; see strata.NodeStore.
-func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
-	n := 0
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var id string
-		switch err := tx.QueryRow(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level = 1 AND tier = $2
-			ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
-		case err == nil:
-			return strata.Errorf(strata.ECONFLICT,
-				"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		var tiered int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM turns WHERE conversation = $1 AND tier <> 0`, pk).Scan(&tiered); err != nil {
-			return err
-		}
-		if tiered > 0 {
-			return fmt.Errorf("%d turns are not hot, and this store keeps every span hot", tiered)
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1`, pk)
-		if err != nil {
-			return err
-		}
-		n = int(tag.RowsAffected())
-		_, err = tx.Exec(ctx, `UPDATE conversations SET policy = $1 WHERE pk = $2`, policy, pk)
-		return err
-	})
-	if err != nil {
-		return 0, wrap(fmt.Sprintf("resetting the pyramid of %q", conversation), err)
-	}
-	return n, nil
 }
 
 // Nodes returns the nodes that match f, ordered by level, then by first

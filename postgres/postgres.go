@@ -14,8 +14,11 @@
 // vector stays in the engine's in-process index, which reads them with
 // Vectors.
 //
-// Storage tiers (Demote and Expire) are not implemented yet: every turn
-// stays hot, and Demote and Expire return an error saying so.
+// Storage tiers are those of the sqlite store, in the formats of package
+// spanfmt: a warm span's turns are a block on its node, a cold span's are
+// records of archive segments kept in the archive table (Blobs), so that
+// every process reads the same archive. Each move is one transaction
+// under the conversation's row lock.
 package postgres
 
 import (
@@ -47,6 +50,7 @@ import (
 type Store struct {
 	pool     *pgxpool.Pool
 	location string // the DSN without its password
+	archive  string // the archive table, schema-qualified, for messages
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -206,7 +210,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
-	return &Store{pool: pool, location: Redact(dsn)}, nil
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
+	}
+	return &Store{pool: pool, location: Redact(dsn), archive: schema + ".archive"}, nil
 }
 
 // Version returns the schema version of the store's database.

@@ -83,19 +83,9 @@ func openStore(t testing.TB, dsn string) *postgres.Store {
 	return s
 }
 
-// tierSubtests are the subtests of the suite that demote or expire spans:
-// the store does not implement tiers yet.
-var tierSubtests = []string{
-	"TiersWarm", "TiersCold", "TiersInvalid", "TiersExpire",
-	"SetImportanceWarm", "SetImportanceCold",
-	"ResetPyramidTiers", "ResetPyramidExpired",
-	"EmbeddingsTiers", "ReplaceNodes", "DeleteConversation",
-}
-
 func TestConformance(t *testing.T) {
 	dsn := testDSN(t)
-	storetest.RunExcept(t, func(t *testing.T) strata.Store { return openStore(t, dsn) },
-		"the PostgreSQL store does not implement tiers (Demote, Expire) yet", tierSubtests...)
+	storetest.Run(t, func(t *testing.T) strata.Store { return openStore(t, dsn) })
 }
 
 func TestTokens(t *testing.T) {

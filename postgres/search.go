@@ -72,7 +72,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 			}
 		}
 		if q.Kind != strata.KindSummary {
-			h, err := searchTurns(ctx, tx, terms, convs, k)
+			h, err := s.searchTurns(ctx, tx, q.Namespace, terms, convs, k)
 			if err != nil {
 				return fmt.Errorf("turns: %w", err)
 			}
@@ -97,12 +97,13 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 	return hits, nil
 }
 
-// searchTurns returns the k best turn hits of conversations convs. It
-// ranks the index rows in a LIMITed subquery (a turn's best part is its
-// score) and reads only the k turns it keeps.
-func searchTurns(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k int) ([]strata.Hit, error) {
+// searchTurns returns the k best turn hits of conversations convs of
+// namespace. It ranks the index rows in a LIMITed subquery (a turn's best
+// part is its score) and reads only the k turns it keeps. Warm turns are
+// indexed, their content in their span's block; cold ones left the index.
+func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int) ([]strata.Hit, error) {
 	rows, err := tx.Query(ctx, queryCTE+`
-		SELECT `+turnCols+`, c.id, f.score
+		SELECT `+turnCols+`, t.tier, t.span, c.id, f.score
 		FROM (SELECT i.conversation, i.seq, max(ts_rank(i.fts, (SELECT q FROM q), `+fmt.Sprint(rankNorm)+`)) AS score
 		      FROM turn_index i
 		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)
@@ -116,17 +117,45 @@ func searchTurns(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 	}
 	defer rows.Close()
 	var hits []strata.Hit
+	var stubs []stub
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindTurn}
 		var score float32
-		t, err := scanTurn(rows, &h.Conversation, &score)
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &score)
 		if err != nil {
 			return nil, err
+		}
+		if st.tier != tierHot {
+			st.index = len(hits)
+			stubs = append(stubs, st)
 		}
 		h.Score, h.Turn = float64(score), &t
 		hits = append(hits, h)
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	for _, st := range stubs {
+		h := &hits[st.index]
+		ts, err := s.hydrate(ctx, tx, namespace, h.Conversation, []strata.Turn{*h.Turn}, []stub{{index: 0, tier: st.tier, span: st.span}})
+		if err != nil {
+			return nil, err
+		}
+		if len(ts) == 1 {
+			*h.Turn = ts[0]
+		} else {
+			h.Turn = nil // expired: dropped below
+		}
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Turn != nil {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
 }
 
 // searchNodes returns the k best summary hits of conversations convs.

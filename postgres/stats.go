@@ -79,8 +79,9 @@ func (s *Store) Stats(ctx context.Context, namespace string) (strata.Stats, erro
 	return st, nil
 }
 
-// tierStats fills the tier figures of st, per conversation and in total.
-// Pinned turns count where their content is: in their rows, hot.
+// tierStats fills the tier and archive figures of st, per conversation
+// and in total. Pinned turns count where their content is: in their
+// rows, hot.
 func tierStats(ctx context.Context, tx pgx.Tx, namespace string, st *strata.Stats) error {
 	per := map[string]*strata.ConversationStats{}
 	for i := range st.PerConversation {
@@ -145,7 +146,41 @@ func tierStats(ctx context.Context, tx pgx.Tx, namespace string, st *strata.Stat
 			}
 		})
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// The archive: what the segments rows say each segment holds.
+	rows, err = tx.Query(ctx, `SELECT c.id, count(*), sum(g.records)::bigint, sum(g.bytes)::bigint, sum(g.raw_bytes)::bigint
+		FROM segments g JOIN conversations c ON c.pk = g.conversation WHERE c.namespace = $1 GROUP BY c.id`, namespace)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id string
+		var a strata.ArchiveStats
+		if err := rows.Scan(&id, &a.Segments, &a.Records, &a.Bytes, &a.RawBytes); err != nil {
+			return err
+		}
+		if c := per[id]; c != nil {
+			c.Archive = withRatio(a)
+			c.Tiers[tierCold].StoredBytes += a.Bytes
+		}
+		st.Archive.Segments += a.Segments
+		st.Archive.Records += a.Records
+		st.Archive.Bytes += a.Bytes
+		st.Archive.RawBytes += a.RawBytes
+		st.Tiers[tierCold].StoredBytes += a.Bytes
+	}
+	st.Archive = withRatio(st.Archive)
 	return rows.Err()
+}
+
+func withRatio(a strata.ArchiveStats) strata.ArchiveStats {
+	if a.Bytes > 0 {
+		a.Ratio = float64(a.RawBytes) / float64(a.Bytes)
+	}
+	return a
 }
 
 func emptyTiers() []strata.TierStats {

@@ -3,28 +3,571 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"sort"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
-// errNoTiers is what Demote and Expire return: this store keeps every
-// span hot until its tiers (warm blocks, archive segments in a table)
-// are written.
-func errNoTiers(what string) error {
-	return fmt.Errorf("postgres: %s: storage tiers are not implemented in the PostgreSQL store yet: every span stays hot", what)
+// This file moves the raw turns of level-1 spans between tiers, as
+// docs/tiers.md describes, with the formats of package spanfmt: a warm
+// span's turns are one CTF block on its node, a cold span's are records
+// of archive segments (package archive) kept in the archive table.
+//
+// Since the segments live in the same database as the rows, every move
+// is one transaction: the new copy is written and read back (the warm
+// block decoded and compared, the segment read back through Blobs.Put's
+// check), the node is pointed at it, the rows are slimmed and the
+// full-text entries of cold turns removed, and all of it commits or none
+// does. A kill at any instant leaves the span as it was or moved, never
+// half-way, and no record outlives the span that owns it. Writers of one
+// conversation, in any process, take their turns on its row's lock
+// (conversationPK with lock), which every write to a conversation takes
+// first: two processes moving the same span one after the other find it
+// moved the second time, and skip it.
+
+// stub is a turn row whose content lives with its span.
+type stub struct {
+	index int    // in the result being filled
+	tier  int    // turns.tier
+	span  *int64 // pk of the level-1 node holding the content
 }
 
-// Demote is not implemented yet; see errNoTiers.
+// span is a level-1 node as the tier code reads it.
+type span struct {
+	pk          int64
+	id          string
+	level       int
+	first, last int64
+	tier        int
+	block       []byte
+	days        []string
+}
+
+const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
+
+func scanSpan(row pgx.Row) (span, error) {
+	var sp span
+	var days *string
+	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &days); err != nil {
+		return sp, err
+	}
+	if days != nil {
+		if err := json.Unmarshal([]byte(*days), &sp.days); err != nil {
+			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
+		}
+	}
+	return sp, nil
+}
+
+// collectSpans reads the rows of spanCols.
+func collectSpans(rows pgx.Rows) ([]span, error) {
+	defer rows.Close()
+	var out []span
+	for rows.Next() {
+		sp, err := scanSpan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, rows.Err()
+}
+
+// hydrate replaces the stubs of out (turn rows whose content lives with
+// their span) by the whole turns from the spans' warm blocks or archive
+// segments, read in tx, and drops expired ones.
+func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	if len(stubs) == 0 {
+		return out, nil
+	}
+	bySpan := map[int64][]stub{}
+	var order []int64
+	drop := map[int]bool{}
+	for _, st := range stubs {
+		if st.tier == tierExpired {
+			drop[st.index] = true
+			continue
+		}
+		if st.span == nil {
+			return nil, fmt.Errorf("postgres: turn %d of %q: %s with no span", out[st.index].Seq, conversation, tierName(st.tier))
+		}
+		if _, ok := bySpan[*st.span]; !ok {
+			order = append(order, *st.span)
+		}
+		bySpan[*st.span] = append(bySpan[*st.span], st)
+	}
+	// Read each span once, and each archive segment once for every cold
+	// span that needs it.
+	spans := make(map[int64]span, len(order))
+	whole := map[int64]strata.Turn{}
+	type window struct{ lo, hi int64 }
+	days := map[string]*window{}
+	var dayOrder []string
+	owner := map[string]span{} // a span naming each day, for errors
+	for _, pk := range order {
+		sts := bySpan[pk]
+		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
+		if err != nil {
+			return nil, fmt.Errorf("postgres: span of turn %d of %q: %w", out[sts[0].index].Seq, conversation, err)
+		}
+		spans[pk] = sp
+		lo, hi := out[sts[0].index].Seq, out[sts[0].index].Seq
+		for _, st := range sts {
+			lo, hi = min(lo, out[st.index].Seq), max(hi, out[st.index].Seq)
+		}
+		switch sp.tier {
+		case tierWarm:
+			ts, err := spanfmt.DecodeBlock(sp.block)
+			if err != nil {
+				return nil, fmt.Errorf("postgres: warm block of node %s of %q: %w", sp.id, conversation, err)
+			}
+			for _, t := range ts {
+				whole[t.Seq] = t
+			}
+		case tierCold:
+			lo, hi = max(lo, sp.first), min(hi, sp.last)
+			for _, d := range sp.days {
+				w := days[d]
+				if w == nil {
+					days[d] = &window{lo, hi}
+					dayOrder = append(dayOrder, d)
+					owner[d] = sp
+					continue
+				}
+				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
+			}
+		default:
+			return nil, fmt.Errorf("postgres: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
+		}
+	}
+	wanted := map[int64]*strata.Turn{}
+	for _, pk := range order {
+		if spans[pk].tier == tierCold {
+			for _, st := range bySpan[pk] {
+				wanted[out[st.index].Seq] = &out[st.index]
+			}
+		}
+	}
+	seg := s.segmentsIn(tx)
+	for _, d := range dayOrder {
+		w := days[d]
+		key := archive.Key(namespace, conversation, d)
+		recs, err := seg.Read(ctx, key, w.lo, w.hi)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing",
+				seg.Blobs.Locate(key), conversation, owner[d].id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("node %s of %q: %w", owner[d].id, conversation, err)
+		}
+		for _, r := range recs {
+			row, ok := wanted[r.Seq]
+			if !ok {
+				continue // in the day's window, not asked for
+			}
+			t, err := spanfmt.DecodeRecord(r.Line, row)
+			if err != nil {
+				return nil, fmt.Errorf("archive segment %s: turn %d: %w", seg.Blobs.Locate(key), r.Seq, err)
+			}
+			whole[t.Seq] = t
+		}
+	}
+	for _, pk := range order {
+		sp := spans[pk]
+		for _, st := range bySpan[pk] {
+			stub := &out[st.index]
+			t, ok := whole[stub.Seq]
+			if !ok {
+				return nil, fmt.Errorf("postgres: turn %d of %q is missing from the %s copy of node %s", stub.Seq, conversation, tierName(sp.tier), sp.id)
+			}
+			if t.ExtID != stub.ExtID {
+				return nil, fmt.Errorf("postgres: turn %d of %q: the %s copy of node %s holds ext_id %q, the row %q",
+					stub.Seq, conversation, tierName(sp.tier), sp.id, t.ExtID, stub.ExtID)
+			}
+			*stub = t
+		}
+	}
+	if len(drop) == 0 {
+		return out, nil
+	}
+	kept := out[:0]
+	for i := range out {
+		if !drop[i] {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
+}
+
+// loadSpans reads the level-1 nodes ids of conversation pk, in seq order:
+// ENOTFOUND for an id the conversation does not have, EINVALID for a node
+// of another level.
+func loadSpans(ctx context.Context, tx pgx.Tx, pk int64, conversation string, ids []string) ([]span, error) {
+	rows, err := tx.Query(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = $1 AND id = ANY($2)
+		ORDER BY first_seq`, pk, ids)
+	if err != nil {
+		return nil, err
+	}
+	spans, err := collectSpans(rows)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]bool{}
+	for _, sp := range spans {
+		if sp.level != 1 {
+			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.id, conversation, sp.level)
+		}
+		found[sp.id] = true
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return nil, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
+		}
+	}
+	return spans, nil
+}
+
+// spanRow is a turn of a span being moved, with its tier.
+type spanRow struct {
+	tier int
+	turn strata.Turn
+}
+
+// spanTurns reads a span's whole turns (from rows, its warm block or its
+// segments).
+func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, sp span) ([]spanRow, error) {
+	rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.seq BETWEEN $2 AND $3 ORDER BY t.seq`, pk, sp.first, sp.last)
+	if err != nil {
+		return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+	}
+	var out []spanRow
+	var turns []strata.Turn
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+		}
+		if st.tier != tierHot {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		out = append(out, spanRow{tier: st.tier})
+		turns = append(turns, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+	}
+	if int64(len(out)) != sp.last-sp.first+1 {
+		return nil, fmt.Errorf("node %s covers turns %d-%d but %d are stored", sp.id, sp.first, sp.last, len(out))
+	}
+	turns, err = s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) != len(out) {
+		return nil, fmt.Errorf("node %s has expired turns", sp.id)
+	}
+	for i := range out {
+		out[i].turn = turns[i]
+	}
+	return out, nil
+}
+
+// slim leaves the unpinned rows of a span ($4..$5 of conversation $3)
+// below tier $1 without their content, pointing at the span's node $2;
+// cold rows also leave their speaker name and session label to the
+// segment. It returns the seqs of the rows it changed.
+const slim = `UPDATE turns SET tier = $1, span = $2, content = NULL, model = '', tool_calls = NULL,
+	tool_results = NULL, tags = NULL, metadata = NULL,
+	name = CASE WHEN $1 >= 2 THEN '' ELSE name END,
+	session_label = CASE WHEN $1 >= 2 THEN '' ELSE session_label END
+	WHERE conversation = $3 AND seq BETWEEN $4 AND $5 AND tier < $1 AND importance < 0.8
+	RETURNING seq`
+
+// slimRows runs slim and returns the seqs it changed.
+func slimRows(ctx context.Context, tx pgx.Tx, tier int, node, pk, first, last int64) ([]int64, error) {
+	rows, err := tx.Query(ctx, slim, tier, node, pk, first, last)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// Demote moves the raw content of level-1 nodes to the warm or cold tier;
+// see strata.TierStore. Everything happens in one transaction holding the
+// conversation's row lock. Warm: the span's turns are packed into a
+// compressed CTF block on the node, checked by decoding it, and the rows
+// keep only what filters and orders them. Cold: the turns are merged into
+// their days' archive segments (each read back and compared by
+// archive.Segments before it replaces the old one), the node points at its
+// segments and drops its block, the rows are slimmed and the turns leave
+// the full-text index. A kill before the commit changes nothing.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
-	return nil, errNoTiers("demote")
+	if to != strata.TierWarm && to != strata.TierCold {
+		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
+	}
+	if to == strata.TierCold && at.IsZero() {
+		return nil, strata.Errorf(strata.EINVALID, "demote: moving spans of %q to cold needs the time of the move (retention counts from it)", conversation)
+	}
+	var coldAt *int64
+	if to == strata.TierCold {
+		var err error
+		if coldAt, err = toNanos(at, "demote: time of the move"); err != nil {
+			return nil, err
+		}
+	}
+	moves := []strata.Move{}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+		if err != nil {
+			return err
+		}
+		code := tierCode(to)
+		type moving struct {
+			sp   span
+			rows []spanRow
+		}
+		var work []moving
+		for _, sp := range spans {
+			if sp.tier >= code {
+				continue
+			}
+			rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
+			if err != nil {
+				return err
+			}
+			work = append(work, moving{sp, rows})
+		}
+		move := func(m moving) strata.Move {
+			mv := strata.Move{NodeID: m.sp.id, FirstSeq: m.sp.first, LastSeq: m.sp.last, From: tierName(m.sp.tier), To: to}
+			for _, r := range m.rows {
+				if r.tier < code && !r.turn.Pinned() {
+					mv.Turns++
+					mv.Bytes += int64(len(r.turn.Content))
+				}
+			}
+			return mv
+		}
+
+		if to == strata.TierWarm {
+			for _, m := range work {
+				turns := make([]strata.Turn, len(m.rows))
+				for i, r := range m.rows {
+					turns[i] = r.turn
+				}
+				block, err := spanfmt.EncodeBlock(turns)
+				if err != nil {
+					return fmt.Errorf("packing node %s: %w", m.sp.id, err)
+				}
+				if err := spanfmt.CheckBlock(block, turns); err != nil {
+					return fmt.Errorf("checking the block of node %s: %w", m.sp.id, err)
+				}
+				if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = $2 WHERE pk = $3`, tierWarm, block, m.sp.pk); err != nil {
+					return err
+				}
+				if _, err := slimRows(ctx, tx, tierWarm, m.sp.pk, pk, m.sp.first, m.sp.last); err != nil {
+					return err
+				}
+				moves = append(moves, move(m))
+			}
+			return nil
+		}
+
+		// Cold: the segments first, each read back before it replaces the
+		// old one.
+		byDay := map[string][]archive.Record{}
+		spanDays := make([][]string, len(work))
+		for i, m := range work {
+			seen := map[string]bool{}
+			for _, r := range m.rows {
+				rec, err := spanfmt.Record(&r.turn)
+				if err != nil {
+					return fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err)
+				}
+				day := spanfmt.Day(r.turn.Time)
+				byDay[day] = append(byDay[day], rec)
+				if !seen[day] {
+					seen[day] = true
+					spanDays[i] = append(spanDays[i], day)
+				}
+			}
+		}
+		days := make([]string, 0, len(byDay))
+		for d := range byDay {
+			days = append(days, d)
+		}
+		sort.Strings(days)
+		seg := s.segmentsIn(tx)
+		for _, day := range days {
+			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, day), byDay[day])
+			if err != nil {
+				return err
+			}
+			if err := putSegment(ctx, tx, pk, day, info); err != nil {
+				return err
+			}
+		}
+		// Then point the nodes at them and drop the old copies.
+		for i, m := range work {
+			dj, _ := json.Marshal(spanDays[i]) // a []string always marshals
+			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = NULL, segments = $2, cold_at = $3 WHERE pk = $4`,
+				tierCold, string(dj), coldAt, m.sp.pk); err != nil {
+				return err
+			}
+			seqs, err := slimRows(ctx, tx, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM turn_index WHERE conversation = $1 AND seq = ANY($2)`, pk, seqs); err != nil {
+				return fmt.Errorf("unindexing the turns of node %s: %w", m.sp.id, err)
+			}
+			moves = append(moves, move(m))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("moving spans of %q to %s", conversation, to), err)
+	}
+	return moves, nil
 }
 
-// Expire is not implemented yet; see errNoTiers.
-func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
-	return nil, errNoTiers("expire")
+// putSegment records what a segment of conversation pk holds after it was
+// written: its row in the segments table, or no row if it holds no record.
+func putSegment(ctx context.Context, tx pgx.Tx, pk int64, day string, info archive.Info) error {
+	var err error
+	if info.Records == 0 {
+		_, err = tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1 AND day = $2`, pk, day)
+	} else {
+		_, err = tx.Exec(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation, day) DO UPDATE SET
+			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
+			pk, day, info.Records, info.Bytes, info.RawBytes)
+	}
+	if err != nil {
+		return fmt.Errorf("segment %s: %w", day, err)
+	}
+	return nil
 }
+
+// dropRecords removes the records of seqs first..last from the segments
+// of days, and records what each segment holds afterwards.
+func (s *Store) dropRecords(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, days []string, first, last int64) error {
+	seg := s.segmentsIn(tx)
+	for _, day := range days {
+		info, err := seg.Remove(ctx, archive.Key(namespace, conversation, day), first, last)
+		if err != nil {
+			return err
+		}
+		if err := putSegment(ctx, tx, pk, day, info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Expire deletes the archived raw content of cold level-1 nodes, except
+// pinned turns, and keeps an audit record per node; see strata.TierStore.
+// One transaction, holding the conversation's row lock, records each
+// expiry, marks the node and its rows expired, rewrites the span's
+// segments without its records (deleting those left empty) and clears the
+// node's list of segments.
+func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
+	if rule == "" {
+		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	}
+	at = at.UTC()
+	atNanos, err := toNanos(at, "expire: time")
+	if err != nil {
+		return nil, err
+	}
+	if atNanos == nil {
+		return nil, strata.Errorf(strata.EINVALID, "expire: the time of the expiry is zero")
+	}
+	out := []strata.Expiry{}
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		pk, err := conversationPK(ctx, tx, namespace, conversation, !dryRun)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+		if err != nil {
+			return err
+		}
+		for _, sp := range spans {
+			if sp.tier == tierExpired {
+				continue
+			}
+			if sp.tier != tierCold {
+				return strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
+			}
+			ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
+				Segments: sp.days, Rule: rule, At: at}
+			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
+				WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, pk, sp.first, sp.last, tierCold).
+				Scan(&ex.Turns, &ex.Bytes); err != nil {
+				return err
+			}
+			var coldAt, newest *int64
+			if err := tx.QueryRow(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = $1`, sp.pk).Scan(&coldAt, &newest); err != nil {
+				return err
+			}
+			ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
+			out = append(out, ex)
+			if dryRun {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes,
+				jsonList(sp.days), rule, *atNanos, coldAt, newest); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, segments = NULL WHERE pk = $2`, tierExpired, sp.pk); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,
+				tierExpired, pk, sp.first, sp.last, tierCold); err != nil {
+				return err
+			}
+			if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.days, sp.first, sp.last); err != nil {
+				return fmt.Errorf("node %s: %w", sp.id, err)
+			}
+		}
+		if dryRun {
+			return errDryRun // roll back: nothing changes
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDryRun) {
+		return nil, wrap(fmt.Sprintf("expiring spans of %q", conversation), err)
+	}
+	return out, nil
+}
+
+// errDryRun rolls back the transaction of a dry run.
+var errDryRun = errors.New("dry run")
 
 // Expiries returns the audit records of the conversation (of the whole
 // namespace if conversation is ""), oldest first; see strata.TierStore.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -279,14 +278,30 @@ func (s *Store) ExistingExtIDs(ctx context.Context, namespace, conversation stri
 }
 
 // Turns returns the turns of one conversation that match f, in seq order,
-// newest first if f.Newest; see strata.TurnStore.
+// newest first if f.Newest, whole whatever their tier; see
+// strata.TurnStore. The rows and the spans' copies are read in one
+// snapshot, so a span moved meanwhile is read from one place or the other.
 func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, error) {
-	pk, err := conversationPK(ctx, s.pool, f.Namespace, f.Conversation, false)
+	var out []strata.Turn
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.turns(ctx, tx, f)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("turns of %q", f.Conversation), err)
+	}
+	return out, nil
+}
+
+// turns is Turns in tx.
+func (s *Store) turns(ctx context.Context, tx pgx.Tx, f strata.TurnFilter) ([]strata.Turn, error) {
+	pk, err := conversationPK(ctx, tx, f.Namespace, f.Conversation, false)
 	if err != nil {
 		return nil, err
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT ` + turnCols + ` FROM turns t WHERE t.conversation = $1`)
+	q.WriteString(`SELECT ` + turnCols + `, t.tier, t.span FROM turns t WHERE t.conversation = $1`)
 	args := []any{pk}
 	arg := func(v any) string {
 		args = append(args, v)
@@ -298,6 +313,7 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 	if f.ToSeq > 0 {
 		q.WriteString(` AND t.seq <= ` + arg(f.ToSeq))
 	}
+	// Rows keep their time in every tier, so time bounds filter here.
 	if !f.Since.IsZero() {
 		q.WriteString(` AND t.time >= ` + arg(f.Since.UnixNano()))
 	}
@@ -322,23 +338,30 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 	if f.Limit > 0 {
 		q.WriteString(` LIMIT ` + arg(f.Limit))
 	}
-	rows, err := s.pool.Query(ctx, q.String(), args...)
+	rows, err := tx.Query(ctx, q.String(), args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: turns of %q: %w", f.Conversation, err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := []strata.Turn{}
+	var stubs []stub
 	for rows.Next() {
-		t, err := scanTurn(rows)
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: turns of %q: %w", f.Conversation, err)
+			return nil, err
+		}
+		if st.tier != tierHot && !(f.WithExpired && st.tier == tierExpired) {
+			st.index = len(out)
+			stubs = append(stubs, st)
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: turns of %q: %w", f.Conversation, err)
+		return nil, err
 	}
-	return out, nil
+	rows.Close()
+	return s.hydrate(ctx, tx, f.Namespace, f.Conversation, out, stubs)
 }
 
 // scanTurn reads a row of turnCols followed by extra.
@@ -387,30 +410,4 @@ func decodeColumns(t *strata.Turn, toolCalls, toolResults, tags, metadata *strin
 		return fmt.Errorf("turn %d: metadata: %w", t.Seq, err)
 	}
 	return nil
-}
-
-// SetImportance sets the importance of one turn and returns it; see
-// strata.TurnStore. Every turn is hot in this store (tiers are not
-// implemented yet), so its row holds it whole.
-func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
-	if math.IsNaN(importance) || importance < 0 || importance > 1 {
-		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
-	}
-	var t strata.Turn
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		t, err = scanTurn(tx.QueryRow(ctx, `UPDATE turns t SET importance = $3 WHERE t.conversation = $1 AND t.seq = $2
-			RETURNING `+turnCols, pk, seq, importance))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
-		}
-		return err
-	})
-	if err != nil {
-		return strata.Turn{}, wrap(fmt.Sprintf("setting the importance of turn %d of %q", seq, conversation), err)
-	}
-	return t, nil
 }

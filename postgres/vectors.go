@@ -61,7 +61,7 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 			if after.Level == 0 {
 				from = after.Seq
 			}
-			rows, err := tx.Query(ctx, `SELECT `+turnCols+` FROM turns t
+			rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
 				WHERE t.conversation = $1 AND t.seq > $2 AND t.tier <> $3
 				  AND NOT EXISTS (SELECT 1 FROM turn_vectors v WHERE v.conversation = t.conversation AND v.seq = t.seq
 				                  AND v.model = $4 AND ($5 = 0 OR v.dim = $5))
@@ -69,17 +69,31 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 			if err != nil {
 				return err
 			}
+			var turns []strata.Turn
+			var stubs []stub
 			for rows.Next() {
-				t, err := scanTurn(rows)
+				var st stub
+				t, err := scanTurn(rows, &st.tier, &st.span)
 				if err != nil {
 					rows.Close()
 					return err
 				}
-				out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: t.Seq}, Text: t.Text()})
+				if st.tier != tierHot {
+					st.index = len(turns)
+					stubs = append(stubs, st)
+				}
+				turns = append(turns, t)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
+			}
+			// Warm and cold turns are read whole from their span's copy.
+			if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
+				return err
+			}
+			for i := range turns {
+				out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: turns[i].Seq}, Text: turns[i].Text()})
 			}
 		}
 		if f.Kind != strata.KindTurn && len(out) < limit {

@@ -120,20 +120,6 @@ import (
 // when t ends (t.Cleanup).
 func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 	t.Helper()
-	run(t, open, "", nil)
-}
-
-// RunExcept runs the suite but the subtests named in skip, which are
-// reported as skipped with reason: for a store that does not implement a
-// part of the contract yet. A name the suite does not have fails the test,
-// so that nothing is skipped by a typo.
-func RunExcept(t *testing.T, open func(t *testing.T) strata.Store, reason string, skip ...string) {
-	t.Helper()
-	run(t, open, reason, skip)
-}
-
-func run(t *testing.T, open func(t *testing.T) strata.Store, reason string, skip []string) {
-	t.Helper()
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s strata.Store)
@@ -200,21 +186,9 @@ func run(t *testing.T, open func(t *testing.T) strata.Store, reason string, skip
 		{"ClaimsInvalid", testClaimsInvalid},
 		{"ClaimsConcurrent", testClaimsConcurrent},
 	}
-	skipped := map[string]bool{}
-	for _, name := range skip {
-		skipped[name] = true
-	}
 	for _, tc := range tests {
-		if skipped[tc.name] {
-			delete(skipped, tc.name)
-			t.Run(tc.name, func(t *testing.T) { t.Skip(reason) })
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
 		})
-	}
-	for name := range skipped {
-		t.Errorf("storetest: no subtest %q to skip", name)
 	}
 }
