@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -78,6 +80,10 @@ type rollupJob struct {
 	added  []Turn // the turns appended, in seq order; nil if none
 }
 
+// appendTries bounds how many times an append reads the conversation's end
+// again because another process appended first.
+const appendTries = 16
+
 // appendBatch is the first half of Ingest: validate, derive, dedupe,
 // assign sessions, count tokens and append. It returns the rollup to run.
 // derive says how a turn without ext_id gets one: from its content and
@@ -147,49 +153,67 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		return res, job, err
 	}
 
-	// Drop turns already stored, and repeats within the batch.
+	// Drop turns already stored, and repeats within the batch; assign
+	// sessions after the conversation's last turn; append, provided no
+	// other process appended meanwhile. If one did (ECONFLICT), the
+	// turns it stored are dropped and the sessions assigned again: the
+	// convLock serializes the writers of this process, the check those
+	// of several processes, so that they append as one writer would.
 	ids := make([]string, len(turns))
 	for i := range turns {
 		ids[i] = turns[i].ExtID
 	}
-	have, err := m.store.ExistingExtIDs(ctx, m.ns, b.Conversation, ids)
-	if err != nil {
-		return res, job, fmt.Errorf("look up ext ids: %w", err)
-	}
-	fresh := turns[:0]
-	seen := make(map[string]bool, len(turns))
-	for _, t := range turns {
-		if have[t.ExtID] || seen[t.ExtID] {
+	var added []Turn
+	var fresh []Turn
+	for try := 1; ; try++ {
+		have, err := m.store.ExistingExtIDs(ctx, m.ns, b.Conversation, ids)
+		if err != nil {
+			return res, job, fmt.Errorf("look up ext ids: %w", err)
+		}
+		fresh = make([]Turn, 0, len(turns))
+		seen := make(map[string]bool, len(turns))
+		for _, t := range turns {
+			if have[t.ExtID] || seen[t.ExtID] {
+				continue
+			}
+			seen[t.ExtID] = true
+			fresh = append(fresh, t)
+		}
+		res.Skipped = len(turns) - len(fresh)
+		if len(fresh) == 0 {
+			// Nothing new, but an earlier ingest may have been killed
+			// between its append and its rollup: the rollup finishes it.
+			return res, job, nil
+		}
+		var prev *Turn
+		var after int64
+		last, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: b.Conversation, Newest: true, Limit: 1, WithExpired: true})
+		if err != nil {
+			return res, job, fmt.Errorf("read last turn: %w", err)
+		}
+		if len(last) == 1 {
+			prev, after = &last[0], last[0].Seq
+		}
+		for i := range fresh {
+			t := &fresh[i]
+			t.Session = m.sessionOf(prev, t)
+			prev = t
+		}
+		m.countTokens(fresh)
+		added, err = m.store.AppendTurnsAfter(ctx, m.ns, b.Conversation, after, fresh)
+		if ErrorCode(err) == ECONFLICT && try < appendTries {
+			m.log.Debug("another writer appended; reading the conversation's end again", "conversation", b.Conversation, "error", err)
+			select {
+			case <-ctx.Done():
+				return res, job, ctx.Err()
+			case <-time.After(time.Duration(rand.Int64N(int64(try) * int64(5*time.Millisecond)))):
+			}
 			continue
 		}
-		seen[t.ExtID] = true
-		fresh = append(fresh, t)
-	}
-	res.Skipped = len(turns) - len(fresh)
-	if len(fresh) == 0 {
-		// Nothing new, but an earlier ingest may have been killed between
-		// its append and its rollup: the rollup finishes it.
-		return res, job, nil
-	}
-
-	var prev *Turn
-	last, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: b.Conversation, Newest: true, Limit: 1})
-	if err != nil {
-		return res, job, fmt.Errorf("read last turn: %w", err)
-	}
-	if len(last) == 1 {
-		prev = &last[0]
-	}
-	for i := range fresh {
-		t := &fresh[i]
-		t.Session = m.sessionOf(prev, t)
-		prev = t
-	}
-	m.countTokens(fresh)
-
-	added, err := m.store.AppendTurns(ctx, m.ns, b.Conversation, fresh)
-	if err != nil {
-		return res, job, fmt.Errorf("append turns: %w", err)
+		if err != nil {
+			return res, job, fmt.Errorf("append turns: %w", err)
+		}
+		break
 	}
 	res.Added = len(added)
 	res.Skipped += len(fresh) - len(added)

@@ -91,6 +91,16 @@ type TurnStore interface {
 	// not exist.
 	AppendTurns(ctx context.Context, namespace, conversation string, turns []Turn) ([]Turn, error)
 
+	// AppendTurnsAfter appends turns as AppendTurns does, provided the
+	// conversation's last turn is seq after (0: it has no turn, expired
+	// turns count) when the transaction starts; otherwise it changes
+	// nothing and returns ECONFLICT. A writer that derived the turns
+	// from the last one it read (their sessions follow it) appends with
+	// its seq, and on ECONFLICT reads again: writers in several
+	// processes then append as one writer would. EINVALID for an after
+	// below 0.
+	AppendTurnsAfter(ctx context.Context, namespace, conversation string, after int64, turns []Turn) ([]Turn, error)
+
 	// Turns returns the turns that match f, in seq order (newest first if
 	// f.Newest), whole whatever the tier of their span: from their rows, a
 	// warm block or an archive segment. Turns whose content expired are

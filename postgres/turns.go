@@ -135,6 +135,22 @@ const indexTurns = `INSERT INTO turn_index (conversation, seq, part, fts)
 // earlier in the same call); see strata.TurnStore. Appends to one
 // conversation take their turns on its row's lock, from any process.
 func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string, turns []strata.Turn) ([]strata.Turn, error) {
+	return s.appendTurns(ctx, namespace, conversation, -1, turns)
+}
+
+// AppendTurnsAfter appends turns as AppendTurns does if the conversation
+// ends at seq after; see strata.TurnStore. The conversation's row lock
+// makes the check and the append one step.
+func (s *Store) AppendTurnsAfter(ctx context.Context, namespace, conversation string, after int64, turns []strata.Turn) ([]strata.Turn, error) {
+	if after < 0 {
+		return nil, strata.Errorf(strata.EINVALID, "append turns to %q after seq %d: want 0 or more", conversation, after)
+	}
+	return s.appendTurns(ctx, namespace, conversation, after, turns)
+}
+
+// appendTurns appends turns; with after >= 0, only if the conversation
+// ends at seq after.
+func (s *Store) appendTurns(ctx context.Context, namespace, conversation string, after int64, turns []strata.Turn) ([]strata.Turn, error) {
 	enc := make([]encodedTurn, len(turns))
 	for i := range turns {
 		var err error
@@ -160,6 +176,15 @@ func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string,
 			return err
 		}
 		out = []strata.Turn{}
+		if after >= 0 {
+			var end int64
+			if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = $1`, pk).Scan(&end); err != nil {
+				return err
+			}
+			if end != after {
+				return strata.Errorf(strata.ECONFLICT, "append turns to %q: it ends at turn %d, not %d: another writer appended", conversation, end, after)
+			}
+		}
 		if len(turns) == 0 {
 			return nil
 		}

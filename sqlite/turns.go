@@ -79,6 +79,21 @@ func jsonText(v any, i int, field string) (any, error) {
 // It returns copies of the appended turns with Seq set. ENOTFOUND if the
 // conversation does not exist.
 func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string, turns []strata.Turn) ([]strata.Turn, error) {
+	return s.appendTurns(ctx, namespace, conversation, -1, turns)
+}
+
+// AppendTurnsAfter appends turns as AppendTurns does if the conversation
+// ends at seq after; see strata.TurnStore.
+func (s *Store) AppendTurnsAfter(ctx context.Context, namespace, conversation string, after int64, turns []strata.Turn) ([]strata.Turn, error) {
+	if after < 0 {
+		return nil, strata.Errorf(strata.EINVALID, "append turns to %q after seq %d: want 0 or more", conversation, after)
+	}
+	return s.appendTurns(ctx, namespace, conversation, after, turns)
+}
+
+// appendTurns appends turns; with after >= 0, only if the conversation
+// ends at seq after.
+func (s *Store) appendTurns(ctx context.Context, namespace, conversation string, after int64, turns []strata.Turn) ([]strata.Turn, error) {
 	enc := make([]encodedTurn, len(turns))
 	for i := range turns {
 		var err error
@@ -114,13 +129,16 @@ func (s *Store) AppendTurns(ctx context.Context, namespace, conversation string,
 	if err != nil {
 		return fail(err)
 	}
-	if len(turns) == 0 {
-		return []strata.Turn{}, nil
-	}
 	var seq int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = ?`, pk).
 		Scan(&seq); err != nil {
 		return fail(err)
+	}
+	if after >= 0 && seq != after {
+		return nil, strata.Errorf(strata.ECONFLICT, "append turns to %q: it ends at turn %d, not %d: another writer appended", conversation, seq, after)
+	}
+	if len(turns) == 0 {
+		return []strata.Turn{}, nil
 	}
 
 	ins, err := tx.PrepareContext(ctx, insertTurn)

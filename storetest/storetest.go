@@ -132,6 +132,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"AppendTurnsDedup", testAppendDedup},
 		{"AppendTurnsNotFound", testAppendNotFound},
 		{"AppendTurnsEmpty", testAppendEmpty},
+		{"AppendTurnsAfter", testAppendAfter},
 		{"ContentExact", testContentExact},
 		{"TurnRoundTrip", testTurnRoundTrip},
 		{"ExistingExtIDs", testExistingExtIDs},

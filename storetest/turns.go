@@ -278,3 +278,38 @@ func testTurnsFilter(t *testing.T, s strata.Store) {
 	_, err = s.Turns(ctx(t), strata.TurnFilter{Namespace: "other", Conversation: "c"})
 	wantCode(t, "Turns of a conversation of another namespace", err, strata.ENOTFOUND)
 }
+
+// testAppendAfter: AppendTurnsAfter appends only while the conversation
+// ends where the writer saw it end, and changes nothing otherwise, even
+// when the turns' ext_ids are new.
+func testAppendAfter(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	ts := mkTurns("a", 6)
+	got, err := s.AppendTurnsAfter(ctx(t), "ns", "c", 0, ts[:2])
+	if err != nil || len(got) != 2 || got[0].Seq != 1 {
+		t.Fatalf("AppendTurnsAfter(0) on an empty conversation = %v, %v", seqs(got), err)
+	}
+	if _, err := s.AppendTurnsAfter(ctx(t), "ns", "c", 0, ts[2:4]); strata.ErrorCode(err) != strata.ECONFLICT {
+		t.Errorf("AppendTurnsAfter(0) after 2 turns: %v, want ECONFLICT", err)
+	}
+	if _, err := s.AppendTurnsAfter(ctx(t), "ns", "c", 3, ts[2:4]); strata.ErrorCode(err) != strata.ECONFLICT {
+		t.Errorf("AppendTurnsAfter(3) after 2 turns: %v, want ECONFLICT", err)
+	}
+	if n := len(allTurns(t, s, "ns", "c")); n != 2 {
+		t.Fatalf("refused appends stored turns: %d, want 2", n)
+	}
+	got, err = s.AppendTurnsAfter(ctx(t), "ns", "c", 2, ts[2:4])
+	if err != nil || len(got) != 2 || got[0].Seq != 3 {
+		t.Fatalf("AppendTurnsAfter(2) = %v, %v", seqs(got), err)
+	}
+	// Nothing to append is still checked.
+	if _, err := s.AppendTurnsAfter(ctx(t), "ns", "c", 1, nil); strata.ErrorCode(err) != strata.ECONFLICT {
+		t.Errorf("AppendTurnsAfter(1) of no turns after 4: %v, want ECONFLICT", err)
+	}
+	if _, err := s.AppendTurnsAfter(ctx(t), "ns", "c", -1, ts[4:]); strata.ErrorCode(err) != strata.EINVALID {
+		t.Errorf("AppendTurnsAfter(-1): %v, want EINVALID", err)
+	}
+	if _, err := s.AppendTurnsAfter(ctx(t), "ns", "missing", 0, ts[4:]); strata.ErrorCode(err) != strata.ENOTFOUND {
+		t.Errorf("AppendTurnsAfter to a missing conversation: %v, want ENOTFOUND", err)
+	}
+}
