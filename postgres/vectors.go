@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -21,25 +20,10 @@ import (
 // defaultUnembedded is the page size of Unembedded when f.Limit <= 0.
 const defaultUnembedded = 1000
 
-// checkKind returns EINVALID for a kind other than "", turn or summary.
-func checkKind(what, kind string) error {
-	switch kind {
-	case "", strata.KindTurn, strata.KindSummary:
-		return nil
-	}
-	return strata.Errorf(strata.EINVALID, "%s: unknown kind %q (want %q, %q or empty)", what, kind, strata.KindTurn, strata.KindSummary)
-}
-
 // Unembedded returns the conversation's turns and nodes without a vector
 // in f.Space, after f.After; see strata.VectorStore.
 func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.EmbedSource, error) {
-	if f.Space.Model == "" {
-		return nil, strata.Errorf(strata.EINVALID, "unembedded: space.model is empty")
-	}
-	if f.Space.Dim < 0 {
-		return nil, strata.Errorf(strata.EINVALID, "unembedded: space.dimensions %d is negative", f.Space.Dim)
-	}
-	if err := checkKind("unembedded", f.Kind); err != nil {
+	if err := strata.CheckEmbedFilter(f); err != nil {
 		return nil, err
 	}
 	limit := f.Limit
@@ -130,27 +114,12 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 // PutEmbeddings stores vectors of the conversation's turns and nodes in
 // one transaction; see strata.VectorStore.
 func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation string, space strata.EmbedSpace, es []strata.Embedding) error {
-	if space.Model == "" {
-		return strata.Errorf(strata.EINVALID, "put embeddings: space.model is empty")
-	}
-	if space.Dim < 1 {
-		return strata.Errorf(strata.EINVALID, "put embeddings: space.dimensions %d is not positive", space.Dim)
+	if err := strata.CheckEmbeddings(space, es); err != nil {
+		return err
 	}
 	var seqs []int64
 	var ids []string
-	for i, e := range es {
-		if len(e.Vector) != space.Dim {
-			return strata.Errorf(strata.EINVALID, "put embeddings: embeddings[%d].vector has %d dimensions, want %d",
-				i, len(e.Vector), space.Dim)
-		}
-		if e.Node == "" && e.Level != 0 {
-			return strata.Errorf(strata.EINVALID, "put embeddings: embeddings[%d].level %d: a turn's is 0 (a node needs its id)", i, e.Level)
-		}
-		for j, x := range e.Vector {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return strata.Errorf(strata.EINVALID, "put embeddings: embeddings[%d].vector[%d] is %v", i, j, x)
-			}
-		}
+	for _, e := range es {
 		if e.Node == "" {
 			seqs = append(seqs, e.Seq)
 		} else {
@@ -232,14 +201,6 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 	return wrap(fmt.Sprintf("put embeddings of %q", conversation), err)
 }
 
-// checkVectorFilter is what Vectors and CountVectors require of f.
-func checkVectorFilter(what string, f strata.VectorFilter) error {
-	if f.Space.Model == "" {
-		return strata.Errorf(strata.EINVALID, "%s: space.model is empty", what)
-	}
-	return checkKind(what, f.Kind)
-}
-
 // vectorsIn selects the vectors of conversation $1 in model $2 and
 // dimension $3 (0: any) written after version $4, from the table aliased
 // v; the space index (conversation, model, dim, version) answers it.
@@ -248,7 +209,7 @@ const vectorsIn = `v.conversation = $1 AND v.model = $2 AND ($3 = 0 OR v.dim = $
 // CountVectors is the number of vectors Vectors would stream for f; see
 // strata.VectorCounter.
 func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, error) {
-	if err := checkVectorFilter("count vectors", f); err != nil {
+	if err := strata.CheckVectorFilter(f); err != nil {
 		return 0, err
 	}
 	pk, err := conversationPK(ctx, s.pool, f.Namespace, f.Conversation, false)
@@ -268,7 +229,7 @@ func (s *Store) CountVectors(ctx context.Context, f strata.VectorFilter) (int, e
 // Vectors streams the conversation's vectors that match f from one read
 // transaction; see strata.VectorStore.
 func (s *Store) Vectors(ctx context.Context, f strata.VectorFilter, fn func(strata.Vector) error) error {
-	if err := checkVectorFilter("vectors", f); err != nil {
+	if err := strata.CheckVectorFilter(f); err != nil {
 		return err
 	}
 	var fnErr error
