@@ -32,6 +32,11 @@ type Config struct {
 	// Tiers says when spans move from hot to warm to cold and when cold
 	// content expires; nil means DefaultTierPolicy.
 	Tiers *TierPolicy
+	// DeferTiers leaves tier moves out of Ingest and Import: spans move
+	// when Tier, RollupAll, Pass or Watch runs (a server's worker), so an
+	// append never waits on archive writes. Off, each append moves what
+	// is due at once.
+	DeferTiers bool
 	// LLM configures summaries written by a model; the zero value has none.
 	LLM LLMOptions
 	// Embedder computes the vectors of hybrid search; nil: search is BM25
@@ -56,21 +61,22 @@ type Config struct {
 // Memory is the strata engine: ingest, rollups, context assembly, search.
 // It is safe for concurrent use.
 type Memory struct {
-	store   Store
-	tok     Tokenizer
-	sum     Summarizer
-	policy  Policy
-	custom  map[string]Policy
-	tz      string
-	ns      string
-	gap     time.Duration
-	asm     AssemblyOptions
-	tiers   TierPolicy
-	log     *slog.Logger
-	now     func() time.Time
-	workers int
-	llm     LLMOptions
-	prompts *Prompts
+	store      Store
+	tok        Tokenizer
+	sum        Summarizer
+	policy     Policy
+	custom     map[string]Policy
+	tz         string
+	ns         string
+	gap        time.Duration
+	asm        AssemblyOptions
+	tiers      TierPolicy
+	deferTiers bool // Config.DeferTiers
+	log        *slog.Logger
+	now        func() time.Time
+	workers    int
+	llm        LLMOptions
+	prompts    *Prompts
 
 	emb         Embedder
 	embOpt      EmbeddingOptions
@@ -169,7 +175,7 @@ func New(cfg Config) (*Memory, error) {
 	return &Memory{
 		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
-		tiers: tiers,
+		tiers: tiers, deferTiers: cfg.DeferTiers,
 		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
 		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
@@ -364,7 +370,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	return &Memory{
 		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
 		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
-		tiers: m.tiers,
+		tiers: m.tiers, deferTiers: m.deferTiers,
 		store: m.store, tok: m.tok, sum: m.sum,
 		policy: m.policy, custom: m.custom, tz: m.tz, ns: ns, gap: m.gap, asm: m.asm,
 		log: m.log, now: m.now, llm: m.llm, prompts: m.prompts,

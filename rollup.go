@@ -43,14 +43,20 @@ func (m *Memory) rollup(ctx context.Context, conv string, p Policy, fresh []Turn
 	return m.rollupLocked(ctx, conv, p, fresh)
 }
 
-// rollupAndTier rolls up, then runs a tiering pass, under one hold of the
-// conversation's roll lock. It returns the nodes made and the spans moved.
+// rollupAndTier rolls up, then runs a tiering pass unless tiers are
+// deferred, under one hold of the conversation's roll lock: what Ingest
+// and Import run. It returns the nodes made and the spans moved.
 func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh []Turn) (int, int, error) {
+	return m.rollupThenTier(ctx, conv, p, fresh, !m.deferTiers)
+}
+
+// rollupThenTier rolls conv up and, if tier, moves the spans that are due.
+func (m *Memory) rollupThenTier(ctx context.Context, conv string, p Policy, fresh []Turn, tier bool) (int, int, error) {
 	lock := m.rollLock(conv)
 	lock.Lock()
 	defer lock.Unlock()
 	n, err := m.rollupLocked(ctx, conv, p, fresh)
-	if err != nil || m.tiers.Off || p.Name == "" {
+	if err != nil || !tier || m.tiers.Off || p.Name == "" {
 		return n, 0, err
 	}
 	res, err := m.tier(ctx, conv, false, true)
@@ -447,7 +453,7 @@ func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
 		if err != nil {
 			return pass, err
 		}
-		made, moved, err := m.rollupAndTier(ctx, c.ID, p, nil)
+		made, moved, err := m.rollupThenTier(ctx, c.ID, p, nil, true)
 		if made > 0 {
 			pass.Made[c.ID] = made
 		}

@@ -3,10 +3,14 @@ package strata_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // TestRetentionCountsFromArchiving imports a year-old history under a
@@ -125,5 +129,69 @@ func TestRetentionCountsFromArchiving(t *testing.T) {
 	}
 	if res.Expired[0].ColdAt != log[0].ColdAt || res.Expired[0].NewestTurn != log[0].NewestTurn {
 		t.Errorf("the returned record %+v differs from the log's %+v", res.Expired[0], log[0])
+	}
+}
+
+// TestDeferTiers: with DeferTiers, Ingest rolls up but moves nothing, and
+// RollupAll then moves exactly what an Ingest without it would have.
+func TestDeferTiers(t *testing.T) {
+	ctx := context.Background()
+	policy := &strata.TierPolicy{HotChunks: 2, WarmMaxTurns: 50}
+	turns := synth.New(4).Turns(400)
+	tiersOf := func(m *strata.Memory) map[string]strata.Tier {
+		t.Helper()
+		ns, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "c", Level: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]strata.Tier{}
+		for _, n := range ns {
+			out[n.ID] = n.Tier
+		}
+		return out
+	}
+	open := func(deferred bool) *strata.Memory {
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+			Tiers: policy, DeferTiers: deferred})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(turns); i += 40 {
+			res, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns[i : i+40]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if deferred && res.Moved != 0 {
+				t.Fatalf("an append with DeferTiers moved %d spans", res.Moved)
+			}
+		}
+		return m
+	}
+	now, later := open(false), open(true)
+	for id, tier := range tiersOf(later) {
+		if tier != strata.TierHot {
+			t.Fatalf("node %s is %s before any pass", id, tier)
+		}
+	}
+	pass, err := later.RollupAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pass.Moved) == 0 {
+		t.Fatal("the pass moved nothing")
+	}
+	want, got := tiersOf(now), tiersOf(later)
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("%d spans, want %d", len(got), len(want))
+	}
+	for id, tier := range want {
+		if got[id] != tier {
+			t.Errorf("node %s is %s after the pass, %s when each append moves", id, got[id], tier)
+		}
 	}
 }

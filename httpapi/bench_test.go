@@ -1,65 +1,95 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/sqlite"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/httpapi/wire"
 	"github.com/strata-memory/strata/internal/synth"
 )
 
 // BenchmarkIngestHTTP appends turns through the API on loopback, one
-// request per turn and in batches of 100, beside strata's in-process
-// Ingest of the same batches in the same run, each in turns per second.
+// request per turn and in batches of 100 and 1,000, beside strata's
+// in-process Ingest of the same batches in the same run, each in turns
+// per second. The turns are a generated history with its times (a few a
+// minute, sessions days apart), so spans close and move to warm and cold
+// as they would for an agent: "deferred" leaves the moves to the worker,
+// as `strata serve` does, "inline" moves them in each append, as the CLI
+// does.
 func BenchmarkIngestHTTP(b *testing.B) {
-	turn := func(i int) string {
-		return fmt.Sprintf(`{"ext_id":"t%d","role":"%s","name":"Ana","content":"turn %d: the garden, the tomatoes and the weather in spring, note %d"}`,
-			i, []string{"user", "assistant"}[i%2], i, i)
-	}
-	for _, batch := range []int{1, 100} {
-		b.Run(fmt.Sprintf("http/batch=%d", batch), func(b *testing.B) {
-			ts := newServer(b, Options{})
-			client := ts.Client()
-			n := 0
-			for b.Loop() {
-				var parts []string
-				for range batch {
-					parts = append(parts, turn(n))
-					n++
-				}
-				resp, err := client.Post(ts.URL+"/v1/conversations/c/turns", "application/json",
-					strings.NewReader(`{"turns":[`+strings.Join(parts, ",")+`]}`))
-				if err != nil || resp.StatusCode != 200 {
-					b.Fatalf("append: %v %v", resp, err)
-				}
-				resp.Body.Close()
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "turns/s")
-		})
-		b.Run(fmt.Sprintf("inprocess/batch=%d", batch), func(b *testing.B) {
-			m := newMemory(b)
-			n := 0
-			for b.Loop() {
-				bt := strata.Batch{Conversation: "c"}
-				for range batch {
-					bt.Turns = append(bt.Turns, strata.Turn{ExtID: fmt.Sprintf("t%d", n), Role: []strata.Role{strata.RoleUser, strata.RoleAssistant}[n%2], Name: "Ana",
-						Content: fmt.Sprintf("turn %d: the garden, the tomatoes and the weather in spring, note %d", n, n)})
-					n++
-				}
-				if _, err := m.Ingest(context.Background(), bt); err != nil {
+	for _, tiers := range []string{"deferred", "inline"} {
+		for _, batch := range []int{1, 100, 1000} {
+			b.Run(fmt.Sprintf("tiers=%s/http/batch=%d", tiers, batch), func(b *testing.B) {
+				s, err := New(benchMemory(b, tiers == "deferred"), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "turns/s")
-		})
+				s.SetReady(true)
+				ts := httptest.NewServer(s.Handler())
+				defer ts.Close()
+				client := ts.Client()
+				g := synth.New(3)
+				n := 0
+				for b.Loop() {
+					var turns []wire.TurnIn
+					for _, t := range g.Turns(batch) {
+						turns = append(turns, wire.TurnIn{ExtID: t.ExtID, Role: t.Role, Name: t.Name, Content: t.Content, Time: t.Time})
+					}
+					body, err := json.Marshal(map[string]any{"turns": turns})
+					if err != nil {
+						b.Fatal(err)
+					}
+					resp, err := client.Post(ts.URL+"/v1/conversations/c/turns", "application/json", bytes.NewReader(body))
+					if err != nil || resp.StatusCode != 200 {
+						b.Fatalf("append: %v %v", resp, err)
+					}
+					resp.Body.Close()
+					n += batch
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "turns/s")
+			})
+			b.Run(fmt.Sprintf("tiers=%s/inprocess/batch=%d", tiers, batch), func(b *testing.B) {
+				m := benchMemory(b, tiers == "deferred")
+				g := synth.New(3)
+				n := 0
+				for b.Loop() {
+					if _, err := m.Ingest(context.Background(), strata.Batch{Conversation: "c", Turns: g.Turns(batch)}); err != nil {
+						b.Fatal(err)
+					}
+					n += batch
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "turns/s")
+			})
+		}
 	}
+}
+
+// benchMemory is a Memory over a fresh SQLite file with the default tier
+// policy, moving spans in each append unless deferred.
+func benchMemory(b *testing.B, deferred bool) *strata.Memory {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "strata.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(), DeferTiers: deferred})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // BenchmarkContextHTTP asks for a context package (budget 2,000, a

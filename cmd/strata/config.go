@@ -164,6 +164,9 @@ type settings struct {
 	// section, which only 'strata serve' resolves (serve.go).
 	Config string
 	serve  *serveConfig
+	// deferTiers leaves tier moves to the server's worker (see
+	// strata.Config.DeferTiers).
+	deferTiers bool
 }
 
 // llmSettings are the resolved llm settings.
@@ -417,7 +420,7 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), LLM: llm,
 		Embedder: emb, Embedding: s.Embed.Options,
 		Policy: s.Policy, Policies: s.Policies, TimeZone: s.TimeZone, Namespace: s.Namespace, SessionGap: s.SessionGap, Assembly: s.Assembly, Tiers: &s.Tiers,
-		Now: m.Now})
+		DeferTiers: s.deferTiers, Now: m.Now})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -25,6 +25,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
+	// With a worker, appends leave tier moves to it: a request never
+	// waits on archive writes. Without one, each append moves what is due.
+	set.deferTiers = ss.Worker
 	a, err := m.openSettings(ctx, set)
 	if err != nil {
 		return err
