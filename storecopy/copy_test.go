@@ -343,7 +343,7 @@ func TestCopyResumes(t *testing.T) {
 	t.Logf("a whole copy makes %d writes", writes)
 	if f := flag.Lookup("rapid.checks"); f != nil && os.Getenv("RAPID_CHECKS") == "" && f.Value.String() == f.DefValue {
 		// Bounded in `go test ./...`; RAPID_CHECKS or -rapid.checks for more.
-		flag.Set("rapid.checks", "12")
+		flag.Set("rapid.checks", resumeChecks)
 		defer flag.Set("rapid.checks", f.DefValue)
 	}
 	rapid.Check(t, func(rt *rapid.T) {
