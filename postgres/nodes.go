@@ -10,40 +10,22 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
-// Tiers as stored in turns.tier and nodes.tier (the codes of package
-// sqlite).
+// Tiers as stored in turns.tier and nodes.tier: the codes every store
+// shares (spanfmt).
 const (
-	tierHot     = 0
-	tierWarm    = 1
-	tierCold    = 2
-	tierExpired = 3
+	tierHot     = spanfmt.TierHot
+	tierWarm    = spanfmt.TierWarm
+	tierCold    = spanfmt.TierCold
+	tierExpired = spanfmt.TierExpired
 )
 
-func tierCode(t strata.Tier) int {
-	switch t {
-	case strata.TierWarm:
-		return tierWarm
-	case strata.TierCold:
-		return tierCold
-	case strata.TierExpired:
-		return tierExpired
-	}
-	return tierHot
-}
-
-func tierName(c int) strata.Tier {
-	switch c {
-	case tierWarm:
-		return strata.TierWarm
-	case tierCold:
-		return strata.TierCold
-	case tierExpired:
-		return strata.TierExpired
-	}
-	return strata.TierHot
-}
+var (
+	tierCode = spanfmt.TierCode
+	tierName = spanfmt.TierName
+)
 
 // nodeCols are the columns scanNode reads, for a nodes table aliased n
 // joined with its conversations row aliased c.

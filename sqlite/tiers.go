@@ -15,37 +15,19 @@ import (
 	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
-// Tiers as stored in turns.tier and nodes.tier.
+// Tiers as stored in turns.tier and nodes.tier: the codes every store
+// shares (spanfmt).
 const (
-	tierHot     = 0
-	tierWarm    = 1
-	tierCold    = 2
-	tierExpired = 3
+	tierHot     = spanfmt.TierHot
+	tierWarm    = spanfmt.TierWarm
+	tierCold    = spanfmt.TierCold
+	tierExpired = spanfmt.TierExpired
 )
 
-func tierCode(t strata.Tier) int {
-	switch t {
-	case strata.TierWarm:
-		return tierWarm
-	case strata.TierCold:
-		return tierCold
-	case strata.TierExpired:
-		return tierExpired
-	}
-	return tierHot
-}
-
-func tierName(c int) strata.Tier {
-	switch c {
-	case tierWarm:
-		return strata.TierWarm
-	case tierCold:
-		return strata.TierCold
-	case tierExpired:
-		return strata.TierExpired
-	}
-	return strata.TierHot
-}
+var (
+	tierCode = spanfmt.TierCode
+	tierName = spanfmt.TierName
+)
 
 // stub is a turn row whose content lives with its span.
 type stub struct {
@@ -83,126 +65,19 @@ func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 
 // hydrate replaces the stubs of out (turn rows whose content lives with
 // their span) by the whole turns from the spans' warm blocks or archive
-// segments, and drops expired ones.
+// segments, and drops expired ones (spanfmt.Hydrate).
 func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
 	if len(stubs) == 0 {
 		return out, nil
 	}
-	bySpan := map[int64][]stub{}
-	var order []int64
-	drop := map[int]bool{}
-	for _, st := range stubs {
-		if st.tier == tierExpired {
-			drop[st.index] = true
-			continue
-		}
-		if !st.span.Valid {
-			return nil, fmt.Errorf("sqlite: turn %d of %q: %s with no span", out[st.index].Seq, conversation, tierName(st.tier))
-		}
-		if _, ok := bySpan[st.span.Int64]; !ok {
-			order = append(order, st.span.Int64)
-		}
-		bySpan[st.span.Int64] = append(bySpan[st.span.Int64], st)
+	sts := make([]spanfmt.Stub, len(stubs))
+	for i, st := range stubs {
+		sts[i] = spanfmt.Stub{Index: st.index, Tier: st.tier, Span: st.span.Int64, HasSpan: st.span.Valid}
 	}
-	// Read each span once, and each archive segment once for every cold
-	// span that needs it.
-	spans := make(map[int64]span, len(order))
-	whole := map[int64]strata.Turn{}
-	type window struct{ lo, hi int64 }
-	days := map[string]*window{}
-	var dayOrder []string
-	owner := map[string]span{} // a span naming each day, for errors
-	for _, pk := range order {
-		sts := bySpan[pk]
+	return spanfmt.Hydrate(ctx, "sqlite", s.seg, namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
 		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: span of turn %d of %q: %w", out[sts[0].index].Seq, conversation, err)
-		}
-		spans[pk] = sp
-		lo, hi := out[sts[0].index].Seq, out[sts[0].index].Seq
-		for _, st := range sts {
-			lo, hi = min(lo, out[st.index].Seq), max(hi, out[st.index].Seq)
-		}
-		switch sp.tier {
-		case tierWarm:
-			ts, err := spanfmt.DecodeBlock(sp.block)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite: warm block of node %s of %q: %w", sp.id, conversation, err)
-			}
-			for _, t := range ts {
-				whole[t.Seq] = t
-			}
-		case tierCold:
-			lo, hi = max(lo, sp.first), min(hi, sp.last)
-			for _, d := range sp.days {
-				w := days[d]
-				if w == nil {
-					days[d] = &window{lo, hi}
-					dayOrder = append(dayOrder, d)
-					owner[d] = sp
-					continue
-				}
-				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
-			}
-		default:
-			return nil, fmt.Errorf("sqlite: node %s of %q is %s: its turns are in their rows", sp.id, conversation, tierName(sp.tier))
-		}
-	}
-	wanted := map[int64]*strata.Turn{}
-	for _, pk := range order {
-		if spans[pk].tier == tierCold {
-			for _, st := range bySpan[pk] {
-				wanted[out[st.index].Seq] = &out[st.index]
-			}
-		}
-	}
-	for _, d := range dayOrder {
-		w := days[d]
-		key := archive.Key(namespace, conversation, d)
-		path := s.seg.Blobs.Locate(key)
-		recs, err := s.seg.Read(ctx, key, w.lo, w.hi)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing", path, conversation, owner[d].id)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("node %s of %q: %w", owner[d].id, conversation, err)
-		}
-		for _, r := range recs {
-			row, ok := wanted[r.Seq]
-			if !ok {
-				continue // in the day's window, not asked for
-			}
-			t, err := spanfmt.DecodeRecord(r.Line, row)
-			if err != nil {
-				return nil, fmt.Errorf("archive segment %s: turn %d: %w", path, r.Seq, err)
-			}
-			whole[t.Seq] = t
-		}
-	}
-	for _, pk := range order {
-		sp := spans[pk]
-		for _, st := range bySpan[pk] {
-			stub := &out[st.index]
-			t, ok := whole[stub.Seq]
-			if !ok {
-				return nil, fmt.Errorf("sqlite: turn %d of %q is missing from the %s copy of node %s", stub.Seq, conversation, tierName(sp.tier), sp.id)
-			}
-			if t.ExtID != stub.ExtID {
-				return nil, fmt.Errorf("sqlite: turn %d of %q: the %s copy of node %s holds ext_id %q, the row %q", stub.Seq, conversation, tierName(sp.tier), sp.id, t.ExtID, stub.ExtID)
-			}
-			*stub = t
-		}
-	}
-	if len(drop) == 0 {
-		return out, nil
-	}
-	kept := out[:0]
-	for i := range out {
-		if !drop[i] {
-			kept = append(kept, out[i])
-		}
-	}
-	return kept, nil
+		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Days: sp.days}, err
+	})
 }
 
 // loadSpans reads the level-1 nodes ids of conversation pk: ENOTFOUND for
