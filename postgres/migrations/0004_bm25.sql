@@ -132,3 +132,9 @@ BEGIN
 END $$;
 CREATE TRIGGER conversation_fts_deleted BEFORE DELETE ON conversations
 	FOR EACH ROW EXECUTE FUNCTION strata_fts_conversation_deleted();
+
+-- Search keeps, beyond the best rows, one more for each row that is not
+-- an item's first part (a turn or summary of more than one part): these
+-- count them.
+CREATE INDEX turn_index_parts ON turn_index (conversation) WHERE part > 0;
+CREATE INDEX node_index_parts ON node_index (conversation) WHERE part > 0;
