@@ -50,11 +50,11 @@ const upsertNode = `INSERT INTO nodes (id, conversation, level, first_seq, last_
 	RETURNING (xmax = 0)`
 
 // indexNode replaces the index rows of node $2 of conversation $1 with
-// the parts $3 (none for a derived node).
+// the parts $3 (none for a derived node) and their lengths in words.
 const (
 	unindexNode = `DELETE FROM node_index WHERE node = (SELECT pk FROM nodes WHERE conversation = $1 AND id = $2)`
-	indexNode   = `INSERT INTO node_index (node, part, conversation, fts)
-		SELECT n.pk, u.part - 1, $1, to_tsvector('strata_text', u.words)
+	indexNode   = `INSERT INTO node_index (node, part, conversation, fts, words)
+		SELECT n.pk, u.part - 1, $1, to_tsvector('strata_text', u.words), strata_fts_length(u.words)
 		FROM nodes n, unnest($3::text[]) WITH ORDINALITY AS u(words, part)
 		WHERE n.conversation = $1 AND n.id = $2`
 )

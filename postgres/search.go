@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,23 +17,94 @@ import (
 // positive.
 const DefaultK = 10
 
-// queryCTE makes the query of terms $1: any of them, each stemmed and
-// without accents as the index holds it. The searches read it through a
-// scalar subquery, (SELECT q FROM q), which the planner computes first and
-// passes to the GIN index as a value; joined as a table instead, it would
-// be a join condition, and the index would not be used.
-const queryCTE = `WITH q AS (SELECT strata_or_agg(plainto_tsquery('strata_text', w)) AS q FROM unnest($1::text[]) AS w)`
+// BM25's parameters, those of SQLite's FTS5 bm25().
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
 
-// rankNorm is ts_rank's normalization: the rank divided by 1 + the
-// logarithm of the part's length, so that a long turn that mentions a
-// word once ranks below a short one about it.
-const rankNorm = 1
+// Index kinds: the kind column of fts_docs and fts_terms.
+const (
+	kindTurns = 0 // turn_index
+	kindNodes = 1 // node_index
+)
+
+// statsQuery returns the statistics that rank the terms $1 over the
+// index of kind $3 in conversations $2: avgdl, the mean length of a
+// document in words, and the query's lexemes (each term stemmed and
+// without accents as the index holds it) found in the scope, with their
+// inverse document frequencies, idf[i] for lexemes[i], as FTS5 computes
+// them: the logarithm of (N - n + 0.5) / (n + 0.5) for N documents of
+// which n hold the lexeme, at least 1e-6 (a lexeme in more than half of
+// them still counts a little). No row when no lexeme is in the scope.
+const statsQuery = `WITH st AS (SELECT sum(docs)::float8 AS n, sum(words)::float8 / greatest(sum(docs), 1) AS avgdl
+		FROM fts_docs WHERE kind = $3 AND conversation = ANY($2))
+	SELECT greatest(st.avgdl, 1), array_agg(t.lexeme ORDER BY t.lexeme),
+		array_agg(greatest(ln((st.n - t.docs + 0.5) / (t.docs + 0.5)), 1e-6) ORDER BY t.lexeme)
+	FROM st, (SELECT f.lexeme, sum(f.docs)::float8 AS docs FROM fts_terms f
+		WHERE f.kind = $3 AND f.conversation = ANY($2) AND f.lexeme = ANY(ARRAY(
+			SELECT u.lexeme FROM unnest(to_tsvector('strata_text', array_to_string($1::text[], ' '))) AS u))
+		GROUP BY f.lexeme HAVING sum(f.docs) > 0) t
+	GROUP BY st.avgdl`
+
+// queryStats reads statsQuery; no lexemes when none is in the scope.
+func queryStats(ctx context.Context, tx pgx.Tx, kind int, terms []string, convs []int64) (avgdl float64, lexemes []string, idf []float64, err error) {
+	err = tx.QueryRow(ctx, statsQuery, terms, convs, kind).Scan(&avgdl, &lexemes, &idf)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil, nil, nil
+	}
+	return avgdl, lexemes, idf, err
+}
+
+// rankedRows makes the CTE rr of the best rows of an index table (key
+// names a row's item: its columns, as i.col, ...) in conversations $2, for
+// the n lexemes $1 with inverse document frequencies $4 and mean document
+// length $5. A row's score is BM25's: the sum over the lexemes it holds of
+// idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * words / avgdl)), tf being
+// the lexeme's count in the row, which ts_rank_cd with unit weights gives
+// for a one-lexeme query (each occurrence is a cover of weight 1). The GIN
+// index gives the rows holding any lexeme: q is their OR, read through a
+// scalar subquery, (SELECT q FROM q), which the planner computes first and
+// passes to the index as a value (joined as a table, it would be a join
+// condition, and the index would not be used). An item's score is its
+// best row's; rr holds the $3 best rows and as many more as the scope has
+// rows that are not an item's first part, so it holds the best row of
+// each of the $3 best items.
+func rankedRows(table, key string, n int) string {
+	var tf, sum strings.Builder
+	for j := 1; j <= n; j++ {
+		fmt.Fprintf(&tf, `,
+			CASE WHEN i.fts @@ x.lq[%[1]d] THEN ts_rank_cd('{1,1,1,1}', i.fts, x.lq[%[1]d])::float8 ELSE 0 END AS tf%[1]d`, j)
+		if j > 1 {
+			sum.WriteString(" + ")
+		}
+		fmt.Fprintf(&sum, `($4::float8[])[%[1]d] * r.tf%[1]d * %[2]g::float8 / (r.tf%[1]d + r.k)`, j, bm25K1+1)
+	}
+	return `WITH x AS (SELECT array_agg(` + lexemeQuery("u.l") + ` ORDER BY u.o) AS lq
+		FROM unnest($1::text[]) WITH ORDINALITY AS u(l, o)),
+	q AS (SELECT strata_or_agg(l) AS q FROM x, unnest(x.lq) AS l),
+	rr AS (SELECT r.*, ` + sum.String() + ` AS score
+		FROM (SELECT ` + key + `, i.part,
+			` + fmt.Sprintf("%g::float8 * (%g::float8 + %g::float8 * i.words / $5::float8)", bm25K1, 1-bm25B, bm25B) + ` AS k` + tf.String() + `
+		      FROM ` + table + ` i, x
+		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2) OFFSET 0) r
+		ORDER BY score DESC, ` + strings.ReplaceAll(key, "i.", "r.") + `, r.part
+		LIMIT $3 + (SELECT count(*) FROM ` + table + ` WHERE part > 0 AND conversation = ANY($2)))`
+}
+
+// lexemeQuery is the SQL expression of the tsquery of the one lexeme
+// expr, quoted as tsquery input wants it (quotes and backslashes doubled).
+func lexemeQuery(expr string) string {
+	return `('''' || replace(replace(` + expr + `, '\', '\\'), '''', '''''') || '''')::tsquery`
+}
 
 // Search ranks turns and node summaries of the namespace (or of one
 // conversation) against the words of q.Text and returns at most q.K hits
 // (DefaultK if q.K <= 0), best first; see strata.SearchStore. The words
 // are those package textseg finds (as the sqlite store does); any of them
-// matches, and the score is ts_rank's, higher is better. ENOTFOUND if
+// matches, and the score is BM25's with FTS5's parameters (k1 1.2, b 0.75),
+// higher is better, over the statistics of the scope searched (the
+// conversation, or the namespace); see statsQuery and rankedRows. ENOTFOUND if
 // q.Conversation names a conversation that does not exist; EINVALID for
 // an unknown Kind.
 func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
@@ -102,16 +175,17 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 // part is its score) and reads only the k turns it keeps. Warm turns are
 // indexed, their content in their span's block; cold ones left the index.
 func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int) ([]strata.Hit, error) {
-	rows, err := tx.Query(ctx, queryCTE+`
+	avgdl, lexemes, idf, err := queryStats(ctx, tx, kindTurns, terms, convs)
+	if err != nil || len(lexemes) == 0 {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, rankedRows("turn_index", "i.conversation, i.seq", len(lexemes))+`
 		SELECT `+turnCols+`, t.tier, t.span, c.id, f.score
-		FROM (SELECT i.conversation, i.seq, max(ts_rank(i.fts, (SELECT q FROM q), `+fmt.Sprint(rankNorm)+`)) AS score
-		      FROM turn_index i
-		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)
-		      GROUP BY i.conversation, i.seq
-		      ORDER BY score DESC, i.conversation, i.seq LIMIT $3) f
+		FROM (SELECT rr.conversation, rr.seq, max(rr.score) AS score FROM rr
+		      GROUP BY rr.conversation, rr.seq ORDER BY score DESC, rr.conversation, rr.seq LIMIT $3) f
 		JOIN turns t ON t.conversation = f.conversation AND t.seq = f.seq
 		JOIN conversations c ON c.pk = t.conversation
-		ORDER BY f.score DESC, t.pk`, terms, convs, k)
+		ORDER BY f.score DESC, t.pk`, lexemes, convs, k, idf, avgdl)
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +194,8 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 	var stubs []stub
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindTurn}
-		var score float32
 		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &score)
+		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &h.Score)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +203,7 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 			st.index = len(hits)
 			stubs = append(stubs, st)
 		}
-		h.Score, h.Turn = float64(score), &t
+		h.Turn = &t
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
@@ -160,16 +233,17 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 
 // searchNodes returns the k best summary hits of conversations convs.
 func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k int) ([]strata.Hit, error) {
-	rows, err := tx.Query(ctx, queryCTE+`
+	avgdl, lexemes, idf, err := queryStats(ctx, tx, kindNodes, terms, convs)
+	if err != nil || len(lexemes) == 0 {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, rankedRows("node_index", "i.node", len(lexemes))+`
 		SELECT `+nodeCols+`, f.score
-		FROM (SELECT i.node, max(ts_rank(i.fts, (SELECT q FROM q), `+fmt.Sprint(rankNorm)+`)) AS score
-		      FROM node_index i
-		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)
-		      GROUP BY i.node
-		      ORDER BY score DESC, i.node LIMIT $3) f
+		FROM (SELECT rr.node, max(rr.score) AS score FROM rr
+		      GROUP BY rr.node ORDER BY score DESC, rr.node LIMIT $3) f
 		JOIN nodes n ON n.pk = f.node
 		JOIN conversations c ON c.pk = n.conversation
-		ORDER BY f.score DESC, n.pk`, terms, convs, k)
+		ORDER BY f.score DESC, n.pk`, lexemes, convs, k, idf, avgdl)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +251,11 @@ func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 	var hits []strata.Hit
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindSummary}
-		var score float32
-		n, err := scanNode(rows, &score)
+		n, err := scanNode(rows, &h.Score)
 		if err != nil {
 			return nil, err
 		}
-		h.Score, h.Conversation, h.Node = float64(score), n.Conversation, &n
+		h.Conversation, h.Node = n.Conversation, &n
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()

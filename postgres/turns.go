@@ -125,9 +125,10 @@ func indexParts(text string) []string {
 }
 
 // indexTurns is the statement that indexes turns of conversation $1: $2
-// their seqs, $3 the parts' numbers, $4 the parts.
-const indexTurns = `INSERT INTO turn_index (conversation, seq, part, fts)
-	SELECT $1, u.seq, u.part, to_tsvector('strata_text', u.words)
+// their seqs, $3 the parts' numbers, $4 the parts (with their lengths in
+// words, for search's BM25).
+const indexTurns = `INSERT INTO turn_index (conversation, seq, part, fts, words)
+	SELECT $1, u.seq, u.part, to_tsvector('strata_text', u.words), strata_fts_length(u.words)
 	FROM unnest($2::bigint[], $3::integer[], $4::text[]) AS u(seq, part, words)`
 
 // AppendTurns appends turns at the end of the conversation in one
