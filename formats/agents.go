@@ -184,13 +184,15 @@ func timeOf(o *object, name string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// sub parses the object member name of o ("" prefix path kept), or
-// returns nil when it is absent or null.
+// sub parses the object member name of o, or returns nil when it is
+// absent or null.
 func sub(o *object, name string) (*object, error) {
-	v, ok, err := o.text(name)
-	if !ok || err != nil {
-		return nil, err
+	v, ok := o.get(name)
+	if !ok {
+		return nil, nil
 	}
+	// Its members check their own text, so that an error names the
+	// innermost field.
 	return parseObject(o.file, o.line, o.prefix+name+".", v)
 }
 

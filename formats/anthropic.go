@@ -14,6 +14,7 @@ import (
 // JSON array of messages.
 type anthropicReader struct {
 	docReader
+	names map[string]string // tool_use id -> name, in a bare list of messages
 }
 
 func (r *anthropicReader) Next() (Record, error) {
@@ -65,7 +66,10 @@ func (r *anthropicReader) Next() (Record, error) {
 			r.pending = r.body(raw, line, prefix)
 			continue
 		}
-		r.pending = r.message(o, "", "", map[string]string{})
+		if r.names == nil {
+			r.names = map[string]string{}
+		}
+		r.pending = r.message(o, "", "", r.names)
 	}
 }
 

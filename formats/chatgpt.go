@@ -151,7 +151,7 @@ func (r *chatgptReader) conversation(raw []byte, line int, prefix string) []resu
 			return fail(err)
 		}
 	}
-	r.counts.Records += len(branch)
+	r.counts.Records += len(nodes)
 	if off := len(nodes) - len(branch); off > 0 {
 		for i := 0; i < off; i++ {
 			r.counts.skip("other branch")
