@@ -2,8 +2,11 @@
 //
 // Open returns a Reader for one input; its Next yields one Record at a time
 // (a strata.Turn, the conversation it belongs to, and the line it starts
-// on) and io.EOF at the end. Formats: "jsonl", "openai", "locomo", and
-// "auto", which picks one of them from the first 64 KiB (see Detect).
+// on) and io.EOF at the end. Formats: "jsonl", "openai", "locomo", the
+// agent transcripts "claude-code", "codex", "chatgpt" and "anthropic"
+// (their fields, and what they skip on purpose, are in docs/formats.md;
+// their readers implement Counter), and "auto", which picks one of them
+// from the first 64 KiB (see Detect).
 //
 // # What every format guarantees
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -21,10 +22,22 @@ const (
 	JSONL  = "jsonl"
 	OpenAI = "openai"
 	LoCoMo = "locomo"
+	// ClaudeCode is a Claude Code session file
+	// (~/.claude/projects/<project>/<session>.jsonl).
+	ClaudeCode = "claude-code"
+	// Codex is a Codex CLI rollout file
+	// (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl).
+	Codex = "codex"
+	// ChatGPT is a ChatGPT data export's conversations.json.
+	ChatGPT = "chatgpt"
+	// Anthropic is Anthropic Messages request bodies.
+	Anthropic = "anthropic"
 )
 
 // Formats returns the format names Open accepts, "auto" first.
-func Formats() []string { return []string{Auto, JSONL, OpenAI, LoCoMo} }
+func Formats() []string {
+	return []string{Auto, JSONL, OpenAI, LoCoMo, ClaudeCode, Codex, ChatGPT, Anthropic}
+}
 
 // Record is one parsed turn with the conversation it belongs to.
 type Record struct {
@@ -73,9 +86,9 @@ func Open(format, name string, r io.Reader) (Reader, error) {
 	}
 	format = strings.ToLower(strings.TrimSpace(format))
 	switch format {
-	case Auto, JSONL, OpenAI, LoCoMo:
+	case Auto, JSONL, OpenAI, LoCoMo, ClaudeCode, Codex, ChatGPT, Anthropic:
 	default:
-		return nil, strata.Errorf(strata.EINVALID, "unknown format %q (want auto, jsonl, openai or locomo)", format)
+		return nil, strata.Errorf(strata.EINVALID, "unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 	}
 	br := bufio.NewReaderSize(r, peekSize)
 	if b, err := br.Peek(len(bom)); bytes.Equal(b, bom) {
@@ -100,6 +113,14 @@ func Open(format, name string, r io.Reader) (Reader, error) {
 		return &jsonlReader{name: name, br: br, ids: ids}, nil
 	case OpenAI:
 		return &openaiReader{docReader: docReader{name: name, br: br, ids: ids}}, nil
+	case ClaudeCode:
+		return &claudeReader{lines: lineSource{name: name, br: br}, ids: ids, project: projectFolder(name), names: map[string]string{}}, nil
+	case Codex:
+		return newCodexReader(name, lineSource{name: name, br: br}, ids), nil
+	case ChatGPT:
+		return &chatgptReader{docReader: docReader{name: name, br: br, ids: ids}}, nil
+	case Anthropic:
+		return &anthropicReader{docReader: docReader{name: name, br: br, ids: ids}}, nil
 	default:
 		return &locomoReader{docReader: docReader{name: name, br: br, ids: ids}}, nil
 	}
@@ -110,11 +131,26 @@ func Open(format, name string, r io.Reader) (Reader, error) {
 //
 //   - a JSON array whose first element is an object with a key sample_id,
 //     qa, or conversation holding an object: "locomo";
+//   - a JSON array whose first element is an object with a key mapping or
+//     current_node: "chatgpt";
 //   - a JSON array whose first element is an object with a key role,
-//     content, messages or tool_calls, or an empty array: "openai";
-//   - a JSON object with a top-level key "messages": "openai";
+//     content, messages or tool_calls, or an empty array: "openai", unless
+//     the bytes read hold an Anthropic content block ("type": "tool_use",
+//     "tool_result", "thinking" or "redacted_thinking") or a key "system"
+//     or "anthropic_version": "anthropic";
+//   - a JSON object with a top-level key "mapping": "chatgpt";
+//   - a JSON object with a top-level key "messages": "openai", or
+//     "anthropic" on the same marks;
+//   - a line (the first) that is a JSON object with the keys type and
+//     payload: "codex";
+//   - a line that is a JSON object with a key sessionId, parentUuid,
+//     leafUuid or isSidechain, or whose type is file-history-snapshot,
+//     queue-operation or summary: "claude-code";
 //   - any other input starting with '{': "jsonl";
 //   - empty or blank input: "jsonl" (which yields no records).
+//
+// The keys that make a line codex or claude-code are not jsonl fields, so
+// no input the jsonl format reads is detected as either.
 //
 // Anything else is an EINVALID error saying what the input starts with.
 func Detect(peek []byte) (string, error) {
@@ -129,12 +165,25 @@ func Detect(peek []byte) (string, error) {
 	peek = peek[i:]
 	switch peek[0] {
 	case '{':
+		if f := detectAgentLine(peek); f != "" {
+			return f, nil
+		}
+		if hasTopKey(peek, "mapping") {
+			return ChatGPT, nil
+		}
 		if hasTopKey(peek, "messages") {
+			if anthropicMarks.Match(peek) {
+				return Anthropic, nil
+			}
 			return OpenAI, nil
 		}
 		return JSONL, nil
 	case '[':
-		return detectArray(peek)
+		f, err := detectArray(peek)
+		if f == OpenAI && anthropicMarks.Match(peek) {
+			return Anthropic, nil
+		}
+		return f, err
 	}
 	return "", strata.Errorf(strata.EINVALID,
 		"cannot detect the format: the input starts with %q, not a JSON array or object (want jsonl, openai or locomo)",
@@ -162,6 +211,8 @@ func detectArray(peek []byte) (string, error) {
 		switch key {
 		case "sample_id", "qa":
 			return LoCoMo, nil
+		case "mapping", "current_node":
+			return ChatGPT, nil
 		case "role", "content", "messages", "tool_calls":
 			return OpenAI, nil
 		case "conversation":
@@ -185,6 +236,61 @@ func detectArray(peek []byte) (string, error) {
 		}
 	}
 	return "", strata.Errorf(strata.EINVALID, "cannot detect the format: the first element of the JSON array has none of the keys sample_id, qa, conversation (locomo) or role, content, messages (openai)")
+}
+
+// anthropicMarks finds what only Anthropic messages hold: a content block
+// of an Anthropic type, or a key "system" or "anthropic_version". Inside a
+// JSON string the quotes would be escaped, so text that merely mentions
+// them does not match.
+var anthropicMarks = regexp.MustCompile(`"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"(?:system|anthropic_version)"\s*:`)
+
+// detectAgentLine names the agent transcript format of the first line of
+// peek, or returns "".
+func detectAgentLine(peek []byte) string {
+	line := peek
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	keys := map[string]bool{}
+	typ := ""
+	for {
+		t, err := dec.Token()
+		if err != nil || t == json.Delim('}') {
+			break
+		}
+		key, _ := t.(string)
+		keys[key] = true
+		if key == "type" {
+			v, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if s, ok := v.(string); ok {
+				typ = s
+				continue
+			}
+			if d, ok := v.(json.Delim); ok && (d == '{' || d == '[') && skipRest(dec, 1) != nil {
+				break
+			}
+			continue
+		}
+		if skipValue(dec) != nil {
+			break
+		}
+	}
+	switch {
+	case keys["type"] && keys["payload"]:
+		return Codex
+	case keys["sessionId"] || keys["parentUuid"] || keys["leafUuid"] || keys["isSidechain"]:
+		return ClaudeCode
+	case typ == "file-history-snapshot" || typ == "queue-operation" || typ == "summary":
+		return ClaudeCode
+	}
+	return ""
 }
 
 // hasTopKey reports whether the JSON object at the start of b has the

@@ -70,7 +70,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "import a sample conversation shipped in the binary; show its tree and a context", runDemo},
-		{"import", "import turns from files (jsonl, openai, locomo)", runImport},
+		{"import", "import turns from files (jsonl, openai, locomo, Claude Code, Codex, ChatGPT, Anthropic)", runImport},
 		{"add", "add one turn to a conversation", runAdd},
 		{"rollup", "close every complete span of a conversation's pyramid", runRollup},
 		{"tree", "show a conversation's summary pyramid", runTree},

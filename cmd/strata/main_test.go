@@ -316,3 +316,39 @@ func TestFailedImportLeavesStoreAsItWas(t *testing.T) {
 		t.Fatal("a failed import changed the stored conversation")
 	}
 }
+
+// TestImportClaudeCode imports a Claude Code session file: its project's
+// conversation gets its turns, searchable, with the records skipped on
+// purpose counted; importing it again adds nothing.
+func TestImportClaudeCode(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	file := filepath.Join("..", "..", "formats", "testdata", "claude", "projects", "-home-ana-shop", "5a1e0c2b-7d4f-4b8e-9c3a-2f6d8e1b0a94.jsonl")
+	out := mustRun(t, db, "import", file)
+	if !strings.Contains(out, "9 turns added") || !strings.Contains(out, "18 records read, 12 kept in 9 turns, 6 skipped on purpose (") {
+		t.Fatalf("import output:\n%s", out)
+	}
+	var res struct {
+		Files []struct {
+			Records struct {
+				Records, Kept, Turns int
+				Skipped              map[string]int
+			} `json:"records"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, db, "import", "--json", file)), &res); err != nil || res.Files[0].Records.Skipped["queue-operation"] != 1 {
+		t.Fatalf("import --json: %+v, %v", res, err)
+	}
+	var search struct {
+		Hits []struct {
+			ExtID string `json:"ext_id"`
+		} `json:"hits"`
+	}
+	json.Unmarshal([]byte(mustRun(t, db, "search", "--conversation=-home-ana-shop", "--json", "1199")), &search)
+	found := false
+	for _, h := range search.Hits {
+		found = found || h.ExtID == "u-2"
+	}
+	if !found {
+		t.Fatalf("the failing test's output (a tool result) is not found: %+v", search.Hits)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,6 +22,9 @@ type fileResult struct {
 	File          string                `json:"file"`
 	Conversations []strata.IngestResult `json:"conversations"`
 	Invalid       []invalidLine         `json:"invalid,omitempty"`
+	// Records counts the source records of an agent transcript (claude-code,
+	// codex, chatgpt): read, kept in turns, and skipped on purpose by kind.
+	Records *formats.Counts `json:"records,omitempty"`
 }
 
 type invalidLine struct {
@@ -29,8 +33,8 @@ type invalidLine struct {
 }
 
 func runImport(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("import", "[--format auto|jsonl|openai|locomo] [--conversation ID] [--policy NAME] [--tz ZONE] [--skip-invalid] [--json] FILE... (- for stdin)")
-	format := fs.String("format", "auto", "input format: auto, jsonl, openai or locomo")
+	fs := m.command("import", "[--format auto|jsonl|openai|locomo|claude-code|codex|chatgpt|anthropic] [--conversation ID] [--policy NAME] [--tz ZONE] [--skip-invalid] [--json] FILE... (- for stdin)")
+	format := fs.String("format", "auto", "input format: auto, jsonl, openai, locomo, claude-code, codex, chatgpt or anthropic")
 	conv := fs.String("conversation", "", "conversation for turns whose source names none")
 	skip := fs.Bool("skip-invalid", false, "import the valid turns and report each invalid line, instead of importing nothing")
 	var opts strata.ImportOptions
@@ -74,8 +78,34 @@ func runImport(ctx context.Context, m *Main, args []string) error {
 		if len(r.Invalid) > 0 {
 			fmt.Fprintf(m.Stdout, "  %d invalid lines skipped (listed on stderr)\n", len(r.Invalid))
 		}
+		if c := r.Records; c != nil {
+			fmt.Fprintf(m.Stdout, "  %d records read, %d kept in %d turns, %d skipped on purpose%s\n",
+				c.Records, c.Kept, c.Turns, c.SkippedTotal(), skippedKinds(c.Skipped))
+		}
 	}
 	return nil
+}
+
+// skippedKinds lists the kinds of records skipped, most first, like
+// " (file-history-snapshot 10, meta 1)".
+func skippedKinds(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if m[kinds[i]] != m[kinds[j]] {
+			return m[kinds[i]] > m[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return " (" + strings.Join(kinds, ", ") + ")"
 }
 
 // reportCommitted tells, on stderr, what an import that is about to fail
@@ -192,6 +222,10 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 			return rec.Conversation, rec.Turn, nil
 		}
 	})
+	if c, ok := r.(formats.Counter); ok {
+		counts := c.Counts()
+		res.Records = &counts
+	}
 	byConv := map[string]int{}
 	for _, ir := range results {
 		i, ok := byConv[ir.Conversation]
