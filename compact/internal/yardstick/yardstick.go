@@ -1,0 +1,399 @@
+// Package yardstick measures what live compaction keeps of a message
+// list: it compacts the list once with package compact (the extractive
+// checkpoint writer, no model) and reports the tokens before and after,
+// the identifiers of the compacted span and how many of them the
+// compacted list still holds, overall and per kind, and whether the list
+// is still a valid request (tool calls paired with their results, roles
+// in an order the provider accepts).
+//
+// The identifiers are the checkpoint package's own (checkpoint.Ledger)
+// read from the span as the caller passed it, before any pruning; one is
+// kept when its text appears, byte for byte, in any string of the
+// compacted list (message text, tool arguments, tool results, the
+// checkpoint). When the list is only pruned (it fits under the threshold
+// once layer 1 has run), the span is every message after the leading
+// system messages, and the question is what pruning lost.
+package yardstick
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
+)
+
+// Row is one measurement.
+type Row struct {
+	Source    string
+	Provider  compact.Provider
+	Setting   string // "default" or "tight"
+	Threshold int
+	Keep      int
+
+	Messages      int // in the list before
+	Before, After int // tokens, as compact estimates them
+	Compacted     bool
+	Reason        string // why layer 2 did not run
+	SpanMessages  int    // messages compacted (all but the system ones when only pruned)
+	Identifiers   int    // in the span
+	Kept          int    // of them, in the compacted list
+	ByKind        map[string][2]int
+	PairsOK       bool
+	RolesOK       bool
+	Problem       string // the first pairing or role problem
+	Lost          []checkpoint.Identifier
+	// Scanned and ScannedKept are the same count over every identifier
+	// the scanners find in the span (checkpoint.Scan), tool output
+	// included.
+	Scanned, ScannedKept int
+	CheckpointTok        int
+}
+
+// Rate is the share of the span's identifiers kept.
+func (r Row) Rate() float64 {
+	if r.Identifiers == 0 {
+		return 1
+	}
+	return float64(r.Kept) / float64(r.Identifiers)
+}
+
+// Measure compacts body (a message list in p's form) with cfg, counting
+// tokens with tok, and measures the result.
+func Measure(ctx context.Context, source string, p compact.Provider, body []byte, cfg compact.Config, tok strata.Tokenizer) (Row, error) {
+	row := Row{Source: source, Provider: p, Threshold: cfg.CompactionThreshold, Keep: cfg.KeepRecentTokens, ByKind: map[string][2]int{}}
+	t, err := compact.Parse(p, body)
+	if err != nil {
+		return row, fmt.Errorf("%s: %w", source, err)
+	}
+	row.Messages = len(t.Messages)
+	w, err := checkpoint.New(checkpoint.Options{Tokenizer: tok})
+	if err != nil {
+		return row, err
+	}
+	c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: w})
+	if err != nil {
+		return row, err
+	}
+	res, err := c.Compact(ctx, compact.Request{Transcript: t})
+	if err != nil {
+		return row, fmt.Errorf("%s: compact: %w", source, err)
+	}
+	row.Before, row.After, row.Compacted, row.Reason = res.TokensBefore, res.TokensAfter, res.Compacted, res.Reason
+	row.CheckpointTok = res.Checkpoint.Tokens
+
+	var span []checkpoint.Entry
+	if res.Compacted {
+		span = res.Span.Entries
+		row.SpanMessages = res.MessagesCompacted
+	} else {
+		msgs, err := rawMessages(t.JSON(), p)
+		if err != nil {
+			return row, err
+		}
+		for _, m := range msgs {
+			if role := field(m, "role"); role != "system" && role != "developer" {
+				row.SpanMessages++
+				span = append(span, flatten(m, p)...)
+			}
+		}
+	}
+	out := res.Transcript.JSON()
+	hay := haystack(out)
+	for _, id := range checkpoint.Ledger(span, "") {
+		k := row.ByKind[id.Kind]
+		k[1]++
+		row.Identifiers++
+		if strings.Contains(hay, id.Text) {
+			k[0]++
+			row.Kept++
+		} else {
+			row.Lost = append(row.Lost, id)
+		}
+		row.ByKind[id.Kind] = k
+	}
+	for _, id := range checkpoint.Scan(span) {
+		row.Scanned++
+		if strings.Contains(hay, id.Text) {
+			row.ScannedKept++
+		}
+	}
+	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
+	return row, nil
+}
+
+// haystack joins every string of a JSON document, decoding strings that
+// are JSON themselves (OpenAI tool arguments), one per line.
+func haystack(doc []byte) string {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return string(doc)
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteByte('\n')
+			if s := strings.TrimSpace(x); strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[") {
+				var inner any
+				if json.Unmarshal([]byte(s), &inner) == nil {
+					walk(inner)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// rawMessages returns the messages of a list in p's form.
+func rawMessages(doc []byte, p compact.Provider) ([]map[string]json.RawMessage, error) {
+	var msgs []map[string]json.RawMessage
+	trimmed := strings.TrimSpace(string(doc))
+	if strings.HasPrefix(trimmed, "{") {
+		var body struct {
+			Messages []map[string]json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(doc, &body); err != nil {
+			return nil, fmt.Errorf("%s list: %w", p, err)
+		}
+		return body.Messages, nil
+	}
+	if err := json.Unmarshal(doc, &msgs); err != nil {
+		return nil, fmt.Errorf("%s list: %w", p, err)
+	}
+	return msgs, nil
+}
+
+func field(m map[string]json.RawMessage, k string) string {
+	var s string
+	_ = json.Unmarshal(m[k], &s)
+	return s
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// text returns content that is a string or an array of text parts.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []block
+	_ = json.Unmarshal(raw, &parts)
+	var ts []string
+	for _, p := range parts {
+		if p.Text != "" {
+			ts = append(ts, p.Text)
+		}
+	}
+	return strings.Join(ts, "\n")
+}
+
+// flatten turns one message into checkpoint entries, as package compact
+// does for a span: one per text, thinking block, tool call and result.
+func flatten(m map[string]json.RawMessage, p compact.Provider) []checkpoint.Entry {
+	role := field(m, "role")
+	var out []checkpoint.Entry
+	if p == compact.OpenAI {
+		if role == "tool" {
+			return []checkpoint.Entry{{Role: "tool", Kind: "tool_result", CallID: field(m, "tool_call_id"), Text: text(m["content"])}}
+		}
+		if s := text(m["content"]); s != "" {
+			out = append(out, checkpoint.Entry{Role: role, Kind: "text", Text: s})
+		}
+		var calls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(m["tool_calls"], &calls)
+		for _, c := range calls {
+			out = append(out, checkpoint.Entry{Role: role, Kind: "tool_call", Name: c.Function.Name, CallID: c.ID, Text: c.Function.Arguments})
+		}
+		return out
+	}
+	var s string
+	if json.Unmarshal(m["content"], &s) == nil {
+		return []checkpoint.Entry{{Role: role, Kind: "text", Text: s}}
+	}
+	var blocks []block
+	_ = json.Unmarshal(m["content"], &blocks)
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			out = append(out, checkpoint.Entry{Role: role, Kind: "text", Text: b.Text})
+		case "thinking":
+			out = append(out, checkpoint.Entry{Role: role, Kind: "thinking", Text: b.Thinking})
+		case "tool_use":
+			out = append(out, checkpoint.Entry{Role: role, Kind: "tool_call", Name: b.Name, CallID: b.ID, Text: string(b.Input)})
+		case "tool_result":
+			out = append(out, checkpoint.Entry{Role: "tool", Kind: "tool_result", CallID: b.ToolUseID, Text: text(b.Content), IsError: b.IsError})
+		}
+	}
+	return out
+}
+
+// Valid checks a message list in p's form as the provider would: every
+// tool call answered by its result before the conversation goes on, no
+// result without its call (pairsOK), and roles in an accepted order
+// (rolesOK): for OpenAI, system and developer messages only at the head
+// and a user message first after them; for Anthropic, user and assistant
+// alternating from a user message. problem names the first failure.
+func Valid(p compact.Provider, doc []byte) (pairsOK, rolesOK bool, problem string) {
+	msgs, err := rawMessages(doc, p)
+	if err != nil {
+		return false, false, err.Error()
+	}
+	pairsOK, rolesOK = true, true
+	fail := func(pairs bool, format string, a ...any) {
+		if pairs {
+			pairsOK = false
+		} else {
+			rolesOK = false
+		}
+		if problem == "" {
+			problem = fmt.Sprintf(format, a...)
+		}
+	}
+	open := map[string]bool{}
+	if p == compact.OpenAI {
+		head := true
+		for i, m := range msgs {
+			role := field(m, "role")
+			switch role {
+			case "system", "developer":
+				if !head {
+					fail(false, "message %d: %s message after the conversation started", i, role)
+				}
+				continue
+			case "user", "assistant", "tool":
+			default:
+				fail(false, "message %d: unknown role %q", i, role)
+			}
+			if head && role != "user" {
+				fail(false, "message %d: the conversation starts with %s", i, role)
+			}
+			head = false
+			if role == "tool" {
+				id := field(m, "tool_call_id")
+				if !open[id] {
+					fail(true, "message %d: tool result %s answers no pending call", i, id)
+				}
+				delete(open, id)
+				continue
+			}
+			if len(open) > 0 {
+				fail(true, "message %d: %d tool calls unanswered before it", i, len(open))
+				clear(open)
+			}
+			for _, e := range flatten(m, p) {
+				if e.Kind == "tool_call" {
+					open[e.CallID] = true
+				}
+			}
+		}
+		return
+	}
+	for i, m := range msgs {
+		role := field(m, "role")
+		want := "user"
+		if i%2 == 1 {
+			want = "assistant"
+		}
+		if role != want {
+			fail(false, "message %d is %s, want %s (roles must alternate from user)", i, role, want)
+		}
+		for _, e := range flatten(m, p) {
+			if e.Kind != "tool_result" {
+				continue
+			}
+			if !open[e.CallID] {
+				fail(true, "message %d: tool_result %s answers no tool_use of the message before", i, e.CallID)
+			}
+			delete(open, e.CallID)
+		}
+		if len(open) > 0 {
+			fail(true, "message %d: %d tool_use blocks of the message before unanswered", i, len(open))
+			clear(open)
+		}
+		for _, e := range flatten(m, p) {
+			if e.Kind == "tool_call" {
+				open[e.CallID] = true
+			}
+		}
+	}
+	return
+}
+
+// Table formats rows as two Markdown tables: the measure, and the share
+// kept per kind of identifier (kept/total).
+func Table(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| source | provider | setting | threshold / keep | messages | tokens before → after | compacted | identifiers | kept | all scanned | kept | pairs | roles |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	ok := func(v bool) string {
+		if v {
+			return "ok"
+		}
+		return "BROKEN"
+	}
+	for _, r := range rows {
+		comp := fmt.Sprintf("%d msgs", r.SpanMessages)
+		if !r.Compacted {
+			comp = "pruned only (" + r.Reason + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d → %d | %s | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %s | %s |\n",
+			r.Source, r.Provider, r.Setting, r.Threshold, r.Keep, r.Messages, r.Before, r.After, comp, r.Identifiers, r.Kept, 100*r.Rate(),
+			r.Scanned, r.ScannedKept, 100*float64(r.ScannedKept)/float64(max(1, r.Scanned)), ok(r.PairsOK), ok(r.RolesOK))
+	}
+	b.WriteString("\n| source | provider | setting |")
+	for _, k := range checkpoint.Kinds {
+		b.WriteString(" " + k + " |")
+	}
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(checkpoint.Kinds)) + "\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |", r.Source, r.Provider, r.Setting)
+		for _, k := range checkpoint.Kinds {
+			c := r.ByKind[k]
+			if c[1] == 0 {
+				b.WriteString(" - |")
+				continue
+			}
+			fmt.Fprintf(&b, " %d/%d (%.0f%%) |", c[0], c[1], 100*float64(c[0])/float64(c[1]))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
