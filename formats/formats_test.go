@@ -488,10 +488,10 @@ func TestDetect(t *testing.T) {
 		{"blank", " \n\t ", "jsonl"},
 		{"bom", "\xef\xbb\xbf[{\"role\":\"user\"}]", "openai"},
 	}
-	if len(real) == 0 {
-		cases = cases[:len(cases)-4]
-	}
 	for _, c := range cases {
+		if c.name == "locomo real" && len(real) == 0 {
+			continue // STRATA_LOCOMO is not set
+		}
 		got, err := Detect([]byte(c.input))
 		if err != nil || got != c.want {
 			t.Errorf("%s: Detect = %q, %v; want %q", c.name, got, err, c.want)
