@@ -160,6 +160,9 @@ type target struct {
 type part struct {
 	name  string
 	bytes int64
+	// Of bytes, the table's own pages and its indexes' (the rest, in
+	// PostgreSQL, is TOAST and the free space and visibility maps).
+	table, indexes int64
 }
 
 // openSQLiteTarget opens an SQLite store in dir (a temporary folder if
@@ -232,18 +235,18 @@ func sqliteBytes(ctx context.Context, path string) (int64, []part, error) {
 	defer db.Close()
 	// Each index counts with its table, as pg_total_relation_size counts
 	// them; the full-text index's shadow tables count as one.
-	rows, err := db.QueryContext(ctx, `SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize)
-		FROM dbstat d LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY 1`)
+	rows, err := db.QueryContext(ctx, `SELECT coalesce(m.tbl_name, d.name), coalesce(m.type, 'table'), sum(d.pgsize)
+		FROM dbstat d LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY 1, 2`)
 	if err != nil {
 		return 0, nil, fmt.Errorf("dbstat: %w", err)
 	}
 	defer rows.Close()
-	by := map[string]int64{}
+	by := map[string]*part{}
 	var inTables int64
 	for rows.Next() {
-		var name string
+		var name, kind string
 		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
+		if err := rows.Scan(&name, &kind, &n); err != nil {
 			return 0, nil, err
 		}
 		inTables += n
@@ -253,17 +256,27 @@ func sqliteBytes(ctx context.Context, path string) (int64, []part, error) {
 		case strings.HasPrefix(name, "nodes_fts"):
 			name = "nodes_fts (full-text index)"
 		}
-		by[name] += n
+		p := by[name]
+		if p == nil {
+			p = &part{name: name}
+			by[name] = p
+		}
+		p.bytes += n
+		if kind == "index" {
+			p.indexes += n
+		} else {
+			p.table += n
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return 0, nil, err
 	}
-	parts := []part{{"archive folder", archive}}
-	for k, v := range by {
-		parts = append(parts, part{k, v})
+	parts := []part{{name: "archive folder", bytes: archive}}
+	for _, p := range by {
+		parts = append(parts, *p)
 	}
 	if free := total - inTables; free > 0 {
-		parts = append(parts, part{"free pages and the log", free})
+		parts = append(parts, part{name: "free pages and the log", bytes: free})
 	}
 	return total + archive, parts, nil
 }
@@ -323,7 +336,7 @@ func openPostgresTarget(ctx context.Context, dsn string) (*target, error) {
 			return 0, nil, err
 		}
 		cpu.stop()
-		rows, err := mon.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid)
+		rows, err := mon.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid)
 			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname = $1 AND c.relkind = 'r'`, schema)
 		if err != nil {
@@ -334,7 +347,7 @@ func openPostgresTarget(ctx context.Context, dsn string) (*target, error) {
 		var parts []part
 		for rows.Next() {
 			var p part
-			if err := rows.Scan(&p.name, &p.bytes); err != nil {
+			if err := rows.Scan(&p.name, &p.bytes, &p.table, &p.indexes); err != nil {
 				return 0, nil, err
 			}
 			total += p.bytes
@@ -847,7 +860,15 @@ func (b *storesBench) printTable(lite, pg *storeResult, n int, jsonl int64, inge
 				rest += p.bytes
 				continue
 			}
-			fmt.Printf("    %-30s %12d  %6.1f bytes/turn\n", p.name, p.bytes, float64(p.bytes)/float64(n))
+			fmt.Printf("    %-30s %12d  %6.1f bytes/turn", p.name, p.bytes, float64(p.bytes)/float64(n))
+			if p.table+p.indexes > 0 {
+				fmt.Printf("  (table %.1f, indexes %.1f", float64(p.table)/float64(n), float64(p.indexes)/float64(n))
+				if other := p.bytes - p.table - p.indexes; other > 0 {
+					fmt.Printf(", TOAST and maps %.1f", float64(other)/float64(n))
+				}
+				fmt.Print(")")
+			}
+			fmt.Println()
 		}
 		fmt.Printf("    %-30s %12d  %6.1f bytes/turn\n", "the rest", rest, float64(rest)/float64(n))
 		if r.note != "" {
