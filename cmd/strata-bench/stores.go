@@ -56,6 +56,11 @@ func runStores(args []string) error {
 	if *n <= 0 || *queries <= 0 || *budget <= 0 {
 		return errors.New("stores: -turns, -queries and -budget must be positive")
 	}
+	if *pg != "" {
+		if u, err := url.Parse(*pg); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return fmt.Errorf("-pg: want a postgres:// URL, got %q", postgres.Redact(*pg))
+		}
+	}
 	sizes, err := parseSizes("-sizes", *sizeList, *n)
 	if err != nil {
 		return err
