@@ -15,9 +15,14 @@
 // the same run: context packages (budget 2,000, with a query) and searches,
 // p50 and p99, over a loopback server and in process (see http.go).
 //
+// `strata-bench stores` measures the SQLite store against the PostgreSQL
+// store in the same run: ingest rate, context and search latency, and
+// bytes on disk (see stores.go).
+//
 // Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000] [-ingest-only]
 //
 //	go run ./cmd/strata-bench http [-turns 10000] [-queries 200] [-budget 2000]
+//	go run ./cmd/strata-bench stores [-turns 1000000] [-sizes 10000,1000000] [-queries 200] [-pg URL]
 package main
 
 import (
@@ -66,8 +71,12 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == "http" {
-		if err := runHTTP(os.Args[2:]); err != nil {
+	if len(os.Args) > 1 && (os.Args[1] == "http" || os.Args[1] == "stores") {
+		sub := runHTTP
+		if os.Args[1] == "stores" {
+			sub = runStores
+		}
+		if err := sub(os.Args[2:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				os.Exit(2)
 			}
