@@ -136,6 +136,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	s.api.UseMiddleware(s.metrics.middleware)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	s.register()
+	s.registerBrowse()
 	s.registerCompact()
 	// MCP over streamable HTTP, stateless: each request is served by the
 	// tools of its own token's namespace, so a session id can never carry
