@@ -75,6 +75,7 @@ type Server struct {
 	log     *slog.Logger
 	api     huma.API
 	handler http.Handler
+	mux     *http.ServeMux
 	ready   atomic.Bool
 	routes  []route
 
@@ -131,6 +132,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	// contract.
 	cfg.DocsPath = ""
 	cfg.CreateHooks = nil
+	s.mux = mux
 	s.api = humago.New(mux, cfg)
 	s.metrics = newMetrics()
 	s.api.UseMiddleware(s.metrics.middleware)
