@@ -19,13 +19,19 @@
 
   // api calls /v1 with the page's header, which lets the server take
   // the token cookie (see docs/web.md).
-  async function api(method, path, body) {
-    const opt = { method, headers: { "X-Strata-Page": "1" }, credentials: "same-origin" };
+  async function api(method, path, body, signal) {
+    const opt = { method, headers: { "X-Strata-Page": "1" }, credentials: "same-origin", signal };
     if (body !== undefined) {
       opt.headers["Content-Type"] = "application/json";
       opt.body = JSON.stringify(body);
     }
-    const r = await fetch(path, opt);
+    let r;
+    try {
+      r = await fetch(path, opt);
+    } catch (e) {
+      if (e.name !== "AbortError") showError(method + " " + path.split("?")[0] + ": " + e.message);
+      throw e;
+    }
     const text = await r.text();
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
@@ -107,25 +113,29 @@
     draw();
   }
 
-  let timer = null;
+  // draw loads the window at once: a newer window aborts the requests of
+  // an older one still in flight, so a burst of wheel events costs little.
+  let inflight = null;
   function draw() {
-    clearTimeout(timer);
-    timer = setTimeout(load, 60);
     drawOverlay();
+    load();
   }
 
   // load fetches each row's window; a newer window cancels an older one.
   async function load() {
     const gen = ++loadGen;
+    if (inflight) inflight.abort();
+    inflight = new AbortController();
+    const signal = inflight.signal;
     const from = Math.max(1, Math.floor(view.a) + 1), to = Math.min(total, Math.ceil(view.b));
     document.getElementById("range").textContent = "Turns " + from + " to " + to + " of " + total;
     const jobs = rows.map(async (row) => {
       if (row.level === 0) {
         if (to - from + 1 > MAXTURNS) return { row, dense: "zoom in to see the turns (" + (to - from + 1) + " here)" };
-        const p = await api("GET", cpath("/turns?from=" + from + "&to=" + to + "&limit=" + MAXTURNS));
+        const p = await api("GET", cpath("/turns?from=" + from + "&to=" + to + "&limit=" + MAXTURNS), undefined, signal);
         return { row, turns: p.turns };
       }
-      const p = await api("GET", cpath("/nodes?level=" + row.level + "&from=" + from + "&to=" + to + "&limit=" + MAXNODES));
+      const p = await api("GET", cpath("/nodes?level=" + row.level + "&from=" + from + "&to=" + to + "&limit=" + MAXNODES), undefined, signal);
       if (p.next) return { row, dense: "more than " + MAXNODES + " " + p.name + " nodes here: zoom in" };
       return { row, nodes: p.nodes };
     });
