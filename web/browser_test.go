@@ -330,9 +330,9 @@ func TestKeyboard(t *testing.T) {
 		chromedp.SendKeys(css(`#token`), s.secret), chromedp.Submit(css(`#token`)), chromedp.WaitVisible(css(`table.convs`)),
 		chromedp.Navigate(s.url+"/ui/c/"+s.conv), chromedp.WaitVisible(css(`.row[data-level="1"] .blk`)))
 	r0 := b.text(`#range`)
-	b.do("+", chromedp.Focus(css(`#timeline`)), chromedp.KeyEvent("+"), chromedp.Sleep(400))
+	b.do("+", chromedp.Focus(css(`#timeline`)), chromedp.KeyEvent("+"), chromedp.WaitVisible(css(`#timeline[data-loaded]:not([data-busy])`)))
 	r1 := b.text(`#range`)
-	b.do("right", chromedp.KeyEvent(kb.ArrowRight), chromedp.Sleep(400))
+	b.do("right", chromedp.KeyEvent(kb.ArrowRight), chromedp.WaitVisible(css(`#timeline[data-loaded]:not([data-busy])`)))
 	r2 := b.text(`#range`)
 	b.do("tab, enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#expand`)))
 	title := b.text(`#detail h2`)
@@ -422,6 +422,38 @@ func TestPageWithoutTokens(t *testing.T) {
 		}
 		if path == "/ui/" && !strings.Contains(string(b), "No conversations yet") {
 			t.Errorf("GET /ui/ = %s", b)
+		}
+	}
+}
+
+// TestTimelineFirstRender opens the conversation view of a long
+// conversation (STRATA_WEB_TURNS turns, default 1,000) and logs how long
+// the timeline takes to draw and how many bytes the page fetched. No row
+// may hold more blocks than one window's page: a level too dense for the
+// window says so instead.
+func TestTimelineFirstRender(t *testing.T) {
+	n := 1000
+	if v := os.Getenv("STRATA_WEB_TURNS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("STRATA_WEB_TURNS=%q: want a number of turns", v)
+		}
+	}
+	t0 := time.Now()
+	s := newSite(t, n)
+	t.Logf("%d turns stored in %v", n, time.Since(t0).Round(time.Millisecond))
+	b := chrome(t)
+	b.do("sign in", chromedp.Navigate(s.url+"/ui/login"), chromedp.WaitVisible(css(`#token`)),
+		chromedp.SendKeys(css(`#token`), s.secret), chromedp.Submit(css(`#token`)), chromedp.WaitVisible(css(`table.convs`)))
+	start := time.Now()
+	b.do("open", chromedp.Navigate(s.url+"/ui/c/"+s.conv), chromedp.WaitVisible(css(`#timeline[data-loaded]:not([data-busy])`)))
+	took := time.Since(start)
+	blocks := eval[[]int](b, `[...document.querySelectorAll("#timeline .lane")].map((l) => l.querySelectorAll(".blk").length)`)
+	bytes := eval[int](b, `performance.getEntriesByType("resource").concat(performance.getEntriesByType("navigation")).reduce((s, e) => s + (e.encodedBodySize || 0), 0)`)
+	t.Logf("%d turns: timeline drawn %v after navigating; blocks per row (coarsest first) %v; %d bytes fetched", n, took.Round(time.Millisecond), blocks, bytes)
+	for i, c := range blocks {
+		if c > 300 {
+			t.Errorf("row %d holds %d blocks; want at most one window's page of 300", i, c)
 		}
 	}
 }

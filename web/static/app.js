@@ -127,6 +127,7 @@
     if (inflight) inflight.abort();
     inflight = new AbortController();
     const signal = inflight.signal;
+    timeline.dataset.busy = "1";
     const from = Math.max(1, Math.floor(view.a) + 1), to = Math.min(total, Math.ceil(view.b));
     document.getElementById("range").textContent = "Turns " + from + " to " + to + " of " + total;
     const jobs = rows.map(async (row) => {
@@ -159,6 +160,7 @@
     }
     if (firstDate) document.getElementById("range").textContent += ", " + firstDate + " to " + lastDate;
     timeline.dataset.loaded = String(gen);
+    delete timeline.dataset.busy;
   }
 
   function statusOf(n) {
@@ -194,14 +196,15 @@
   const speaker = (t) => t.name || t.role;
   const text = (t) => t.content || (t.tool_calls ? JSON.stringify(t.tool_calls) : "") || (t.tool_results ? JSON.stringify(t.tool_results) : "");
 
+  const visible = (m) => m.last_seq > view.a && m.first_seq - 1 < view.b;
   function drawOverlay() {
     overlay.replaceChildren();
-    for (const o of omitted) {
+    for (const o of omitted.filter(visible)) {
       const e = el("div", { class: "mark omitted" });
       place(e, o.first_seq - 1, o.last_seq);
       overlay.append(e);
     }
-    for (const h of hits) {
+    for (const h of hits.filter(visible)) {
       const e = el("div", { class: "mark hit", "data-seq": String(h.first_seq) });
       place(e, h.first_seq - 1, h.last_seq);
       overlay.append(e);
@@ -321,7 +324,7 @@
     omitted = p.omitted || [];
     drawOverlay();
     const pct = Math.round((p.tokens / p.budget) * 100);
-    document.getElementById("ctx").replaceChildren(
+    document.getElementById("ctx").replaceChildren(...[
       el("p", { class: "meter-line" }, el("meter", { id: "meter", min: "0", max: String(p.budget), value: String(p.tokens), "aria-label": "tokens used" }),
         " ", el("span", { id: "meter-text" }, p.tokens + " / " + p.budget + " tokens (" + pct + "%)")),
       omitted.length ? el("p", { class: "muted" }, "Omitted: " + omitted.map((o) => "turns " + o.first_seq + "-" + o.last_seq).join(", ") + " (hatched on the timeline)") : null,
@@ -330,7 +333,7 @@
         el("button", { type: "button", class: "prov", onclick: () => show(it.first_seq, it.last_seq) },
           (it.kind === "summary" ? it.level_name + " " : it.kind + " ") + it.first_seq + (it.last_seq !== it.first_seq ? "-" + it.last_seq : "") + ", " + day(it.start)),
         " ", el("span", { class: "muted" }, it.tokens + " tokens"),
-        el("div", { class: "text" }, it.text)))));
+        el("div", { class: "text" }, it.text))))].filter((k) => k));
   });
 
   // Learnings: confirm or reject each.
