@@ -332,3 +332,35 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	}
 	return nil
 }
+
+// Nodes returns a page of one level's nodes whose spans meet the turns
+// from..to (0: from the first, to the last), at most limit (<= 0: 200);
+// the page's Next is the following page's from.
+func (c *Client) Nodes(ctx context.Context, conversation string, level int, from, to int64, limit int) (wire.NodePage, error) {
+	q := url.Values{"level": {strconv.Itoa(level)}}
+	for k, v := range map[string]int64{"from": from, "to": to, "limit": int64(limit)} {
+		if v > 0 {
+			q.Set(k, strconv.FormatInt(v, 10))
+		}
+	}
+	var p wire.NodePage
+	err := c.do(ctx, http.MethodGet, convPath(conversation, "/nodes"), q, nil, &p)
+	return p, err
+}
+
+// MarkImportant marks a day, week or month of a conversation important
+// (false clears the mark) and returns the conversation's marks.
+func (c *Client) MarkImportant(ctx context.Context, conversation, period string, important bool) ([]string, error) {
+	q := url.Values{"period": {period}, "important": {strconv.FormatBool(important)}}
+	var out wire.ImportantMarks
+	err := c.do(ctx, http.MethodPost, convPath(conversation, "/important"), q, nil, &out)
+	return out.Important, err
+}
+
+// Resummarize writes a node's summary again, and those over it, and
+// returns the node as now stored.
+func (c *Client) Resummarize(ctx context.Context, node string) (strata.Node, error) {
+	var n strata.Node
+	err := c.do(ctx, http.MethodPost, "/v1/nodes/"+url.PathEscape(node)+"/resummarize", nil, nil, &n)
+	return n, err
+}

@@ -60,11 +60,19 @@ func (s *Server) forNamespace(ns string) (*strata.Memory, error) {
 // applies the token's rate limit. It returns the request to serve, or
 // false after writing the refusal.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if s.opt.Tokens == nil || !(strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp") {
+	page := isPage(r.URL.Path)
+	if s.opt.Tokens == nil || !(strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp" || page) {
 		return r, true
 	}
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || secret == "" {
+		secret = s.cookieSecret(r, page)
+	}
+	if secret == "" {
+		if page {
+			http.Redirect(w, r, LoginPath, http.StatusSeeOther)
+			return nil, false
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
 		writeProblem(w, http.StatusUnauthorized, "a bearer token is required: Authorization: Bearer strata_... (create one with 'strata token create --namespace N')")
 		return nil, false
@@ -72,6 +80,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	tok, err := strata.Authenticate(r.Context(), s.opt.Tokens, strings.TrimSpace(secret))
 	if err != nil {
 		if strata.ErrorCode(err) == strata.ENOTFOUND {
+			if page {
+				http.Redirect(w, r, LoginPath, http.StatusSeeOther)
+				return nil, false
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="strata", error="invalid_token"`)
 			writeProblem(w, http.StatusUnauthorized, err.Error())
 			return nil, false
@@ -91,6 +103,62 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	return r.WithContext(context.WithValue(r.Context(), memKey{}, m)), true
 }
+
+// The web page (package web, mounted under /ui/) signs in with a token
+// once and keeps it in a cookie: HttpOnly (the page's scripts cannot read
+// it), SameSite=Strict (no other site's page or link sends it) and scoped
+// to the server's paths. The page's /v1 requests carry it, and the
+// middleware takes it in place of the bearer header only when the request
+// also carries the header PageHeader: a cross-site form or image cannot
+// set a custom header, and a cross-origin script cannot either without a
+// CORS preflight, which the server never grants. So a request forged by
+// another site carries neither, and a stolen cookie alone is refused by
+// /v1. The page's own paths (GET) accept the cookie alone: they change
+// nothing.
+const (
+	// CookieName is the cookie the web page keeps its token in.
+	CookieName = "strata_token"
+	// PageHeader must accompany the cookie on /v1 requests.
+	PageHeader = "X-Strata-Page"
+	// LoginPath is the page's sign-in form; its pages redirect there
+	// without a valid cookie.
+	LoginPath = "/ui/login"
+)
+
+// isPage reports whether path is one of the web page's own paths that
+// need a signed-in token (the sign-in form and the static files do not).
+func isPage(path string) bool {
+	if !strings.HasPrefix(path, "/ui/") {
+		return false
+	}
+	return path != LoginPath && path != "/ui/logout" && !strings.HasPrefix(path, "/ui/static/")
+}
+
+// cookieSecret returns the token the page's cookie holds, if the request
+// may use it: on a page path, or on /v1 with PageHeader set.
+func (s *Server) cookieSecret(r *http.Request, page bool) string {
+	if !page && (!strings.HasPrefix(r.URL.Path, "/v1/") || r.Header.Get(PageHeader) == "") {
+		return ""
+	}
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// MemoryOf returns the Memory a request's context is served by: its
+// token's namespace, or the server's own without tokens.
+func (s *Server) MemoryOf(ctx context.Context) *strata.Memory { return s.memory(ctx) }
+
+// Tokens returns the token store the server checks tokens against (nil:
+// no tokens).
+func (s *Server) Tokens() strata.TokenStore { return s.opt.Tokens }
+
+// Mount serves h at pattern (a ServeMux pattern such as "/ui/") behind the
+// server's middleware: request ids, logs, deadlines and, for the web
+// page's paths, the token cookie.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // limiters hold one token bucket per token.
 type limiters struct {

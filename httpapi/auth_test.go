@@ -161,6 +161,9 @@ func TestTokensSealNamespaces(t *testing.T) {
 		{"POST", "/v1/learnings/{id}/reject", fmt.Sprintf("/v1/learnings/%d/reject", learning)},
 		{"DELETE", "/v1/conversations/{id}", "/v1/conversations/c1"},
 		{"GET", "/v1/search", "/v1/search?q=tomatoes&conversation=c1"},
+		{"GET", "/v1/conversations/{id}/nodes", "/v1/conversations/c1/nodes?level=1"},
+		{"POST", "/v1/conversations/{id}/important", "/v1/conversations/c1/important?period=2023-05-08"},
+		{"POST", "/v1/nodes/{id}/resummarize", "/v1/nodes/" + node + "/resummarize"},
 	}
 	owned := map[string]bool{"POST /v1/conversations/{id}/turns": true, "POST /v1/conversations/{id}/compact": true}
 	var doc struct {

@@ -75,6 +75,7 @@ type Server struct {
 	log     *slog.Logger
 	api     huma.API
 	handler http.Handler
+	mux     *http.ServeMux
 	ready   atomic.Bool
 	routes  []route
 
@@ -131,11 +132,13 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	// contract.
 	cfg.DocsPath = ""
 	cfg.CreateHooks = nil
+	s.mux = mux
 	s.api = humago.New(mux, cfg)
 	s.metrics = newMetrics()
 	s.api.UseMiddleware(s.metrics.middleware)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	s.register()
+	s.registerBrowse()
 	s.registerCompact()
 	// MCP over streamable HTTP, stateless: each request is served by the
 	// tools of its own token's namespace, so a session id can never carry

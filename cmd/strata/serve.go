@@ -14,6 +14,7 @@ import (
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
 	"github.com/strata-memory/strata/httpapi"
+	"github.com/strata-memory/strata/web"
 )
 
 // runServe serves the store over HTTP (see docs/http.md) until SIGINT or
@@ -77,6 +78,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The web page, under /ui/ (see docs/web.md).
+	srv.Mount("/ui/", web.New(web.Options{Memory: srv.MemoryOf, Tokens: opt.Tokens}))
+	srv.Mount("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
 	ln, err := net.Listen("tcp", ss.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -105,6 +109,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	} else {
 		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s, loopback only, no tokens (store %s)\n", a.mem.Namespace(), ln.Addr(), showDB(a.set.DB))
 	}
+	fmt.Fprintf(m.Stdout, "strata: the web page is at http://%s/ui/\n", ln.Addr())
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)

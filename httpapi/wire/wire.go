@@ -166,3 +166,20 @@ type CompactResult struct {
 	Stats    CompactStats    `json:"stats"`
 	Messages json.RawMessage `json:"messages" doc:"The list to send, in the shape it came in."`
 }
+
+// NodePage is the answer of GET /v1/conversations/{id}/nodes: a page of
+// one level's nodes over a range of turns, in seq order.
+type NodePage struct {
+	Conversation string        `json:"conversation"`
+	Level        int           `json:"level"`
+	Name         string        `json:"name" doc:"The level's name (micro, day, session...)."`
+	Nodes        []strata.Node `json:"nodes"`
+	Next         int64         `json:"next,omitempty" doc:"The from of the next page; absent on the last page."`
+}
+
+// ImportantMarks is the answer of POST /v1/conversations/{id}/important:
+// the periods of the conversation now marked important.
+type ImportantMarks struct {
+	Conversation string   `json:"conversation"`
+	Important    []string `json:"important"`
+}
