@@ -276,8 +276,10 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("pre-compaction hook: %w", err)
 		}
 	}
-	// The checkpointer reads the span as the model last saw it: pruned.
-	cr, err := c.cp.Checkpoint(ctx, entries(t.Messages[h.end:cut], names), previous)
+	// The checkpointer reads the span as the caller sent it, before this
+	// call's pruning: what layer 1 has just cleared is not lost to the
+	// checkpoint. (Results cleared by an earlier call carry their digest.)
+	cr, err := c.cp.Checkpoint(ctx, span.Entries, previous)
 	if err == nil && strings.TrimSpace(cr.Text) == "" {
 		err = errors.New("the checkpointer returned an empty checkpoint")
 	}
