@@ -361,7 +361,7 @@ func newSuperseder(si *spanInfo, c *collector) *superseder {
 				s.gone = append(s.gone, g)
 			}
 		}
-		if a.command != "" && a.result >= 0 && !a.failed && isCheck(a.command) {
+		if a.outcome == outPassed {
 			scopes, all := checkScopes(a.command)
 			out := si.entries[a.result].Text
 			if len(out) > 4096 {
