@@ -1,6 +1,7 @@
 package compact_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -54,6 +55,53 @@ func TestCheckpointReadsSpanBeforePruning(t *testing.T) {
 			want := "panic: order 9100: dial tcp 10.0.0.7:5432: connect: connection refused"
 			if !strings.Contains(cp, want) {
 				t.Fatalf("the checkpoint lacks %q, which only a cleared result held:\n%s", want, cp)
+			}
+		})
+	}
+}
+
+// The newest tool calls and results, which layer 1 protects, stay in the
+// recent window whole even when they alone exceed keep_recent_tokens:
+// the cut does not snap forward past them to the final user message, and
+// the checkpoint takes everything older. Roles stay valid and no call is
+// parted from its result.
+func TestCutKeepsProtectedToolResults(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			msgs := chat(p, 4, 400, 1, 400)
+			msgs = append(msgs, user(p, "u004 run the migrations and show me the logs"))
+			for k := 0; k < 4; k++ {
+				msgs = append(msgs, toolRound(p, fmt.Sprintf("m%d", k), "bash", `{"command":"make migrate"}`,
+					fmt.Sprintf("log%d ", k)+strings.Repeat("x", 3995))...)
+			}
+			msgs = append(msgs, assistant(p, "a004 the migrations ran."), user(p, "u005 ok, and now?"))
+			c := newCompactor(t, &fakeCheckpointer{}, nil, nil) // keep 500 tokens; each protected result is 1,000
+			tr := mustParse(t, p, list(msgs...))
+			res := compactOK(t, c, compact.Request{Transcript: tr, Force: true})
+			if !res.Compacted {
+				t.Fatalf("not compacted: %s", res.Reason)
+			}
+			out := marshal(t, res.Transcript)
+			checkValid(t, p, out)
+			for _, k := range []int{2, 3} { // the last KeepLastToolResults (2) results
+				want := fmt.Sprintf("log%d ", k) + strings.Repeat("x", 3995)
+				if !strings.Contains(out, want) {
+					t.Fatalf("the protected result log%d is not in the recent window whole (cut %d of %d)", k, res.Cut, len(tr.Messages))
+				}
+			}
+			if strings.Contains(out, "log1 ") {
+				t.Fatalf("the recent window keeps an older result than the protected ones: the checkpoint should take it")
+			}
+			// A failing checkpointer with no earlier checkpoint: the list
+			// still opens with a user turn.
+			down := &fakeCheckpointer{answer: func(int, []checkpoint.Entry, string) (checkpoint.Result, error) {
+				return checkpoint.Result{}, errors.New("model down")
+			}}
+			res = compactOK(t, newCompactor(t, down, nil, nil), compact.Request{Transcript: tr, Force: true})
+			out = marshal(t, res.Transcript)
+			checkValid(t, p, out)
+			if !res.Fallback || res.Transcript.Messages[0].Text() != compact.TruncatedNotice {
+				t.Fatalf("fallback %v, first message %q", res.Fallback, res.Transcript.Messages[0].Text())
 			}
 		})
 	}
