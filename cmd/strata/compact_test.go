@@ -119,3 +119,28 @@ func TestCompactCLIErrors(t *testing.T) {
 		t.Fatal("an unknown provider was accepted")
 	}
 }
+
+// TestCompactHookFailureKeepsInput: when --hook fails, the input list is
+// written to standard output unchanged, so that an agent piping its
+// messages through strata compact never receives an empty list; the error
+// goes to standard error (exit status 1), and nothing is stored.
+func TestCompactHookFailureKeepsInput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	in := readAgent(t, "openai")
+	for _, extra := range [][]string{nil, {"--conversation", "c"}, {"--json"}} {
+		args := append([]string{"compact", "--force", "--keep-recent-tokens", "4000", "--hook", "echo broken >&2; exit 3"}, extra...)
+		out, errs, err := run(t, db, in, args...)
+		if err == nil || !strings.Contains(err.Error(), "hook") {
+			t.Fatalf("%v: a failing hook: %v; want an error naming the hook", extra, err)
+		}
+		if out != in {
+			t.Fatalf("%v: standard output is not the input unchanged (%d bytes, input %d):\n%.200s", extra, len(out), len(in), out)
+		}
+		if !strings.Contains(errs, "broken") {
+			t.Fatalf("%v: the hook's own output is not on standard error: %q", extra, errs)
+		}
+	}
+	if out := mustRun(t, db, "list", "--json"); strings.Contains(out, `"c"`) {
+		t.Fatalf("an aborted compaction remembered its span:\n%s", out)
+	}
+}
