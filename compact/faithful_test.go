@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
@@ -104,5 +105,89 @@ func TestCutKeepsProtectedToolResults(t *testing.T) {
 				t.Fatalf("fallback %v, first message %q", res.Fallback, res.Transcript.Messages[0].Text())
 			}
 		})
+	}
+}
+
+// digestOutput is a shell output whose identifiers a hard-cleared result
+// keeps in its digest.
+func digestOutput(k int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ docker compose up api\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "api-1  | %02d:00:%02d INFO request served in %dms\n", k, i, 3+i)
+	}
+	fmt.Fprintf(&b, "api-1  | listening on port 80%02d\n", k)
+	fmt.Fprintf(&b, "api-1  | GET https://billing.internal.example.com/v2/invoices/%d failed\n", 4000+k)
+	fmt.Fprintf(&b, "api-1  | Error: connect ECONNREFUSED 10.2.0.%d:6379\n", k)
+	fmt.Fprintf(&b, "api-1  | reading /srv/api/config/worker-%02d.yaml\n", k)
+	fmt.Fprintf(&b, "api-1  | npm ERR! code ERR_SOCKET_TIMEOUT_%02d\n", k)
+	return b.String()
+}
+
+// A hard-cleared result keeps, after the placeholder, one line naming the
+// identifiers it held (error codes, URLs, paths, ports), deduplicated and
+// within DigestMaxChars; ToolClearDigest false leaves the bare placeholder.
+func TestClearedResultDigest(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			doc := results(p, 10, digestOutput)
+			tr := mustParse(t, p, doc)
+			cfg := compact.DefaultConfig()
+			st := prune(t, tr, cfg)
+			if st.Cleared != 4 {
+				t.Fatalf("cleared %d results, want 4", st.Cleared)
+			}
+			got := resultText(t, tr, 0)
+			head, digest, ok := strings.Cut(got, "\n")
+			if !ok || head != compact.ClearedPlaceholder || strings.Contains(digest, "\n") {
+				t.Fatalf("cleared result is not the placeholder and one digest line:\n%s", got)
+			}
+			for _, want := range []string{"ECONNREFUSED", "10.2.0.0:6379", "https://billing.internal.example.com/v2/invoices/4000",
+				"/srv/api/config/worker-00.yaml", "ERR_SOCKET_TIMEOUT_00", "8000"} {
+				if !strings.Contains(digest, want) {
+					t.Errorf("the digest lacks %q: %s", want, digest)
+				}
+			}
+			if n := utf8.RuneCountInString(digest); n > compact.DigestMaxChars {
+				t.Errorf("the digest has %d characters, over %d", n, compact.DigestMaxChars)
+			}
+			// Pruning again leaves the cleared result as it is.
+			again := tr.Clone()
+			prune(t, again, cfg)
+			if resultText(t, again, 0) != got {
+				t.Fatalf("a second prune changed the cleared result:\n%s", resultText(t, again, 0))
+			}
+
+			tr = mustParse(t, p, doc)
+			cfg.ToolClearDigest = false
+			prune(t, tr, cfg)
+			if got := resultText(t, tr, 0); got != compact.ClearedPlaceholder {
+				t.Fatalf("with the digest off, the cleared result is %q", got)
+			}
+		})
+	}
+}
+
+func TestClearDigestSetting(t *testing.T) {
+	if !compact.DefaultConfig().ToolClearDigest {
+		t.Fatal("the digest is off by default")
+	}
+	cfg, err := compact.ConfigFromEnv(func(k string) string {
+		if k == "STRATA_TOOL_CLEAR_DIGEST" {
+			return "false"
+		}
+		return ""
+	})
+	if err != nil || cfg.ToolClearDigest {
+		t.Fatalf("STRATA_TOOL_CLEAR_DIGEST=false: digest %v, %v", cfg.ToolClearDigest, err)
+	}
+	_, err = compact.ConfigFromEnv(func(k string) string {
+		if k == "STRATA_TOOL_CLEAR_DIGEST" {
+			return "maybe"
+		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "STRATA_TOOL_CLEAR_DIGEST") {
+		t.Fatalf("a bad STRATA_TOOL_CLEAR_DIGEST: %v", err)
 	}
 }

@@ -45,6 +45,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	intFlag("keep-recent-tokens", &cfg.KeepRecentTokens, "recent history kept verbatim (env STRATA_KEEP_RECENT_TOKENS, default 20000)")
 	intFlag("output-headroom", &cfg.OutputHeadroom, "output tokens assumed when the list has no max_tokens (env STRATA_OUTPUT_HEADROOM, default 16000)")
 	noPrune := fs.Bool("no-prune", false, "leave tool results alone (layer 1 off; env STRATA_TOOL_PRUNING_ENABLED=false)")
+	noDigest := fs.Bool("no-clear-digest", false, "a hard-cleared result keeps only the placeholder, without the line naming the identifiers it held (env STRATA_TOOL_CLEAR_DIGEST=false)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -67,6 +68,9 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	}
 	if *noPrune {
 		cfg.ToolPruningEnabled = false
+	}
+	if *noDigest {
+		cfg.ToolClearDigest = false
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // compactOut is the --json wrapper of strata compact.
@@ -142,5 +143,27 @@ func TestCompactHookFailureKeepsInput(t *testing.T) {
 	}
 	if out := mustRun(t, db, "list", "--json"); strings.Contains(out, `"c"`) {
 		t.Fatalf("an aborted compaction remembered its span:\n%s", out)
+	}
+}
+
+// TestCompactClearDigestFlag: hard-cleared results keep a digest line by
+// default; --no-clear-digest (or STRATA_TOOL_CLEAR_DIGEST=false) leaves
+// the bare placeholder.
+func TestCompactClearDigestFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	in := readAgent(t, "openai")
+	out, errs, err := run(t, db, in, "compact", "--threshold", "1000000", "--keep-recent-tokens", "4000", "--stats")
+	if err != nil {
+		t.Fatalf("compact: %v\n%s", err, errs)
+	}
+	if !strings.Contains(out, checkpoint.DigestPrefix) {
+		t.Fatalf("no cleared result kept a digest:\n%.400s", out)
+	}
+	out, errs, err = run(t, db, in, "compact", "--threshold", "1000000", "--keep-recent-tokens", "4000", "--no-clear-digest", "--stats")
+	if err != nil {
+		t.Fatalf("compact --no-clear-digest: %v\n%s", err, errs)
+	}
+	if strings.Contains(out, checkpoint.DigestPrefix) || !strings.Contains(out, "Tool output cleared") {
+		t.Fatalf("--no-clear-digest: want bare placeholders:\n%.400s", out)
 	}
 }

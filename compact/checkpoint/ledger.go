@@ -169,6 +169,11 @@ func collect(si *spanInfo) *collector {
 			c.scanCall(i, e)
 		case e.Kind == "tool_result" || e.Role == "tool":
 			c.src = srcOutput
+			if items, ok := clearedDigest(e.Text); ok {
+				// A cleared result: what its digest says it held.
+				scanCode(items, c)
+				continue
+			}
 			scanBounded(e.Text, func(s string) { scanCode(s, c) })
 		case e.Kind == "thinking":
 			c.src = srcThinking

@@ -143,14 +143,19 @@ func (si *spanInfo) outcomes() {
 		if a.command == "" || !isCheck(a.command) {
 			continue
 		}
-		marker := failureLine(res.Text)
+		read := res.Text
+		items, cleared := clearedDigest(read)
+		if cleared {
+			read = items // what the digest kept of it
+		}
+		marker := failureLine(read)
 		switch {
 		case a.failed || marker != "":
 			a.failed, a.outcome = true, outFailed
 			if a.errLine == "" {
 				a.errLine = marker
 			}
-		case isCleared(res.Text):
+		case cleared:
 			a.outcome = outUnknown
 		default:
 			a.outcome = outPassed
