@@ -78,7 +78,7 @@ func TestAgentgenSurvivalThroughCompact(t *testing.T) {
 		t.Logf("%s: %d tokens in; no digest %d tokens out, %.1f%% of %d identifiers kept; digest %d tokens out (+%d, +%.1f%%), %.1f%% kept",
 			name, off.before/6, off.after/6, 100*float64(off.kept)/float64(off.total), off.total/6, on.after/6,
 			(on.after-off.after)/6, 100*float64(on.after-off.after)/float64(off.after), 100*float64(on.kept)/float64(on.total))
-		if on.kept < off.kept {
+		if !tight && on.kept <= off.kept {
 			t.Errorf("%s: the digest keeps fewer identifiers (%d) than none (%d)", name, on.kept, off.kept)
 		}
 	}

@@ -2,10 +2,12 @@ package checkpoint_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/agentgen"
 )
 
 // run is a tool call of a shell command and its result.
@@ -55,5 +57,41 @@ func TestOutcomesOnlyFromEvidence(t *testing.T) {
 	all := done + "\n" + doing
 	if !strings.Contains(all, "`go test ./internal/ledger/`") || strings.Contains(all, "`go test ./internal/ledger/` fails") {
 		t.Errorf("the run whose output was cleared is not listed without an outcome:\n%s", res.Text)
+	}
+}
+
+// The ledger spends a tight budget on distinct identifiers: error lines
+// that differ only in numbers or hex collapse into one, and every kind
+// the span holds is listed before any kind is listed whole; identifiers
+// only tool output shows (URLs, ports, error codes) fill what room is
+// left.
+func TestLedgerSpendsBudgetOnDistinctIdentifiers(t *testing.T) {
+	span := []checkpoint.Entry{user("The export job keeps failing on staging; find out why and fix `internal/export/writer.go`.")}
+	for i := 0; i < 30; i++ {
+		out := ""
+		for j := 0; j < 3; j++ {
+			out += fmt.Sprintf("FAIL line 7 of output %04x%02x: checksum mismatch\n", 0xbeef+i, j)
+		}
+		out += fmt.Sprintf("symbol exportBatch%02d\n", i)
+		span = append(span, run(fmt.Sprintf("c%d", i), fmt.Sprintf("./scripts/verify-export.sh --shard %d", i), out)...)
+	}
+	span = append(span, run("u1", "curl -s http://staging.internal:8443/healthz",
+		"upstream https://export-store.staging.example.com/v1/blobs answered 503\nError: connect ECONNREFUSED 10.4.1.9:6379")...)
+	span = append(span, said("The shard verifier is not the problem; the cache at port 6379 refuses connections."))
+	res, err := newWriter(t, checkpoint.Options{Budget: 700}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(res.Text, "FAIL line 7 of output"); n > 1 {
+		t.Errorf("near-duplicate error lines listed %d times:\n%s", n, res.Text)
+	}
+	for _, want := range []string{"internal/export/writer.go", "http://staging.internal:8443/healthz",
+		"https://export-store.staging.example.com/v1/blobs", "ECONNREFUSED", "10.4.1.9:6379"} {
+		if !agentgen.Contains(res.Text, want) {
+			t.Errorf("the checkpoint lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if res.Tokens < 600 && res.Omitted > 0 {
+		t.Errorf("%d of 700 tokens used while %d identifiers were left out", res.Tokens, res.Omitted)
 	}
 }
