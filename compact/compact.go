@@ -18,6 +18,10 @@ import (
 const (
 	SummaryPrefix   = "[Previous conversation summary]\n\n"
 	Acknowledgement = "I have the context from our previous conversation. Let's continue."
+	// TruncatedNotice opens a list whose span was dropped without a
+	// checkpoint (the checkpointer failed, and there was none before)
+	// when the recent window starts with the assistant's tool round.
+	TruncatedNotice = "[Earlier conversation dropped: no summary is available]"
 )
 
 // ModeTruncate is Result.Mode when the checkpointer failed and the span
@@ -196,9 +200,16 @@ func checkRequest(req Request) error {
 //     one if there is none after. A cut never separates a tool call from
 //     its result. Leading OpenAI system and developer messages, and a
 //     summary pair from an earlier compaction, are never in the span.
+//     The cut never passes the tool rounds layer 1 protects (the last
+//     Config.KeepLastToolResults tool-result messages and their calls)
+//     when the walk reached them: it moves back to the assistant message
+//     that opens them, which then follows the summary directly (no
+//     Acknowledgement), even if they alone exceed KeepRecentTokens.
 //  2. The PreCompact hook, with the span.
 //  3. The checkpoint of the span, updating the previous one
-//     (req.State.Checkpoint, or the summary pair found in the list).
+//     (req.State.Checkpoint, or the summary pair found in the list). The
+//     checkpointer reads the span as req.Transcript holds it, before this
+//     call's pruning.
 //  4. The rebuild: [system messages] + summary pair + recent window. If
 //     the checkpointer failed, the span is dropped all the same and the
 //     previous checkpoint, if any, stays as the summary (Result.Fallback).
@@ -250,7 +261,7 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 	}
 
 	h := findHead(t)
-	cut, reason := cutPoint(t.Messages, toks, h.end, c.cfg.KeepRecentTokens)
+	cut, reason := cutPoint(t.Messages, toks, h.end, c.cfg.KeepRecentTokens, protectedZone(t, c.cfg.KeepLastToolResults))
 	if cut < 0 {
 		res.Reason = reason
 		return res, nil
@@ -276,8 +287,10 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("pre-compaction hook: %w", err)
 		}
 	}
-	// The checkpointer reads the span as the model last saw it: pruned.
-	cr, err := c.cp.Checkpoint(ctx, entries(t.Messages[h.end:cut], names), previous)
+	// The checkpointer reads the span as the caller sent it, before this
+	// call's pruning: what layer 1 has just cleared is not lost to the
+	// checkpoint. (Results cleared by an earlier call carry their digest.)
+	cr, err := c.cp.Checkpoint(ctx, span.Entries, previous)
 	if err == nil && strings.TrimSpace(cr.Text) == "" {
 		err = errors.New("the checkpointer returned an empty checkpoint")
 	}
@@ -298,10 +311,22 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 	out = append(out, t.Messages[:h.lead]...)
 	outToks = append(outToks, toks[:h.lead]...)
 	if summary != "" {
-		for _, m := range summaryPair(t.Provider, summary) {
+		pair := summaryPair(t.Provider, summary)
+		if t.Messages[cut].role == "assistant" {
+			// The recent window opens with the assistant's tool round: the
+			// summary alone keeps roles alternating.
+			pair = pair[:1]
+		}
+		for _, m := range pair {
 			out = append(out, m)
 			outToks = append(outToks, cnt.scale(cnt.message(m)))
 		}
+	} else if t.Messages[cut].role == "assistant" {
+		// No checkpoint to lead with: a user message says what is missing,
+		// so that the history still opens with a user turn.
+		m := userMessage(t.Provider, TruncatedNotice)
+		out = append(out, m)
+		outToks = append(outToks, cnt.scale(cnt.message(m)))
 	}
 	out = append(out, t.Messages[cut:]...)
 	outToks = append(outToks, toks[cut:]...)
@@ -353,22 +378,83 @@ func findHead(t *Transcript) head {
 // summaryPair returns the synthetic user/assistant pair that carries a
 // checkpoint.
 func summaryPair(p Provider, checkpointText string) []*Message {
-	mk := func(role, text string) *Message {
-		raw := []byte(`{"role":"` + role + `","content":`)
-		raw = appendString(raw, text)
-		raw = append(raw, '}')
-		m, err := parseMessage(p, 0, raw)
-		if err != nil {
-			panic("compact: summary message does not parse: " + err.Error())
-		}
-		return m
+	return []*Message{textMessage(p, "user", SummaryPrefix+checkpointText), textMessage(p, "assistant", Acknowledgement)}
+}
+
+// userMessage returns a synthetic user message of text.
+func userMessage(p Provider, text string) *Message { return textMessage(p, "user", text) }
+
+func textMessage(p Provider, role, text string) *Message {
+	raw := []byte(`{"role":"` + role + `","content":`)
+	raw = appendString(raw, text)
+	raw = append(raw, '}')
+	m, err := parseMessage(p, 0, raw)
+	if err != nil {
+		panic("compact: synthetic message does not parse: " + err.Error())
 	}
-	return []*Message{mk("user", SummaryPrefix+checkpointText), mk("assistant", Acknowledgement)}
+	return m
+}
+
+// zone is the part of a list layer 1 never prunes: from the assistant
+// message that made the calls the last KeepLastToolResults tool-result
+// messages answer (a run of OpenAI tool messages is one) to the newest
+// tool-result message. from is -1 when there is none.
+type zone struct{ from, end int }
+
+func protectedZone(t *Transcript, keep int) zone {
+	ms := t.Messages
+	n := len(ms)
+	z := zone{from: n, end: -1}
+	if keep <= 0 {
+		return zone{-1, -1}
+	}
+	callAt := map[string]int{}
+	var ids []string
+	for i, m := range ms {
+		ids = m.callIDs(ids[:0])
+		for _, id := range ids {
+			callAt[id] = i
+		}
+	}
+	age := 0
+	for i := n - 1; i >= 0; i-- {
+		m := ms[i]
+		if !m.toolResult {
+			continue
+		}
+		if !(t.Provider == OpenAI && i+1 < n && ms[i+1].role == "tool") {
+			age++
+		}
+		if age > keep {
+			break
+		}
+		if z.end < 0 {
+			z.end = i
+		}
+		z.from = min(z.from, i)
+		ids = m.resultIDs(ids[:0])
+		for _, id := range ids {
+			if a, ok := callAt[id]; ok && a < z.from {
+				z.from = a
+			}
+		}
+	}
+	if z.end < 0 {
+		return zone{-1, -1}
+	}
+	return z
 }
 
 // cutPoint returns the index of the first message to keep, or -1 and why
-// there is none. start is the first message that may be compacted.
-func cutPoint(ms []*Message, toks []int, start, keep int) (int, string) {
+// there is none. start is the first message that may be compacted;
+// protect is the zone layer 1 protects. When the token walk ends in it or
+// before it, the cut never passes its first message: if the user turn it
+// would cut at lies beyond, the cut moves back to the zone's first
+// message (an assistant message that makes tool calls) or the last
+// boundary before it, so the newest tool calls and results stay whole
+// even when they alone exceed keep. A zone older than keep tokens of
+// later history is compacted like the rest.
+func cutPoint(ms []*Message, toks []int, start, keep int, protect zone) (int, string) {
 	n := len(ms)
 	// split[j] > 0: a tool call before j has its result at or after j.
 	split := make([]int, n+2)
@@ -403,17 +489,39 @@ func cutPoint(ms []*Message, toks []int, start, keep int) (int, string) {
 	if target < 0 {
 		return -1, ReasonFits
 	}
+	cut := -1
 	for j := target; j < n; j++ {
 		if boundary(j) {
-			return j, ""
+			cut = j
+			break
 		}
 	}
-	for j := target - 1; j > start; j-- {
-		if boundary(j) {
-			return j, ""
+	if cut < 0 {
+		for j := target - 1; j > start; j-- {
+			if boundary(j) {
+				cut = j
+				break
+			}
 		}
 	}
-	return -1, ReasonNoBoundary
+	if cut < 0 {
+		return -1, ReasonNoBoundary
+	}
+	if protect.from >= 0 && target <= protect.end && cut > protect.from {
+		// The last place at or before the protected zone where a user
+		// turn or an assistant's tool round starts, with no call open.
+		cut = -1
+		for j := protect.from; j > start; j-- {
+			if split[j] == 0 && (ms[j].realUser() || ms[j].role == "assistant" && len(ms[j].callIDs(nil)) > 0) {
+				cut = j
+				break
+			}
+		}
+		if cut < 0 {
+			return -1, ReasonNoBoundary
+		}
+	}
+	return cut, ""
 }
 
 // StateStore keeps each conversation's CompactionState, so that a

@@ -28,6 +28,10 @@ type Config struct {
 	// old (counting from the end) are replaced by a placeholder. 0 never
 	// hard-clears. Default 6.
 	ToolHardClearAfter int
+	// ToolClearDigest: a hard-cleared result keeps, after the placeholder,
+	// one line naming the identifiers it held (see DigestMaxChars).
+	// Default true.
+	ToolClearDigest bool
 	// KeepLastToolResults is how many of the latest tool-result messages
 	// are never touched. Default 2.
 	KeepLastToolResults int
@@ -51,7 +55,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: pruning on (4,000 / 1,500 / 1,500,
-// hard-clear after 6, keep the last 2), compaction off (threshold 100,000,
+// hard-clear after 6 with a digest, keep the last 2), compaction off (threshold 100,000,
 // keep 20,000 recent tokens, 16,000 output headroom).
 func DefaultConfig() Config {
 	return Config{
@@ -60,6 +64,7 @@ func DefaultConfig() Config {
 		ToolSoftTrimHead:    1500,
 		ToolSoftTrimTail:    1500,
 		ToolHardClearAfter:  6,
+		ToolClearDigest:     true,
 		KeepLastToolResults: 2,
 		CompactionEnabled:   false,
 		CompactionThreshold: 100_000,
@@ -125,6 +130,7 @@ var envVars = []struct {
 	{name: "STRATA_TOOL_SOFT_TRIM_HEAD", n: func(c *Config) *int { return &c.ToolSoftTrimHead }},
 	{name: "STRATA_TOOL_SOFT_TRIM_TAIL", n: func(c *Config) *int { return &c.ToolSoftTrimTail }},
 	{name: "STRATA_TOOL_HARD_CLEAR_AFTER", n: func(c *Config) *int { return &c.ToolHardClearAfter }},
+	{name: "STRATA_TOOL_CLEAR_DIGEST", b: func(c *Config) *bool { return &c.ToolClearDigest }},
 	{name: "STRATA_KEEP_LAST_TOOL_RESULTS", n: func(c *Config) *int { return &c.KeepLastToolResults }},
 	{name: "STRATA_COMPACTION_ENABLED", b: func(c *Config) *bool { return &c.CompactionEnabled }},
 	{name: "STRATA_COMPACTION_THRESHOLD", n: func(c *Config) *int { return &c.CompactionThreshold }},
@@ -136,7 +142,7 @@ var envVars = []struct {
 // getenv returns non-empty applied: STRATA_TOOL_PRUNING_ENABLED,
 // STRATA_TOOL_SOFT_TRIM_CHARS, STRATA_TOOL_SOFT_TRIM_HEAD,
 // STRATA_TOOL_SOFT_TRIM_TAIL, STRATA_TOOL_HARD_CLEAR_AFTER,
-// STRATA_KEEP_LAST_TOOL_RESULTS, STRATA_COMPACTION_ENABLED,
+// STRATA_TOOL_CLEAR_DIGEST, STRATA_KEEP_LAST_TOOL_RESULTS, STRATA_COMPACTION_ENABLED,
 // STRATA_COMPACTION_THRESHOLD, STRATA_KEEP_RECENT_TOKENS and
 // STRATA_OUTPUT_HEADROOM. Booleans take true/false, 1/0, yes/no, on/off;
 // integers may group digits with underscores (100_000). An unreadable

@@ -11,7 +11,7 @@ import (
 func TestDefaultConfig(t *testing.T) {
 	c := compact.DefaultConfig()
 	want := compact.Config{ToolPruningEnabled: true, ToolSoftTrimChars: 4000, ToolSoftTrimHead: 1500, ToolSoftTrimTail: 1500,
-		ToolHardClearAfter: 6, KeepLastToolResults: 2, CompactionEnabled: false, CompactionThreshold: 100000,
+		ToolHardClearAfter: 6, ToolClearDigest: true, KeepLastToolResults: 2, CompactionEnabled: false, CompactionThreshold: 100000,
 		KeepRecentTokens: 20000, OutputHeadroom: 16000}
 	if c != want {
 		t.Fatalf("DefaultConfig() = %+v, want %+v", c, want)
@@ -54,6 +54,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"STRATA_TOOL_SOFT_TRIM_HEAD":    "2000",
 		"STRATA_TOOL_SOFT_TRIM_TAIL":    " 1000 ",
 		"STRATA_TOOL_HARD_CLEAR_AFTER":  "0",
+		"STRATA_TOOL_CLEAR_DIGEST":      "no",
 		"STRATA_KEEP_LAST_TOOL_RESULTS": "3",
 		"STRATA_COMPACTION_ENABLED":     "true",
 		"STRATA_COMPACTION_THRESHOLD":   "150000",

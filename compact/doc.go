@@ -12,7 +12,9 @@
 //
 //	[last 1500 characters]
 //
-// and very old ones are hard-cleared to ClearedPlaceholder. The latest
+// and very old ones are hard-cleared to ClearedPlaceholder, followed by
+// a digest line naming the identifiers they held (checkpoint.Digest,
+// at most DigestMaxChars; Config.ToolClearDigest). The latest
 // tool results, results with images, user text and everything an
 // assistant wrote (text, tool calls, thinking) are never touched.
 //
@@ -55,6 +57,7 @@
 //	ToolSoftTrimHead        STRATA_TOOL_SOFT_TRIM_HEAD      1500
 //	ToolSoftTrimTail        STRATA_TOOL_SOFT_TRIM_TAIL      1500
 //	ToolHardClearAfter      STRATA_TOOL_HARD_CLEAR_AFTER    6 (tool-result messages; 0 never)
+//	ToolClearDigest         STRATA_TOOL_CLEAR_DIGEST        true (a cleared result names what it held)
 //	KeepLastToolResults     STRATA_KEEP_LAST_TOOL_RESULTS   2
 //	CompactionEnabled       STRATA_COMPACTION_ENABLED       false (opt-in)
 //	CompactionThreshold     STRATA_COMPACTION_THRESHOLD     100000 (tokens)

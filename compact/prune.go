@@ -2,13 +2,24 @@ package compact
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // ClearedPlaceholder replaces a hard-cleared tool result.
 const ClearedPlaceholder = "[Tool output cleared — content was processed in earlier turns]"
 
 var placeholderRunes = utf8.RuneCountInString(ClearedPlaceholder)
+
+// DigestMaxChars caps the digest line a hard-cleared result keeps (with
+// Config.ToolClearDigest): about 100 tokens. The line is
+// checkpoint.DigestPrefix and the identifiers the output held, separated
+// by "; ": its first error line, error codes, URLs, paths and other ids
+// (ports, hashes, versions, key=value settings), each kind represented
+// before any is complete (see checkpoint.Digest).
+const DigestMaxChars = 400
 
 // markerRoom is the room a trim marker needs: the longest marker, with
 // three 10-digit numbers, is 80 characters.
@@ -142,7 +153,21 @@ func pruneContent(c *content, act pruneAction, cfg Config) (content, bool, Prune
 		if runes <= placeholderRunes {
 			return content{}, false, PruneStats{}
 		}
-		return c.withText(ClearedPlaceholder, placeholderRunes), true, PruneStats{Cleared: 1, CharsRemoved: runes - placeholderRunes}
+		text := c.joined(false)
+		if strings.HasPrefix(text, ClearedPlaceholder) {
+			return content{}, false, PruneStats{} // cleared already, with its digest
+		}
+		out, n := ClearedPlaceholder, placeholderRunes
+		if cfg.ToolClearDigest {
+			if d := checkpoint.Digest(text, DigestMaxChars); d != "" {
+				out += "\n" + d
+				n += 1 + utf8.RuneCountInString(d)
+			}
+		}
+		if n >= runes {
+			return content{}, false, PruneStats{}
+		}
+		return c.withText(out, n), true, PruneStats{Cleared: 1, CharsRemoved: runes - n}
 	default:
 		if runes <= cfg.ToolSoftTrimChars {
 			return content{}, false, PruneStats{}

@@ -20,7 +20,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	conv := fs.String("conversation", "", "keep the checkpoint and counts of this conversation in the store, and remember the compacted span as its turns")
 	force := fs.Bool("force", false, "compact whatever the threshold (still at a user-turn boundary)")
 	noRemember := fs.Bool("no-remember", false, "with --conversation: do not append the compacted span to the conversation's turns")
-	hook := fs.String("hook", "", "shell command run before each checkpoint, with the span's messages (JSON) on its standard input; failing aborts")
+	hook := fs.String("hook", "", "shell command run before each checkpoint, with the span's messages (JSON) on its standard input; if it fails, the input list is written back unchanged and the command exits 1")
 	stats := fs.Bool("stats", false, "write the statistics as JSON on standard error")
 	budget := fs.Int("checkpoint-budget", checkpoint.DefaultBudget, "the checkpoint's size limit in tokens")
 	systemTokens := fs.Int("system-tokens", 0, "tokens the request carries beside the list (a system prompt or tools it does not hold)")
@@ -45,6 +45,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	intFlag("keep-recent-tokens", &cfg.KeepRecentTokens, "recent history kept verbatim (env STRATA_KEEP_RECENT_TOKENS, default 20000)")
 	intFlag("output-headroom", &cfg.OutputHeadroom, "output tokens assumed when the list has no max_tokens (env STRATA_OUTPUT_HEADROOM, default 16000)")
 	noPrune := fs.Bool("no-prune", false, "leave tool results alone (layer 1 off; env STRATA_TOOL_PRUNING_ENABLED=false)")
+	noDigest := fs.Bool("no-clear-digest", false, "a hard-cleared result keeps only the placeholder, without the line naming the identifiers it held (env STRATA_TOOL_CLEAR_DIGEST=false)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -67,6 +68,9 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	}
 	if *noPrune {
 		cfg.ToolPruningEnabled = false
+	}
+	if *noDigest {
+		cfg.ToolClearDigest = false
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -140,6 +144,11 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 		res, err = c.Compact(ctx, req)
 	}
 	if err != nil {
+		// The agent's pipeline gets its list back as it sent it, never an
+		// empty one; the error goes to standard error.
+		if _, werr := m.Stdout.Write(data); werr != nil {
+			return fmt.Errorf("%w (and writing the input back: %v)", err, werr)
+		}
 		return err
 	}
 	st := compact.NewStats(p, tok.Name(), *conv, res, remembered)

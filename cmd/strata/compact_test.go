@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // compactOut is the --json wrapper of strata compact.
@@ -117,5 +118,52 @@ func TestCompactCLIErrors(t *testing.T) {
 	}
 	if _, _, err = run(t, db, "[]", "compact", "--provider", "gemini"); err == nil {
 		t.Fatal("an unknown provider was accepted")
+	}
+}
+
+// TestCompactHookFailureKeepsInput: when --hook fails, the input list is
+// written to standard output unchanged, so that an agent piping its
+// messages through strata compact never receives an empty list; the error
+// goes to standard error (exit status 1), and nothing is stored.
+func TestCompactHookFailureKeepsInput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	in := readAgent(t, "openai")
+	for _, extra := range [][]string{nil, {"--conversation", "c"}, {"--json"}} {
+		args := append([]string{"compact", "--force", "--keep-recent-tokens", "4000", "--hook", "echo broken >&2; exit 3"}, extra...)
+		out, errs, err := run(t, db, in, args...)
+		if err == nil || !strings.Contains(err.Error(), "hook") {
+			t.Fatalf("%v: a failing hook: %v; want an error naming the hook", extra, err)
+		}
+		if out != in {
+			t.Fatalf("%v: standard output is not the input unchanged (%d bytes, input %d):\n%.200s", extra, len(out), len(in), out)
+		}
+		if !strings.Contains(errs, "broken") {
+			t.Fatalf("%v: the hook's own output is not on standard error: %q", extra, errs)
+		}
+	}
+	if out := mustRun(t, db, "list", "--json"); strings.Contains(out, `"c"`) {
+		t.Fatalf("an aborted compaction remembered its span:\n%s", out)
+	}
+}
+
+// TestCompactClearDigestFlag: hard-cleared results keep a digest line by
+// default; --no-clear-digest (or STRATA_TOOL_CLEAR_DIGEST=false) leaves
+// the bare placeholder.
+func TestCompactClearDigestFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	in := readAgent(t, "openai")
+	out, errs, err := run(t, db, in, "compact", "--threshold", "1000000", "--keep-recent-tokens", "4000", "--stats")
+	if err != nil {
+		t.Fatalf("compact: %v\n%s", err, errs)
+	}
+	if !strings.Contains(out, checkpoint.DigestPrefix) {
+		t.Fatalf("no cleared result kept a digest:\n%.400s", out)
+	}
+	out, errs, err = run(t, db, in, "compact", "--threshold", "1000000", "--keep-recent-tokens", "4000", "--no-clear-digest", "--stats")
+	if err != nil {
+		t.Fatalf("compact --no-clear-digest: %v\n%s", err, errs)
+	}
+	if strings.Contains(out, checkpoint.DigestPrefix) || !strings.Contains(out, "Tool output cleared") {
+		t.Fatalf("--no-clear-digest: want bare placeholders:\n%.400s", out)
 	}
 }

@@ -95,12 +95,14 @@
 // number, symbol). The text kept is the one a tool call gave, else the
 // first seen.
 //
-// What the conversation does not name is left out: an identifier found
-// only in tool output or in code a tool call writes is in the ledger only
-// if it is an error line, or an error line or a stack frame names it
+// What the conversation does not name comes second: an identifier found
+// only in tool output or in code a tool call writes is in the first tier
+// only if it is an error line, or an error line or a stack frame names it
 // (the file and function of a crash), or the written code declares it.
-// The names in a file the agent read, a directory listing or a build log
-// are not listed: they are where they were, should the agent need them.
+// The other URLs, paths, ids and sizes of tool output form a second tier
+// that fills what room the budget leaves; the code names in a file the
+// agent read, a directory listing or a build log are not listed. A
+// cleared tool result is read through its digest (see Digest).
 //
 // Ranking: the kind's weight (error 5, command 4.5, path 4, url 4, id 3,
 // number 3, symbol 2.5), times 1 + ln(occurrences)/2, plus 4 if the user
@@ -108,6 +110,10 @@
 // if it thought it, and up to 2 for recency (its last occurrence's
 // position in the span); an identifier only output or written code shows
 // (an error excepted) keeps 70% of that. Ties go to the first seen.
+// Error lines that differ only in opaque tokens (hashes, ids of six
+// digits or more) keep the best ranked of them. The first tier is then
+// taken in turns by kind (each kind's best, then each kind's second
+// best...), so that every kind is listed before any kind is complete.
 //
 // Work is bounded: of a tool result or a long argument, the first 48 KiB
 // and the last 16 KiB are scanned. A span of about 1,000 entries (95k
@@ -144,7 +150,11 @@
 //     at most...
 //   - Done: files written, edited, moved or deleted by successful tool
 //     calls (one item per file, with its count of edits); test, build and
-//     lint commands whose last run passed ("`go test ./...` passes");
+//     lint commands whose last run passed ("`go test ./...` passes": its
+//     output was read and says no FAIL, "N failed", panic, error or
+//     non-zero exit status), and those whose output was cleared before
+//     it was read, without an outcome ("Ran `go test ./...` (output not
+//     kept)");
 //     commands that changed state (git commit, npm install, mv, ...); and
 //     the assistant's statements of completion, and the first statement
 //     of each final reply (an assistant text no tool call follows).

@@ -51,6 +51,7 @@ func ExampleWriter_Checkpoint() {
 	// 1. Next, I'll update the API docs.
 	//
 	// ## Critical Context
+	// - paths: example.com/app/internal/upload
 	// - command: grep -rn MaxUploadSize internal/
-	// extractive 7 identifiers
+	// extractive 8 identifiers
 }

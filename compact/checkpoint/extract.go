@@ -84,10 +84,10 @@ func extract(si *spanInfo) Sections {
 	files := map[string]*fileEdits{}
 	var fileOrder []string
 	type run struct {
-		pos    int
-		cmd    string
-		failed bool
-		err    string
+		pos     int
+		cmd     string
+		outcome outcome
+		err     string
 	}
 	lastRun := map[string]*run{}
 	var runOrder []string
@@ -145,7 +145,7 @@ func extract(si *spanInfo) Sections {
 					lastRun[key] = r
 					runOrder = append(runOrder, key)
 				}
-				*r = run{pos: a.result, cmd: a.command, failed: a.failed, err: a.errLine}
+				*r = run{pos: a.result, cmd: a.command, outcome: a.outcome, err: a.errLine}
 				continue
 			}
 			if a.failed {
@@ -166,7 +166,11 @@ func extract(si *spanInfo) Sections {
 	}
 	for _, k := range runOrder {
 		r := lastRun[k]
-		if r.failed {
+		switch r.outcome {
+		case outUnknown:
+			// Its output was not read: the run is stated, not its outcome.
+			done = append(done, item{r.pos, "Ran `" + r.cmd + "` (output not kept)"})
+		case outFailed:
 			t := "`" + r.cmd + "` fails"
 			if r.err != "" {
 				// Quoted whole, so that the next update reads it back as an
@@ -178,7 +182,7 @@ func extract(si *spanInfo) Sections {
 				}
 			}
 			doing = append(doing, item{r.pos, t})
-		} else {
+		default:
 			done = append(done, item{r.pos, "`" + r.cmd + "` passes"})
 		}
 	}

@@ -169,6 +169,11 @@ func collect(si *spanInfo) *collector {
 			c.scanCall(i, e)
 		case e.Kind == "tool_result" || e.Role == "tool":
 			c.src = srcOutput
+			if items, ok := clearedDigest(e.Text); ok {
+				// A cleared result: what its digest says it held.
+				scanCode(items, c)
+				continue
+			}
 			scanBounded(e.Text, func(s string) { scanCode(s, c) })
 		case e.Kind == "thinking":
 			c.src = srcThinking
@@ -271,26 +276,118 @@ func (c *collector) scanArg(key string, v any, depth int) {
 	}
 }
 
-// rank scores the candidates and sorts them, best first: the kind's
-// weight, scaled by frequency (logarithmically), plus a bonus for what the
-// user said (4), for a tool call's own argument (2.5), for the
+// rank scores the candidates and orders them for the budget: the kind's
+// weight, scaled by frequency (logarithmically), plus a bonus for what
+// the user said (4), for a tool call's own argument (2.5), for the
 // assistant's text (2) and thinking (0.5), and for recency (up to 2).
 // An identifier only tool output or written code shows (not an error)
 // keeps 70% of its score if an error line or a stack frame names it, or
-// if code a tool call writes declares it; any other (the names in a file
-// the agent read, a listing, a build log) is left out.
+// if code a tool call writes declares it; those are the first tier, with
+// everything the conversation names. Error lines that differ only in
+// numbers or hex digits collapse into the best ranked of them. The first
+// tier is taken in turns by kind (each kind's best, then each kind's
+// second best...), so that every kind is represented before any kind is
+// complete. Then come the URLs, paths, ids and sizes only tool output
+// shows, which fill what room the budget leaves; the other names of a
+// file the agent read, a listing or a build log are left out.
 func (c *collector) rank() []cand {
 	n := len(c.si.entries)
-	out := make([]cand, 0, len(c.cands))
+	var first, rest []cand
 	for _, d := range c.cands {
+		d.score = score(&d, n)
 		if !talked(&d) && d.kind != kError && d.kind != kCommand &&
 			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0) {
+			if d.kind != kSymbol {
+				rest = append(rest, d)
+			}
 			continue
 		}
-		d.score = score(&d, n)
+		first = append(first, d)
+	}
+	sortCands(first)
+	sortCands(rest)
+	first = collapseAlike(first)
+	return append(byKindTurns(first), rest...)
+}
+
+// collapseAlike drops the error lines that repeat a better ranked one but
+// for their numbers and hex digits ("FAIL line 7 of output 3fa9"
+// repeated).
+func collapseAlike(cs []cand) []cand {
+	seen := map[string]bool{}
+	out := cs[:0]
+	for _, d := range cs {
+		if d.kind == kError {
+			sh := shape(d.key)
+			if seen[sh] {
+				continue
+			}
+			seen[sh] = true
+		}
 		out = append(out, d)
 	}
-	sortCands(out)
+	return out
+}
+
+// shape is a key with its opaque tokens replaced by '#': words of hex
+// digits that hold a digit and a letter (hashes, output ids), and runs of
+// six digits or more (timestamps, request ids). Small numbers (line
+// numbers, counts, values) are kept: lines that differ in them say
+// different things.
+func shape(key string) string {
+	b := make([]byte, 0, len(key))
+	for i := 0; i < len(key); {
+		if !isWordByte(key[i]) {
+			b = append(b, key[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(key) && isWordByte(key[j]) {
+			j++
+		}
+		w := key[i:j]
+		hex, digits, letters := true, 0, 0
+		for k := 0; k < len(w); k++ {
+			switch c := w[k]; {
+			case isDigit(c):
+				digits++
+			case c >= 'a' && c <= 'f':
+				letters++
+			default:
+				hex = false
+			}
+		}
+		if hex && (digits > 0 && letters > 0 && len(w) >= 4 || letters == 0 && digits >= 6) {
+			b = append(b, '#')
+		} else {
+			b = append(b, w...)
+		}
+		i = j
+	}
+	return string(b)
+}
+
+// byKindTurns orders ranked candidates in turns: in each turn, every kind
+// that has candidates left gives its best, the kinds in the order of
+// their best score.
+func byKindTurns(cs []cand) []cand {
+	var by [kID + 1][]cand
+	for _, d := range cs {
+		by[d.kind] = append(by[d.kind], d)
+	}
+	out := make([]cand, 0, len(cs))
+	for len(out) < len(cs) {
+		var turn []cand
+		for k := range by {
+			if len(by[k]) > 0 {
+				turn = append(turn, by[k][0])
+				by[k] = by[k][1:]
+			}
+		}
+		sortCands(turn)
+		out = append(out, turn...)
+	}
 	return out
 }
 
@@ -361,7 +458,7 @@ func newSuperseder(si *spanInfo, c *collector) *superseder {
 				s.gone = append(s.gone, g)
 			}
 		}
-		if a.command != "" && a.result >= 0 && !a.failed && isCheck(a.command) {
+		if a.outcome == outPassed {
 			scopes, all := checkScopes(a.command)
 			out := si.entries[a.result].Text
 			if len(out) > 4096 {

@@ -189,8 +189,13 @@ func scanTokens(s string, out sink, code bool) {
 					continue
 				}
 			}
+			if strings.EqualFold(prev, "port") && allDigits(t) && len(t) >= 2 && len(t) <= 5 {
+				out.add(kID, t, 0) // listening on port 8080
+				prev = ""
+				continue
+			}
 			scanCodeToken(t, out)
-			prev = ""
+			prev = t
 			continue
 		}
 		k, text := classify(t, false, false)
@@ -488,7 +493,7 @@ func classify(t string, code, loose bool) (kind, string) {
 		}
 		return kNone, ""
 	}
-	if isTicket(t) {
+	if isTicket(t) || isErrorCode(t) {
 		return kID, t
 	}
 	if isVersion(t) || isPinned(t) || isConstraintVersion(t) {
@@ -978,6 +983,41 @@ func isUUID(t string) bool {
 }
 
 var notTickets = setOf(`UTF ISO SHA MD AES RSA HTTP TLS SSL COVID IPV4 IPV6 X H P ES ECMA CVE-`)
+
+// isErrorCode: an error code as tools print it: an errno name
+// (ECONNREFUSED, ENOENT), a Node.js code (ERR_MODULE_NOT_FOUND), or a
+// compiler's or linter's code (E0308, TS2345, CS0246, SC2086, F401).
+func isErrorCode(t string) bool {
+	if len(t) > 40 {
+		return false
+	}
+	if strings.HasPrefix(t, "ERR_") && len(t) > 5 {
+		for i := 4; i < len(t); i++ {
+			if c := t[i]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_') {
+				return false
+			}
+		}
+		return true
+	}
+	letters := 0
+	for letters < len(t) && t[letters] >= 'A' && t[letters] <= 'Z' {
+		letters++
+	}
+	if letters == len(t) {
+		// An errno name: E and at least four capitals, not a word.
+		return t[0] == 'E' && len(t) >= 5 && len(t) <= 16 && !notErrno[t]
+	}
+	digits := t[letters:]
+	return letters >= 1 && letters <= 5 && len(digits) >= 3 && len(digits) <= 6 && allDigits(digits) &&
+		!notCodePrefix[t[:letters]]
+}
+
+// Capitals that are words rather than errno names, and prefixes of
+// names that are not error codes (SHA256, ISO8601).
+var (
+	notErrno      = setOf(`ERROR ERRORS EXPECTED EXAMPLE EXPORT ENABLE ENABLED EXECUTE EXISTS ENTRY EVENT EVENTS EMPTY EXTRA EXTERNAL`)
+	notCodePrefix = setOf(`SHA MD UTF ISO RFC HTTP X Q V T P`)
+)
 
 // isTicket: an issue key such as BILL-231 or GH-12.
 func isTicket(t string) bool {

@@ -90,8 +90,8 @@ func TestKinds(t *testing.T) {
 		{"bare numbers", user("I have 14 apples since 2024, version 2."), nil, []string{"14", "2024", "2"}},
 		{"timings in output are noise", output("bash", "ok  \tgithub.com/a/b\t0.214s\nPASS (1.20s)\nheap 512 MB\nError: out of memory at 2.5GB"),
 			[]want{{"error", "Error: out of memory at 2.5GB"}, {"number", "2.5GB"}}, []string{"0.214s", "1.20s"}},
-		{"output only: what an error or a frame names", output("bash", "heap 512 MB\nsee internal/x/y.go and parseThing\npanic: boom\n\tinternal/a/b.go:12 +0x1d"),
-			[]want{{"error", "panic: boom"}, {"path", "internal/a/b.go"}}, []string{"512 MB", "internal/x/y.go", "parseThing"}},
+		{"output only: what an error or a frame names, then paths and sizes; no code names", output("bash", "heap 512 MB\nsee internal/x/y.go and parseThing\npanic: boom\n\tinternal/a/b.go:12 +0x1d"),
+			[]want{{"error", "panic: boom"}, {"path", "internal/a/b.go"}, {"path", "internal/x/y.go"}, {"number", "512 MB"}}, []string{"parseThing"}},
 
 		// Errors.
 		{"go compiler error", output("bash", "# example.com/shop/internal/http\ninternal/http/routes.go:41:9: undefined: newRatelimiter\n"),

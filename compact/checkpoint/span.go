@@ -26,7 +26,19 @@ type action struct {
 	gone         []string // paths the call deletes or renames away
 	failed       bool     // the result is an error or shows error lines
 	errLine      string   // the first error line of the result
+	// outcome is what the result shows of a check (a test, build or lint
+	// run): only what the writer read counts.
+	outcome outcome
 }
+
+// outcome is the result of a check, as its output shows it.
+type outcome uint8
+
+const (
+	outUnknown outcome = iota // no output, or one cleared before the writer read it
+	outPassed
+	outFailed
+)
 
 // spanInfo is what the ledger and the extractive writer both need to know
 // about a span: tool calls paired with their results, and the outcome of
@@ -125,9 +137,108 @@ func (si *spanInfo) outcomes() {
 		if a.result < 0 {
 			continue
 		}
-		a.failed = si.entries[a.result].IsError || si.errs[a.result] > 0
+		res := si.entries[a.result]
+		a.failed = res.IsError || si.errs[a.result] > 0
 		a.errLine = si.firstErr[a.result]
+		if a.command == "" || !isCheck(a.command) {
+			continue
+		}
+		read := res.Text
+		items, cleared := clearedDigest(read)
+		if cleared {
+			read = items // what the digest kept of it
+		}
+		marker := failureLine(read)
+		switch {
+		case a.failed || marker != "":
+			a.failed, a.outcome = true, outFailed
+			if a.errLine == "" {
+				a.errLine = marker
+			}
+		case cleared:
+			a.outcome = outUnknown
+		default:
+			a.outcome = outPassed
+		}
 	}
+}
+
+// isCleared reports whether a tool result is a placeholder left where an
+// output was cleared (by strata's pruning or an agent's own: "[Tool
+// output cleared ...]", "[Old tool result content cleared]"), with or
+// without a digest of what it held.
+func isCleared(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "[") {
+		return false
+	}
+	end := strings.IndexByte(t, ']')
+	if end < 0 || end > 120 {
+		return false
+	}
+	head := strings.ToLower(t[:end])
+	return strings.Contains(head, "cleared") || strings.Contains(head, "removed") || strings.Contains(head, "omitted")
+}
+
+// failureLine returns the first line of a check's output that says it
+// failed, or "": a test runner's FAIL, FAILED or "N failed" summary, a
+// panic, an error line, a traceback, npm ERR!, a non-zero exit status.
+// It is stricter than a guess: a line must open with the marker, or
+// report a count of failures or an exit status.
+func failureLine(text string) string {
+	found := ""
+	scanBounded(text, func(s string) {
+		for found == "" && len(s) > 0 {
+			line := s
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				line, s = s[:i], s[i+1:]
+			} else {
+				s = ""
+			}
+			t := strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "=-*#"))
+			if t == "" {
+				continue
+			}
+			if failureMarked(t) {
+				found = cutLine(strings.TrimSpace(line))
+			}
+		}
+	})
+	return found
+}
+
+var failurePrefixes = []string{"FAIL", "--- FAIL", "panic:", "fatal error:", "fatal:", "Error:", "error:", "ERROR",
+	"error[", "Traceback (most recent call last)", "npm ERR!", "npm error", "Exception", "✗", "✖", "×", "FAILURE",
+	"BUILD FAILED", "make: ***", "Segmentation fault"}
+
+func failureMarked(t string) bool {
+	for _, p := range failurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	l := strings.ToLower(t)
+	if i := strings.Index(l, " failed"); i > 0 && isDigit(l[i-1]) {
+		return nonZeroBefore(l[:i]) // pytest "1 failed", jest "2 failed"
+	}
+	for _, p := range []string{"exit status ", "exit code ", "exited with code ", "exit code: "} {
+		if i := strings.Index(l, p); i >= 0 {
+			rest := l[i+len(p):]
+			if len(rest) > 0 && isDigit(rest[0]) && !(rest[0] == '0' && (len(rest) == 1 || !isDigit(rest[1]))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nonZeroBefore reports whether the digits that end s are not all zeros.
+func nonZeroBefore(s string) bool {
+	i := len(s)
+	for i > 0 && isDigit(s[i-1]) {
+		i--
+	}
+	return strings.Trim(s[i:], "0") != ""
 }
 
 // isCheckpointText reports whether a message is a checkpoint: at least
