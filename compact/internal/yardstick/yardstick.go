@@ -51,7 +51,14 @@ type Row struct {
 	// the scanners find in the span (checkpoint.Scan), tool output
 	// included.
 	Scanned, ScannedKept int
-	CheckpointTok        int
+	// Named and NamedKept count the identifiers the conversation names
+	// itself: those the scanners find outside tool output (user and
+	// assistant text, tool calls' arguments). ListTokens is what listing
+	// every scanned identifier once would take, in tokens: more than the
+	// list may hold after compaction means no compaction can keep them all.
+	Named, NamedKept int
+	ListTokens       int
+	CheckpointTok    int
 }
 
 // Rate is the share of the span's identifiers kept.
@@ -116,10 +123,25 @@ func Measure(ctx context.Context, source string, p compact.Provider, body []byte
 		}
 		row.ByKind[id.Kind] = k
 	}
+	var list []string
 	for _, id := range checkpoint.Scan(span) {
 		row.Scanned++
+		list = append(list, id.Text)
 		if strings.Contains(hay, id.Text) {
 			row.ScannedKept++
+		}
+	}
+	row.ListTokens = tok.Count(strings.Join(list, "\n"))
+	var named []checkpoint.Entry
+	for _, e := range span {
+		if e.Kind != "tool_result" {
+			named = append(named, e)
+		}
+	}
+	for _, id := range checkpoint.Scan(named) {
+		row.Named++
+		if strings.Contains(hay, id.Text) {
+			row.NamedKept++
 		}
 	}
 	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
@@ -361,8 +383,8 @@ func Valid(p compact.Provider, doc []byte) (pairsOK, rolesOK bool, problem strin
 // kept per kind of identifier (kept/total).
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| source | provider | setting | threshold / keep | messages | tokens before → after | compacted | identifiers | kept | all scanned | kept | pairs | roles |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| source | provider | setting | threshold / keep | messages | tokens before → after | compacted | ledger identifiers | kept | named by the conversation | kept | all scanned | kept | tokens to list all | pairs | roles |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	ok := func(v bool) string {
 		if v {
 			return "ok"
@@ -374,9 +396,10 @@ func Table(rows []Row) string {
 		if !r.Compacted {
 			comp = "pruned only (" + r.Reason + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d → %d | %s | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d → %d | %s | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %s | %s |\n",
 			r.Source, r.Provider, r.Setting, r.Threshold, r.Keep, r.Messages, r.Before, r.After, comp, r.Identifiers, r.Kept, 100*r.Rate(),
-			r.Scanned, r.ScannedKept, 100*float64(r.ScannedKept)/float64(max(1, r.Scanned)), ok(r.PairsOK), ok(r.RolesOK))
+			r.Named, r.NamedKept, 100*float64(r.NamedKept)/float64(max(1, r.Named)),
+			r.Scanned, r.ScannedKept, 100*float64(r.ScannedKept)/float64(max(1, r.Scanned)), r.ListTokens, ok(r.PairsOK), ok(r.RolesOK))
 	}
 	b.WriteString("\n| source | provider | setting |")
 	for _, k := range checkpoint.Kinds {
