@@ -457,3 +457,26 @@ func TestTimelineFirstRender(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineDenseOverview: a conversation whose coarsest level holds
+// more nodes than a row may draw (32,000 turns: 320 macro nodes) opens on
+// ranges to zoom into rather than on empty rows, and a click on one shows
+// that range's summaries.
+func TestTimelineDenseOverview(t *testing.T) {
+	s := newSite(t, 32000)
+	b := chrome(t)
+	b.do("sign in", chromedp.Navigate(s.url+"/ui/login"), chromedp.WaitVisible(css(`#token`)),
+		chromedp.SendKeys(css(`#token`), s.secret), chromedp.Submit(css(`#token`)), chromedp.WaitVisible(css(`table.convs`)))
+	b.do("open", chromedp.Navigate(s.url+"/ui/c/"+s.conv), chromedp.WaitVisible(css(`#timeline[data-loaded]:not([data-busy])`)))
+	bins := eval[int](b, `document.querySelectorAll("#timeline .lane .blk.bin").length`)
+	nodes := eval[int](b, `document.querySelectorAll("#timeline .lane .blk:not(.bin):not(.turn)").length`)
+	if bins == 0 || nodes != 0 {
+		t.Fatalf("the whole of 32,000 turns shows %d ranges and %d nodes; want ranges to zoom into and no node", bins, nodes)
+	}
+	gen := eval[string](b, `document.getElementById("timeline").dataset.loaded`)
+	b.do("zoom into the first range", chromedp.Click(css(`#timeline .lane .blk.bin`)),
+		chromedp.WaitVisible(css(`#timeline[data-loaded]:not([data-loaded="`+gen+`"]):not([data-busy])`)))
+	if n := eval[int](b, `document.querySelectorAll("#timeline .lane .blk:not(.bin):not(.turn)").length`); n == 0 {
+		t.Errorf("after zooming into a range, no summary is drawn")
+	}
+}

@@ -12,6 +12,7 @@
   const timeline = document.getElementById("timeline");
   const detail = document.getElementById("detail");
   const MAXNODES = 300; // blocks per row and window
+  const BINS = 24; // ranges offered when every level is too dense to draw
   const MAXTURNS = 400; // the turns row shows at most this many
   let view = { a: 0, b: Math.max(total, 1) }; // turn seq s spans [s-1, s]
   let hits = [], omitted = [];
@@ -142,21 +143,40 @@
     });
     const res = await Promise.allSettled(jobs);
     if (gen !== loadGen) return;
-    let firstDate = "", lastDate = "";
+    let firstDate = "", lastDate = "", drawn = 0, coarsest = null;
     for (const r of res) {
       if (r.status !== "fulfilled") continue;
       const { row, dense, nodes, turns } = r.value;
       row.body.replaceChildren();
       if (dense) {
         row.body.append(el("span", { class: "dense" }, dense));
+        if (row.level > 0 && !coarsest) coarsest = row;
         continue;
       }
       for (const n of nodes || []) {
         row.body.append(nodeBlock(n));
+        drawn++;
         if (!firstDate || day(n.start) < firstDate) firstDate = day(n.start);
         if (day(n.end) > lastDate) lastDate = day(n.end);
       }
       for (const t of turns || []) row.body.append(turnBlock(t));
+    }
+    // Every level too dense for the window (a long history seen whole):
+    // the coarsest row offers the window in BINS ranges, each a block
+    // that zooms to it, so that a click or a key finds the summaries.
+    if (!drawn && coarsest) {
+      coarsest.body.replaceChildren();
+      const w = (to - from + 1) / BINS;
+      for (let i = 0; i < BINS; i++) {
+        const a = from + Math.floor(i * w), b = Math.min(to, from + Math.floor((i + 1) * w) - 1);
+        if (b < a) continue;
+        const blk = el("button", {
+          type: "button", class: "blk bin", "aria-label": "turns " + a + " to " + b + ": zoom in",
+          title: "turns " + a + "-" + b + ": zoom in", onclick: () => show(a, b),
+        }, a + "-" + b);
+        place(blk, a - 1, b);
+        coarsest.body.append(blk);
+      }
     }
     if (firstDate) document.getElementById("range").textContent += ", " + firstDate + " to " + lastDate;
     timeline.dataset.loaded = String(gen);
