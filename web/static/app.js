@@ -131,17 +131,38 @@
     timeline.dataset.busy = "1";
     const from = Math.max(1, Math.floor(view.a) + 1), to = Math.min(total, Math.ceil(view.b));
     document.getElementById("range").textContent = "Turns " + from + " to " + to + " of " + total;
-    const jobs = rows.map(async (row) => {
-      if (row.level === 0) {
+    // Node rows load coarsest first: a level too dense for the window
+    // makes every finer one denser still, so those are not asked for.
+    async function nodeRows() {
+      const out = [];
+      let denser = "";
+      for (const row of rows) {
+        if (row.level === 0) continue;
+        if (denser) {
+          out.push({ row, dense: "finer than " + denser + ": zoom in" });
+          continue;
+        }
+        const p = await api("GET", cpath("/nodes?level=" + row.level + "&from=" + from + "&to=" + to + "&limit=" + MAXNODES), undefined, signal);
+        if (p.next) {
+          denser = p.name;
+          out.push({ row, dense: "more than " + MAXNODES + " " + p.name + " nodes here: zoom in" });
+          continue;
+        }
+        out.push({ row, nodes: p.nodes });
+      }
+      return out;
+    }
+    async function turnRows() {
+      return rows.filter((row) => row.level === 0).map(async (row) => {
         if (to - from + 1 > MAXTURNS) return { row, dense: "zoom in to see the turns (" + (to - from + 1) + " here)" };
         const p = await api("GET", cpath("/turns?from=" + from + "&to=" + to + "&limit=" + MAXTURNS), undefined, signal);
         return { row, turns: p.turns };
-      }
-      const p = await api("GET", cpath("/nodes?level=" + row.level + "&from=" + from + "&to=" + to + "&limit=" + MAXNODES), undefined, signal);
-      if (p.next) return { row, dense: "more than " + MAXNODES + " " + p.name + " nodes here: zoom in" };
-      return { row, nodes: p.nodes };
-    });
-    const res = await Promise.allSettled(jobs);
+      });
+    }
+    const [nodeRes, turnJobs] = await Promise.allSettled([nodeRows(), turnRows()]);
+    const res = [];
+    if (nodeRes.status === "fulfilled") for (const v of nodeRes.value) res.push({ status: "fulfilled", value: v });
+    if (turnJobs.status === "fulfilled") res.push(...(await Promise.allSettled(turnJobs.value)));
     if (gen !== loadGen) return;
     let firstDate = "", lastDate = "", drawn = 0, coarsest = null;
     for (const r of res) {
