@@ -75,14 +75,14 @@ func testWatchStateInvalid(t *testing.T, s strata.Store) {
 		path string
 		st   strata.WatchState
 	}{
-		"empty path":          {"", good},
-		"negative offset":     {"f.jsonl", strata.WatchState{Offset: -1}},
-		"negative lines":      {"f.jsonl", strata.WatchState{Offset: 5, Lines: -1}},
-		"negative head_len":   {"f.jsonl", strata.WatchState{Offset: 5, HeadLen: -1, Head: "x"}},
-		"more lines":          {"f.jsonl", strata.WatchState{Offset: 5, Lines: 6}},
-		"head beyond offset":  {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, HeadLen: 6, Head: "x"}},
-		"head_len, no head":   {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, HeadLen: 5}},
-		"head, no head_len":   {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, Head: "x"}},
+		"empty path":           {"", good},
+		"negative offset":      {"f.jsonl", strata.WatchState{Offset: -1}},
+		"negative lines":       {"f.jsonl", strata.WatchState{Offset: 5, Lines: -1}},
+		"negative head_len":    {"f.jsonl", strata.WatchState{Offset: 5, HeadLen: -1, Head: "x"}},
+		"more lines":           {"f.jsonl", strata.WatchState{Offset: 5, Lines: 6}},
+		"head beyond offset":   {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, HeadLen: 6, Head: "x"}},
+		"head_len, no head":    {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, HeadLen: 5}},
+		"head, no head_len":    {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, Head: "x"}},
 		"updated out of range": {"f.jsonl", strata.WatchState{Offset: 5, Lines: 1, Updated: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	} {
 		wantCode(t, name, s.SaveWatchState(ctx(t), "ns", tc.path, tc.st), strata.EINVALID)
