@@ -32,6 +32,7 @@ type Store interface {
 	CompactionStore
 	VectorStore
 	ClaimStore
+	WatchStore
 
 	// Stats reports counts for the namespace; Bytes is the size of the
 	// whole store on disk, whatever the namespace.

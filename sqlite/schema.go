@@ -334,6 +334,21 @@ CREATE TABLE claims (
 	until   INTEGER NOT NULL  -- unix nanoseconds
 ) WITHOUT ROWID;
 `},
+	{17, "how far strata watch has read each file", `
+-- Watch states (strata.WatchStore): per namespace and file path (exact
+-- bytes, a BLOB), the bytes and lines imported and a fingerprint of the
+-- file's first head_len bytes.
+CREATE TABLE watch_state (
+	namespace   TEXT    NOT NULL,
+	path        BLOB    NOT NULL,
+	byte_offset INTEGER NOT NULL,
+	lines       INTEGER NOT NULL,
+	head_len    INTEGER NOT NULL,
+	head        TEXT    NOT NULL,
+	updated     INTEGER NOT NULL, -- unix nanoseconds
+	PRIMARY KEY (namespace, path)
+) WITHOUT ROWID;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

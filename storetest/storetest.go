@@ -105,6 +105,12 @@
 //     is, without error. An empty key or holder, or an until not after
 //     now, is EINVALID and changes nothing. Of many holders claiming one
 //     key at once, exactly one gets it.
+//   - Watch states: the zero state before any save; a save round-trips
+//     every field (a zero Updated is stamped) and a later one replaces it
+//     (also with a smaller offset); states are per namespace and exact
+//     path bytes (a path need not be UTF-8). What CheckWatchState
+//     refuses, or an Updated outside the storable range, is EINVALID
+//     and changes nothing.
 //
 // The suite takes a few seconds at most; each subtest opens its own store.
 package storetest
@@ -186,6 +192,8 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ClaimsRelease", testClaimsRelease},
 		{"ClaimsInvalid", testClaimsInvalid},
 		{"ClaimsConcurrent", testClaimsConcurrent},
+		{"WatchState", testWatchState},
+		{"WatchStateInvalid", testWatchStateInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,6 +71,7 @@ func commands() []command {
 	return []command{
 		{"demo", "import a sample conversation shipped in the binary; show its tree and a context", runDemo},
 		{"import", "import turns from files (jsonl, openai, locomo, Claude Code, Codex, ChatGPT, Anthropic)", runImport},
+		{"watch", "follow transcript files and folders as they grow and import new turns (default: ~/.claude/projects)", runWatch},
 		{"add", "add one turn to a conversation", runAdd},
 		{"rollup", "close every complete span of a conversation's pyramid", runRollup},
 		{"tree", "show a conversation's summary pyramid", runTree},
