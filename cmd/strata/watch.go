@@ -178,6 +178,7 @@ func (w *watcher) run(ctx context.Context, poll time.Duration) error {
 	}
 	w.log.Info("watching", "folders", w.dirs, "files", len(w.files), "db", showDB(w.a.set.DB), "namespace", w.a.set.Namespace)
 	w.syncAll(ctx)
+	w.catchUpTiers(ctx)
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
@@ -206,6 +207,34 @@ func (w *watcher) run(ctx context.Context, poll time.Duration) error {
 		if ctx.Err() != nil {
 			w.log.Info("stopped")
 			return nil
+		}
+	}
+}
+
+// catchUpTiers moves what is due in the namespace's conversations, as an
+// append to each would: a run killed between storing a chunk and moving
+// its spans left them where they were, and the files may never grow
+// again to bring the next append.
+func (w *watcher) catchUpTiers(ctx context.Context) {
+	if w.a.set.Tiers.Off {
+		return
+	}
+	ids, err := w.a.conversationIDs(ctx, "")
+	if err != nil {
+		w.log.Error("cannot list conversations to move their tiers", "error", err)
+		return
+	}
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		r, err := w.a.mem.Tier(ctx, id)
+		if err != nil {
+			w.log.Error("cannot move tiers", "conversation", id, "error", err)
+			continue
+		}
+		if len(r.Moves) > 0 || len(r.Expired) > 0 {
+			w.log.Info("tiers caught up", "conversation", id, "moved", len(r.Moves), "expired", len(r.Expired))
 		}
 	}
 }
@@ -431,7 +460,7 @@ func (w *watcher) read(ctx context.Context, p *watchFile) error {
 			}
 		}
 	}
-	for size > p.st.Offset && !p.refused {
+	for size > p.st.Offset && !p.refused && ctx.Err() == nil {
 		if p.format == "" {
 			w.detect(p, size)
 			continue
@@ -523,6 +552,10 @@ type pending struct {
 // appended before the offset is saved: a watch killed in between reads
 // them again, and their ext_ids make the second import add nothing.
 func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) error {
+	// A chunk begun is finished, its offset saved, even when the watch is
+	// being stopped: otherwise a stop between storing its turns and saving
+	// the offset makes the next run read it again.
+	ctx = context.WithoutCancel(ctx)
 	r, err := formats.Open(p.format, p.path, bytes.NewReader(data))
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,6 +16,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // syncBuf is a log that the watch writes while the test reads it.
@@ -70,25 +75,30 @@ func storedTurns(db string) (map[string][]string, error) {
 	if _, err := os.Stat(db); err != nil {
 		return nil, err
 	}
-	sdb, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)")
+	// Through the store, so that the content of turns in cold spans is
+	// read back from their archive segments: which spans have moved
+	// depends on when a watch was killed, what they hold does not.
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	defer sdb.Close()
-	rows, err := sdb.Query(`SELECT c.id, t.ext_id, t.content FROM turns t JOIN conversations c ON c.pk = t.conversation ORDER BY c.id, t.seq`)
+	defer st.Close()
+	convs, err := st.Conversations(ctx, strata.DefaultNamespace)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[string][]string{}
-	for rows.Next() {
-		var conv, id, content string
-		if err := rows.Scan(&conv, &id, &content); err != nil {
+	for _, c := range convs {
+		ts, err := st.Turns(ctx, strata.TurnFilter{Namespace: strata.DefaultNamespace, Conversation: c.ID})
+		if err != nil {
 			return nil, err
 		}
-		out[conv] = append(out[conv], id+" "+content)
+		for _, t := range ts {
+			out[c.ID] = append(out[c.ID], t.ExtID+" "+t.Content)
+		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // waitTurns waits until conversation conv of db holds n turns, and fails
@@ -305,10 +315,11 @@ func TestWatchTruncation(t *testing.T) {
 		b.WriteString(line(fmt.Sprintf("t%d", i), strings.Repeat("x", 40)))
 	}
 	os.WriteFile(f, []byte(b.String()), 0o644)
+	first := log
 	log, stop = startWatch(t, db, folder)
 	got = waitTurns(t, db, "t", 9, log)
 	if !strings.Contains(log.String(), "first bytes changed") {
-		t.Fatalf("the rewrite was not noticed:\n%s", log)
+		t.Fatalf("the rewrite was not noticed:\n%s\nthe run before:\n%s", log, first)
 	}
 	stop()
 
@@ -435,5 +446,58 @@ func TestWatchDefaultsToClaudeProjects(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWatchCatchesUpTiers: spans a killed run stored but did not move
+// (here: appended with tier moves deferred) reach their tier when a watch
+// starts, though no file grows.
+func TestWatchCatchesUpTiers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(), DeferTiers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(4).Turns(3000)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	plan := func() int {
+		t.Helper()
+		out, errs, err := run(t, db, "", "tier", "--dry-run", "--json")
+		if err != nil {
+			t.Fatalf("tier --dry-run: %v\n%s", err, errs)
+		}
+		var rs []strata.TierResult
+		if err := json.Unmarshal([]byte(out), &rs); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range rs {
+			n += len(r.Moves)
+		}
+		return n
+	}
+	if plan() == 0 {
+		t.Fatal("nothing due to move before the watch: the test proves nothing")
+	}
+	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+	log, stop := startWatch(t, db, filepath.Join(dir, "empty"))
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(log.String(), "tiers caught up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tier catch-up in the log:\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if n := plan(); n != 0 {
+		t.Fatalf("%d moves still due after the watch started:\n%s", n, log)
 	}
 }
