@@ -10,15 +10,17 @@ import (
 	"os/exec"
 	"strconv"
 
+	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 func runCompact(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("compact", "[--provider openai|anthropic] [--conversation ID] [--force] [--stats] [--json] < messages.json > compacted.json")
+	fs := m.command("compact", "[--provider openai|anthropic] [--conversation ID [--from-store]] [--force] [--stats] [--json] < messages.json > compacted.json")
 	provider := fs.String("provider", "openai", "shape of the message list: openai (chat messages) or anthropic (messages)")
 	conv := fs.String("conversation", "", "keep the checkpoint and counts of this conversation in the store, and remember the compacted span as its turns")
 	force := fs.Bool("force", false, "compact whatever the threshold (still at a user-turn boundary)")
+	fromStore := fs.Bool("from-store", false, "with --conversation: compact the conversation's stored turns (an imported Claude Code or Codex session, say) instead of a list on standard input, from where its last compaction stopped; nothing is appended")
 	noRemember := fs.Bool("no-remember", false, "with --conversation: do not append the compacted span to the conversation's turns")
 	hook := fs.String("hook", "", "shell command run before each checkpoint, with the span's messages (JSON) on its standard input; if it fails, the input list is written back unchanged and the command exits 1")
 	stats := fs.Bool("stats", false, "write the statistics as JSON on standard error")
@@ -56,6 +58,12 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	if *noRemember && *conv == "" {
 		return usagef("--no-remember needs --conversation")
 	}
+	if *fromStore && *conv == "" {
+		return usagef("--from-store needs --conversation")
+	}
+	if *fromStore && p != compact.OpenAI {
+		return usagef("--from-store writes OpenAI chat messages: leave --provider at openai")
+	}
 	env, err := compact.ConfigFromEnv(m.Getenv)
 	if err != nil {
 		return err
@@ -83,12 +91,27 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 
-	data, err := io.ReadAll(m.Stdin)
-	if err != nil {
+	var data []byte
+	var a *app
+	if *fromStore {
+		if a, err = m.open(ctx, fs.g); err != nil {
+			return err
+		}
+		defer a.Close()
+		if data, err = storedList(ctx, a, *conv); err != nil {
+			return err
+		}
+		// The span is stored already: appending it again would store it
+		// twice under other ids.
+		*noRemember = true
+	} else if data, err = io.ReadAll(m.Stdin); err != nil {
 		return fmt.Errorf("read standard input: %w", err)
 	}
 	tr, err := compact.Parse(p, data)
 	if err != nil {
+		if *fromStore {
+			return fmt.Errorf("conversation %s: %w", *conv, err)
+		}
 		return fmt.Errorf("standard input: %w", err)
 	}
 
@@ -114,8 +137,7 @@ func runCompact(ctx context.Context, m *Main, args []string) error {
 	if *hook != "" {
 		pre = shellHook(m, *hook, *conv)
 	}
-	var a *app
-	if *conv != "" {
+	if *conv != "" && a == nil {
 		if a, err = m.open(ctx, fs.g); err != nil {
 			return err
 		}
@@ -206,4 +228,29 @@ func shellHook(m *Main, command, conversation string) compact.Hook {
 		}
 		return nil
 	}
+}
+
+// storedList is the list compact --from-store compacts: conversation
+// conv's turns as OpenAI messages, from where its last compaction stopped
+// (compact.StoredList).
+func storedList(ctx context.Context, a *app, conv string) ([]byte, error) {
+	if _, err := a.mem.Conversation(ctx, conv); err != nil {
+		return nil, err
+	}
+	turns, err := a.store.Turns(ctx, strata.TurnFilter{Namespace: a.mem.Namespace(), Conversation: conv})
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) == 0 {
+		return nil, strata.Errorf(strata.EINVALID, "conversation %s has no turns to compact", conv)
+	}
+	st, err := compact.StoreState{Store: a.store, Namespace: a.mem.Namespace()}.Load(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	list, err := compact.StoredList(turns, st)
+	if err != nil {
+		return nil, fmt.Errorf("conversation %s: %w", conv, err)
+	}
+	return list, nil
 }

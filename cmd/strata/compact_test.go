@@ -167,3 +167,58 @@ func TestCompactClearDigestFlag(t *testing.T) {
 		t.Fatalf("--no-clear-digest: want bare placeholders:\n%.400s", out)
 	}
 }
+
+// TestCompactFromStore compacts an imported Claude Code session from the
+// store: the list comes from its turns, nothing is appended to them, the
+// checkpoint is kept, and the next run starts after it.
+func TestCompactFromStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	file := filepath.Join("..", "..", "formats", "testdata", "claude", "projects", "-home-ana-shop", "5a1e0c2b-7d4f-4b8e-9c3a-2f6d8e1b0a94.jsonl")
+	mustRun(t, db, "import", file)
+	turns := func() int {
+		var st struct{ Turns int }
+		json.Unmarshal([]byte(mustRun(t, db, "stats", "--conversation=-home-ana-shop", "--json")), &st)
+		return st.Turns
+	}
+	before := turns()
+	args := []string{"compact", "--conversation=-home-ana-shop", "--from-store", "--force", "--keep-recent-tokens", "10", "--keep-last-tool-results", "0", "--stats"}
+	out, errs, err := run(t, db, "", args...)
+	if err != nil {
+		t.Fatalf("compact --from-store: %v\n%s", err, errs)
+	}
+	var st compact.Stats
+	if err := json.Unmarshal([]byte(errs), &st); err != nil || !st.Compacted || st.MessagesCompacted == 0 || st.TurnsRemembered != 0 {
+		t.Fatalf("stats: %+v, %v\n%s", st, err, errs)
+	}
+	tr, err := compact.Parse(compact.OpenAI, []byte(out))
+	if err != nil {
+		t.Fatalf("the compacted list: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(tr.Messages[0].Text(), compact.SummaryPrefix) || !strings.Contains(out, "checkout") {
+		t.Fatalf("the compacted list does not open with the checkpoint:\n%s", out)
+	}
+	if after := turns(); after != before || before == 0 {
+		t.Fatalf("turns %d before, %d after: the stored span was appended again", before, after)
+	}
+	// Again: it starts after the checkpoint and finds nothing to compact.
+	out2, errs, err := run(t, db, "", args...)
+	if err != nil {
+		t.Fatalf("second compact: %v\n%s", err, errs)
+	}
+	json.Unmarshal([]byte(errs), &st)
+	if st.Compacted || out2 != out {
+		t.Fatalf("second run compacted %v, list equal %v:\n%s", st.Compacted, out2 == out, out2)
+	}
+	for _, bad := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"compact", "--from-store"}, "needs --conversation"},
+		{[]string{"compact", "--conversation=nope", "--from-store"}, `"nope" not found`},
+		{[]string{"compact", "--conversation=-home-ana-shop", "--from-store", "--provider", "anthropic"}, "OpenAI"},
+	} {
+		if _, _, err := run(t, db, "", bad.args...); err == nil || !strings.Contains(err.Error(), bad.says) {
+			t.Fatalf("%v: %v, want an error saying %q", bad.args, err, bad.says)
+		}
+	}
+}
