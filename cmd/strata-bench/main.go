@@ -90,6 +90,8 @@ func main() {
 	queries := flag.Int("queries", 200, "Context calls per length")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after)")
 	ingestOnly := flag.Bool("ingest-only", false, "stop after the ingest and memory figures")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Context calls with a query at the largest length to this file")
+	reuse := flag.Bool("reuse", false, "with -dir: time Context on the databases an earlier run left there instead of generating and importing again")
 	locomo := flag.String("locomo", "", "instead: import this LoCoMo file with every span cold and print the bytes it takes")
 	flag.Parse()
 	if *locomo != "" {
@@ -99,13 +101,17 @@ func main() {
 		}
 		return
 	}
-	if err := run(*turns, *sizes, *queries, *dir, *ingestOnly); err != nil {
+	if *reuse && *dir == "" {
+		fmt.Fprintln(os.Stderr, "strata-bench: -reuse needs -dir")
+		os.Exit(2)
+	}
+	if err := run(*turns, *sizes, *queries, *dir, *ingestOnly, *reuse, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error {
+func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse bool, cpuprofile string) error {
 	ctx := context.Background()
 	if dir == "" {
 		d, err := os.MkdirTemp("", "strata-bench-")
@@ -127,8 +133,20 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error
 	}
 	fmt.Printf("strata-bench: %d turns, GOMAXPROCS %d, %s/%s\n\n", n, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 
-	// The input file, as a user would import it.
 	file := filepath.Join(dir, "conv.jsonl")
+	db := filepath.Join(dir, "strata.db")
+	if !reuse {
+		if err := ingest(ctx, file, db, dir, n, ingestOnly); err != nil || ingestOnly {
+			return err
+		}
+	}
+	return contexts(ctx, file, db, dir, n, sizes, queries, reuse, cpuprofile)
+}
+
+// ingest writes the conversation as JSON lines, imports it, and prints the
+// ingest figures against the bare baselines and one tiering pass.
+func ingest(ctx context.Context, file, db, dir string, n int, ingestOnly bool) error {
+	// The input file, as a user would import it.
 	bytes, tokens, err := writeJSONL(file, n)
 	if err != nil {
 		return err
@@ -136,7 +154,6 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error
 	fmt.Printf("generated %s: %d turns, %.1f MB, %.1f tokens/turn (o200k_base)\n\n", filepath.Base(file), n, float64(bytes)/1e6, tokens)
 
 	// 1. strata import, in a child process so its peak RSS is its own.
-	db := filepath.Join(dir, "strata.db")
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -185,10 +202,11 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error
 	// 3. One tiering pass over the whole import (default policy: all but
 	// the newest 1,000 turns go cold), on a copy so the Context figures
 	// below read hot rows as before.
-	if err := tierPass(ctx, db, filepath.Join(dir, "tiered.db"), n); err != nil {
-		return err
-	}
+	return tierPass(ctx, db, filepath.Join(dir, "tiered.db"), n)
+}
 
+// contexts times Context at each length, on prefixes of the conversation.
+func contexts(ctx context.Context, file, db, dir string, n int, sizes []int, queries int, reuse bool, cpuprofile string) error {
 	// 4. Context latency by length: prefixes of the same conversation.
 	fmt.Println("Context(budget 4000) latency by conversation length")
 	fmt.Printf("  %9s  %10s %10s   %10s %10s\n", "turns", "p50", "p99", "p50 query", "p99 query")
@@ -196,11 +214,18 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly bool) error
 		path := db
 		if size != n {
 			path = filepath.Join(dir, fmt.Sprintf("prefix-%d.db", size))
-			if err := prefixImport(file, path, size); err != nil {
-				return err
+			if _, err := os.Stat(path); !reuse || err != nil {
+				os.Remove(path)
+				if err := prefixImport(file, path, size); err != nil {
+					return err
+				}
 			}
 		}
-		plain, withQ, err := timeContext(ctx, path, queries)
+		prof := ""
+		if size == sizes[len(sizes)-1] {
+			prof = cpuprofile
+		}
+		plain, withQ, err := timeContext(ctx, path, queries, prof)
 		if err != nil {
 			return err
 		}
@@ -379,7 +404,7 @@ func bareInsert(ctx context.Context, path string, rows []row, fts bool) (float64
 }
 
 // timeContext times Context(budget 4000) without a query and with one.
-func timeContext(ctx context.Context, db string, n int) ([]time.Duration, []time.Duration, error) {
+func timeContext(ctx context.Context, db string, n int, cpuprofile string) ([]time.Duration, []time.Duration, error) {
 	m, st, err := openMemory(ctx, db, &strata.TierPolicy{Off: true})
 	if err != nil {
 		return nil, nil, err
@@ -389,6 +414,17 @@ func timeContext(ctx context.Context, db string, n int) ([]time.Duration, []time
 	r := rand.New(rand.NewPCG(1, 2))
 	var plain, withQ []time.Duration
 	for i := 0; i < n+5; i++ {
+		if i == 5 && cpuprofile != "" {
+			f, err := os.Create(cpuprofile)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return nil, nil, err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		for _, q := range []string{"", words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]} {
 			start := time.Now()
 			pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "big", Query: q, Budget: 4000})
