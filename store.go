@@ -375,21 +375,6 @@ type SearchQuery struct {
 	Text         string
 	K            int
 	Kind         string // "" (both), KindTurn or KindSummary
-	// Level, if positive, keeps only the summaries of that level (turn
-	// hits are not affected).
-	Level int
-	// Ranges, if not nil, keeps only the turns and the summaries whose
-	// whole span lie in the ranges (their union: a span across two ranges
-	// that meet is in); an empty list keeps nothing. It needs Conversation. A store reads only the index entries
-	// of the ranges, so a search of a few short ranges costs little however
-	// long the conversation; scores are those of an unrestricted search.
-	Ranges []SeqRange
-}
-
-// SeqRange is the turns First to Last of a conversation, both included.
-type SeqRange struct {
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
 }
 
 // Hit is one search result. Exactly one of Turn and Node is set.

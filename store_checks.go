@@ -1,9 +1,7 @@
 package strata
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -92,42 +90,4 @@ func CheckClaim(key, holder string, now, until time.Time) error {
 			key, until.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
 	}
 	return nil
-}
-
-// CheckSearch returns an EINVALID error, naming the field, for a search
-// query every store refuses: an unknown Kind, a negative Level, Ranges
-// without a Conversation, and a range whose First is below 1 or above its
-// Last.
-func CheckSearch(q SearchQuery) error {
-	if err := CheckKind("search", q.Kind); err != nil {
-		return err
-	}
-	if q.Level < 0 {
-		return Errorf(EINVALID, "search: level %d is negative", q.Level)
-	}
-	if q.Ranges != nil && q.Conversation == "" {
-		return Errorf(EINVALID, "search: ranges need a conversation")
-	}
-	for i, r := range q.Ranges {
-		if r.First < 1 || r.Last < r.First {
-			return Errorf(EINVALID, "search: ranges[%d] is %d-%d: want 1 <= first <= last", i, r.First, r.Last)
-		}
-	}
-	return nil
-}
-
-// MergeRanges returns rs sorted, with ranges that overlap or touch made
-// one.
-func MergeRanges(rs []SeqRange) []SeqRange {
-	out := slices.Clone(rs)
-	slices.SortFunc(out, func(a, b SeqRange) int { return cmp.Compare(a.First, b.First) })
-	merged := out[:0]
-	for _, r := range out {
-		if n := len(merged); n > 0 && r.First <= merged[n-1].Last+1 {
-			merged[n-1].Last = max(merged[n-1].Last, r.Last)
-			continue
-		}
-		merged = append(merged, r)
-	}
-	return merged
 }

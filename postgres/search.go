@@ -70,7 +70,7 @@ func queryStats(ctx context.Context, tx pgx.Tx, kind int, terms []string, convs 
 // best row's; rr holds the $3 best rows and as many more as the scope has
 // rows that are not an item's first part, so it holds the best row of
 // each of the $3 best items.
-func rankedRows(table, key string, n int, filter string) string {
+func rankedRows(table, key string, n int) string {
 	var tf, sum strings.Builder
 	for j := 1; j <= n; j++ {
 		fmt.Fprintf(&tf, `,
@@ -87,7 +87,7 @@ func rankedRows(table, key string, n int, filter string) string {
 		FROM (SELECT ` + key + `, i.part,
 			` + fmt.Sprintf("%g::float8 * (%g::float8 + %g::float8 * i.words / $5::float8)", bm25K1, 1-bm25B, bm25B) + ` AS k` + tf.String() + `
 		      FROM ` + table + ` i, x
-		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)` + filter + ` OFFSET 0) r
+		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2) OFFSET 0) r
 		ORDER BY score DESC, ` + strings.ReplaceAll(key, "i.", "r.") + `, r.part
 		LIMIT $3 + (SELECT count(*) FROM ` + table + ` WHERE part > 0 AND conversation = ANY($2)))`
 }
@@ -108,8 +108,11 @@ func lexemeQuery(expr string) string {
 // q.Conversation names a conversation that does not exist; EINVALID for
 // an unknown Kind.
 func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
-	if err := strata.CheckSearch(q); err != nil {
-		return nil, err
+	switch q.Kind {
+	case "", strata.KindTurn, strata.KindSummary:
+	default:
+		return nil, strata.Errorf(strata.EINVALID, "search: unknown kind %q (want %q, %q or empty)",
+			q.Kind, strata.KindTurn, strata.KindSummary)
 	}
 	k := q.K
 	if k <= 0 {
@@ -117,10 +120,6 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 	}
 	terms := textseg.QueryTerms(q.Text)
 	hits := []strata.Hit{}
-	var rg ranges
-	for _, r := range strata.MergeRanges(q.Ranges) {
-		rg.firsts, rg.lasts = append(rg.firsts, r.First), append(rg.lasts, r.Last)
-	}
 	err := s.readTx(ctx, func(tx pgx.Tx) error {
 		var convs []int64
 		if q.Conversation != "" {
@@ -130,7 +129,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 			}
 			convs = []int64{pk}
 		}
-		if len(terms) == 0 || q.Ranges != nil && len(q.Ranges) == 0 {
+		if len(terms) == 0 {
 			return nil
 		}
 		if q.Conversation == "" {
@@ -146,14 +145,14 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 			}
 		}
 		if q.Kind != strata.KindSummary {
-			h, err := s.searchTurns(ctx, tx, q.Namespace, terms, convs, k, rg)
+			h, err := s.searchTurns(ctx, tx, q.Namespace, terms, convs, k)
 			if err != nil {
 				return fmt.Errorf("turns: %w", err)
 			}
 			hits = append(hits, h...)
 		}
 		if q.Kind != strata.KindTurn {
-			h, err := searchNodes(ctx, tx, terms, convs, k, q.Level, rg)
+			h, err := searchNodes(ctx, tx, terms, convs, k)
 			if err != nil {
 				return fmt.Errorf("summaries: %w", err)
 			}
@@ -175,20 +174,18 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 // namespace. It ranks the index rows in a LIMITed subquery (a turn's best
 // part is its score) and reads only the k turns it keeps. Warm turns are
 // indexed, their content in their span's block; cold ones left the index.
-func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int, rg ranges) ([]strata.Hit, error) {
+func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int) ([]strata.Hit, error) {
 	avgdl, lexemes, idf, err := queryStats(ctx, tx, kindTurns, terms, convs)
 	if err != nil || len(lexemes) == 0 {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, rankedRows("turn_index", "i.conversation, i.seq", len(lexemes), `
-		AND ($6::bigint[] IS NULL OR EXISTS (SELECT 1 FROM unnest($6::bigint[], $7::bigint[]) AS rg(f, l)
-			WHERE i.seq BETWEEN rg.f AND rg.l))`)+`
+	rows, err := tx.Query(ctx, rankedRows("turn_index", "i.conversation, i.seq", len(lexemes))+`
 		SELECT `+turnCols+`, t.tier, t.span, c.id, f.score
 		FROM (SELECT rr.conversation, rr.seq, max(rr.score) AS score FROM rr
 		      GROUP BY rr.conversation, rr.seq ORDER BY score DESC, rr.conversation, rr.seq LIMIT $3) f
 		JOIN turns t ON t.conversation = f.conversation AND t.seq = f.seq
 		JOIN conversations c ON c.pk = t.conversation
-		ORDER BY f.score DESC, t.pk`, lexemes, convs, k, idf, avgdl, rg.firsts, rg.lasts)
+		ORDER BY f.score DESC, t.pk`, lexemes, convs, k, idf, avgdl)
 	if err != nil {
 		return nil, err
 	}
@@ -235,22 +232,18 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 }
 
 // searchNodes returns the k best summary hits of conversations convs.
-func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k, level int, rg ranges) ([]strata.Hit, error) {
+func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, k int) ([]strata.Hit, error) {
 	avgdl, lexemes, idf, err := queryStats(ctx, tx, kindNodes, terms, convs)
 	if err != nil || len(lexemes) == 0 {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, rankedRows("node_index", "i.node", len(lexemes), `
-		AND ($8::int = 0 AND $6::bigint[] IS NULL OR EXISTS (SELECT 1 FROM nodes sn WHERE sn.pk = i.node
-			AND ($8::int = 0 OR sn.level = $8::int)
-			AND ($6::bigint[] IS NULL OR EXISTS (SELECT 1 FROM unnest($6::bigint[], $7::bigint[]) AS rg(f, l)
-				WHERE sn.first_seq >= rg.f AND sn.last_seq <= rg.l))))`)+`
+	rows, err := tx.Query(ctx, rankedRows("node_index", "i.node", len(lexemes))+`
 		SELECT `+nodeCols+`, f.score
 		FROM (SELECT rr.node, max(rr.score) AS score FROM rr
 		      GROUP BY rr.node ORDER BY score DESC, rr.node LIMIT $3) f
 		JOIN nodes n ON n.pk = f.node
 		JOIN conversations c ON c.pk = n.conversation
-		ORDER BY f.score DESC, n.pk`, lexemes, convs, k, idf, avgdl, rg.firsts, rg.lasts, level)
+		ORDER BY f.score DESC, n.pk`, lexemes, convs, k, idf, avgdl)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +260,3 @@ func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 	}
 	return hits, rows.Err()
 }
-
-// ranges is a search's SeqRanges as two arrays for SQL; nil arrays when
-// the search is not restricted.
-type ranges struct{ firsts, lasts []int64 }

@@ -242,16 +242,6 @@ func namespaceScope(namespace string) string {
 	return "n" + strconv.FormatUint(h.Sum64(), 10)
 }
 
-// levelScope is the FTS token a summary of level carries in nodes_fts, so
-// that a search of one level reads only that level's entries.
-func levelScope(level int) string { return "l" + strconv.Itoa(level) }
-
-// nodeScope is the value of the scope column of a summary of level in
-// conversation pk.
-func nodeScope(pk int64, namespace string, level int) string {
-	return scope(pk, namespace) + " " + levelScope(level)
-}
-
 // scope is the value of the scope column of a row of conversation pk.
 func scope(pk int64, namespace string) string {
 	return conversationScope(pk) + " " + namespaceScope(namespace)

@@ -150,6 +150,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		return 0, err
 	}
 	defer fts.Close()
+	sc := scope(pk, namespace)
 	// Rows first, index changes after: an upsert opens a savepoint, and a
 	// savepoint makes FTS5 flush its pending entries, so interleaving them
 	// would flush the index once per node.
@@ -157,7 +158,6 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		rowid int64
 		text  string
 		id    string
-		level int
 	}
 	var unindex, index []change
 	pending := map[int64]int{}           // rowid -> its entry in index, for a node put twice in one call
@@ -172,7 +172,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 				index[j].id = "" // put earlier in this call, never indexed: drop that entry
 				delete(pending, o.pk)
 			} else {
-				unindex = append(unindex, change{o.pk, o.summary, n.ID, o.level})
+				unindex = append(unindex, change{o.pk, o.summary, n.ID})
 			}
 		}
 		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
@@ -195,14 +195,14 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		if err != nil {
 			return 0, fmt.Errorf("node %q: %w", n.ID, err)
 		}
-		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived, level: n.Level} // what a second put of the ID in this call replaces
+		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
 			pending[rowid] = len(index)
-			index = append(index, change{rowid, n.Summary, n.ID, n.Level})
+			index = append(index, change{rowid, n.Summary, n.ID})
 		}
 	}
 	for _, c := range unindex {
-		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), nodeScope(pk, namespace, c.level)); err != nil {
+		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
 			return 0, fmt.Errorf("unindexing node %q: %w", c.id, err)
 		}
 	}
@@ -210,7 +210,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		if c.id == "" {
 			continue
 		}
-		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), nodeScope(pk, namespace, c.level)); err != nil {
+		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
 			return 0, fmt.Errorf("indexing node %q: %w", c.id, err)
 		}
 	}
@@ -281,7 +281,6 @@ type storedNode struct {
 	pk      int64
 	summary string // as indexed, unless derived
 	derived bool
-	level   int
 }
 
 // storedNodes returns the stored rows of the conversation's nodes that
@@ -298,8 +297,8 @@ func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Nod
 			continue
 		}
 		var n storedNode
-		switch err := tx.QueryRowContext(ctx, `SELECT pk, summary, derived, level FROM nodes WHERE conversation = ? AND id = ?`,
-			conv, id).Scan(&n.pk, &n.summary, &n.derived, &n.level); {
+		switch err := tx.QueryRowContext(ctx, `SELECT pk, summary, derived FROM nodes WHERE conversation = ? AND id = ?`,
+			conv, id).Scan(&n.pk, &n.summary, &n.derived); {
 		case err == sql.ErrNoRows:
 		case err != nil:
 			return nil, fmt.Errorf("node %q: %w", id, err)
@@ -311,7 +310,7 @@ func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Nod
 	if err != nil {
 		return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, pk, summary, derived, level FROM nodes
+	rows, err := tx.QueryContext(ctx, `SELECT id, pk, summary, derived FROM nodes
 		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
 	if err != nil {
 		return nil, err
@@ -320,7 +319,7 @@ func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Nod
 	for rows.Next() {
 		var id string
 		var n storedNode
-		if err := rows.Scan(&id, &n.pk, &n.summary, &n.derived, &n.level); err != nil {
+		if err := rows.Scan(&id, &n.pk, &n.summary, &n.derived); err != nil {
 			return nil, err
 		}
 		out[id] = n

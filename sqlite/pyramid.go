@@ -538,19 +538,18 @@ func nodeName(ctx context.Context, q querier, pk int64) string {
 // dropNodes unindexes and deletes every node of conversation pk and
 // returns how many there were.
 func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT pk, summary, level FROM nodes WHERE conversation = ? AND derived = 0`, pk)
+	rows, err := tx.QueryContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND derived = 0`, pk)
 	if err != nil {
 		return 0, err
 	}
 	type indexed struct {
 		pk      int64
 		summary string
-		level   int
 	}
 	var idx []indexed
 	for rows.Next() {
 		var x indexed
-		if err := rows.Scan(&x.pk, &x.summary, &x.level); err != nil {
+		if err := rows.Scan(&x.pk, &x.summary); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -566,8 +565,9 @@ func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int
 		return 0, err
 	}
 	defer del.Close()
+	sc := scope(pk, namespace)
 	for _, x := range idx {
-		if _, err := del.ExecContext(ctx, x.pk, ftsText(x.summary), nodeScope(pk, namespace, x.level)); err != nil {
+		if _, err := del.ExecContext(ctx, x.pk, ftsText(x.summary), sc); err != nil {
 			return 0, fmt.Errorf("unindexing node #%d: %w", x.pk, err)
 		}
 	}
@@ -791,20 +791,20 @@ func dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, 
 		return err
 	}
 	defer del.Close()
+	sc := scope(pk, namespace)
 	for _, id := range ids {
 		var rowid int64
 		var summary string
 		var derived bool
-		var level int
-		err := tx.QueryRowContext(ctx, `DELETE FROM nodes WHERE conversation = ? AND id = ? RETURNING pk, summary, derived, level`, pk, id).
-			Scan(&rowid, &summary, &derived, &level)
+		err := tx.QueryRowContext(ctx, `DELETE FROM nodes WHERE conversation = ? AND id = ? RETURNING pk, summary, derived`, pk, id).
+			Scan(&rowid, &summary, &derived)
 		if err != nil {
 			return fmt.Errorf("removing node %s: %w", id, err)
 		}
 		if derived {
 			continue
 		}
-		if _, err := del.ExecContext(ctx, rowid, ftsText(summary), nodeScope(pk, namespace, level)); err != nil {
+		if _, err := del.ExecContext(ctx, rowid, ftsText(summary), sc); err != nil {
 			return fmt.Errorf("unindexing node %s: %w", id, err)
 		}
 	}

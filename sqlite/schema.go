@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -22,13 +21,6 @@ type migration struct {
 	version int
 	name    string
 	sql     string
-}
-
-// migrationCode holds, by version, what runs after a step's SQL in the
-// same transaction: what SQL alone cannot write (an index whose text Go
-// segments).
-var migrationCode = map[int]func(ctx context.Context, tx *sql.Tx) error{
-	18: reindexSummaries,
 }
 
 // migrations is the schema's history. Its last version is the newest schema
@@ -357,11 +349,6 @@ CREATE TABLE watch_state (
 	PRIMARY KEY (namespace, path)
 ) WITHOUT ROWID;
 `},
-	{18, "summaries indexed with their level", `
--- Every summary is indexed again with its level's token in the scope
--- column (l1, l2, ...): reindexSummaries, in Go, since the indexed text is
--- segmented there.
-`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns
@@ -420,11 +407,6 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("sqlite: migrating %s to version %d (%s): %w", s.path, m.version, m.name, err)
 	}
-	if fn := migrationCode[m.version]; fn != nil {
-		if err := fn(ctx, tx); err != nil {
-			return fmt.Errorf("sqlite: migrating %s to version %d (%s): %w", s.path, m.version, m.name, err)
-		}
-	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
 		m.version, m.name, time.Now().UnixNano()); err != nil {
 		return fmt.Errorf("sqlite: migrating %s to version %d: %w", s.path, m.version, err)
@@ -436,61 +418,4 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 		return fmt.Errorf("sqlite: migrating %s to version %d: %w", s.path, m.version, err)
 	}
 	return nil
-}
-
-// reindexSummaries (version 18) indexes every summary again with its
-// level's token in the scope column (nodeScope), so that a search of one
-// level reads only that level's entries. nodes_fts is contentless: its
-// entries are cleared at once and written again from the nodes table.
-func reindexSummaries(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO nodes_fts (nodes_fts) VALUES ('delete-all')`); err != nil {
-		return err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT n.pk, n.summary, n.level, c.pk, c.namespace
-		FROM nodes n JOIN conversations c ON c.pk = n.conversation WHERE n.derived = 0 ORDER BY n.pk`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (rowid, text, scope) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	type entry struct {
-		pk      int64
-		summary string
-		scope   string
-	}
-	// Written a thousand at a time while the read goes on.
-	var batch []entry
-	flush := func() error {
-		for _, e := range batch {
-			if _, err := ins.ExecContext(ctx, e.pk, ftsText(e.summary), e.scope); err != nil {
-				return fmt.Errorf("indexing node #%d: %w", e.pk, err)
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
-	for rows.Next() {
-		var e entry
-		var conv int64
-		var level int
-		var ns string
-		if err := rows.Scan(&e.pk, &e.summary, &level, &conv, &ns); err != nil {
-			return err
-		}
-		e.scope = nodeScope(conv, ns, level)
-		batch = append(batch, e)
-		if len(batch) == 1000 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return flush()
 }

@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/strata-memory/strata"
@@ -206,135 +204,6 @@ func testSearchToolText(t *testing.T, s strata.Store) {
 		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, K: 5, Kind: strata.KindTurn})
 		if err != nil || len(h) != 1 || h[0].Turn.ExtID != want {
 			t.Fatalf("Search(%q) = %d hits (%v), want turn %q", word, len(h), err, want)
-		}
-	}
-}
-
-// testSearchRanges: a search restricted to seq ranges or to one level of
-// summaries returns exactly what the unrestricted search returns inside
-// them, with the same scores, whatever the ranges; rows of another
-// conversation written between the conversation's own are never hits.
-func testSearchRanges(t *testing.T, s strata.Store) {
-	ensure(t, s, "ns", "r")
-	ensure(t, s, "ns", "x")
-	words := []string{"apple", "banana", "cherry", "damson"}
-	text := func(i int) string {
-		w := words[i%4] + " " + words[(i/4)%4]
-		if i%3 == 0 {
-			w += " " + words[(i+1)%4] + " and more words besides"
-		}
-		return fmt.Sprintf("Turn %d mentions %s.", i, w)
-	}
-	// Turns of r and x alternate in batches, so that r's rows are not
-	// numbered contiguously.
-	for b := range 6 {
-		var rt []strata.Turn
-		for i := b*10 + 1; i <= b*10+10; i++ {
-			rt = append(rt, strata.Turn{ExtID: fmt.Sprintf("r%d", i), Role: strata.RoleUser, Content: text(i), Time: base})
-		}
-		appendTurns(t, s, "ns", "r", rt)
-		appendTurns(t, s, "ns", "x", []strata.Turn{{ExtID: fmt.Sprintf("x%d", b), Role: strata.RoleUser, Content: text(b) + " apple banana", Time: base}})
-		ns := []strata.Node{mkNode("ns", "r", 1, int64(b*10+1), int64(b*10+10), "Summary of ten turns about "+words[b%4]+" and "+words[(b+2)%4]+".")}
-		if b%2 == 1 {
-			ns = append(ns, mkNode("ns", "r", 2, int64(b*10-9), int64(b*10+10), "Twenty turns on "+words[b%4]+"."))
-		}
-		if err := s.PutNodes(ctx(t), "ns", "r", ns); err != nil {
-			t.Fatalf("PutNodes: %v", err)
-		}
-		if err := s.PutNodes(ctx(t), "ns", "x", []strata.Node{mkNode("ns", "x", 1, int64(b+1), int64(b+1), "Apple banana cherry damson.")}); err != nil {
-			t.Fatalf("PutNodes: %v", err)
-		}
-	}
-	search := func(q strata.SearchQuery) []strata.Hit {
-		t.Helper()
-		q.Namespace, q.Conversation, q.K = "ns", "r", 1000
-		hits, err := s.Search(ctx(t), q)
-		if err != nil {
-			t.Fatalf("Search(%+v): %v", q, err)
-		}
-		return hits
-	}
-	type scored struct {
-		key   string
-		score float64
-	}
-	keyed := func(hits []strata.Hit) []scored {
-		out := make([]scored, len(hits))
-		for i, h := range hits {
-			out[i] = scored{hitKey(h), h.Score}
-		}
-		slices.SortFunc(out, func(a, b scored) int { return strings.Compare(a.key, b.key) })
-		return out
-	}
-	inside := func(h strata.Hit, rs []strata.SeqRange, level int) bool {
-		if h.Node != nil && level > 0 && h.Node.Level != level {
-			return false
-		}
-		if rs == nil {
-			return true
-		}
-		for _, r := range strata.MergeRanges(rs) { // a span may lie across ranges that meet
-			if h.Turn != nil && h.Turn.Seq >= r.First && h.Turn.Seq <= r.Last ||
-				h.Node != nil && h.Node.FirstSeq >= r.First && h.Node.LastSeq <= r.Last {
-				return true
-			}
-		}
-		return false
-	}
-	same := func(a, b []scored) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if a[i].key != b[i].key || math.Abs(a[i].score-b[i].score) > 1e-9*max(1, math.Abs(a[i].score)) {
-				return false
-			}
-		}
-		return true
-	}
-	cases := [][]strata.SeqRange{
-		{{First: 1, Last: 60}}, {{First: 5, Last: 5}}, {{First: 11, Last: 30}}, {{First: 3, Last: 14}, {First: 41, Last: 59}},
-		{{First: 20, Last: 25}, {First: 22, Last: 40}}, {{First: 55, Last: 100}}, {{First: 61, Last: 70}}, nil,
-	}
-	for _, text := range []string{"apple", "banana cherry", "damson apple words"} {
-		all := search(strata.SearchQuery{Text: text})
-		if len(all) == 0 {
-			t.Fatalf("Search(%q): no hits", text)
-		}
-		for _, rs := range cases {
-			for _, level := range []int{0, 1, 2} {
-				got := search(strata.SearchQuery{Text: text, Ranges: rs, Level: level})
-				checkOrder(t, "ranges", got)
-				var want []strata.Hit
-				for _, h := range all {
-					if inside(h, rs, level) {
-						want = append(want, h)
-					}
-				}
-				if g, w := keyed(got), keyed(want); !same(g, w) {
-					t.Errorf("Search(%q, ranges %v, level %d) = %v\nwant the unrestricted search's hits inside: %v", text, rs, level, g, w)
-				}
-			}
-		}
-		for _, k := range []int{1, 3} {
-			got, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "r", Text: text, K: k,
-				Ranges: []strata.SeqRange{{First: 1, Last: 20}, {First: 31, Last: 60}}})
-			if err != nil || len(got) != k {
-				t.Errorf("Search(%q, K %d, two ranges) = %d hits, %v; want %d", text, k, len(got), err, k)
-			}
-		}
-	}
-	if hits := search(strata.SearchQuery{Text: "apple", Ranges: []strata.SeqRange{}}); len(hits) != 0 {
-		t.Errorf("Search with an empty list of ranges = %d hits, want none", len(hits))
-	}
-	for _, q := range []strata.SearchQuery{
-		{Namespace: "ns", Text: "apple", Ranges: []strata.SeqRange{{First: 1, Last: 5}}},
-		{Namespace: "ns", Conversation: "r", Text: "apple", Ranges: []strata.SeqRange{{First: 0, Last: 5}}},
-		{Namespace: "ns", Conversation: "r", Text: "apple", Ranges: []strata.SeqRange{{First: 6, Last: 5}}},
-		{Namespace: "ns", Conversation: "r", Text: "apple", Level: -1},
-	} {
-		if _, err := s.Search(ctx(t), q); strata.ErrorCode(err) != strata.EINVALID {
-			t.Errorf("Search(%+v): %v, want EINVALID", q, err)
 		}
 	}
 }

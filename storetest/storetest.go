@@ -148,7 +148,6 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"DerivedNodes", testDerivedNodes},
 		{"PutNodesTwiceInOneCall", testPutNodesTwiceInOneCall},
 		{"Search", testSearch},
-		{"SearchRanges", testSearchRanges},
 		{"SearchSyntax", testSearchSyntax},
 		{"SearchNoWords", testSearchNoWords},
 		{"SearchToolText", testSearchToolText},
