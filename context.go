@@ -42,6 +42,13 @@ type AssemblyOptions struct {
 	// summaryDepth times as many summary hits, since summaries are the
 	// only way to the turns of cold spans. Default 24.
 	SearchK int
+	// SearchWindow bounds the turns a query searches in a long
+	// conversation: its newest SearchWindow turns. Older turns are
+	// reached through the summaries above them, as the turns of cold
+	// spans are (relevance reads the turns under level-1 summary hits),
+	// so the search's cost follows the window, not the history's length.
+	// Default 20,000; negative means every turn is searched.
+	SearchWindow int
 	// Neighbours is how far (in turns, at most 2) a hit's relevance
 	// spreads to the turns around it. Default 2; -1 means none.
 	Neighbours int
@@ -93,6 +100,12 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 		return o, Errorf(EINVALID, "assembly: search k %d is negative", o.SearchK)
 	}
 	switch {
+	case o.SearchWindow == 0:
+		o.SearchWindow = DefaultSearchWindow
+	case o.SearchWindow < 0:
+		o.SearchWindow = -1
+	}
+	switch {
 	case o.Neighbours == 0:
 		o.Neighbours = 2
 	case o.Neighbours < 0:
@@ -104,6 +117,9 @@ func (o AssemblyOptions) withDefaults() (AssemblyOptions, error) {
 // DefaultQueryCoverageShare is AssemblyOptions.QueryCoverageShare's
 // default.
 const DefaultQueryCoverageShare = 0.10
+
+// DefaultSearchWindow is AssemblyOptions.SearchWindow's default.
+const DefaultSearchWindow = 20000
 
 // Item reasons: why an item is in a package.
 const (
@@ -322,12 +338,13 @@ func (a *assembler) run() (*Package, error) {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
 		for _, kind := range []string{KindTurn, KindSummary} {
-			k := a.m.asm.SearchK
+			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind}
 			if kind == KindSummary {
-				k *= summaryDepth
+				q.K *= summaryDepth
+			} else if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
+				q.FromSeq = a.conv.Turns - w + 1 // see AssemblyOptions.SearchWindow
 			}
-			hits, err := a.m.hybridQuery(a.ctx, SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation,
-				Text: a.req.Query, K: k, Kind: kind})
+			hits, err := a.m.hybridQuery(a.ctx, q)
 			if err != nil {
 				return nil, fmt.Errorf("search: %w", err)
 			}
@@ -1088,7 +1105,14 @@ func (a *assembler) relevance() error {
 		}
 	}
 	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
-	cold := map[int64]bool{} // turns under a cold summary hit: not in the index
+	// Turns under a summary hit that the turn search did not see: those
+	// of cold spans (out of the index) and those before the search
+	// window (see AssemblyOptions.SearchWindow).
+	cold := map[int64]bool{}
+	searched := int64(1)
+	if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
+		searched = a.conv.Turns - w + 1
+	}
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:
@@ -1106,7 +1130,7 @@ func (a *assembler) relevance() error {
 			v := relevanceSpan * h.Score / topNode
 			for s := h.Node.FirstSeq; s <= h.Node.LastSeq; s++ {
 				score[s] += v
-				if h.Node.Tier == TierCold {
+				if h.Node.Tier == TierCold || s < searched {
 					cold[s] = true
 				}
 			}

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -245,6 +248,85 @@ func TestPackageCovered(t *testing.T) {
 		p := strata.Package{Items: tt.items}
 		if got := p.Covered(); got != tt.want {
 			t.Errorf("%s: Covered() = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// searchSpy is a real store that records the searches made of it.
+type searchSpy struct {
+	strata.Store
+	mu      sync.Mutex
+	queries []strata.SearchQuery
+}
+
+func (s *searchSpy) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+	s.mu.Lock()
+	s.queries = append(s.queries, q)
+	s.mu.Unlock()
+	return s.Store.Search(ctx, q)
+}
+
+// TestContextSearchWindow: in a conversation longer than the search
+// window, the turn search covers only the window, and a turn before it is
+// still found through its summary and ranked by its own match, as a cold
+// turn is; a window as long as the conversation searches every turn.
+// (Before the window was scored like the cold turns, turn 46 lost to the
+// window's turns that hold only "greyhound".)
+func TestContextSearchWindow(t *testing.T) {
+	ctx := context.Background()
+	turns := synth.New(9).Turns(300)
+	for i := 40; i < 50; i++ {
+		turns[i].Content = fmt.Sprintf("The greyhound show had %d entrants this year.", i)
+	}
+	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	for _, i := range []int{249, 269, 289} {
+		turns[i].Content = "A greyhound ran past the cafe this morning."
+	}
+	for _, tc := range []struct {
+		window int
+		from   int64
+	}{{100, 201}, {300, 0}, {-1, 0}} {
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		spy := &searchSpy{Store: st}
+		m, err := strata.New(strata.Config{Store: spy, Tokenizer: o200k(t), Summarizer: extractive.New(),
+			Tiers: &strata.TierPolicy{Off: true}, Assembly: strata.AssemblyOptions{SearchWindow: tc.window}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ingest(t, m, "c", turns)
+		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "What is the name of Ottilie's greyhound?", Budget: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turnSearches := 0
+		for _, q := range spy.queries {
+			if q.Kind == strata.KindTurn {
+				turnSearches++
+				if q.FromSeq != tc.from {
+					t.Errorf("window %d: turn search from seq %d, want %d", tc.window, q.FromSeq, tc.from)
+				}
+			} else if q.FromSeq != 0 {
+				t.Errorf("window %d: a %q search from seq %d, want every summary", tc.window, q.Kind, q.FromSeq)
+			}
+		}
+		if turnSearches != 1 {
+			t.Errorf("window %d: %d turn searches, want 1", tc.window, turnSearches)
+		}
+		raw := rawTurns(pkg)
+		if !raw[46] {
+			t.Errorf("window %d: turn 46 not raw in the package:\n%s", tc.window, pkg.Rendered)
+		}
+		if tc.from == 0 {
+			continue // searched whole: the hit's neighbours come with it
+		}
+		for _, s := range []int64{41, 42, 49, 50} {
+			if raw[s] {
+				t.Errorf("window %d: turn %d, which holds only the common word, is in:\n%s", tc.window, s, pkg.Rendered)
+			}
 		}
 	}
 }

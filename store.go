@@ -375,6 +375,12 @@ type SearchQuery struct {
 	Text         string
 	K            int
 	Kind         string // "" (both), KindTurn or KindSummary
+	// FromSeq, if positive, keeps only the turns from this seq on
+	// (summaries are not affected); it needs Conversation. A store reads
+	// only those turns' index entries, so a search of a conversation's
+	// newest turns costs what their number does, not the conversation's
+	// length; scores are those of an unrestricted search.
+	FromSeq int64
 }
 
 // Hit is one search result. Exactly one of Turn and Node is set.

@@ -19,6 +19,22 @@ func CheckKind(what, kind string) error {
 	return Errorf(EINVALID, "%s: unknown kind %q (want %q, %q or empty)", what, kind, KindTurn, KindSummary)
 }
 
+// CheckSearch returns an EINVALID error, naming the field, for a search
+// query every store refuses: an unknown Kind, a negative FromSeq, and a
+// FromSeq without a Conversation.
+func CheckSearch(q SearchQuery) error {
+	if err := CheckKind("search", q.Kind); err != nil {
+		return err
+	}
+	if q.FromSeq < 0 {
+		return Errorf(EINVALID, "search: from_seq %d is negative", q.FromSeq)
+	}
+	if q.FromSeq > 0 && q.Conversation == "" {
+		return Errorf(EINVALID, "search: from_seq needs a conversation")
+	}
+	return nil
+}
+
 // CheckEmbeddings returns an EINVALID error, naming the field, for what
 // PutEmbeddings refuses whatever is stored: an empty space.Model, a
 // space.Dim below 1, a vector whose length is not space.Dim or that holds

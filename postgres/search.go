@@ -70,7 +70,7 @@ func queryStats(ctx context.Context, tx pgx.Tx, kind int, terms []string, convs 
 // best row's; rr holds the $3 best rows and as many more as the scope has
 // rows that are not an item's first part, so it holds the best row of
 // each of the $3 best items.
-func rankedRows(table, key string, n int) string {
+func rankedRows(table, key string, n int, filter string) string {
 	var tf, sum strings.Builder
 	for j := 1; j <= n; j++ {
 		fmt.Fprintf(&tf, `,
@@ -87,7 +87,7 @@ func rankedRows(table, key string, n int) string {
 		FROM (SELECT ` + key + `, i.part,
 			` + fmt.Sprintf("%g::float8 * (%g::float8 + %g::float8 * i.words / $5::float8)", bm25K1, 1-bm25B, bm25B) + ` AS k` + tf.String() + `
 		      FROM ` + table + ` i, x
-		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2) OFFSET 0) r
+		      WHERE i.fts @@ (SELECT q FROM q) AND i.conversation = ANY($2)` + filter + ` OFFSET 0) r
 		ORDER BY score DESC, ` + strings.ReplaceAll(key, "i.", "r.") + `, r.part
 		LIMIT $3 + (SELECT count(*) FROM ` + table + ` WHERE part > 0 AND conversation = ANY($2)))`
 }
@@ -108,11 +108,8 @@ func lexemeQuery(expr string) string {
 // q.Conversation names a conversation that does not exist; EINVALID for
 // an unknown Kind.
 func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
-	switch q.Kind {
-	case "", strata.KindTurn, strata.KindSummary:
-	default:
-		return nil, strata.Errorf(strata.EINVALID, "search: unknown kind %q (want %q, %q or empty)",
-			q.Kind, strata.KindTurn, strata.KindSummary)
+	if err := strata.CheckSearch(q); err != nil {
+		return nil, err
 	}
 	k := q.K
 	if k <= 0 {
@@ -145,7 +142,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 			}
 		}
 		if q.Kind != strata.KindSummary {
-			h, err := s.searchTurns(ctx, tx, q.Namespace, terms, convs, k)
+			h, err := s.searchTurns(ctx, tx, q.Namespace, terms, convs, k, q.FromSeq)
 			if err != nil {
 				return fmt.Errorf("turns: %w", err)
 			}
@@ -174,18 +171,18 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 // namespace. It ranks the index rows in a LIMITed subquery (a turn's best
 // part is its score) and reads only the k turns it keeps. Warm turns are
 // indexed, their content in their span's block; cold ones left the index.
-func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int) ([]strata.Hit, error) {
+func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, terms []string, convs []int64, k int, fromSeq int64) ([]strata.Hit, error) {
 	avgdl, lexemes, idf, err := queryStats(ctx, tx, kindTurns, terms, convs)
 	if err != nil || len(lexemes) == 0 {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, rankedRows("turn_index", "i.conversation, i.seq", len(lexemes))+`
+	rows, err := tx.Query(ctx, rankedRows("turn_index", "i.conversation, i.seq", len(lexemes), " AND i.seq >= $6")+`
 		SELECT `+turnCols+`, t.tier, t.span, c.id, f.score
 		FROM (SELECT rr.conversation, rr.seq, max(rr.score) AS score FROM rr
 		      GROUP BY rr.conversation, rr.seq ORDER BY score DESC, rr.conversation, rr.seq LIMIT $3) f
 		JOIN turns t ON t.conversation = f.conversation AND t.seq = f.seq
 		JOIN conversations c ON c.pk = t.conversation
-		ORDER BY f.score DESC, t.pk`, lexemes, convs, k, idf, avgdl)
+		ORDER BY f.score DESC, t.pk`, lexemes, convs, k, idf, avgdl, fromSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +234,7 @@ func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 	if err != nil || len(lexemes) == 0 {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, rankedRows("node_index", "i.node", len(lexemes))+`
+	rows, err := tx.Query(ctx, rankedRows("node_index", "i.node", len(lexemes), "")+`
 		SELECT `+nodeCols+`, f.score
 		FROM (SELECT rr.node, max(rr.score) AS score FROM rr
 		      GROUP BY rr.node ORDER BY score DESC, rr.node LIMIT $3) f

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 
@@ -20,11 +21,8 @@ const DefaultK = 10
 // punctuation, stop words only) has no hits. ENOTFOUND if q.Conversation
 // names a conversation that does not exist; EINVALID for an unknown Kind.
 func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
-	switch q.Kind {
-	case "", strata.KindTurn, strata.KindSummary:
-	default:
-		return nil, strata.Errorf(strata.EINVALID, "search: unknown kind %q (want %q, %q or empty)",
-			q.Kind, strata.KindTurn, strata.KindSummary)
+	if err := strata.CheckSearch(q); err != nil {
+		return nil, err
 	}
 	k := q.K
 	if k <= 0 {
@@ -68,7 +66,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 
 	hits := []strata.Hit{}
 	if q.Kind != strata.KindSummary {
-		h, err := s.searchTurns(ctx, tx, q.Namespace, pk, match, k)
+		h, err := s.searchTurns(ctx, tx, q.Namespace, pk, q.FromSeq, match, k)
 		if err != nil {
 			return nil, err
 		}
@@ -93,14 +91,32 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 // inside a LIMITed subquery and joins the base rows afterwards, so only k
 // turns are read; the scope token in the expression has already limited
 // the ranking to the namespace or conversation, and the join checks it.
-func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
+//
+// With fromSeq (and a conversation), the ranking reads only the index
+// entries from the row id of the conversation's turn fromSeq on: a
+// conversation's rows are numbered in seq order, and the scope token (or
+// the file holding one conversation) keeps other conversations' out. The
+// join checks the seq all the same.
+func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, conversation, fromSeq int64, match string, k int) ([]strata.Hit, error) {
+	from := int64(0)
+	if fromSeq > 0 {
+		var lo sql.NullInt64
+		if err := q.QueryRowContext(ctx, `SELECT min(pk) FROM turns WHERE conversation = ? AND seq >= ?`,
+			conversation, fromSeq).Scan(&lo); err != nil {
+			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
+		if !lo.Valid {
+			return nil, nil
+		}
+		from = lo.Int64
+	}
 	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, c.id, -f.score
 		FROM (SELECT rowid, bm25(turns_fts, 1.0, 0.0) AS score FROM turns_fts
-		      WHERE turns_fts MATCH ? ORDER BY score LIMIT ?) f
+		      WHERE turns_fts MATCH ? AND rowid >= ? ORDER BY score LIMIT ?) f
 		JOIN turns t ON t.pk = f.rowid
 		JOIN conversations c ON c.pk = t.conversation
-		WHERE c.namespace = ? AND (? = 0 OR c.pk = ?)
-		ORDER BY f.score, t.pk`, match, k, namespace, conversation, conversation)
+		WHERE c.namespace = ? AND (? = 0 OR c.pk = ?) AND t.seq >= ?
+		ORDER BY f.score, t.pk`, match, from, k, namespace, conversation, conversation, fromSeq)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search turns: %w", err)
 	}

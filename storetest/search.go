@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/strata-memory/strata"
@@ -204,6 +206,83 @@ func testSearchToolText(t *testing.T, s strata.Store) {
 		h, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, K: 5, Kind: strata.KindTurn})
 		if err != nil || len(h) != 1 || h[0].Turn.ExtID != want {
 			t.Fatalf("Search(%q) = %d hits (%v), want turn %q", word, len(h), err, want)
+		}
+	}
+}
+
+// testSearchFromSeq: a search of a conversation's turns from a seq on
+// returns exactly the unrestricted search's hits from that seq on, with
+// the same scores; summaries are not restricted; rows of another
+// conversation written between the conversation's own are never hits.
+func testSearchFromSeq(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "r")
+	ensure(t, s, "ns", "x")
+	words := []string{"apple", "banana", "cherry", "damson"}
+	for b := range 6 {
+		var rt []strata.Turn
+		for i := b*10 + 1; i <= b*10+10; i++ {
+			text := fmt.Sprintf("Turn %d mentions %s %s.", i, words[i%4], words[(i/4)%4])
+			if i%3 == 0 {
+				text += " And " + words[(i+1)%4] + " with more words besides."
+			}
+			rt = append(rt, strata.Turn{ExtID: fmt.Sprintf("r%d", i), Role: strata.RoleUser, Content: text, Time: base})
+		}
+		appendTurns(t, s, "ns", "r", rt)
+		appendTurns(t, s, "ns", "x", []strata.Turn{{ExtID: fmt.Sprintf("x%d", b), Role: strata.RoleUser, Content: "apple banana cherry damson", Time: base}})
+	}
+	if err := s.PutNodes(ctx(t), "ns", "r", []strata.Node{mkNode("ns", "r", 1, 1, 10, "Ten turns about apple and cherry.")}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	search := func(text string, from int64) []strata.Hit {
+		t.Helper()
+		hits, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "r", Text: text, K: 1000, FromSeq: from})
+		if err != nil {
+			t.Fatalf("Search(%q, from %d): %v", text, from, err)
+		}
+		checkOrder(t, "from_seq", hits)
+		return hits
+	}
+	type scored struct {
+		key   string
+		score float64
+	}
+	keyed := func(hits []strata.Hit) []scored {
+		out := make([]scored, len(hits))
+		for i, h := range hits {
+			out[i] = scored{hitKey(h), h.Score}
+		}
+		slices.SortFunc(out, func(a, b scored) int { return strings.Compare(a.key, b.key) })
+		return out
+	}
+	for _, text := range []string{"apple", "banana cherry", "damson apple words"} {
+		all := search(text, 0)
+		for _, from := range []int64{1, 2, 10, 11, 31, 59, 60, 61, 500} {
+			var want []strata.Hit
+			for _, h := range all {
+				if h.Turn == nil || h.Turn.Seq >= from {
+					want = append(want, h)
+				}
+			}
+			g, w := keyed(search(text, from)), keyed(want)
+			same := len(g) == len(w)
+			for i := 0; same && i < len(g); i++ {
+				same = g[i].key == w[i].key && math.Abs(g[i].score-w[i].score) <= 1e-9*max(1, math.Abs(w[i].score))
+			}
+			if !same {
+				t.Errorf("Search(%q, from %d) = %v\nwant the unrestricted search's from there: %v", text, from, g, w)
+			}
+		}
+		got, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "r", Text: text, K: 2, FromSeq: 31, Kind: strata.KindTurn})
+		if err != nil || len(got) != 2 {
+			t.Errorf("Search(%q, K 2, from 31) = %d hits, %v; want 2", text, len(got), err)
+		}
+	}
+	for _, q := range []strata.SearchQuery{
+		{Namespace: "ns", Text: "apple", FromSeq: 3},
+		{Namespace: "ns", Conversation: "r", Text: "apple", FromSeq: -1},
+	} {
+		if _, err := s.Search(ctx(t), q); strata.ErrorCode(err) != strata.EINVALID {
+			t.Errorf("Search(%+v): %v, want EINVALID", q, err)
 		}
 	}
 }

@@ -148,6 +148,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"DerivedNodes", testDerivedNodes},
 		{"PutNodesTwiceInOneCall", testPutNodesTwiceInOneCall},
 		{"Search", testSearch},
+		{"SearchFromSeq", testSearchFromSeq},
 		{"SearchSyntax", testSearchSyntax},
 		{"SearchNoWords", testSearchNoWords},
 		{"SearchToolText", testSearchToolText},

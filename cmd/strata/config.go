@@ -106,6 +106,7 @@ type assemblyConfig struct {
 	QueryFresh     float64 `yaml:"query_fresh_share"`
 	QueryCoverage  float64 `yaml:"query_coverage_share"`
 	SearchK        int     `yaml:"search_k"`
+	SearchWindow   int     `yaml:"search_window"`
 	Neighbours     int     `yaml:"neighbours"`
 	ZoomShare      float64 `yaml:"zoom_share"`
 }
@@ -263,7 +264,7 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	if a := fc.Assembly; a != nil {
 		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
 			RelevanceShare: a.RelevanceShare, QueryFreshShare: a.QueryFresh, QueryCoverageShare: a.QueryCoverage,
-			SearchK: a.SearchK, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
+			SearchK: a.SearchK, SearchWindow: a.SearchWindow, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
 	}
 	if v := m.Getenv("STRATA_QUERY_COVERAGE_SHARE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
