@@ -208,8 +208,9 @@ func ingest(ctx context.Context, file, db, dir string, n int, ingestOnly bool) e
 // contexts times Context at each length, on prefixes of the conversation.
 func contexts(ctx context.Context, file, db, dir string, n int, sizes []int, queries int, reuse bool, cpuprofile string) error {
 	// 4. Context latency by length: prefixes of the same conversation.
-	fmt.Println("Context(budget 4000) latency by conversation length")
-	fmt.Printf("  %9s  %10s %10s   %10s %10s\n", "turns", "p50", "p99", "p50 query", "p99 query")
+	fmt.Println("Context(budget 4000) latency by conversation length: without a query (the baseline), with a")
+	fmt.Println("two-word query (and its ratio to the baseline), and Search (BM25, 10 hits) with the same queries")
+	fmt.Printf("  %9s  %9s %9s   %17s %17s   %9s %9s\n", "turns", "p50", "p99", "p50 query", "p99 query", "search p50", "p99")
 	for _, size := range sizes {
 		path := db
 		if size != n {
@@ -225,11 +226,15 @@ func contexts(ctx context.Context, file, db, dir string, n int, sizes []int, que
 		if size == sizes[len(sizes)-1] {
 			prof = cpuprofile
 		}
-		plain, withQ, err := timeContext(ctx, path, queries, prof)
+		plain, withQ, search, err := timeContext(ctx, path, queries, prof)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  %9d  %10s %10s   %10s %10s\n", size, pct(plain, 50), pct(plain, 99), pct(withQ, 50), pct(withQ, 99))
+		ratio := func(a, b []time.Duration, p int) string {
+			return fmt.Sprintf("%s %5.2fx", pct(a, p), float64(quantile(a, p))/float64(quantile(b, p)))
+		}
+		fmt.Printf("  %9d  %9s %9s   %17s %17s   %9s %9s\n", size, pct(plain, 50), pct(plain, 99),
+			ratio(withQ, plain, 50), ratio(withQ, plain, 99), pct(search, 50), pct(search, 99))
 	}
 	return nil
 }
@@ -403,37 +408,43 @@ func bareInsert(ctx context.Context, path string, rows []row, fts bool) (float64
 	return float64(len(rows)) / time.Since(start).Seconds(), nil
 }
 
-// timeContext times Context(budget 4000) without a query and with one.
-func timeContext(ctx context.Context, db string, n int, cpuprofile string) ([]time.Duration, []time.Duration, error) {
+// timeContext times Context(budget 4000) without a query and with one,
+// then Search (BM25, 10 hits) with the same queries. A CPU profile, if
+// asked for, covers the Context calls.
+func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plain, withQ, search []time.Duration, err error) {
 	m, st, err := openMemory(ctx, db, &strata.TierPolicy{Off: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer st.Close()
 	words := strings.Fields("garden recipe bakery flour painting guitar adoption camping deadline server database deploy career yoga holiday conference")
 	r := rand.New(rand.NewPCG(1, 2))
-	var plain, withQ []time.Duration
+	var qs []string
 	for i := 0; i < n+5; i++ {
+		qs = append(qs, words[r.IntN(len(words))]+" "+words[r.IntN(len(words))])
+	}
+	for i, query := range qs {
 		if i == 5 && cpuprofile != "" {
 			f, err := os.Create(cpuprofile)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return nil, nil, nil, err
 			}
 			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return nil, nil, err
-			}
 			defer pprof.StopCPUProfile()
 		}
-		for _, q := range []string{"", words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]} {
+		for _, q := range []string{"", query} {
 			start := time.Now()
 			pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "big", Query: q, Budget: 4000})
 			d := time.Since(start)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if pkg.Tokens > 4000 {
-				return nil, nil, fmt.Errorf("package of %d tokens over budget 4000", pkg.Tokens)
+				return nil, nil, nil, fmt.Errorf("package of %d tokens over budget 4000", pkg.Tokens)
 			}
 			if i < 5 {
 				continue // warm-up
@@ -445,7 +456,26 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) ([]ti
 			}
 		}
 	}
-	return plain, withQ, nil
+	for i, q := range qs {
+		start := time.Now()
+		if _, err := m.Search(ctx, "big", q, 10); err != nil {
+			return nil, nil, nil, err
+		}
+		if i >= 5 {
+			search = append(search, time.Since(start))
+		}
+	}
+	return plain, withQ, search, nil
+}
+
+// quantile is the p-th percentile of ds (0 for none).
+func quantile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[max(min(len(s)-1, (len(s)*p+99)/100-1), 0)]
 }
 
 func pct(ds []time.Duration, p int) string {
@@ -487,6 +517,19 @@ func tierPass(ctx context.Context, db, copyPath string, n int) error {
 	}
 	fmt.Printf("tiering (default policy, one pass): %d spans, %d turns moved in %.1f s, %.0f turns/s\n\n",
 		len(res.Moves), turns, d.Seconds(), float64(turns)/d.Seconds())
+	// What the store takes with every closed span cold, once the freed
+	// pages are given back (strata tier --vacuum).
+	if err := st.Vacuum(ctx); err != nil {
+		return err
+	}
+	jsonl, err := os.Stat(filepath.Join(filepath.Dir(db), "conv.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := bytesReport(ctx, m, copyPath, "bytes, every closed span cold (after tier --vacuum)", jsonl.Size(), "  (target 100%)"); err != nil {
+		return err
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -544,6 +587,12 @@ func coldBytes(file, dir string) error {
 	if err := st.Vacuum(ctx); err != nil {
 		return err
 	}
+	return bytesReport(ctx, m, db, "LoCoMo with every closed span cold", jsonl, "  (target 60%)")
+}
+
+// bytesReport prints what the database file db and its archive take,
+// broken down, against jsonl bytes of the same turns as JSON lines.
+func bytesReport(ctx context.Context, m *strata.Memory, db, title string, jsonl int64, target string) error {
 	stats, err := m.Stats(ctx)
 	if err != nil {
 		return err
@@ -589,23 +638,42 @@ func coldBytes(file, dir string) error {
 	}
 	total := fi.Size() + stats.Archive.Bytes
 	pct := func(n int64) string { return fmt.Sprintf("%5.1f%%", 100*float64(n)/float64(jsonl)) }
-	fmt.Printf("LoCoMo with every closed span cold: %d turns, %d spans cold\n", stats.Turns, stats.Tiers[2].Spans)
-	fmt.Printf("  the same turns as JSON lines      %9d bytes  100.0%%\n", jsonl)
-	fmt.Printf("  database + archive                %9d bytes  %s  (target 60%%)\n", total, pct(total))
-	fmt.Printf("  archive segments (%3d)            %9d bytes  %s  (target 25%%; %.1fx of %d raw)\n",
-		stats.Archive.Segments, stats.Archive.Bytes, pct(stats.Archive.Bytes), stats.Archive.Ratio, stats.Archive.RawBytes)
-	fmt.Printf("  database file                     %9d bytes  %s\n", fi.Size(), pct(fi.Size()))
+	fmt.Printf("%s: %d turns, %d spans cold\n", title, stats.Turns, stats.Tiers[2].Spans)
+	fmt.Printf("  the same turns as JSON lines      %11d bytes  100.0%%\n", jsonl)
+	fmt.Printf("  database + archive                %11d bytes  %s%s\n", total, pct(total), target)
+	fmt.Printf("  archive segments (%6d)        %11d bytes  %s  (%.1fx of %d raw; %d bytes of file system blocks)\n",
+		stats.Archive.Segments, stats.Archive.Bytes, pct(stats.Archive.Bytes), stats.Archive.Ratio, stats.Archive.RawBytes, archiveBlocks(db))
+	fmt.Printf("  database file                     %11d bytes  %s\n", fi.Size(), pct(fi.Size()))
 	names := make([]string, 0, len(parts))
 	for k := range parts {
 		names = append(names, k)
 	}
 	slices.SortFunc(names, func(a, b string) int { return int(parts[b] - parts[a]) })
 	for _, k := range names {
-		fmt.Printf("    %-48s %9d  %s\n", k, parts[k], pct(parts[k]))
+		fmt.Printf("    %-48s %11d  %s\n", k, parts[k], pct(parts[k]))
 	}
 	fmt.Printf("  of which summary text %d, facts %d, warm blocks %d; summary tokens %d for %d raw tokens\n",
 		summary, facts, block, stats.SummaryTokens, stats.TurnTokens)
 	return nil
+}
+
+// archiveBlocks is the file system space (allocated blocks) of the
+// archive folder next to db: many small segments take more than their
+// bytes.
+func archiveBlocks(db string) int64 {
+	dir := filepath.Join(filepath.Dir(db), "archive", strings.TrimSuffix(filepath.Base(db), filepath.Ext(db)))
+	var n int64
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					n += st.Blocks * 512
+				}
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // selfCPU returns the user and system time this process has used.
