@@ -337,18 +337,30 @@ func (a *assembler) run() (*Package, error) {
 	if a.req.Query != "" && a.m.asm.SearchK > 0 {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
-		for _, kind := range []string{KindTurn, KindSummary} {
+		// The two searches run at once (each on its own read connection).
+		kinds := []string{KindTurn, KindSummary}
+		hits := make([][]Hit, len(kinds))
+		errs := make([]error, len(kinds))
+		var wg sync.WaitGroup
+		for i, kind := range kinds {
 			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind}
 			if kind == KindSummary {
 				q.K *= summaryDepth
 			} else if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
 				q.FromSeq = a.conv.Turns - w + 1 // see AssemblyOptions.SearchWindow
 			}
-			hits, err := a.m.hybridQuery(a.ctx, q)
-			if err != nil {
-				return nil, fmt.Errorf("search: %w", err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				hits[i], errs[i] = a.m.hybridQuery(a.ctx, q)
+			}()
+		}
+		wg.Wait()
+		for i := range kinds {
+			if errs[i] != nil {
+				return nil, fmt.Errorf("search: %w", errs[i])
 			}
-			a.hits = append(a.hits, hits...)
+			a.hits = append(a.hits, hits[i]...)
 		}
 	}
 	steps := []func() error{a.pinned, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
