@@ -1269,15 +1269,23 @@ const (
 	minTurnTokens    = 8    // below this much room no turn fits
 )
 
-// readSeqs reads the turns of the seqs in set, in few range reads: seqs
-// closer than a few turns share one read. A range that cannot be read (an
-// unreadable cold span) is skipped with a warning.
+// readSeqs reads the turns of the seqs in set, in one read. If that
+// fails (an unreadable cold span, say), it reads them again in ranges,
+// seqs closer than a few turns sharing one, and skips a range that cannot
+// be read with a warning.
 func (a *assembler) readSeqs(set map[int64]float64) ([]Turn, error) {
 	seqs := make([]int64, 0, len(set))
 	for s := range set {
 		seqs = append(seqs, s)
 	}
 	slices.Sort(seqs)
+	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Seqs: seqs})
+	if err == nil {
+		return ts, nil
+	}
+	if a.ctx.Err() != nil {
+		return nil, err
+	}
 	var out []Turn
 	for i := 0; i < len(seqs); {
 		j := i

@@ -330,3 +330,39 @@ func TestContextSearchWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestContextUnreadableColdSpan: when the turns a query points at cannot
+// all be read in one go (here: a cold span whose archive segments are
+// gone), relevance reads them range by range and skips the unreadable
+// ones: the package is still made, with the hot turns the query finds.
+func TestContextUnreadableColdSpan(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: at("2024-01-01T00:00:00Z")}
+	m, st := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 40})
+	turns := synth.New(9).Turns(300)
+	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	turns[289].Content = "Ottilie's greyhound Biscuit ran past the cafe this morning."
+	ingest(t, m, "c", turns)
+	nodes, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "c", Covers: 46})
+	if err != nil || len(nodes) == 0 || nodes[0].Tier != strata.TierCold {
+		t.Fatalf("the span of turn 46: %+v, %v; want it cold", nodes, err)
+	}
+	dir := filepath.Join(filepath.Dir(st.Path()), "archive")
+	removed := 0
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && os.Remove(p) == nil {
+			removed++
+		}
+		return nil
+	})
+	if removed == 0 {
+		t.Fatalf("no archive segment under %s", dir)
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "Ottilie's greyhound Biscuit", Budget: 400})
+	if err != nil {
+		t.Fatalf("a package with an unreadable cold span: %v", err)
+	}
+	if raw := rawTurns(pkg); !raw[290] || raw[46] {
+		t.Fatalf("want hot turn 290 raw and cold turn 46 (unreadable) not:\n%s", pkg.Rendered)
+	}
+}
