@@ -8,8 +8,12 @@
 //     import and of the bare+FTS5 loop, which a shared machine disturbs
 //     less than the rates;
 //   - memory: the peak resident set of the process that imports;
+//   - bytes: the store and its archive with every closed span cold, broken
+//     down, against the same turns as JSON lines;
 //   - context: Context(budget 4000) latency, p50 and p99, at several
-//     conversation lengths, without and with a query.
+//     conversation lengths, without a query and with one (as a ratio of
+//     the first), and Search (BM25) with the same queries;
+//   - hybrid search at the largest length, against BM25 alone (-hybrid).
 //
 // `strata-bench http` instead measures the HTTP API against the engine in
 // the same run: context packages (budget 2,000, with a query) and searches,
@@ -19,7 +23,7 @@
 // store in the same run: ingest rate, context and search latency, and
 // bytes on disk (see stores.go).
 //
-// Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000] [-ingest-only]
+// Usage: go run ./cmd/strata-bench [-turns 1000000] [-sizes 10000,100000,1000000] [-ingest-only] [-hybrid=false] [-dir D [-reuse]] [-cpuprofile F]
 //
 //	go run ./cmd/strata-bench http [-turns 10000] [-queries 200] [-budget 2000]
 //	go run ./cmd/strata-bench stores [-turns 1000000] [-sizes 10000,1000000] [-queries 200] [-pg URL]
@@ -51,6 +55,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/internal/hashembed"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/tiktoken"
@@ -91,6 +96,7 @@ func main() {
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after)")
 	ingestOnly := flag.Bool("ingest-only", false, "stop after the ingest and memory figures")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Context calls with a query at the largest length to this file")
+	hybrid := flag.Bool("hybrid", true, "then embed the largest conversation with a test embedder (no model: a hash of the words) and time hybrid search against BM25")
 	reuse := flag.Bool("reuse", false, "with -dir: time Context on the databases an earlier run left there instead of generating and importing again")
 	locomo := flag.String("locomo", "", "instead: import this LoCoMo file with every span cold and print the bytes it takes")
 	flag.Parse()
@@ -105,13 +111,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "strata-bench: -reuse needs -dir")
 		os.Exit(2)
 	}
-	if err := run(*turns, *sizes, *queries, *dir, *ingestOnly, *reuse, *cpuprofile); err != nil {
+	if err := run(*turns, *sizes, *queries, *dir, *ingestOnly, *reuse, *hybrid, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "strata-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse bool, cpuprofile string) error {
+func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse, hybrid bool, cpuprofile string) error {
 	ctx := context.Background()
 	if dir == "" {
 		d, err := os.MkdirTemp("", "strata-bench-")
@@ -140,7 +146,68 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse bool
 			return err
 		}
 	}
-	return contexts(ctx, file, db, dir, n, sizes, queries, reuse, cpuprofile)
+	if err := contexts(ctx, file, db, dir, n, sizes, queries, reuse, cpuprofile); err != nil || !hybrid {
+		return err
+	}
+	return hybridFigures(ctx, db, queries)
+}
+
+// hybridFigures embeds the conversation in db with a test embedder (a
+// hash of the words, dimension 384: the store's and the index's work, no
+// model's) and times Search, hybrid and BM25 alone, with the queries
+// timeContext uses.
+func hybridFigures(ctx context.Context, db string, n int) error {
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		return err
+	}
+	open := func(emb strata.Embedder) (*strata.Memory, error) {
+		return strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Tiers: &strata.TierPolicy{Off: true},
+			Embedder: emb, Embedding: strata.EmbeddingOptions{BatchSize: 256}})
+	}
+	hm, err := open(hashembed.New("hash-384", 384))
+	if err != nil {
+		return err
+	}
+	lm, err := open(nil)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := hm.Embed(ctx, strata.EmbedRequest{Conversation: "big"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nhybrid search: %d turns and %d summaries embedded in %.1f s (test embedder, dimension 384)\n",
+		res.Turns, res.Nodes, time.Since(start).Seconds())
+	qs := benchQueries(n + 5)
+	start = time.Now()
+	if _, err := hm.Search(ctx, "big", qs[0], 10); err != nil {
+		return err
+	}
+	fmt.Printf("  first search of the process (loads the vector index): %.1f s\n", time.Since(start).Seconds())
+	for _, mode := range []struct {
+		name string
+		m    *strata.Memory
+	}{{"hybrid (BM25 and vectors, fused)", hm}, {"BM25 alone, same run", lm}} {
+		var lat []time.Duration
+		for i, q := range qs {
+			t0 := time.Now()
+			if _, err := mode.m.Search(ctx, "big", q, 10); err != nil {
+				return err
+			}
+			if i >= 5 {
+				lat = append(lat, time.Since(t0))
+			}
+		}
+		fmt.Printf("  Search, %-34s p50 %9s  p99 %9s\n", mode.name, pct(lat, 50), pct(lat, 99))
+	}
+	return nil
 }
 
 // ingest writes the conversation as JSON lines, imports it, and prints the
@@ -417,12 +484,7 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 		return nil, nil, nil, err
 	}
 	defer st.Close()
-	words := strings.Fields("garden recipe bakery flour painting guitar adoption camping deadline server database deploy career yoga holiday conference")
-	r := rand.New(rand.NewPCG(1, 2))
-	var qs []string
-	for i := 0; i < n+5; i++ {
-		qs = append(qs, words[r.IntN(len(words))]+" "+words[r.IntN(len(words))])
-	}
+	qs := benchQueries(n + 5)
 	for i, query := range qs {
 		if i == 5 && cpuprofile != "" {
 			f, err := os.Create(cpuprofile)
@@ -466,6 +528,17 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 		}
 	}
 	return plain, withQ, search, nil
+}
+
+// benchQueries returns n two-word queries, the same in every run.
+func benchQueries(n int) []string {
+	words := strings.Fields("garden recipe bakery flour painting guitar adoption camping deadline server database deploy career yoga holiday conference")
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([]string, n)
+	for i := range qs {
+		qs[i] = words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
+	}
+	return qs
 }
 
 // quantile is the p-th percentile of ds (0 for none).
