@@ -19,7 +19,8 @@ import (
 //   - each tool result becomes a tool message answering its call. A result
 //     whose call is not earlier in the list (a session cut in two, a log
 //     that lost the call) becomes a user message naming the call, so that
-//     the list stays one a chat API accepts;
+//     the list stays one a chat API accepts (its text is the result as
+//     Turn.Text writes it);
 //   - a turn with neither text, calls nor results (only thinking, say)
 //     is left out.
 func TurnsMessages(turns []strata.Turn) []byte {
@@ -47,19 +48,8 @@ func TurnsMessages(turns []strata.Turn) []byte {
 				out = append(out, message{Role: "tool", Content: text(r.Content), ToolCallID: r.CallID})
 				continue
 			}
-			var b strings.Builder
-			b.WriteString("[result of tool call")
-			if r.Name != "" {
-				b.WriteString(" " + r.Name)
-			}
-			if r.CallID != "" {
-				b.WriteString(" " + r.CallID)
-			}
-			if r.IsError {
-				b.WriteString(", an error")
-			}
-			b.WriteString("]\n" + r.Content)
-			out = append(out, message{Role: "user", Content: text(b.String())})
+			orphan := strata.Turn{ToolResults: []strata.ToolResult{r}}
+			out = append(out, message{Role: "user", Content: text(orphan.Text())})
 		}
 		if t.Content == "" && len(t.ToolCalls) == 0 {
 			continue
@@ -92,12 +82,8 @@ func TurnsMessages(turns []strata.Turn) []byte {
 		} else if len(t.ToolCalls) > 0 {
 			// Calls a turn of another role made (a log's oddity): kept as
 			// its text, since only an assistant may call.
-			var b strings.Builder
-			b.WriteString(t.Content)
-			for _, c := range t.ToolCalls {
-				b.WriteString("\n[tool call " + c.Name + " " + string(c.Arguments) + "]")
-			}
-			m.Content = text(strings.TrimPrefix(b.String(), "\n"))
+			calls := strata.Turn{Content: t.Content, ToolCalls: t.ToolCalls}
+			m.Content = text(calls.Text())
 		}
 		out = append(out, m)
 	}

@@ -124,11 +124,19 @@ func TestTurnsMessagesOddTurns(t *testing.T) {
 	if len(ms) != 2 {
 		t.Fatalf("%d messages, want 2: %s", len(ms), list)
 	}
-	if ms[0]["role"] != "user" || !strings.Contains(ms[0]["content"].(string), "toolu_gone") || !strings.Contains(ms[0]["content"].(string), "an error") {
-		t.Fatalf("orphan result: %v", ms[0])
+	if want := "[tool result Read id=toolu_gone error] package main"; ms[0]["role"] != "user" || ms[0]["content"] != want {
+		t.Fatalf("orphan result: %v, want a user message %q", ms[0], want)
 	}
 	if ms[1]["name"] != "Ana_M_" {
 		t.Fatalf("name %q", ms[1]["name"])
+	}
+	// A call by a turn that is not the assistant's stays as its text.
+	odd := compact.TurnsMessages([]strata.Turn{{Role: strata.RoleUser, Content: "run it",
+		ToolCalls: []strata.ToolCall{{ID: "c1", Name: "Bash", Arguments: json.RawMessage(`{"cmd":"ls"}`)}}}})
+	ms = nil
+	json.Unmarshal(odd, &ms)
+	if want := "run it\n[tool call Bash id=c1] {\"cmd\":\"ls\"}"; len(ms) != 1 || ms[0]["role"] != "user" || ms[0]["content"] != want || ms[0]["tool_calls"] != nil {
+		t.Fatalf("a user's tool call: %s, want one user message %q", odd, want)
 	}
 }
 
