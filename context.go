@@ -346,8 +346,8 @@ func (a *assembler) run() (*Package, error) {
 			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.m.asm.SearchK, Kind: kind}
 			if kind == KindSummary {
 				q.K *= summaryDepth
-			} else if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
-				q.FromSeq = a.conv.Turns - w + 1 // see AssemblyOptions.SearchWindow
+			} else if from := a.searchedFrom(); from > 1 {
+				q.FromSeq = from
 			}
 			wg.Add(1)
 			go func() {
@@ -370,6 +370,16 @@ func (a *assembler) run() (*Package, error) {
 		}
 	}
 	return a.finish()
+}
+
+// searchedFrom is the first turn the turn search covers: 1, or the first
+// of the search window in a longer conversation (see
+// AssemblyOptions.SearchWindow).
+func (a *assembler) searchedFrom() int64 {
+	if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
+		return a.conv.Turns - w + 1
+	}
+	return 1
 }
 
 // share returns the tokens a phase may use: its share of the budget,
@@ -1121,10 +1131,7 @@ func (a *assembler) relevance() error {
 	// of cold spans (out of the index) and those before the search
 	// window (see AssemblyOptions.SearchWindow).
 	cold := map[int64]bool{}
-	searched := int64(1)
-	if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
-		searched = a.conv.Turns - w + 1
-	}
+	searched := a.searchedFrom()
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:

@@ -182,14 +182,7 @@ func TestContextRanksColdTurnsByTheirOwnMatch(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: at("2024-01-01T00:00:00Z")}
 	m, _ := newClocked(t, c, &strata.TierPolicy{HotChunks: 1, WarmMaxTurns: 40})
-	turns := synth.New(9).Turns(300)
-	for i := 40; i < 50; i++ {
-		turns[i].Content = fmt.Sprintf("The greyhound show had %d entrants this year.", i)
-	}
-	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
-	for _, i := range []int{249, 269, 289} {
-		turns[i].Content = "A greyhound ran past the cafe this morning."
-	}
+	turns := greyhoundTurns()
 	ingest(t, m, "c", turns)
 
 	nodes, err := m.Store().Nodes(ctx, strata.NodeFilter{Namespace: m.Namespace(), Conversation: "c", Covers: 46})
@@ -212,6 +205,21 @@ func TestContextRanksColdTurnsByTheirOwnMatch(t *testing.T) {
 			t.Errorf("cold turn %d, which holds only the common word, is in:\n%s", s, pkg.Rendered)
 		}
 	}
+}
+
+// greyhoundTurns is 300 synthetic turns where turns 41-50 mention a
+// greyhound show, turn 46 names Ottilie's greyhound, and turns 250, 270
+// and 290 hold the word greyhound alone.
+func greyhoundTurns() []strata.Turn {
+	turns := synth.New(9).Turns(300)
+	for i := 40; i < 50; i++ {
+		turns[i].Content = fmt.Sprintf("The greyhound show had %d entrants this year.", i)
+	}
+	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	for _, i := range []int{249, 269, 289} {
+		turns[i].Content = "A greyhound ran past the cafe this morning."
+	}
+	return turns
 }
 
 // rawTurns returns the seqs of the turns a package quotes raw.
@@ -274,14 +282,7 @@ func (s *searchSpy) Search(ctx context.Context, q strata.SearchQuery) ([]strata.
 // window's turns that hold only "greyhound".)
 func TestContextSearchWindow(t *testing.T) {
 	ctx := context.Background()
-	turns := synth.New(9).Turns(300)
-	for i := 40; i < 50; i++ {
-		turns[i].Content = fmt.Sprintf("The greyhound show had %d entrants this year.", i)
-	}
-	turns[45].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
-	for _, i := range []int{249, 269, 289} {
-		turns[i].Content = "A greyhound ran past the cafe this morning."
-	}
+	turns := greyhoundTurns()
 	for _, tc := range []struct {
 		window int
 		from   int64
