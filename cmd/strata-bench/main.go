@@ -485,6 +485,7 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 	}
 	defer st.Close()
 	qs := benchQueries(n + 5)
+	stop := func() {}
 	for i, query := range qs {
 		if i == 5 && cpuprofile != "" {
 			f, err := os.Create(cpuprofile)
@@ -495,8 +496,8 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 				f.Close()
 				return nil, nil, nil, err
 			}
-			defer f.Close()
-			defer pprof.StopCPUProfile()
+			stop = func() { pprof.StopCPUProfile(); f.Close() }
+			defer func() { stop() }()
 		}
 		for _, q := range []string{"", query} {
 			start := time.Now()
@@ -518,6 +519,8 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 			}
 		}
 	}
+	stop() // the profile is of the Context calls only
+	stop = func() {}
 	for i, q := range qs {
 		start := time.Now()
 		if _, err := m.Search(ctx, "big", q, 10); err != nil {
@@ -555,10 +558,7 @@ func pct(ds []time.Duration, p int) string {
 	if len(ds) == 0 {
 		return "-"
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := min(len(s)-1, (len(s)*p+99)/100-1)
-	return fmt.Sprintf("%.2f ms", float64(s[max(i, 0)].Microseconds())/1000)
+	return fmt.Sprintf("%.2f ms", float64(quantile(ds, p).Microseconds())/1000)
 }
 
 // tierPass copies db and times one default tiering pass over the copy.
