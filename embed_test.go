@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -553,5 +554,35 @@ func TestContextHybrid(t *testing.T) {
 	}
 	if n := emb.Calls() - before; n != 1 {
 		t.Fatalf("one context package called the embedder %d times, want 1 (the query, once)", n)
+	}
+}
+
+// TestQueryEmbeddedOnceWhenAskedAtOnce: searches of one query made at the
+// same time (a context package's two searches, or two requests) share one
+// request to the embedder.
+func TestQueryEmbeddedOnceWhenAskedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	emb := slowEmbedder{hashembed.New("hash-64", 64)}
+	m := embedMemory(t, openStore(t), emb, strata.EmbeddingOptions{}, nil)
+	ingest(t, m, "c", synth.New(3).Turns(200))
+	embed(t, m, "c")
+	before := emb.Calls()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = m.Search(ctx, "c", "garden recipe", 5)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := emb.Calls() - before; n != 1 {
+		t.Fatalf("6 searches of one query at once called the embedder %d times, want 1", n)
 	}
 }

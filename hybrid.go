@@ -2,7 +2,9 @@ package strata
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -367,8 +369,9 @@ func (m *Memory) loadHits(ctx context.Context, list []*fused) error {
 }
 
 // queryVector embeds a query, normalized. The last few queries' vectors
-// are kept, so that a context package, which searches turns and summaries
-// apart, asks the embedder once.
+// are kept, and a caller asking for a query whose vector is on its way
+// waits for it, so that a context package, which searches turns and
+// summaries apart and at the same time, asks the embedder once.
 func (m *Memory) queryVector(ctx context.Context, query string) ([]float32, error) {
 	text := clip(query, m.embOpt.MaxInputBytes)
 	key := m.emb.Model() + "\x00" + text
@@ -376,10 +379,38 @@ func (m *Memory) queryVector(ctx context.Context, query string) ([]float32, erro
 	for _, e := range m.qcache {
 		if e.key == key {
 			m.qmu.Unlock()
-			return e.vec, nil
+			select {
+			case <-e.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if e.err != nil && ctx.Err() == nil && errors.Is(e.err, context.Canceled) {
+				// The caller that asked gave up; this one has not.
+				return m.queryVector(ctx, query)
+			}
+			return e.vec, e.err
 		}
 	}
+	e := &queryVec{key: key, done: make(chan struct{})}
+	m.qcache = append(m.qcache, e)
+	if len(m.qcache) > queryCacheSize {
+		m.qcache = m.qcache[len(m.qcache)-queryCacheSize:]
+	}
 	m.qmu.Unlock()
+
+	e.vec, e.err = m.embedQuery(ctx, text)
+	if e.err != nil {
+		// Not kept: the next caller asks again.
+		m.qmu.Lock()
+		m.qcache = slices.DeleteFunc(m.qcache, func(x *queryVec) bool { return x == e })
+		m.qmu.Unlock()
+	}
+	close(e.done)
+	return e.vec, e.err
+}
+
+// embedQuery asks the embedder for the normalized vector of one query.
+func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
 	qctx, cancel := context.WithTimeout(ctx, m.embOpt.QueryTimeout)
 	vs, err := m.emb.Embed(qctx, []string{text})
 	cancel()
@@ -389,20 +420,16 @@ func (m *Memory) queryVector(ctx context.Context, query string) ([]float32, erro
 	if len(vs) != 1 {
 		return nil, Errorf(EINTERNAL, "embedder %s returned %d vectors for one query", m.emb.Name(), len(vs))
 	}
-	qv := normalize(vs[0])
-	m.qmu.Lock()
-	m.qcache = append(m.qcache, queryVec{key, qv})
-	if len(m.qcache) > queryCacheSize {
-		m.qcache = m.qcache[len(m.qcache)-queryCacheSize:]
-	}
-	m.qmu.Unlock()
-	return qv, nil
+	return normalize(vs[0]), nil
 }
 
 // queryCacheSize is how many query vectors a Memory keeps.
 const queryCacheSize = 8
 
+// queryVec is a query's vector, or its error, once done is closed.
 type queryVec struct {
-	key string
-	vec []float32
+	key  string
+	vec  []float32
+	err  error
+	done chan struct{}
 }

@@ -85,7 +85,7 @@ type Memory struct {
 	lexicalOnce sync.Once // the "search is lexical only" warning
 
 	qmu    sync.Mutex
-	qcache []queryVec // the latest query vectors, oldest first
+	qcache []*queryVec // the latest query vectors, oldest first
 
 	overviews summaryCache // overviews written for context packages lately
 
