@@ -333,7 +333,8 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 }
 
 // reopens reports whether the first child at from (a turn at level 1, a
-// node of the level below otherwise) falls in the group of floor, the key
+// node of the level below otherwise, or the turn at from while the level
+// below has not closed that node) falls in the group of floor, the key
 // of the level's last node: that node's period received a child after it
 // closed. Keys never go backwards, so a child keyed before floor joins
 // floor's group too.
@@ -348,10 +349,22 @@ func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int6
 		k = g.turnKey(&ts[0])
 	} else {
 		cs, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl - 1, FromSeq: from, Limit: 1})
-		if err != nil || len(cs) == 0 {
+		if err != nil {
 			return false, err
 		}
-		k = g.nodeKey(&cs[0])
+		if len(cs) == 1 {
+			k = g.nodeKey(&cs[0])
+		} else {
+			// The level below has not closed a child there yet, but a turn
+			// at from says where that child will fall, as it holds a group
+			// open in groupedLevel: a late turn in a closed month whose
+			// week is still open reopens the month now.
+			ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
+			if err != nil || len(ts) == 0 {
+				return false, err
+			}
+			k = g.turnKey(&ts[0])
+		}
 	}
 	return k.n <= floor.n, nil
 }
