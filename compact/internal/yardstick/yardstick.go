@@ -57,8 +57,13 @@ type Row struct {
 	// every scanned identifier once would take, in tokens: more than the
 	// list may hold after compaction means no compaction can keep them all.
 	Named, NamedKept int
-	ListTokens       int
-	CheckpointTok    int
+	// Said and SaidKept count the named identifiers that remain when the
+	// bodies tool calls write (a file's content, a patch, an edit's old
+	// and new text) are left out too: what the conversation says rather
+	// than the code it wrote, which the files on disk keep.
+	Said, SaidKept int
+	ListTokens     int
+	CheckpointTok  int
 }
 
 // Rate is the share of the span's identifiers kept.
@@ -144,8 +149,46 @@ func Measure(ctx context.Context, source string, p compact.Provider, body []byte
 			row.NamedKept++
 		}
 	}
+	said := make([]checkpoint.Entry, 0, len(named))
+	for _, e := range named {
+		if e.Kind == "tool_call" {
+			e.Text = withoutBodies(e.Text)
+		}
+		said = append(said, e)
+	}
+	for _, id := range checkpoint.Scan(said) {
+		row.Said++
+		if strings.Contains(hay, id.Text) {
+			row.SaidKept++
+		}
+	}
 	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
 	return row, nil
+}
+
+// bodyKeys are the tool-call arguments that carry what a call writes
+// rather than what it names: file contents, patches, edits.
+var bodyKeys = map[string]bool{"content": true, "contents": true, "file_text": true, "old_string": true,
+	"new_string": true, "old_str": true, "new_str": true, "patch": true, "diff": true, "code": true,
+	"input": true, "edits": true, "source": true, "body": true, "text": true}
+
+// withoutBodies returns a tool call's JSON arguments without the
+// arguments in bodyKeys (the text unchanged if it is not a JSON object).
+func withoutBodies(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return args
+	}
+	for k := range m {
+		if bodyKeys[strings.ToLower(k)] {
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return string(b)
 }
 
 // haystack joins every string of a JSON document, decoding strings that
@@ -383,8 +426,8 @@ func Valid(p compact.Provider, doc []byte) (pairsOK, rolesOK bool, problem strin
 // kept per kind of identifier (kept/total).
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| source | provider | setting | threshold / keep | messages | tokens before → after | compacted | ledger identifiers | kept | named by the conversation | kept | all scanned | kept | tokens to list all | pairs | roles |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| source | provider | setting | threshold / keep | messages | tokens before → after | compacted | ledger identifiers | kept | named by the conversation | kept | said (named, without written bodies) | kept | all scanned | kept | tokens to list all | pairs | roles |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	ok := func(v bool) string {
 		if v {
 			return "ok"
@@ -396,9 +439,10 @@ func Table(rows []Row) string {
 		if !r.Compacted {
 			comp = "pruned only (" + r.Reason + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d → %d | %s | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d | %d → %d | %s | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %d (%.1f%%) | %d | %s | %s |\n",
 			r.Source, r.Provider, r.Setting, r.Threshold, r.Keep, r.Messages, r.Before, r.After, comp, r.Identifiers, r.Kept, 100*r.Rate(),
 			r.Named, r.NamedKept, 100*float64(r.NamedKept)/float64(max(1, r.Named)),
+			r.Said, r.SaidKept, 100*float64(r.SaidKept)/float64(max(1, r.Said)),
 			r.Scanned, r.ScannedKept, 100*float64(r.ScannedKept)/float64(max(1, r.Scanned)), r.ListTokens, ok(r.PairsOK), ok(r.RolesOK))
 	}
 	b.WriteString("\n| source | provider | setting |")
