@@ -39,6 +39,16 @@ type WatchStore interface {
 	// checks s with CheckWatchState first: EINVALID, changing nothing,
 	// for what it refuses.
 	SaveWatchState(ctx context.Context, namespace, path string, s WatchState) error
+
+	// WatchStates returns every state saved in the namespace, ordered by
+	// path (byte order).
+	WatchStates(ctx context.Context, namespace string) ([]WatchFile, error)
+}
+
+// WatchFile is the watch state saved for one path.
+type WatchFile struct {
+	Path string `json:"path"`
+	WatchState
 }
 
 // CheckWatchState reports whether s can be saved as the state of path:

@@ -52,3 +52,29 @@ func (s *Store) SaveWatchState(ctx context.Context, namespace, path string, st s
 	}
 	return nil
 }
+
+// WatchStates returns the namespace's watch states by path; see
+// strata.WatchStore.
+func (s *Store) WatchStates(ctx context.Context, namespace string) ([]strata.WatchFile, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT path, byte_offset, lines, head_len, head, updated FROM watch_state
+		WHERE namespace = ? ORDER BY path`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: watch states: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.WatchFile{}
+	for rows.Next() {
+		var f strata.WatchFile
+		var path []byte
+		var updated int64
+		if err := rows.Scan(&path, &f.Offset, &f.Lines, &f.HeadLen, &f.Head, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite: watch states: %w", err)
+		}
+		f.Path, f.Updated = string(path), time.Unix(0, updated).UTC()
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: watch states: %w", err)
+	}
+	return out, nil
+}

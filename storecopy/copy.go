@@ -9,6 +9,10 @@
 // their rows keep and expired again with their audit records; spans move
 // to the tier they are in at the source, with the time they went cold.
 //
+// Watch states (how far strata watch has read each file) are carried
+// per namespace, so a watch against the destination goes on where the
+// source's stopped.
+//
 // What is not carried: the audit records of deleted conversations (the
 // contract has no way to write them; Report.Deletions counts them), and
 // the created and updated times of learnings (the destination stamps its
@@ -39,6 +43,7 @@ type Report struct {
 	Namespaces    int                  `json:"namespaces"`
 	Conversations []ConversationReport `json:"conversations"`
 	Tokens        int                  `json:"tokens"`    // bearer tokens added
+	Watches       int                  `json:"watches"`   // strata watch file states saved
 	Deletions     int                  `json:"deletions"` // audit records of deleted conversations left behind
 }
 
@@ -84,6 +89,11 @@ func Copy(ctx context.Context, src, dst strata.Store, o Options) (Report, error)
 			if o.Progress != nil {
 				o.Progress(cr)
 			}
+		}
+		w, err := copyWatches(ctx, src, dst, ns)
+		rep.Watches += w
+		if err != nil {
+			return rep, err
 		}
 		ds, err := src.Deletions(ctx, ns)
 		if err != nil {
@@ -389,6 +399,39 @@ func copyVectors(ctx context.Context, src, dst strata.Store, ns, id string, batc
 		}
 	}
 	return nil
+}
+
+// copyWatches saves at dst each watch state of the namespace that dst
+// does not hold as it is: how far strata watch has read each file, so
+// that a watch against dst goes on where the source's stopped.
+func copyWatches(ctx context.Context, src, dst strata.Store, ns string) (int, error) {
+	from, err := src.WatchStates(ctx, ns)
+	if err != nil {
+		return 0, fmt.Errorf("copy: watch states of namespace %q: %w", ns, err)
+	}
+	to, err := dst.WatchStates(ctx, ns)
+	if err != nil {
+		return 0, fmt.Errorf("copy: watch states of namespace %q: %w", ns, err)
+	}
+	held := map[string]strata.WatchState{}
+	for _, f := range to {
+		held[f.Path] = f.WatchState
+	}
+	n := 0
+	for _, f := range from {
+		if h, ok := held[f.Path]; ok && sameWatch(h, f.WatchState) {
+			continue
+		}
+		if err := dst.SaveWatchState(ctx, ns, f.Path, f.WatchState); err != nil {
+			return n, fmt.Errorf("copy: watch state of %q: %w", f.Path, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func sameWatch(a, b strata.WatchState) bool {
+	return a.Offset == b.Offset && a.Lines == b.Lines && a.HeadLen == b.HeadLen && a.Head == b.Head && a.Updated.Equal(b.Updated)
 }
 
 // copyTokens adds the bearer tokens of nss that dst lacks, when both

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,12 +166,22 @@ func TestCopyCarriesEverything(t *testing.T) {
 	src := source(t, dir)
 	dst := open(t, dir, "dst.db")
 	ctx := context.Background()
+	at := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	for i, p := range []string{"/home/ana/.claude/projects/-app/1.jsonl", "/home/ana/.claude/projects/-app/2.jsonl"} {
+		if err := src.SaveWatchState(ctx, "default", p, strata.WatchState{Offset: int64(100 * (i + 1)), Lines: int64(i + 1),
+			HeadLen: 10, Head: "h" + p, Updated: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rep, err := storecopy.Copy(ctx, src, dst, storecopy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Namespaces != 2 || len(rep.Conversations) != 4 || rep.Tokens != 2 {
+	if rep.Namespaces != 2 || len(rep.Conversations) != 4 || rep.Tokens != 2 || rep.Watches != 2 {
 		t.Errorf("report %+v", rep)
+	}
+	if a, b := watches(t, src), watches(t, dst); a != b {
+		t.Errorf("watch states at the destination:\n%s\nwant\n%s", b, a)
 	}
 	if ms, err := storecopy.Verify(ctx, src, dst, nil); err != nil || len(ms) != 0 {
 		t.Fatalf("verify: %v %v", ms, err)
@@ -192,8 +203,8 @@ func TestCopyCarriesEverything(t *testing.T) {
 			t.Errorf("a second copy wrote %+v", c)
 		}
 	}
-	if again.Tokens != 0 {
-		t.Errorf("a second copy added %d tokens", again.Tokens)
+	if again.Tokens != 0 || again.Watches != 0 {
+		t.Errorf("a second copy added %d tokens and %d watch states", again.Tokens, again.Watches)
 	}
 	// And back: the copy of the copy is the source.
 	back := open(t, dir, "back.db")
@@ -203,6 +214,22 @@ func TestCopyCarriesEverything(t *testing.T) {
 	if ms, err := storecopy.Verify(ctx, src, back, nil); err != nil || len(ms) != 0 {
 		t.Fatalf("verify the round trip: %v %v", ms, err)
 	}
+}
+
+// watches lists the watch states of every namespace of st.
+func watches(t *testing.T, st strata.Store) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ns := range []string{"default", "team"} {
+		fs, err := st.WatchStates(context.Background(), ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			fmt.Fprintf(&b, "%s %q %d %d %d %q %s\n", ns, f.Path, f.Offset, f.Lines, f.HeadLen, f.Head, f.Updated.Format(time.RFC3339Nano))
+		}
+	}
+	return b.String()
 }
 
 // TestVerifyFindsDifferences: a destination that lost a turn's content,
@@ -218,6 +245,9 @@ func TestVerifyFindsDifferences(t *testing.T) {
 	if _, err := dst.SetImportance(ctx, "default", "b", 9, 1); err != nil {
 		t.Fatal(err)
 	}
+	if err := dst.SaveWatchState(ctx, "default", "/w.jsonl", strata.WatchState{Offset: 5, Lines: 1}); err != nil {
+		t.Fatal(err)
+	}
 	ms, err := storecopy.Verify(ctx, src, dst, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +256,7 @@ func TestVerifyFindsDifferences(t *testing.T) {
 	for _, m := range ms {
 		got += m.String() + "\n"
 	}
-	for _, want := range []string{"default/b: digest of the turns", "team: conversations [\"a\" \"b\"] in the source, [] in the destination"} {
+	for _, want := range []string{"default/b: digest of the turns", `default: watch state of "/w.jsonl" only in the destination`, "team: conversations [\"a\" \"b\"] in the source, [] in the destination"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("verify reported:\n%s\nwant a line with %q", got, want)
 		}

@@ -69,6 +69,17 @@ func Verify(ctx context.Context, src, dst strata.Store, nss []string) ([]Mismatc
 		if !slices.Equal(ids(a), ids(b)) {
 			out = append(out, Mismatch{Namespace: ns, What: fmt.Sprintf("conversations %q in the source, %q in the destination", ids(a), ids(b))})
 		}
+		wa, err := src.WatchStates(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		wb, err := dst.WatchStates(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		if w := watchDiff(wa, wb); w != "" {
+			out = append(out, Mismatch{Namespace: ns, What: w})
+		}
 		inDst := map[string]bool{}
 		for _, c := range b {
 			inDst[c.ID] = true
@@ -91,6 +102,32 @@ func Verify(ctx context.Context, src, dst strata.Store, nss []string) ([]Mismatc
 		}
 	}
 	return out, nil
+}
+
+// watchDiff describes how two namespaces' watch states differ ("" when
+// they do not): the first path missing on one side or saved differently.
+func watchDiff(a, b []strata.WatchFile) string {
+	in := map[string]strata.WatchState{}
+	for _, f := range b {
+		in[f.Path] = f.WatchState
+	}
+	for _, f := range a {
+		g, ok := in[f.Path]
+		switch {
+		case !ok:
+			return fmt.Sprintf("watch state of %q only in the source", f.Path)
+		case !sameWatch(f.WatchState, g):
+			return fmt.Sprintf("watch state of %q: offset %d, %d lines in the source; offset %d, %d lines in the destination",
+				f.Path, f.Offset, f.Lines, g.Offset, g.Lines)
+		}
+		delete(in, f.Path)
+	}
+	for _, f := range b {
+		if _, ok := in[f.Path]; ok {
+			return fmt.Sprintf("watch state of %q only in the destination", f.Path)
+		}
+	}
+	return ""
 }
 
 // diff names the fields of two digests that differ.

@@ -62,6 +62,22 @@ func testWatchState(t *testing.T, s strata.Store) {
 	if got, _ = s.WatchState(ctx(t), "ns", path); got.Offset != 10 {
 		t.Fatalf("saving another path changed %q: %+v", path, got)
 	}
+	// The namespace's states, by path in byte order; another namespace's
+	// are not among them.
+	if err := s.SaveWatchState(ctx(t), "other", "/x.jsonl", strata.WatchState{Offset: 1, Lines: 1}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.WatchStates(ctx(t), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].Path != path || all[1].Path != odd || all[0].Offset != 10 || all[0].Head != "ab" ||
+		!sameTime(all[0].Updated, second.Updated) || all[1].Offset != 7 || all[1].Lines != 2 {
+		t.Fatalf("WatchStates(ns) = %+v, want %q (offset 10) then %q (offset 7)", all, path, odd)
+	}
+	if none, err := s.WatchStates(ctx(t), "nobody"); err != nil || none == nil || len(none) != 0 {
+		t.Fatalf("WatchStates of a namespace without states = %#v, %v; want an empty list", none, err)
+	}
 }
 
 // testWatchStateInvalid: what CheckWatchState refuses is EINVALID and

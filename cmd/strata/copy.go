@@ -130,8 +130,8 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			for _, c := range rep.Conversations {
 				turns += c.Turns
 			}
-			fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens",
-				len(rep.Conversations), rep.Namespaces, showDB(*from), showDB(*to), turns, rep.Tokens)
+			fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens, %d watch states",
+				len(rep.Conversations), rep.Namespaces, showDB(*from), showDB(*to), turns, rep.Tokens, rep.Watches)
 			if rep.Deletions > 0 {
 				fmt.Fprintf(m.Stdout, "; %d audit records of deleted conversations stay behind", rep.Deletions)
 			}
@@ -141,7 +141,7 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintln(m.Stdout, "differs:", x)
 		}
 		if len(ms) == 0 {
-			fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both")
+			fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both, and every watch state is the same")
 		}
 	}
 	if len(ms) > 0 {
