@@ -60,6 +60,8 @@ type TierPolicy struct {
 	// Off disables tiering: every span stays hot.
 	Off bool `json:"off,omitempty"`
 	// HotChunks is how many of the newest closed level-1 spans stay hot.
+	// Under a session or calendar level 1, a newest span closed by the
+	// clock alone (no turn after it yet) does not count: it may reopen.
 	HotChunks int `json:"hot_chunks"`
 	// HotMaxTokens, when positive, replaces HotChunks: spans stay hot while
 	// the tokens from their first turn to the newest turn are at most this.
@@ -236,10 +238,25 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 			after += int64(t.Tokens)
 		}
 	}
+	// A newest span of a session or calendar level-1 that no turn follows
+	// yet was closed by the clock alone, and a late turn of its session or
+	// period would reopen it (group.go): it does not push
+	// an older span out of the hot chunks until a turn follows it. Moving
+	// that older span now would leave it cold where one import of the
+	// same turns, with the span reopened, keeps it hot.
+	shift := 0
+	if len(nodes) > 0 && nodes[0].LastSeq == conv.Turns {
+		if pol, err := m.policyFor(conv); err == nil && len(pol.Levels) > 0 && pol.Levels[0].Kind != KindCount {
+			shift = 1
+		}
+	}
 	now := m.now()
 	for i, n := range nodes { // newest first
 		span := after + int64(n.SourceTokens) // from the span's first turn to the end
 		hot := i < p.HotChunks
+		if i > 0 {
+			hot = i-shift < p.HotChunks
+		}
 		if p.HotMaxTokens > 0 {
 			hot = span <= int64(p.HotMaxTokens)
 		}
