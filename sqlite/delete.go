@@ -58,7 +58,7 @@ func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason st
 	if err := s.unindexTurns(ctx, tx, namespace, id, pk); err != nil {
 		return d, fail(err)
 	}
-	n, err := dropNodes(ctx, tx, namespace, pk)
+	n, err := s.dropNodes(ctx, tx, namespace, pk)
 	if err != nil {
 		return d, fail(err)
 	}

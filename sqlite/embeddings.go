@@ -102,6 +102,9 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 			if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text); err != nil {
 				return fail(err)
 			}
+			if src.Text, err = s.text.text(ctx, tx, src.Text); err != nil {
+				return fail(err)
+			}
 			out = append(out, src)
 		}
 		if err := rows.Err(); err != nil {

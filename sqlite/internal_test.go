@@ -191,7 +191,7 @@ func TestStoredNodesInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	got, err := storedNodes(ctx, tx, 1, append(nodes, strata.Node{ID: "new"}))
+	got, err := storedNodes(ctx, tx, &textCodec{}, 1, append(nodes, strata.Node{ID: "new"}))
 	if err != nil {
 		t.Fatal(err)
 	}

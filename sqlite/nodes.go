@@ -60,7 +60,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	if len(nodes) == 0 {
 		return nil
 	}
-	if _, err := putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+	if _, err := putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -116,8 +116,9 @@ func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error
 
 // putNodes writes nodes of conversation pk in tx, replacing those of the
 // same ID, and keeps the index of summaries in step. It returns how many
-// distinct IDs were not stored before.
-func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
+// distinct IDs were not stored before. Texts are written through codec (see
+// textcodec.go); a node whose summary changes loses its vectors.
+func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
 	made := 0
 	up, err := tx.PrepareContext(ctx, upsertNode)
 	if err != nil {
@@ -133,7 +134,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 	// command and the values it was indexed with (the index is
 	// contentless: it cannot look them up itself). The rows being
 	// replaced are read in one query.
-	olds, err := storedNodes(ctx, tx, pk, nodes)
+	olds, err := storedNodes(ctx, tx, codec, pk, nodes)
 	if err != nil {
 		return 0, err
 	}
@@ -176,7 +177,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 			}
 		}
 		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
-			e.children, n.Summary, e.facts, e.themes, n.SourceTokens, n.Tokens, n.Method, n.Status,
+			e.children, codec.column(n.Summary), codec.nullable(e.facts), codec.nullable(e.themes), n.SourceTokens, n.Tokens, n.Method, n.Status,
 			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model, e.rejected}
 		var rowid int64
 		if _, ok := olds[n.ID]; !ok {
@@ -195,7 +196,13 @@ func putNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64, nodes
 		if err != nil {
 			return 0, fmt.Errorf("node %q: %w", n.ID, err)
 		}
-		olds[n.ID] = storedNode{pk: rowid, derived: n.Derived} // what a second put of the ID in this call replaces
+		if o, ok := olds[n.ID]; ok && o.summary != n.Summary {
+			// A vector goes with its summary's words.
+			if _, err := tx.ExecContext(rowCtx, `DELETE FROM node_vectors WHERE node = ?`, rowid); err != nil {
+				return 0, fmt.Errorf("node %q: %w", n.ID, err)
+			}
+		}
+		olds[n.ID] = storedNode{pk: rowid, summary: n.Summary, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
 			pending[rowid] = len(index)
 			index = append(index, change{rowid, n.Summary, n.ID})
@@ -279,13 +286,13 @@ func checkOverlaps(ctx context.Context, tx *sql.Tx, pk int64, nodes []strata.Nod
 // storedNode is what PutNodes needs of a node row it replaces.
 type storedNode struct {
 	pk      int64
-	summary string // as indexed, unless derived
+	summary string // as written (and indexed, unless derived)
 	derived bool
 }
 
 // storedNodes returns the stored rows of the conversation's nodes that
-// share an ID with nodes, by ID.
-func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Node) (map[string]storedNode, error) {
+// share an ID with nodes, by ID, their summaries read through c.
+func storedNodes(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, nodes []strata.Node) (map[string]storedNode, error) {
 	out := make(map[string]storedNode, len(nodes))
 	// IDs go to SQLite as a JSON array, which cannot carry invalid UTF-8
 	// exactly: those few are looked up one by one.
@@ -303,6 +310,9 @@ func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Nod
 		case err != nil:
 			return nil, fmt.Errorf("node %q: %w", id, err)
 		default:
+			if n.summary, err = c.text(ctx, tx, n.summary); err != nil {
+				return nil, fmt.Errorf("node %q: %w", id, err)
+			}
 			out[id] = n
 		}
 	}
@@ -321,6 +331,9 @@ func storedNodes(ctx context.Context, tx *sql.Tx, conv int64, nodes []strata.Nod
 		var n storedNode
 		if err := rows.Scan(&id, &n.pk, &n.summary, &n.derived); err != nil {
 			return nil, err
+		}
+		if n.summary, err = c.text(ctx, tx, n.summary); err != nil {
+			return nil, fmt.Errorf("node %q: %w", id, err)
 		}
 		out[id] = n
 	}
@@ -488,7 +501,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 	defer rows.Close()
 	out := []strata.Node{}
 	for rows.Next() {
-		n, err := scanNode(rows)
+		n, err := scanNode(ctx, s.text, s.r, rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: nodes: %w", err)
 		}
@@ -500,8 +513,9 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 	return out, nil
 }
 
-// scanNode reads a row of nodeCols followed by extra.
-func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, error) {
+// scanNode reads a row of nodeCols followed by extra, its texts through c
+// (which reads dictionaries it lacks through q).
+func scanNode(ctx context.Context, c *textCodec, q querier, row interface{ Scan(...any) error }, extra ...any) (strata.Node, error) {
 	var (
 		n                       strata.Node
 		start, end, created     sql.NullInt64
@@ -520,6 +534,16 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 	if n.Level == 1 {
 		n.Tier = tierName(tier)
 		n.ColdAt = fromNanos(coldAt)
+	}
+	var err error
+	if n.Summary, err = c.text(ctx, q, n.Summary); err != nil {
+		return n, fmt.Errorf("node %q: summary: %w", n.ID, err)
+	}
+	if facts, err = c.nullText(ctx, q, facts); err != nil {
+		return n, fmt.Errorf("node %q: facts: %w", n.ID, err)
+	}
+	if themes, err = c.nullText(ctx, q, themes); err != nil {
+		return n, fmt.Errorf("node %q: themes: %w", n.ID, err)
 	}
 	n.Start, n.End, n.Created = fromNanos(start), fromNanos(end), fromNanos(created)
 	for _, c := range []struct {
@@ -543,7 +567,6 @@ func scanNode(row interface{ Scan(...any) error }, extra ...any) (strata.Node, e
 			return n, fmt.Errorf("node %q: rejected: %w", n.ID, err)
 		}
 	}
-	var err error
 	if n.Facts, err = decodeFacts(n.Summary, facts); err != nil {
 		return n, fmt.Errorf("node %q: facts: %w", n.ID, err)
 	}

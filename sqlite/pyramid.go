@@ -393,7 +393,7 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
 		return fail(err)
 	}
-	n, err := dropNodes(ctx, tx, namespace, pk)
+	n, err := s.dropNodes(ctx, tx, namespace, pk)
 	if err != nil {
 		return fail(err)
 	}
@@ -537,7 +537,7 @@ func nodeName(ctx context.Context, q querier, pk int64) string {
 
 // dropNodes unindexes and deletes every node of conversation pk and
 // returns how many there were.
-func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int, error) {
+func (s *Store) dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND derived = 0`, pk)
 	if err != nil {
 		return 0, err
@@ -550,6 +550,10 @@ func dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk int64) (int
 	for rows.Next() {
 		var x indexed
 		if err := rows.Scan(&x.pk, &x.summary); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if x.summary, err = s.text.text(ctx, tx, x.summary); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -761,13 +765,13 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		}
 		scrub = scrub || sp.tier == tierCold
 	}
-	if err := dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
+	if err := s.dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
 		return 0, fail(err)
 	}
 	pyramidAt("replace-removed")
 	made := 0
 	if len(nodes) > 0 {
-		if made, err = putNodes(ctx, tx, namespace, pk, nodes, enc); err != nil {
+		if made, err = putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
 			return 0, fail(err)
 		}
 	}
@@ -785,7 +789,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 
 // dropNodesByID unindexes and deletes the nodes ids of conversation pk,
 // which the caller has checked exist.
-func dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
+func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
 		return err
@@ -803,6 +807,9 @@ func dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, 
 		}
 		if derived {
 			continue
+		}
+		if summary, err = s.text.text(ctx, tx, summary); err != nil {
+			return fmt.Errorf("removing node %s: %w", id, err)
 		}
 		if _, err := del.ExecContext(ctx, rowid, ftsText(summary), sc); err != nil {
 			return fmt.Errorf("unindexing node %s: %w", id, err)

@@ -349,6 +349,20 @@ CREATE TABLE watch_state (
 	PRIMARY KEY (namespace, path)
 ) WITHOUT ROWID;
 `},
+	{18, "dictionaries of compressed node texts", `
+-- zstd dictionaries trained on the store's own node texts (textcodec.go):
+-- once there is one, summaries, facts and themes are written as frames
+-- made with the newest, which name it by id. Never deleted.
+CREATE TABLE text_dicts (
+	id      INTEGER PRIMARY KEY, -- the dictionary id the frames carry
+	dict    BLOB    NOT NULL,
+	created INTEGER NOT NULL     -- unix nanoseconds
+);
+-- A compressed summary differs from its text, so the trigger that dropped
+-- a node's vectors when its summary changed would drop them when it is
+-- compressed: putNodes compares the texts and drops them itself.
+DROP TRIGGER node_summary_changed;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -73,7 +73,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 		hits = append(hits, h...)
 	}
 	if q.Kind != strata.KindTurn {
-		h, err := searchNodes(ctx, tx, q.Namespace, pk, match, k)
+		h, err := s.searchNodes(ctx, tx, q.Namespace, pk, match, k)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +164,7 @@ func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, co
 }
 
 // searchNodes returns the k best summary hits for an FTS5 expression.
-func searchNodes(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
+func (s *Store) searchNodes(ctx context.Context, q querier, namespace string, conversation int64, match string, k int) ([]strata.Hit, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+nodeCols+`, -f.score
 		FROM (SELECT rowid, bm25(nodes_fts, 1.0, 0.0) AS score FROM nodes_fts
 		      WHERE nodes_fts MATCH ? ORDER BY score LIMIT ?) f
@@ -179,7 +179,7 @@ func searchNodes(ctx context.Context, q querier, namespace string, conversation 
 	var hits []strata.Hit
 	for rows.Next() {
 		h := strata.Hit{Kind: strata.KindSummary}
-		n, err := scanNode(rows, &h.Score)
+		n, err := scanNode(ctx, s.text, q, rows, &h.Score)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search summaries: %w", err)
 		}

@@ -27,6 +27,7 @@ type Store struct {
 	w    *sql.DB          // exactly one connection; every write goes through it
 	r    *sql.DB          // read-only connections
 	from int              // schema version before Open migrated the file
+	text *textCodec       // the node texts' dictionaries (textcodec.go)
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -98,10 +99,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w}
+	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: &textCodec{min: minCompressed}}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
+	}
+	if err := s.text.load(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
 
 	r, err := sql.Open("sqlite", dsn(abs, append(common, "query_only(ON)", "cache_size(-16384)"), ""))

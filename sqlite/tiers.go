@@ -634,11 +634,19 @@ func (s *Store) archiveBytes(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Vacuum merges the full-text indexes (so that the entries of turns moved
-// to the archive are dropped, not just marked deleted) and rebuilds the
-// database file, so that the pages freed by tiering and retention return
-// to the file system.
+// Vacuum compresses the node texts (training the store's dictionary
+// first if it has none and holds enough text; see textcodec.go), merges
+// the full-text indexes (so that the entries of turns moved to the
+// archive are dropped, not just marked deleted) and rebuilds the database
+// file, so that the pages freed by tiering and retention return to the
+// file system.
 func (s *Store) Vacuum(ctx context.Context) error {
+	if _, err := s.trainTextDictionary(ctx); err != nil {
+		return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)
+	}
+	if _, err := s.compressNodeTexts(ctx); err != nil {
+		return fmt.Errorf("sqlite: vacuum %s: compressing node texts: %w", s.path, err)
+	}
 	for _, q := range []string{
 		`INSERT INTO turns_fts (turns_fts) VALUES ('optimize')`,
 		`INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')`,

@@ -1,0 +1,27 @@
+package sqlite
+
+import "context"
+
+// TextDictionary is a dictionary trained on samples, with its id.
+type TextDictionary struct {
+	id   uint32
+	dict []byte
+}
+
+// BuildTextDictionary trains a dictionary on samples as Vacuum would.
+func BuildTextDictionary(samples []string) (TextDictionary, error) {
+	bs := make([][]byte, len(samples))
+	for i, x := range samples {
+		bs[i] = []byte(x)
+	}
+	id, dict, err := buildTextDictionary(bs)
+	return TextDictionary{id, dict}, err
+}
+
+// InstallTextDictionary gives s the dictionary d and has it write every
+// text as a frame, however short, so that tests run the compressed paths
+// on the short texts they write.
+func InstallTextDictionary(ctx context.Context, s *Store, d TextDictionary) error {
+	s.text.min, s.text.always = 1, true
+	return s.storeTextDictionary(ctx, d.id, d.dict)
+}
