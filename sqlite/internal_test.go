@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,5 +262,29 @@ func TestUpgradeColdSpans(t *testing.T) {
 	}
 	if !ex[0].NewestTurn.Equal(end) || !ex[0].ColdAt.IsZero() {
 		t.Errorf("old audit record after upgrade: newest turn %v, cold at %v; want %v and unknown", ex[0].NewestTurn, ex[0].ColdAt, end)
+	}
+}
+
+// TestFrameCache: the newest entries are found with their own text, older
+// ones fall out, and a frame that shares nothing is a miss.
+func TestFrameCache(t *testing.T) {
+	var f frameCache
+	if _, ok := f.get("x"); ok {
+		t.Fatal("a hit in an empty cache")
+	}
+	n := 3*frameCacheSize + 17
+	for i := range n {
+		f.put(fmt.Sprintf("frame %d", i), fmt.Sprintf("text %d", i))
+	}
+	for i := n - frameCacheSize; i < n; i++ {
+		if got, ok := f.get(fmt.Sprintf("frame %d", i)); !ok || got != fmt.Sprintf("text %d", i) {
+			t.Fatalf("frame %d: %q, %v; want its text", i, got, ok)
+		}
+	}
+	if _, ok := f.get("frame 0"); ok {
+		t.Fatal("the oldest frame is still there after three generations")
+	}
+	if len(f.cur)+len(f.older) > 2*frameCacheSize {
+		t.Fatalf("%d entries, more than two generations", len(f.cur)+len(f.older))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -56,6 +57,7 @@ const (
 type textCodec struct {
 	min    int  // shortest text compressed; minCompressed unless a test lowers it
 	always bool // tests: write a frame even when it is not shorter
+	cache  frameCache
 	mu     sync.RWMutex
 	dicts  map[uint32][]byte // by id
 	enc    *zstd.Encoder     // with the newest dictionary; nil when there is none
@@ -154,6 +156,9 @@ func (c *textCodec) text(ctx context.Context, q querier, v string) (string, erro
 	if !compressed(v) {
 		return v, nil
 	}
+	if t, ok := c.cache.get(v); ok {
+		return t, nil
+	}
 	c.mu.RLock()
 	dec := c.dec
 	c.mu.RUnlock()
@@ -176,7 +181,59 @@ func (c *textCodec) text(ctx context.Context, q querier, v string) (string, erro
 	if err != nil {
 		return "", strata.Errorf(strata.EINTERNAL, "a compressed node text does not decode: %v", err)
 	}
-	return string(out), nil
+	t := string(out)
+	c.cache.put(v, t)
+	return t, nil
+}
+
+// frameCache keeps the texts of recently read frames: a context package
+// reads the same few hundred nodes (the overview of the history) on every
+// call, and expanding their three texts each time cost about 3 ms at a
+// million turns. Two generations of at most frameCacheSize entries: a
+// read finds the frame in either, and when the newer fills up it becomes
+// the older. An entry holds its frame, so a hit is the same bytes, not
+// only the same hash.
+type frameCache struct {
+	mu         sync.Mutex
+	seed       maphash.Seed
+	cur, older map[uint64]cachedText
+}
+
+type cachedText struct{ frame, text string }
+
+const frameCacheSize = 8192
+
+func (f *frameCache) get(frame string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur == nil {
+		return "", false
+	}
+	k := maphash.String(f.seed, frame)
+	if e, ok := f.cur[k]; ok && e.frame == frame {
+		return e.text, true
+	}
+	if e, ok := f.older[k]; ok && e.frame == frame {
+		f.putLocked(k, e)
+		return e.text, true
+	}
+	return "", false
+}
+
+func (f *frameCache) put(frame, text string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur == nil {
+		f.seed, f.cur = maphash.MakeSeed(), map[uint64]cachedText{}
+	}
+	f.putLocked(maphash.String(f.seed, frame), cachedText{frame, text})
+}
+
+func (f *frameCache) putLocked(k uint64, e cachedText) {
+	if len(f.cur) >= frameCacheSize {
+		f.older, f.cur = f.cur, make(map[uint64]cachedText, frameCacheSize)
+	}
+	f.cur[k] = e
 }
 
 // nullText is text for a column that may be NULL.
