@@ -177,7 +177,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace strin
 			}
 		}
 		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
-			e.children, codec.column(n.Summary), codec.nullable(e.facts), codec.nullable(e.themes), n.SourceTokens, n.Tokens, n.Method, n.Status,
+			e.children, codec.column(n.Summary), codec.nullable(e.facts, false), codec.nullable(e.themes, false), n.SourceTokens, n.Tokens, n.Method, n.Status,
 			n.Fallback, e.created, n.Derived, n.Key, e.aggregates, n.Pending, n.Model, e.rejected}
 		var rowid int64
 		if _, ok := olds[n.ID]; !ok {

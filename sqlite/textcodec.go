@@ -31,7 +31,8 @@ import (
 //
 // Vacuum trains the first dictionary (when the store holds at least
 // minTraining bytes of node text) and rewrites the texts written before
-// it; dictionaries are never removed, since frames name them. Another
+// it at a stronger level than writes take; dictionaries are never
+// removed, since frames name them. Another
 // process that meets a dictionary it has not loaded reads text_dicts
 // again.
 
@@ -60,7 +61,8 @@ type textCodec struct {
 	cache  frameCache
 	mu     sync.RWMutex
 	dicts  map[uint32][]byte // by id
-	enc    *zstd.Encoder     // with the newest dictionary; nil when there is none
+	enc    *zstd.Encoder     // with the newest dictionary, fastest level; nil when there is none
+	pack   *zstd.Encoder     // the same at a stronger level, for Vacuum
 	dec    *zstd.Decoder     // with every dictionary
 	newID  uint32
 }
@@ -101,11 +103,21 @@ func (c *textCodec) install(dicts map[uint32][]byte, newest uint32) error {
 	if err != nil {
 		return fmt.Errorf("text dictionaries: %w", err)
 	}
-	var enc *zstd.Encoder
+	// Writes take the fastest level: with a dictionary it keeps 95% of
+	// the stronger level's gain (1.96x against 2.05x on a million
+	// synthetic turns' node texts, 1.89x against 1.97x on LoCoMo's) at a
+	// third of the time (about 9 us a text against 25). Vacuum, which
+	// rewrites once, takes the stronger one.
+	var enc, pack *zstd.Encoder
 	if newest != 0 {
-		if enc, err = zstd.NewWriter(nil, zstd.WithEncoderDict(dicts[newest]), zstd.WithEncoderCRC(true),
-			zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithZeroFrames(true)); err != nil {
-			return fmt.Errorf("text dictionary %d: %w", newest, err)
+		for _, e := range []struct {
+			dst   **zstd.Encoder
+			level zstd.EncoderLevel
+		}{{&enc, zstd.SpeedFastest}, {&pack, zstd.SpeedBetterCompression}} {
+			if *e.dst, err = zstd.NewWriter(nil, zstd.WithEncoderDict(dicts[newest]), zstd.WithEncoderCRC(true),
+				zstd.WithEncoderLevel(e.level), zstd.WithZeroFrames(true)); err != nil {
+				return fmt.Errorf("text dictionary %d: %w", newest, err)
+			}
 		}
 	}
 	c.mu.Lock()
@@ -113,19 +125,27 @@ func (c *textCodec) install(dicts map[uint32][]byte, newest uint32) error {
 	if c.dec != nil {
 		c.dec.Close()
 	}
-	c.dicts, c.enc, c.dec, c.newID = dicts, enc, dec, newest
+	c.dicts, c.enc, c.pack, c.dec, c.newID = dicts, enc, pack, dec, newest
 	return nil
 }
 
 // column returns text as the store keeps it: a frame made with the
 // newest dictionary when there is one and the frame is shorter, the text
 // itself otherwise.
-func (c *textCodec) column(text string) any {
+func (c *textCodec) column(text string) any { return c.encode(text, false) }
+
+// packed is column at Vacuum's stronger level.
+func (c *textCodec) packed(text string) any { return c.encode(text, true) }
+
+func (c *textCodec) encode(text string, strong bool) any {
 	if len(text) < max(c.min, 1) || text == "" {
 		return text
 	}
 	c.mu.RLock()
 	enc := c.enc
+	if strong {
+		enc = c.pack
+	}
 	c.mu.RUnlock()
 	if enc == nil {
 		return text
@@ -138,10 +158,10 @@ func (c *textCodec) column(text string) any {
 }
 
 // nullable is column for a column that may be NULL (a nil or non-string v
-// is returned as it is).
-func (c *textCodec) nullable(v any) any {
+// is returned as it is); strong takes Vacuum's level.
+func (c *textCodec) nullable(v any, strong bool) any {
 	if s, ok := v.(string); ok {
-		return c.column(s)
+		return c.encode(s, strong)
 	}
 	return v
 }
@@ -343,8 +363,8 @@ func (s *Store) storeTextDictionary(ctx context.Context, id uint32, dict []byte)
 }
 
 // compressNodeTexts rewrites the node texts written before the newest
-// dictionary (or without one) as frames, in batches of one transaction
-// each. It returns how many nodes it rewrote.
+// dictionary (or without one) as frames at the stronger level, in
+// batches of one transaction each. It returns how many nodes it rewrote.
 func (s *Store) compressNodeTexts(ctx context.Context) (int, error) {
 	s.text.mu.RLock()
 	enc := s.text.enc
@@ -407,7 +427,7 @@ func (s *Store) compressBatch(ctx context.Context, after int64) (n int, last int
 		if compressed(r.summary) || r.facts.Valid && compressed(r.facts.String) || r.themes.Valid && compressed(r.themes.String) {
 			continue // written with a dictionary already
 		}
-		sum, facts, themes := s.text.column(r.summary), s.text.nullable(nullValue(r.facts)), s.text.nullable(nullValue(r.themes))
+		sum, facts, themes := s.text.packed(r.summary), s.text.nullable(nullValue(r.facts), true), s.text.nullable(nullValue(r.themes), true)
 		if _, ok := sum.(string); ok {
 			if _, ok := facts.(string); ok || facts == nil {
 				if _, ok := themes.(string); ok || themes == nil {
