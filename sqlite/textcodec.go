@@ -120,11 +120,10 @@ func (c *textCodec) install(dicts map[uint32][]byte, newest uint32) error {
 			}
 		}
 	}
+	// The decoder being replaced is not closed: a read may still be using
+	// it (DecodeAll starts no goroutine, so it goes with the garbage).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dec != nil {
-		c.dec.Close()
-	}
 	c.dicts, c.enc, c.pack, c.dec, c.newID = dicts, enc, pack, dec, newest
 	return nil
 }

@@ -113,6 +113,23 @@ func TestVacuumCompressesNodeTexts(t *testing.T) {
 	if frames < int64(len(before))/2 || packed*10 > plain*7 {
 		t.Fatalf("after Vacuum: %d of %d summaries compressed, %d bytes of %d; want most, and 30%% saved", frames, len(before), packed, plain)
 	}
+	// The store opened before meets the dictionary in several reads at
+	// once: each may reload it, none may fail.
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			got, err := other.Nodes(ctx, all)
+			if err == nil && !reflect.DeepEqual(before, got) {
+				err = fmt.Errorf("other nodes")
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a concurrent read by the store opened before: %v", err)
+		}
+	}
 	for name, s := range map[string]*sqlite.Store{"the store": st, "a store opened before": other} {
 		after, err := s.Nodes(ctx, all)
 		if err != nil {
