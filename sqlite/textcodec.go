@@ -361,6 +361,33 @@ func (s *Store) storeTextDictionary(ctx context.Context, id uint32, dict []byte)
 	return s.text.load(ctx, s.w)
 }
 
+// CompressReport says what CompressNodeTexts did.
+type CompressReport struct {
+	Dictionary bool `json:"dictionary"` // the store has a dictionary (too little text to train one otherwise)
+	Trained    bool `json:"trained"`    // it trained the store's first dictionary
+	Compressed int  `json:"compressed"` // nodes whose texts it rewrote as frames
+}
+
+// CompressNodeTexts trains the store's first text dictionary if it has
+// none and holds enough node text, then rewrites the node texts written
+// without the newest dictionary (see the top of this file). Vacuum does
+// it first; a server's worker does it now and then. Each batch of nodes
+// is one transaction, so a kill leaves every text readable.
+func (s *Store) CompressNodeTexts(ctx context.Context) (CompressReport, error) {
+	var r CompressReport
+	var err error
+	if r.Trained, err = s.trainTextDictionary(ctx); err != nil {
+		return r, fmt.Errorf("sqlite: compressing node texts: %w", err)
+	}
+	if r.Compressed, err = s.compressNodeTexts(ctx); err != nil {
+		return r, fmt.Errorf("sqlite: compressing node texts: %w", err)
+	}
+	s.text.mu.RLock()
+	r.Dictionary = s.text.enc != nil
+	s.text.mu.RUnlock()
+	return r, nil
+}
+
 // compressNodeTexts rewrites the node texts written before the newest
 // dictionary (or without one) as frames at the stronger level, in
 // batches of one transaction each. It returns how many nodes it rewrote.

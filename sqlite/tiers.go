@@ -641,11 +641,8 @@ func (s *Store) archiveBytes(ctx context.Context) (int64, error) {
 // file, so that the pages freed by tiering and retention return to the
 // file system.
 func (s *Store) Vacuum(ctx context.Context) error {
-	if _, err := s.trainTextDictionary(ctx); err != nil {
+	if _, err := s.CompressNodeTexts(ctx); err != nil {
 		return fmt.Errorf("sqlite: vacuum %s: %w", s.path, err)
-	}
-	if _, err := s.compressNodeTexts(ctx); err != nil {
-		return fmt.Errorf("sqlite: vacuum %s: compressing node texts: %w", s.path, err)
 	}
 	for _, q := range []string{
 		`INSERT INTO turns_fts (turns_fts) VALUES ('optimize')`,

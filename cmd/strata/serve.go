@@ -14,6 +14,7 @@ import (
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
 	"github.com/strata-memory/strata/httpapi"
+	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/web"
 )
 
@@ -161,6 +162,7 @@ func loopbackOnly(addr string, from settingFrom) error {
 func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Duration, log *slog.Logger) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var compressed time.Time // when the worker last compressed node texts
 	for {
 		select {
 		case <-ctx.Done():
@@ -204,6 +206,26 @@ func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Dura
 				log.Warn("worker pass failed", append(attrs, "error", err)...)
 			} else if len(pass.Made) > 0 || len(pass.Moved) > 0 || busy {
 				log.Info("worker pass", attrs...)
+			}
+		}
+		// On SQLite, node texts are compressed with a dictionary trained
+		// on them (docs/tiers.md): once at start, when the store has
+		// enough to train on, then hourly for texts written by processes
+		// that had not seen the dictionary yet.
+		if c, ok := a.store.(interface {
+			CompressNodeTexts(context.Context) (sqlite.CompressReport, error)
+		}); ok && time.Since(compressed) >= time.Hour {
+			r, err := c.CompressNodeTexts(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("worker: compressing node texts", "error", err)
+			case r.Trained || r.Compressed > 0:
+				log.Info("worker: node texts compressed", "trained_dictionary", r.Trained, "nodes", r.Compressed)
+			}
+			if err == nil && r.Dictionary {
+				compressed = time.Now() // until then, every pass looks again
 			}
 		}
 		timer.Reset(every)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -156,5 +157,67 @@ func TestServeWorkerClosesPeriods(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("serve after cancel: %v", err)
 		}
+	}
+}
+
+// TestServeWorkerCompressesSummaries: on a store with enough summaries to
+// train on, the worker trains the text dictionary and compresses the node
+// texts with no command run, and every node still reads the same.
+func TestServeWorkerCompressesSummaries(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	if _, _, err := run(t, db, "", "import", writeJSONL(t, dir, "c", 3000)); err != nil {
+		t.Fatal(err)
+	}
+	tree := func() string {
+		out, _, err := run(t, db, "", "tree", "--conversation", "c", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := tree()
+	frames := func() (dicts, blobs int) {
+		raw, err := sql.Open("sqlite", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		if err := raw.QueryRow(`SELECT (SELECT count(*) FROM text_dicts), (SELECT count(*) FROM nodes WHERE typeof(summary) = 'blob')`).
+			Scan(&dicts, &blobs); err != nil {
+			t.Fatal(err)
+		}
+		return dicts, blobs
+	}
+	if d, b := frames(); d != 0 || b != 0 {
+		t.Fatalf("before serve: %d dictionaries, %d compressed summaries", d, b)
+	}
+	pr, pw := io.Pipe()
+	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard,
+		Getenv: func(k string) string {
+			if k == "STRATA_DB" {
+				return db
+			}
+			return ""
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--every", "20ms"}); pw.Close() }()
+	go io.Copy(io.Discard, pr)
+	d, b := 0, 0
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if d, b = frames(); d == 1 && b > 0 {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if d != 1 || b == 0 {
+		t.Fatalf("after the worker ran: %d dictionaries, %d compressed summaries; want 1 and some", d, b)
+	}
+	if after := tree(); after != before {
+		t.Fatalf("the tree reads otherwise after compression:\n%s\nwant\n%s", after, before)
 	}
 }
