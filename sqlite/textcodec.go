@@ -178,24 +178,16 @@ func (c *textCodec) text(ctx context.Context, q querier, v string) (string, erro
 	if t, ok := c.cache.get(v); ok {
 		return t, nil
 	}
-	c.mu.RLock()
-	dec := c.dec
-	c.mu.RUnlock()
-	if dec == nil {
-		if err := c.load(ctx, q); err != nil {
-			return "", err
-		}
-		return c.text(ctx, q, v)
+	var out []byte
+	err := zstd.ErrUnknownDictionary // a codec that loaded nothing yet knows none
+	if dec := c.decoder(); dec != nil {
+		out, err = dec.DecodeAll([]byte(v), nil)
 	}
-	out, err := dec.DecodeAll([]byte(v), nil)
 	if errors.Is(err, zstd.ErrUnknownDictionary) {
 		if err := c.load(ctx, q); err != nil {
 			return "", err
 		}
-		c.mu.RLock()
-		dec = c.dec
-		c.mu.RUnlock()
-		out, err = dec.DecodeAll([]byte(v), nil)
+		out, err = c.decoder().DecodeAll([]byte(v), nil)
 	}
 	if err != nil {
 		return "", strata.Errorf(strata.EINTERNAL, "a compressed node text does not decode: %v", err)
@@ -255,6 +247,20 @@ func (f *frameCache) putLocked(k uint64, e cachedText) {
 	f.cur[k] = e
 }
 
+// hasDictionary reports whether the codec writes frames.
+func (c *textCodec) hasDictionary() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.enc != nil
+}
+
+// decoder is the codec's decoder, nil before its first load.
+func (c *textCodec) decoder() *zstd.Decoder {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.dec
+}
+
 // nullText is text for a column that may be NULL.
 func (c *textCodec) nullText(ctx context.Context, q querier, v sql.NullString) (sql.NullString, error) {
 	if !v.Valid {
@@ -276,9 +282,9 @@ func (s *Store) trainTextDictionary(ctx context.Context) (bool, error) {
 	if have > 0 {
 		return false, nil
 	}
-	var total, rows int64
-	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(sum(length(summary) + coalesce(length(facts), 0)), 0), count(*)
-		FROM nodes WHERE typeof(summary) = 'text'`).Scan(&total, &rows); err != nil {
+	var total int64
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(sum(length(summary) + coalesce(length(facts), 0)), 0)
+		FROM nodes WHERE typeof(summary) = 'text'`).Scan(&total); err != nil {
 		return false, err
 	}
 	if total < minTraining {
@@ -382,20 +388,16 @@ func (s *Store) CompressNodeTexts(ctx context.Context) (CompressReport, error) {
 	if r.Compressed, err = s.compressNodeTexts(ctx); err != nil {
 		return r, fmt.Errorf("sqlite: compressing node texts: %w", err)
 	}
-	s.text.mu.RLock()
-	r.Dictionary = s.text.enc != nil
-	s.text.mu.RUnlock()
+	r.Dictionary = s.text.hasDictionary()
 	return r, nil
 }
 
-// compressNodeTexts rewrites the node texts written before the newest
-// dictionary (or without one) as frames at the stronger level, in
-// batches of one transaction each. It returns how many nodes it rewrote.
+// compressNodeTexts rewrites the node texts stored plain (written before
+// the store had a dictionary, or by a process that had not loaded it) as
+// frames at the stronger level, in batches of one transaction each. It
+// returns how many nodes it rewrote.
 func (s *Store) compressNodeTexts(ctx context.Context) (int, error) {
-	s.text.mu.RLock()
-	enc := s.text.enc
-	s.text.mu.RUnlock()
-	if enc == nil {
+	if !s.text.hasDictionary() {
 		return 0, nil
 	}
 	done := 0
@@ -454,12 +456,8 @@ func (s *Store) compressBatch(ctx context.Context, after int64) (n int, last int
 			continue // written with a dictionary already
 		}
 		sum, facts, themes := s.text.packed(r.summary), s.text.nullable(nullValue(r.facts), true), s.text.nullable(nullValue(r.themes), true)
-		if _, ok := sum.(string); ok {
-			if _, ok := facts.(string); ok || facts == nil {
-				if _, ok := themes.(string); ok || themes == nil {
-					continue // nothing shrank
-				}
-			}
+		if !isFrame(sum) && !isFrame(facts) && !isFrame(themes) {
+			continue // nothing shrank
 		}
 		if _, err := up.ExecContext(ctx, sum, facts, themes, r.pk); err != nil {
 			return 0, 0, fmt.Errorf("compressing node #%d: %w", r.pk, err)
@@ -470,6 +468,12 @@ func (s *Store) compressBatch(ctx context.Context, after int64) (n int, last int
 		return 0, 0, err
 	}
 	return n, rs[len(rs)-1].pk, nil
+}
+
+// isFrame reports whether a column value from encode is a frame.
+func isFrame(v any) bool {
+	_, ok := v.([]byte)
+	return ok
 }
 
 // nullValue is v as a column value: its string, or nil for NULL.

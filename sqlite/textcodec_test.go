@@ -41,9 +41,9 @@ func TestConformanceCompressed(t *testing.T) {
 	})
 }
 
-// compressedMemory imports a synthetic conversation of 3,000 turns under
-// the chunks policy into a store at path, with tiers off.
-func compressedMemory(t *testing.T, st *sqlite.Store) *strata.Memory {
+// importHistory imports a synthetic conversation "c" of 3,000 turns
+// under the chunks policy into st, with tiers off.
+func importHistory(t testing.TB, st *sqlite.Store) {
 	t.Helper()
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 		Tiers: &strata.TierPolicy{Off: true}})
@@ -56,7 +56,6 @@ func compressedMemory(t *testing.T, st *sqlite.Store) *strata.Memory {
 			t.Fatal(err)
 		}
 	}
-	return m
 }
 
 // nodeTextBytes is what the node texts take in the file, and how many are
@@ -79,7 +78,7 @@ func TestVacuumCompressesNodeTexts(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "t.db")
 	st := openAt(t, path)
-	compressedMemory(t, st)
+	importHistory(t, st)
 	other := openAt(t, path) // another process: it has read no dictionary
 	all := strata.NodeFilter{Namespace: "default", Conversation: "c"}
 	before, err := st.Nodes(ctx, all)
@@ -230,7 +229,7 @@ func TestDamagedNodeTextIsAnError(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "t.db")
 	st := openAt(t, path)
-	compressedMemory(t, st)
+	importHistory(t, st)
 	if err := st.Vacuum(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -270,14 +269,7 @@ func BenchmarkReadNodes(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
-				Tiers: &strata.TierPolicy{Off: true}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := m.Ingest(b.Context(), strata.Batch{Conversation: "c", Policy: "chunks", Turns: synth.New(11).Turns(3000)}); err != nil {
-				b.Fatal(err)
-			}
+			importHistory(b, st)
 			if compress {
 				if err := st.Vacuum(b.Context()); err != nil {
 					b.Fatal(err)
