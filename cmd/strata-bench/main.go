@@ -157,24 +157,12 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse, hyb
 // model's) and times Search, hybrid and BM25 alone, with the queries
 // timeContext uses.
 func hybridFigures(ctx context.Context, db string, n int) error {
-	st, err := sqlite.Open(ctx, db)
+	lm, st, err := openMemory(ctx, db, &strata.TierPolicy{Off: true})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tok, err := tiktoken.New("o200k_base")
-	if err != nil {
-		return err
-	}
-	open := func(emb strata.Embedder) (*strata.Memory, error) {
-		return strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Tiers: &strata.TierPolicy{Off: true},
-			Embedder: emb, Embedding: strata.EmbeddingOptions{BatchSize: 256}})
-	}
-	hm, err := open(hashembed.New("hash-384", 384))
-	if err != nil {
-		return err
-	}
-	lm, err := open(nil)
+	hm, err := memoryOn(st, &strata.TierPolicy{Off: true}, hashembed.New("hash-384", 384))
 	if err != nil {
 		return err
 	}
@@ -195,15 +183,9 @@ func hybridFigures(ctx context.Context, db string, n int) error {
 		name string
 		m    *strata.Memory
 	}{{"hybrid (BM25 and vectors, fused)", hm}, {"BM25 alone, same run", lm}} {
-		var lat []time.Duration
-		for i, q := range qs {
-			t0 := time.Now()
-			if _, err := mode.m.Search(ctx, "big", q, 10); err != nil {
-				return err
-			}
-			if i >= 5 {
-				lat = append(lat, time.Since(t0))
-			}
+		lat, err := timeSearch(ctx, mode.m, qs)
+		if err != nil {
+			return err
 		}
 		fmt.Printf("  Search, %-34s p50 %9s  p99 %9s\n", mode.name, pct(lat, 50), pct(lat, 99))
 	}
@@ -342,15 +324,26 @@ func openMemory(ctx context.Context, db string, tiers *strata.TierPolicy) (*stra
 	if err != nil {
 		return nil, nil, err
 	}
-	tok, err := tiktoken.New("o200k_base")
+	m, err := memoryOn(st, tiers, nil)
 	if err != nil {
-		return nil, nil, err
-	}
-	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Tiers: tiers})
-	if err != nil {
+		st.Close()
 		return nil, nil, err
 	}
 	return m, st, nil
+}
+
+// memoryOn makes a Memory over st as the bench uses one: o200k token
+// counts, extractive summaries, tiers, and emb if it is not nil.
+func memoryOn(st strata.Store, tiers *strata.TierPolicy, emb strata.Embedder) (*strata.Memory, error) {
+	tok, err := tiktoken.New("o200k_base")
+	if err != nil {
+		return nil, err
+	}
+	cfg := strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Tiers: tiers}
+	if emb != nil {
+		cfg.Embedder, cfg.Embedding = emb, strata.EmbeddingOptions{BatchSize: 256}
+	}
+	return strata.New(cfg)
 }
 
 // childImport imports file into db in batches of 5,000 turns, as
@@ -521,16 +514,24 @@ func timeContext(ctx context.Context, db string, n int, cpuprofile string) (plai
 	}
 	stop() // the profile is of the Context calls only
 	stop = func() {}
+	search, err = timeSearch(ctx, m, qs)
+	return plain, withQ, search, err
+}
+
+// timeSearch times Search (10 hits) of conversation "big" with each of
+// qs, the first five as a warm-up left out.
+func timeSearch(ctx context.Context, m *strata.Memory, qs []string) ([]time.Duration, error) {
+	var lat []time.Duration
 	for i, q := range qs {
 		start := time.Now()
 		if _, err := m.Search(ctx, "big", q, 10); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		if i >= 5 {
-			search = append(search, time.Since(start))
+			lat = append(lat, time.Since(start))
 		}
 	}
-	return plain, withQ, search, nil
+	return lat, nil
 }
 
 // benchQueries returns n two-word queries, the same in every run.
