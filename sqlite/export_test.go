@@ -25,3 +25,10 @@ func InstallTextDictionary(ctx context.Context, s *Store, d TextDictionary) erro
 	s.text.min, s.text.always = 1, true
 	return s.storeTextDictionary(ctx, d.id, d.dict)
 }
+
+// SetSummaryIndexMinTurns sets the conversation length from which
+// summaries are ranked in memory, and returns a function that restores it.
+func SetSummaryIndexMinTurns(n int64) func() {
+	old := sumIndexMinTurns.Swap(n)
+	return func() { sumIndexMinTurns.Store(old) }
+}

@@ -363,6 +363,33 @@ CREATE TABLE text_dicts (
 -- compressed: putNodes compares the texts and drops them itself.
 DROP TRIGGER node_summary_changed;
 `},
+	{19, "log of summary index changes", `
+-- The row key of every node inserted into, changed in or deleted from
+-- nodes_fts (derived nodes are not indexed), so that a process holding
+-- summaries in memory (sumindex.go) reads what changed since it looked.
+-- The newest 32768 entries are kept; a process further behind loads again.
+CREATE TABLE node_fts_log (
+	seq          INTEGER PRIMARY KEY,
+	conversation INTEGER NOT NULL,
+	node         INTEGER NOT NULL
+);
+CREATE TRIGGER node_fts_log_insert AFTER INSERT ON nodes WHEN NEW.derived = 0
+BEGIN
+	INSERT INTO node_fts_log (conversation, node) VALUES (NEW.conversation, NEW.pk);
+END;
+CREATE TRIGGER node_fts_log_update AFTER UPDATE OF summary, derived ON nodes WHEN OLD.derived = 0 OR NEW.derived = 0
+BEGIN
+	INSERT INTO node_fts_log (conversation, node) VALUES (NEW.conversation, NEW.pk);
+END;
+CREATE TRIGGER node_fts_log_delete AFTER DELETE ON nodes WHEN OLD.derived = 0
+BEGIN
+	INSERT INTO node_fts_log (conversation, node) VALUES (OLD.conversation, OLD.pk);
+END;
+CREATE TRIGGER node_fts_log_trim AFTER INSERT ON node_fts_log
+BEGIN
+	DELETE FROM node_fts_log WHERE seq = NEW.seq - 32768;
+END;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

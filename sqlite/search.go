@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -73,7 +74,12 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 		hits = append(hits, h...)
 	}
 	if q.Kind != strata.KindTurn {
-		h, err := s.searchNodes(ctx, tx, q.Namespace, pk, match, k)
+		// A long conversation's summaries are ranked in memory
+		// (sumindex.go); FTS5 ranks the others.
+		h, ok, err := s.searchSummaryIndex(ctx, tx, pk, terms, k)
+		if err == nil && !ok {
+			h, err = s.searchNodes(ctx, tx, q.Namespace, pk, match, k)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -100,15 +106,17 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, conversation, fromSeq int64, match string, k int) ([]strata.Hit, error) {
 	from := int64(0)
 	if fromSeq > 0 {
-		var lo sql.NullInt64
-		if err := q.QueryRowContext(ctx, `SELECT min(pk) FROM turns WHERE conversation = ? AND seq >= ?`,
-			conversation, fromSeq).Scan(&lo); err != nil {
-			return nil, fmt.Errorf("sqlite: search turns: %w", err)
-		}
-		if !lo.Valid {
+		// The first row at or after fromSeq is the least row id: one seek
+		// of the (conversation, seq) index, where min(pk) over the range
+		// read every entry of the window.
+		err := q.QueryRowContext(ctx, `SELECT pk FROM turns WHERE conversation = ? AND seq >= ? ORDER BY seq LIMIT 1`,
+			conversation, fromSeq).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
-		from = lo.Int64
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, c.id, -f.score
 		FROM (SELECT rowid, bm25(turns_fts, 1.0, 0.0) AS score FROM turns_fts

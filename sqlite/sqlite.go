@@ -28,6 +28,7 @@ type Store struct {
 	r    *sql.DB          // read-only connections
 	from int              // schema version before Open migrated the file
 	text *textCodec       // the node texts' dictionaries (textcodec.go)
+	sums sumIndexes       // in-memory indexes of long conversations' summaries (sumindex.go)
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -43,7 +44,8 @@ const BusyTimeout = 30 * time.Second
 type Option func(*options)
 
 type options struct {
-	blobs archive.Blobs
+	blobs      archive.Blobs
+	noSumIndex bool
 }
 
 // WithBlobs keeps the store's archive segments in b instead of the files
@@ -99,7 +101,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: &textCodec{min: minCompressed}}
+	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: &textCodec{min: minCompressed},
+		sums: sumIndexes{off: o.noSumIndex}}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err

@@ -168,6 +168,10 @@ type settings struct {
 	// deferTiers leaves tier moves to the server's worker (see
 	// strata.Config.DeferTiers).
 	deferTiers bool
+	// longRunning keeps in-memory search indexes (sqlite.WithSummaryIndex):
+	// the server and the MCP server answer many queries; a one-shot
+	// command would pay for loading them and use them once.
+	longRunning bool
 }
 
 // llmSettings are the resolved llm settings.
@@ -404,7 +408,7 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, s.DB)
+	st, err := openStore(ctx, s.DB, s.longRunning)
 	if err != nil {
 		return nil, err
 	}

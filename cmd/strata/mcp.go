@@ -22,7 +22,12 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("mcp: takes no arguments, got %q", fs.Args())
 	}
-	a, err := m.open(ctx, fs.g)
+	set, err := m.resolve(fs.g)
+	if err != nil {
+		return err
+	}
+	set.longRunning = true
+	a, err := m.openSettings(ctx, set)
 	if err != nil {
 		return err
 	}

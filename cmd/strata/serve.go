@@ -30,6 +30,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	// With a worker, appends leave tier moves to it: a request never
 	// waits on archive writes. Without one, each append moves what is due.
 	set.deferTiers = ss.Worker
+	set.longRunning = true
 	a, err := m.openSettings(ctx, set)
 	if err != nil {
 		return err

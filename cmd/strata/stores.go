@@ -30,8 +30,9 @@ func isPostgres(db string) bool {
 
 // openStore opens the store a --db value names: a postgres:// URL, or the
 // path of an SQLite file (created if missing). Either is migrated to the
-// newest schema this build knows.
-func openStore(ctx context.Context, db string) (store, error) {
+// newest schema this build knows. longRunning keeps SQLite's in-memory
+// summary index, which pays for its loading over many queries.
+func openStore(ctx context.Context, db string, longRunning bool) (store, error) {
 	if isPostgres(db) {
 		st, err := postgres.Open(ctx, db)
 		if err != nil {
@@ -39,7 +40,7 @@ func openStore(ctx context.Context, db string) (store, error) {
 		}
 		return st, nil
 	}
-	st, err := sqlite.Open(ctx, db)
+	st, err := sqlite.Open(ctx, db, sqlite.WithSummaryIndex(longRunning))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
 	}

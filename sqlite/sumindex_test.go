@@ -1,0 +1,239 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
+	"github.com/strata-memory/strata/storetest"
+)
+
+// TestConformanceSummaryIndex runs the store contract with every
+// conversation's summaries ranked by the in-memory index.
+func TestConformanceSummaryIndex(t *testing.T) {
+	defer sqlite.SetSummaryIndexMinTurns(0)()
+	storetest.Run(t, func(t *testing.T) strata.Store { return openTemp(t) })
+}
+
+// summaryQueries returns queries made of words of the turns the store
+// holds (and their other forms, for the stemmer), with some that match
+// nothing; none was chosen for its result.
+func summaryQueries(turns []strata.Turn, n int) []string {
+	var words []string
+	seen := map[string]bool{}
+	for _, t := range turns[:200] {
+		for _, w := range strings.Fields(strings.ToLower(t.Text())) {
+			w = strings.Trim(w, ".,;:!?'\"()")
+			if len(w) >= 3 && !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	qs := []string{"zyxwvut", "deploying deployed deploy", "the of and"}
+	for len(qs) < n {
+		k := 1 + r.IntN(4)
+		var q []string
+		for range k {
+			w := words[r.IntN(len(words))]
+			switch r.IntN(4) {
+			case 0:
+				w += "ing"
+			case 1:
+				w += "s"
+			}
+			q = append(q, w)
+		}
+		qs = append(qs, strings.Join(q, " "))
+	}
+	return qs
+}
+
+// sameHits fails t unless the two rankings agree: the same scores (to
+// rounding) in the same order, and the same summaries wherever a score is
+// not tied with the last one (which of several tied summaries a limit
+// keeps is FTS5's choice).
+func sameHits(t *testing.T, what, query string, got, want []strata.Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s, %q: %d hits in memory, %d from FTS5", what, query, len(got), len(want))
+	}
+	if len(want) == 0 {
+		return
+	}
+	last := want[len(want)-1].Score
+	for i := range want {
+		g, w := got[i], want[i]
+		if math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
+			t.Fatalf("%s, %q: hit %d scores %v in memory, %v from FTS5", what, query, i, g.Score, w.Score)
+		}
+		if math.Abs(w.Score-last) > 1e-9*math.Abs(last) && g.Node.ID != w.Node.ID {
+			t.Fatalf("%s, %q: hit %d is %s in memory, %s from FTS5", what, query, i, g.Node.ID, w.Node.ID)
+		}
+		if g.Node.Summary != w.Node.Summary && g.Node.ID == w.Node.ID {
+			t.Fatalf("%s, %q: node %s read differently", what, query, g.Node.ID)
+		}
+	}
+}
+
+// TestSummaryIndexRanksAsFTS5: the in-memory index ranks summaries as
+// FTS5 does, and stays in step with writes made through another store
+// on the same file (another process), with a Vacuum that compresses every
+// text, and with a log that no longer holds what it missed.
+func TestSummaryIndexRanksAsFTS5(t *testing.T) {
+	defer sqlite.SetSummaryIndexMinTurns(0)()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	mem := openAt(t, path)
+	plain, err := sqlite.Open(ctx, path, sqlite.WithSummaryIndex(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	importHistory(t, mem)
+	gen := synth.New(11) // importHistory's turns, then more of the same conversation
+	queries := summaryQueries(gen.Turns(3000), 60)
+	compare := func(stage string, other *sqlite.Store) {
+		t.Helper()
+		for _, q := range queries {
+			for _, k := range []int{1, 10, 48} {
+				sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: k, Kind: strata.KindSummary}
+				got, err := mem.Search(ctx, sq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := other.Search(ctx, sq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameHits(t, fmt.Sprintf("%s, k %d", stage, k), q, got, want)
+			}
+		}
+	}
+	check := func(stage string) { t.Helper(); compare(stage, plain) }
+	check("after the import")
+
+	// Another store on the file writes new summaries.
+	m2, err := strata.New(strata.Config{Store: plain, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Tiers: &strata.TierPolicy{Off: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(1200)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after writes by another store")
+
+	// Vacuum rewrites every text compressed.
+	if err := plain.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after a vacuum")
+
+	// The log keeps only its newest entries: a reader that fell behind them
+	// loads the conversation again.
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(400)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawDB(t, path).Exec(`DELETE FROM node_fts_log WHERE seq < (SELECT max(seq) FROM node_fts_log)`); err != nil {
+		t.Fatal(err)
+	}
+	check("after the log was trimmed")
+
+	// With a second conversation in the file FTS5 counts words over both,
+	// the index over one: the index kept in step agrees with one loaded
+	// afresh by another process.
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "d", Policy: "chunks", Turns: synth.New(12).Turns(300)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(200)}); err != nil {
+		t.Fatal(err)
+	}
+	compare("with a second conversation", openAt(t, path))
+
+	// Removing the conversation removes its summaries from the index.
+	if _, err := m2.DeleteConversation(ctx, "c", "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*sqlite.Store{mem, plain} {
+		_, err := st.Search(ctx, strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: queries[5], Kind: strata.KindSummary})
+		if strata.ErrorCode(err) != strata.ENOTFOUND {
+			t.Fatalf("search of a deleted conversation: %v", err)
+		}
+	}
+}
+
+// TestSummaryIndexConcurrent: searches and writes at once on one store
+// (run under -race); afterwards the index agrees with FTS5.
+func TestSummaryIndexConcurrent(t *testing.T) {
+	defer sqlite.SetSummaryIndexMinTurns(0)()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := openAt(t, path)
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Tiers: &strata.TierPolicy{Off: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := synth.New(21)
+	first := gen.Turns(1000)
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Policy: "chunks", Turns: first}); err != nil {
+		t.Fatal(err)
+	}
+	queries := summaryQueries(first, 20)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				q := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: queries[(i+w)%len(queries)], K: 20, Kind: strata.KindSummary}
+				if _, err := st.Search(ctx, q); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 10 {
+		if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(100)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain, err := sqlite.Open(ctx, path, sqlite.WithSummaryIndex(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	for _, q := range queries {
+		sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 48, Kind: strata.KindSummary}
+		got, err := st.Search(ctx, sq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.Search(ctx, sq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "after concurrent writes", q, got, want)
+	}
+}
