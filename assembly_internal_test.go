@@ -3,7 +3,10 @@ package strata
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestQueryCoverageShareDefaults checks the query coverage share's
@@ -74,4 +77,21 @@ func TestOverviewCache(t *testing.T) {
 	if got, ok := c.get(overviewKey("ns", "c", 4, summaryCacheSize, group)); !ok || got.Text != fmt.Sprint(summaryCacheSize) {
 		t.Errorf("newest entry: %q %v", got.Text, ok)
 	}
+}
+
+// TestWordsInASCII: the ASCII path of wordsIn finds what the general one
+// finds.
+func TestWordsInASCII(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alpha := rapid.SampledFrom([]string{"de", "deploy", "deployed", "Deploy", "DEPLOYING", "yoga", "yo", "x86", "a", "the", "cat", "cats", strings.Repeat("long", 20)})
+		text := strings.Join(rapid.SliceOf(alpha).Draw(t, "text"), rapid.SampledFrom([]string{" ", ", ", "-", "_", "\n"}).Draw(t, "sep"))
+		var words []string
+		for _, w := range rapid.SliceOfDistinct(alpha, func(s string) string { return strings.ToLower(s) }).Draw(t, "words") {
+			words = append(words, strings.ToLower(w))
+		}
+		got, want := wordsInASCII(words, text), wordsInSet(words, text)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("wordsIn(%q, %q) = %v, want %v", words, text, got, want)
+		}
+	})
 }

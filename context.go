@@ -1351,6 +1351,14 @@ func wordsIn(words []string, text string) []int {
 	if len(words) == 0 {
 		return nil
 	}
+	if isASCII(text) {
+		return wordsInASCII(words, text)
+	}
+	return wordsInSet(words, text)
+}
+
+// wordsInSet is wordsIn by the set of the text's lowercased words.
+func wordsInSet(words []string, text string) []int {
 	have := map[string]bool{}
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
@@ -1374,6 +1382,70 @@ func wordsIn(words []string, text string) []int {
 		}
 	}
 	return out
+}
+
+// wordsInASCII is wordsIn for ASCII text, without building the text's
+// set of words: each word is lowercased in place of a small buffer and
+// compared with the query words not matched yet.
+func wordsInASCII(words []string, text string) []int {
+	found := make([]bool, len(words))
+	left := len(words)
+	var buf [64]byte
+	for i := 0; i < len(text) && left > 0; {
+		if !asciiAlnum(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && asciiAlnum(text[j]) {
+			j++
+		}
+		var w []byte
+		if j-i <= len(buf) {
+			w = buf[:j-i]
+		} else {
+			w = make([]byte, j-i)
+		}
+		for k := range w {
+			c := text[i+k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w[k] = c
+		}
+		for q, qw := range words {
+			if found[q] {
+				continue
+			}
+			// (string(...) in a comparison does not copy.)
+			if string(w) == qw || len(qw) >= 4 && len(w) >= 4 &&
+				(len(w) >= len(qw) && string(w[:len(qw)]) == qw || len(qw) >= len(w) && qw[:len(w)] == string(w)) {
+				found[q] = true
+				left--
+			}
+		}
+		i = j
+	}
+	var out []int
+	for q, ok := range found {
+		if ok {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func asciiAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // spanRaw reports whether every turn of first..last is present raw.
