@@ -385,6 +385,9 @@ CREATE TRIGGER node_fts_log_delete AFTER DELETE ON nodes WHEN OLD.derived = 0
 BEGIN
 	INSERT INTO node_fts_log (conversation, node) VALUES (OLD.conversation, OLD.pk);
 END;
+-- Each word's count of summaries, for BM25 over a file of several
+-- conversations.
+CREATE VIRTUAL TABLE nodes_fts_vocab USING fts5vocab (nodes_fts, 'col');
 CREATE TRIGGER node_fts_log_trim AFTER INSERT ON node_fts_log
 BEGIN
 	DELETE FROM node_fts_log WHERE seq = NEW.seq - 32768;

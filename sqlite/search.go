@@ -76,7 +76,7 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 	if q.Kind != strata.KindTurn {
 		// A long conversation's summaries are ranked in memory
 		// (sumindex.go); FTS5 ranks the others.
-		h, ok, err := s.searchSummaryIndex(ctx, tx, pk, terms, k)
+		h, ok, err := s.searchSummaryIndex(ctx, tx, pk, others, terms, k)
 		if err == nil && !ok {
 			h, err = s.searchNodes(ctx, tx, q.Namespace, pk, match, k)
 		}

@@ -24,10 +24,11 @@ import (
 // matches in a fraction of a millisecond. The index holds, per
 // conversation of at least sumIndexMinTurns turns, every indexed summary's
 // terms (ftstoken.go: FTS5's own tokens) with their counts and the
-// summary's length, and ranks exactly as FTS5's bm25 does, with the
-// conversation's summaries as the collection: in a file holding one
-// conversation the scores are FTS5's own; with several, FTS5 counts words
-// over the whole file and the index over the conversation.
+// summary's length, and ranks exactly as FTS5's bm25 does: the scores are
+// FTS5's own. In a file of one conversation the index holds every
+// statistic BM25 needs; in a file of several, the collection's size and
+// length come from FTS5's averages record and each word's document count
+// from nodes_fts_vocab, as FTS5 counts them over the whole file.
 //
 // It is kept in step with the file, whichever process writes it, by
 // node_fts_log: triggers append the row key of every indexed node
@@ -110,7 +111,7 @@ func WithSummaryIndex(on bool) Option {
 // against terms with the in-memory index, if the conversation is long
 // enough to have one and each term is one token; ok is false otherwise,
 // and the caller asks FTS5.
-func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, terms []string, k int) (hits []strata.Hit, ok bool, err error) {
+func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, others bool, terms []string, k int) (hits []strata.Hit, ok bool, err error) {
 	if s.sums.off || pk == 0 || len(terms) == 0 {
 		return nil, false, nil
 	}
@@ -136,7 +137,13 @@ func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, te
 	if err := ix.refresh(ctx, s, tx, pk); err != nil {
 		return nil, false, err
 	}
-	top := ix.search(toks, k)
+	var file *fileStats
+	if others {
+		if file, err = readFileStats(ctx, tx, toks); err != nil {
+			return nil, false, err
+		}
+	}
+	top := ix.search(toks, k, file)
 	if len(top) == 0 {
 		return []strata.Hit{}, true, nil
 	}
@@ -340,15 +347,72 @@ func (ix *sumIndex) compact() {
 	ix.dead = 0
 }
 
+// fileStats are BM25's statistics over every conversation's indexed
+// summaries, for a file of several: the number of rows, their mean
+// length, and how many rows hold each query term.
+type fileStats struct {
+	rows  float64
+	avgdl float64
+	df    []int64
+}
+
+// readFileStats reads fileStats from FTS5's own records: the averages
+// record of nodes_fts (its row count, then each column's total tokens)
+// and nodes_fts_vocab.
+func readFileStats(ctx context.Context, q querier, toks []string) (*fileStats, error) {
+	var rec []byte
+	err := q.QueryRowContext(ctx, `SELECT block FROM nodes_fts_data WHERE id = 1`).Scan(&rec)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: summary index: %w", err)
+	}
+	rows, n := ftsVarint(rec)
+	rec = rec[n:]
+	var tokens int64
+	for len(rec) > 0 {
+		v, n := ftsVarint(rec)
+		tokens += v
+		rec = rec[n:]
+	}
+	st := &fileStats{rows: float64(rows), df: make([]int64, len(toks))}
+	if rows > 0 {
+		st.avgdl = float64(tokens) / float64(rows)
+	}
+	for i, t := range toks {
+		err := q.QueryRowContext(ctx, `SELECT doc FROM nodes_fts_vocab WHERE term = ? AND col = 'text'`, t).Scan(&st.df[i])
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sqlite: summary index: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// ftsVarint decodes one of SQLite's variable-length integers (7 bits a
+// byte, high bit set on all but the last, the ninth byte whole) and
+// returns it with its length; 0, len(b) for a truncated one.
+func ftsVarint(b []byte) (int64, int) {
+	var v uint64
+	for i := 0; i < len(b); i++ {
+		if i == 8 {
+			return int64(v<<8 | uint64(b[i])), 9
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return int64(v), i + 1
+		}
+	}
+	return 0, len(b)
+}
+
 type sumScore struct {
 	pk    int64
 	score float64
 }
 
 // search returns the k best documents for the query tokens (FTS5's
-// terms), best first: score as FTS5's bm25 computes it over the index's
-// documents (negated: higher is better), ties by row key.
-func (ix *sumIndex) search(toks []string, k int) []sumScore {
+// terms), best first: score as FTS5's bm25 computes it (negated: higher is
+// better), ties by row key. The statistics are the index's own, or file's
+// if it is not nil.
+func (ix *sumIndex) search(toks []string, k int, file *fileStats) []sumScore {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := len(ix.slotOf)
@@ -357,6 +421,9 @@ func (ix *sumIndex) search(toks []string, k int) []sumScore {
 	}
 	N := float64(n)
 	avgdl := float64(ix.total) / N
+	if file != nil {
+		N, avgdl = file.rows, file.avgdl
+	}
 	lists := make([][]sumPost, len(toks))
 	idf := make([]float64, len(toks))
 	for i, t := range toks {
@@ -366,9 +433,13 @@ func (ix *sumIndex) search(toks []string, k int) []sumScore {
 		}
 		lists[i] = ix.post[id]
 		hits := 0
-		for _, p := range lists[i] {
-			if !ix.docs[p.slot].dead {
-				hits++
+		if file != nil {
+			hits = int(file.df[i])
+		} else {
+			for _, p := range lists[i] {
+				if !ix.docs[p.slot].dead {
+					hits++
+				}
 			}
 		}
 		// Two query words with one stem are two phrases to FTS5, each

@@ -148,16 +148,17 @@ func TestSummaryIndexRanksAsFTS5(t *testing.T) {
 	}
 	check("after the log was trimmed")
 
-	// With a second conversation in the file FTS5 counts words over both,
-	// the index over one: the index kept in step agrees with one loaded
-	// afresh by another process.
+	// With a second conversation in the file FTS5 counts words over both:
+	// so does the index, from FTS5's records; and the index kept in step
+	// agrees with one loaded afresh by another process.
 	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "d", Policy: "chunks", Turns: synth.New(12).Turns(300)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(200)}); err != nil {
 		t.Fatal(err)
 	}
-	compare("with a second conversation", openAt(t, path))
+	check("with a second conversation")
+	compare("with a second conversation, loaded afresh", openAt(t, path))
 
 	// Removing the conversation removes its summaries from the index.
 	if _, err := m2.DeleteConversation(ctx, "c", "test"); err != nil {
