@@ -62,4 +62,13 @@
 // skipped when the scope holds every conversation in the file). Turn and
 // summary hits are ranked in their own indexes; for Kind "" the two lists
 // are merged by score.
+//
+// The summaries of a conversation of 20,000 turns or more are ranked in
+// memory instead (sumindex.go), with the same scores: FTS5's bm25 scores
+// every summary that holds a query word, which at a million turns is most
+// of a query's cost. The index counts FTS5's own tokens (ftstoken.go), is
+// loaded by the process's first search of the conversation, and is kept in
+// step with writes from any process by node_fts_log, which triggers on
+// nodes fill. WithSummaryIndex(false) turns it off for a process that
+// answers one query.
 package sqlite

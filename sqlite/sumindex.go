@@ -197,7 +197,10 @@ func (s *Store) readHits(ctx context.Context, q querier, top []sumScore) ([]stra
 // longer holds them all.
 func (ix *sumIndex) refresh(ctx context.Context, s *Store, q querier, conv int64) error {
 	var newest, oldest int64
-	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM node_fts_log`).Scan(&newest, &oldest); err != nil {
+	// Two subqueries: each is one seek, where min and max in one query
+	// read the whole log.
+	if err := q.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM node_fts_log), 0),
+		coalesce((SELECT min(seq) FROM node_fts_log), 0)`).Scan(&newest, &oldest); err != nil {
 		return fmt.Errorf("sqlite: summary index: %w", err)
 	}
 	ix.mu.RLock()

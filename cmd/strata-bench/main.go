@@ -698,6 +698,8 @@ func bytesReport(ctx context.Context, m *strata.Memory, db, title string, jsonl 
 			parts["full-text index of turns"] += n
 		case strings.HasPrefix(name, "nodes_fts"):
 			parts["full-text index of summaries"] += n
+		case name == "node_fts_log":
+			parts["log of summary changes (for in-memory indexes)"] += n
 		case strings.HasPrefix(name, "turns_"):
 			parts["other indexes of turns"] += n
 		case strings.HasPrefix(name, "nodes_"):
