@@ -392,6 +392,26 @@ CREATE TRIGGER node_fts_log_trim AFTER INSERT ON node_fts_log
 BEGIN
 	DELETE FROM node_fts_log WHERE seq = NEW.seq - 32768;
 END;
+-- The same for turns (turnindex.go): a turn enters or leaves turns_fts
+-- with its tier, and its indexed text is its content and tool calls.
+-- Appended turns need no entry: their row keys are higher.
+CREATE TABLE turn_fts_log (
+	seq          INTEGER PRIMARY KEY,
+	conversation INTEGER NOT NULL,
+	turn         INTEGER NOT NULL
+);
+CREATE TRIGGER turn_fts_log_update AFTER UPDATE OF tier, content, tool_calls, tool_results ON turns
+BEGIN
+	INSERT INTO turn_fts_log (conversation, turn) VALUES (NEW.conversation, NEW.pk);
+END;
+CREATE TRIGGER turn_fts_log_delete AFTER DELETE ON turns
+BEGIN
+	INSERT INTO turn_fts_log (conversation, turn) VALUES (OLD.conversation, OLD.pk);
+END;
+CREATE TRIGGER turn_fts_log_trim AFTER INSERT ON turn_fts_log
+BEGIN
+	DELETE FROM turn_fts_log WHERE seq = NEW.seq - 32768;
+END;
 `},
 }
 

@@ -67,7 +67,12 @@ func (s *Store) Search(ctx context.Context, q strata.SearchQuery) ([]strata.Hit,
 
 	hits := []strata.Hit{}
 	if q.Kind != strata.KindSummary {
-		h, err := s.searchTurns(ctx, tx, q.Namespace, pk, q.FromSeq, match, k)
+		// A long conversation's window of newest turns is ranked in
+		// memory (turnindex.go); FTS5 ranks the others.
+		h, ok, err := s.searchTurnIndex(ctx, tx, q.Namespace, q.Conversation, pk, q.FromSeq, others, terms, k)
+		if err == nil && !ok {
+			h, err = s.searchTurns(ctx, tx, q.Namespace, pk, q.FromSeq, match, k)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -22,13 +22,14 @@ import (
 // Store is a strata.Store in one SQLite file. It is safe for concurrent
 // use by multiple goroutines.
 type Store struct {
-	path string
-	seg  archive.Segments // the archive segments of cold spans
-	w    *sql.DB          // exactly one connection; every write goes through it
-	r    *sql.DB          // read-only connections
-	from int              // schema version before Open migrated the file
-	text *textCodec       // the node texts' dictionaries (textcodec.go)
-	sums sumIndexes       // in-memory indexes of long conversations' summaries (sumindex.go)
+	path    string
+	seg     archive.Segments // the archive segments of cold spans
+	w       *sql.DB          // exactly one connection; every write goes through it
+	r       *sql.DB          // read-only connections
+	from    int              // schema version before Open migrated the file
+	text    *textCodec       // the node texts' dictionaries (textcodec.go)
+	sums    sumIndexes       // in-memory indexes of long conversations' summaries (sumindex.go)
+	turnIdx turnIndexes      // and of their newest turns (turnindex.go)
 }
 
 var _ strata.Store = (*Store)(nil)

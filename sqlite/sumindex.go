@@ -115,16 +115,9 @@ func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, ot
 	if s.sums.off || pk == 0 || len(terms) == 0 {
 		return nil, false, nil
 	}
-	toks := make([]string, len(terms))
-	for i, t := range terms {
-		n := 0
-		ftsTokens(t, func(tok []byte) {
-			n++
-			toks[i] = string(tok)
-		})
-		if n != 1 || toks[i] == "" {
-			return nil, false, nil // a phrase: FTS5 matches it by position
-		}
+	toks, ok := singleTokens(terms)
+	if !ok {
+		return nil, false, nil
 	}
 	var turns int64
 	if err := tx.QueryRowContext(ctx, `SELECT turns FROM conversations WHERE pk = ?`, pk).Scan(&turns); err != nil {
@@ -143,7 +136,7 @@ func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, ot
 			return nil, false, err
 		}
 	}
-	top := ix.search(toks, k, file)
+	top := ix.search(toks, k, file, nil)
 	if len(top) == 0 {
 		return []strata.Hit{}, true, nil
 	}
@@ -359,32 +352,42 @@ type fileStats struct {
 	df    []int64
 }
 
-// readFileStats reads fileStats from FTS5's own records: the averages
-// record of nodes_fts (its row count, then each column's total tokens)
-// and nodes_fts_vocab.
+// readFileStats reads fileStats from FTS5's own records: nodes_fts's
+// averages and nodes_fts_vocab.
 func readFileStats(ctx context.Context, q querier, toks []string) (*fileStats, error) {
-	var rec []byte
-	err := q.QueryRowContext(ctx, `SELECT block FROM nodes_fts_data WHERE id = 1`).Scan(&rec)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite: summary index: %w", err)
-	}
-	rows, n := ftsVarint(rec)
-	rec = rec[n:]
-	var tokens int64
-	for len(rec) > 0 {
-		v, n := ftsVarint(rec)
-		tokens += v
-		rec = rec[n:]
-	}
-	st := &fileStats{rows: float64(rows), df: make([]int64, len(toks))}
-	if rows > 0 {
-		st.avgdl = float64(tokens) / float64(rows)
+	st, err := readAverages(ctx, q, "nodes_fts", len(toks))
+	if err != nil {
+		return nil, err
 	}
 	for i, t := range toks {
 		err := q.QueryRowContext(ctx, `SELECT doc FROM nodes_fts_vocab WHERE term = ? AND col = 'text'`, t).Scan(&st.df[i])
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("sqlite: summary index: %w", err)
 		}
+	}
+	return st, nil
+}
+
+// readAverages reads the row count and mean row length of the FTS5 table
+// from its averages record (the row count, then each column's total
+// tokens), with room for n document counts.
+func readAverages(ctx context.Context, q querier, table string, n int) (*fileStats, error) {
+	var rec []byte
+	err := q.QueryRowContext(ctx, `SELECT block FROM `+table+`_data WHERE id = 1`).Scan(&rec)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: %s averages: %w", table, err)
+	}
+	rows, k := ftsVarint(rec)
+	rec = rec[k:]
+	var tokens int64
+	for len(rec) > 0 {
+		v, n := ftsVarint(rec)
+		tokens += v
+		rec = rec[n:]
+	}
+	st := &fileStats{rows: float64(rows), df: make([]int64, n)}
+	if rows > 0 {
+		st.avgdl = float64(tokens) / float64(rows)
 	}
 	return st, nil
 }
@@ -414,8 +417,8 @@ type sumScore struct {
 // search returns the k best documents for the query tokens (FTS5's
 // terms), best first: score as FTS5's bm25 computes it (negated: higher is
 // better), ties by row key. The statistics are the index's own, or file's
-// if it is not nil.
-func (ix *sumIndex) search(toks []string, k int, file *fileStats) []sumScore {
+// if it is not nil. With keep, only the documents it keeps are ranked.
+func (ix *sumIndex) search(toks []string, k int, file *fileStats, keep func(slot int32) bool) []sumScore {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := len(ix.slotOf)
@@ -478,7 +481,7 @@ func (ix *sumIndex) search(toks []string, k int, file *fileStats) []sumScore {
 				pos[i]++
 			}
 		}
-		if d.dead {
+		if d.dead || keep != nil && !keep(slot) {
 			continue
 		}
 		s := sumScore{d.pk, score}

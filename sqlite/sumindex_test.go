@@ -173,7 +173,8 @@ func TestSummaryIndexRanksAsFTS5(t *testing.T) {
 }
 
 // TestSummaryIndexConcurrent: searches and writes at once on one store
-// (run under -race); afterwards the index agrees with FTS5.
+// (run under -race); afterwards the summary and turn indexes agree with
+// FTS5.
 func TestSummaryIndexConcurrent(t *testing.T) {
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
@@ -201,7 +202,8 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				q := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: queries[(i+w)%len(queries)], K: 20, Kind: strata.KindSummary}
+				q := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: queries[(i+w)%len(queries)], K: 20,
+					FromSeq: int64(500 * (w % 2))} // both kinds; the turns of a window in two of the four
 				if _, err := st.Search(ctx, q); err != nil {
 					errs <- err
 					return
@@ -236,5 +238,108 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameHits(t, "after concurrent writes", q, got, want)
+		sq = strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 24, Kind: strata.KindTurn, FromSeq: 500}
+		if got, err = st.Search(ctx, sq); err != nil {
+			t.Fatal(err)
+		}
+		if want, err = plain.Search(ctx, sq); err != nil {
+			t.Fatal(err)
+		}
+		sameTurnHits(t, "after concurrent writes", q, got, want)
+	}
+}
+
+// TestTurnIndexRanksAsFTS5: a search of the newest turns (FromSeq) ranked
+// by the in-memory window index gives FTS5's hits and scores, through
+// appends by another store, tier moves that take turns out of the index
+// or into blocks, a log trimmed past what the index missed, and windows
+// that start before the index or far after it.
+func TestTurnIndexRanksAsFTS5(t *testing.T) {
+	defer sqlite.SetSummaryIndexMinTurns(0)()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	mem := openAt(t, path)
+	plain, err := sqlite.Open(ctx, path, sqlite.WithSummaryIndex(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	importHistory(t, mem)
+	gen := synth.New(11)
+	queries := summaryQueries(gen.Turns(3000), 40)
+	total := int64(3000)
+	check := func(stage string, windows ...int64) {
+		t.Helper()
+		for _, w := range windows {
+			from := max(total-w+1, 2)
+			for _, q := range queries {
+				for _, k := range []int{1, 24} {
+					sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: k,
+						Kind: strata.KindTurn, FromSeq: from}
+					got, err := mem.Search(ctx, sq)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := plain.Search(ctx, sq)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameTurnHits(t, fmt.Sprintf("%s, from %d, k %d", stage, from, k), q, got, want)
+				}
+			}
+		}
+	}
+	check("after the import", 1000, 400)
+
+	m2, err := strata.New(strata.Config{Store: plain, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Tiers: &strata.TierPolicy{HotChunks: 20, WarmMaxTurns: 600}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(800)}); err != nil {
+		t.Fatal(err)
+	}
+	total += 800
+	check("after appends by another store", 1000, 3000)
+
+	if _, err := m2.Tier(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	check("after a tier pass", 1000, 2500)
+
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(300)}); err != nil {
+		t.Fatal(err)
+	}
+	total += 300
+	if _, err := m2.Tier(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawDB(t, path).Exec(`DELETE FROM turn_fts_log WHERE seq < (SELECT max(seq) FROM turn_fts_log)`); err != nil {
+		t.Fatal(err)
+	}
+	check("after the log was trimmed", 1000, 200)
+}
+
+// sameTurnHits is sameHits for turn hits.
+func sameTurnHits(t *testing.T, what, query string, got, want []strata.Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s, %q: %d hits in memory, %d from FTS5", what, query, len(got), len(want))
+	}
+	if len(want) == 0 {
+		return
+	}
+	last := want[len(want)-1].Score
+	for i := range want {
+		g, w := got[i], want[i]
+		if math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
+			t.Fatalf("%s, %q: hit %d scores %v in memory, %v from FTS5", what, query, i, g.Score, w.Score)
+		}
+		if math.Abs(w.Score-last) > 1e-9*math.Abs(last) && g.Turn.Seq != w.Turn.Seq {
+			t.Fatalf("%s, %q: hit %d is turn %d in memory, %d from FTS5", what, query, i, g.Turn.Seq, w.Turn.Seq)
+		}
+		if g.Turn.Seq == w.Turn.Seq && g.Turn.Text() != w.Turn.Text() {
+			t.Fatalf("%s, %q: turn %d read differently", what, query, g.Turn.Seq)
+		}
 	}
 }

@@ -1,0 +1,434 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/strata-memory/strata"
+)
+
+// This file holds the in-memory index of the newest turns of a long
+// conversation, for the turn search of a query package, which covers the
+// newest turns only (strata.AssemblyOptions.SearchWindow: SearchQuery
+// FromSeq). FTS5 reads only the window's entries to score them, but its
+// bm25 counts each query word's documents over its whole posting list,
+// every turn of the file holding the word: at a million turns that count
+// is most of the turn search. The index keeps the window's turns (from
+// base on) with their terms, and each query word's count of indexed turns
+// before base, asked of FTS5 once and kept until a turn before base
+// changes; the collection's size and length come from FTS5's averages
+// record. The scores are FTS5's own. It serves files of one conversation:
+// with several, every write to another conversation would change the
+// counts.
+//
+// turn_fts_log (schema 19), filled by triggers, names every turn whose
+// tier, content or row changed (a turn enters and leaves turns_fts only
+// so); turns appended since the index last looked are those of higher row
+// keys (a conversation's rows are numbered in seq order).
+
+// turnIndex is the index of one conversation's newest turns.
+type turnIndex struct {
+	sumIndex         // the turns of seq base on, their terms and lengths (sumDoc.pk: the row key)
+	base     int64   // the first seq held
+	basePK   int64   // its row key: the conversation's rows before it are the turns before base
+	maxPK    int64   // the newest row read
+	below    belowDF // FTS5's counts of turns before base, by term
+	seqOf    []int64 // by slot
+}
+
+// belowDF caches how many indexed turns before base hold each term.
+type belowDF struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (b *belowDF) reset() {
+	b.mu.Lock()
+	b.n = nil
+	b.mu.Unlock()
+}
+
+// turnIndexes holds a store's turn window indexes.
+type turnIndexes struct {
+	mu     sync.Mutex
+	byConv map[int64]*turnIndex
+}
+
+func (x *turnIndexes) get(conv int64) *turnIndex {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.byConv == nil {
+		x.byConv = map[int64]*turnIndex{}
+	}
+	ix := x.byConv[conv]
+	if ix == nil {
+		ix = &turnIndex{}
+		x.byConv[conv] = ix
+	}
+	return ix
+}
+
+// searchTurnIndex ranks the turns of conversation pk from seq from on
+// against terms with the in-memory index, if the file holds only this
+// conversation, it is long enough and each term is one token; ok is false
+// otherwise, and the caller asks FTS5.
+func (s *Store) searchTurnIndex(ctx context.Context, tx querier, namespace, conversation string, pk, from int64, others bool,
+	terms []string, k int) (hits []strata.Hit, ok bool, err error) {
+	if s.sums.off || pk == 0 || from <= 1 || others || len(terms) == 0 {
+		return nil, false, nil
+	}
+	toks, ok := singleTokens(terms)
+	if !ok {
+		return nil, false, nil
+	}
+	var turns int64
+	if err := tx.QueryRowContext(ctx, `SELECT turns FROM conversations WHERE pk = ?`, pk).Scan(&turns); err != nil {
+		return nil, false, err
+	}
+	if turns < sumIndexMinTurns.Load() {
+		return nil, false, nil
+	}
+	ix := s.turnIdx.get(pk)
+	if err := ix.refresh(ctx, s, tx, namespace, conversation, pk, from); err != nil {
+		return nil, false, err
+	}
+	file, err := readAverages(ctx, tx, "turns_fts", len(toks))
+	if err != nil {
+		return nil, false, err
+	}
+	for i, t := range toks {
+		n, err := ix.countBelow(ctx, tx, terms[i])
+		if err != nil {
+			return nil, false, err
+		}
+		file.df[i] = n + int64(ix.liveDF(t))
+	}
+	top := ix.searchFrom(toks, k, file, from)
+	if len(top) == 0 {
+		return []strata.Hit{}, true, nil
+	}
+	hits, err = s.readTurnHits(ctx, tx, namespace, conversation, top)
+	return hits, true, err
+}
+
+// singleTokens returns the FTS5 token of each term, and false if a term
+// is not exactly one token (a phrase, which FTS5 matches by position).
+func singleTokens(terms []string) ([]string, bool) {
+	toks := make([]string, len(terms))
+	for i, t := range terms {
+		n := 0
+		ftsTokens(t, func(tok []byte) {
+			n++
+			toks[i] = string(tok)
+		})
+		if n != 1 || toks[i] == "" {
+			return nil, false
+		}
+	}
+	return toks, true
+}
+
+// liveDF is the number of live documents holding term.
+func (ix *turnIndex) liveDF(term string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	id, ok := ix.terms[term]
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, p := range ix.post[id] {
+		if !ix.docs[p.slot].dead {
+			n++
+		}
+	}
+	return n
+}
+
+// countBelow is the number of indexed turns before the index's base that
+// hold the query term, asked of FTS5 the first time.
+func (ix *turnIndex) countBelow(ctx context.Context, q querier, term string) (int64, error) {
+	ix.below.mu.Lock()
+	defer ix.below.mu.Unlock()
+	if n, ok := ix.below.n[term]; ok {
+		return n, nil
+	}
+	ix.mu.RLock()
+	basePK := ix.basePK
+	ix.mu.RUnlock()
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ? AND rowid < ?`,
+		matchExpr("", []string{term}), basePK).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	if ix.below.n == nil {
+		ix.below.n = map[string]int64{}
+	}
+	ix.below.n[term] = n
+	return n, nil
+}
+
+// refresh brings the index up to q's snapshot for a search from seq from
+// (the newest row is the last by seq: a conversation's rows are numbered
+// in seq order):
+// it loads the turns from from on the first time or when from has moved
+// past twice the window the index holds, and otherwise reads the turns
+// appended and those the log names.
+func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace, conversation string, conv, from int64) error {
+	var newest, oldest, maxPK int64
+	if err := q.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM turn_fts_log), 0),
+		coalesce((SELECT min(seq) FROM turn_fts_log), 0),
+		coalesce((SELECT pk FROM turns WHERE conversation = ? ORDER BY seq DESC LIMIT 1), 0)`, conv).Scan(&newest, &oldest, &maxPK); err != nil {
+		return fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	ix.load.Lock()
+	defer ix.load.Unlock()
+	ix.mu.RLock()
+	loaded, ver, base, seen, held := ix.loaded, ix.ver, ix.base, ix.maxPK, int64(len(ix.docs))
+	ix.mu.RUnlock()
+	// Loaded again: the first time, when the window starts before the
+	// index, when the log no longer holds what the index missed, and when
+	// the index holds more turns before the window than in it.
+	if !loaded || from < base || oldest > ver+1 || from-base > held {
+		return ix.reload(ctx, s, q, namespace, conversation, conv, from, newest)
+	}
+	if ver >= newest && seen >= maxPK {
+		return nil
+	}
+	// Turns the log names, and turns appended.
+	changed := map[int64]bool{}
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT turn FROM turn_fts_log WHERE seq > ? AND seq <= ? AND conversation = ?`, ver, newest, conv)
+	if err != nil {
+		return fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	for rows.Next() {
+		var pk int64
+		if err := rows.Scan(&pk); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: turn index: %w", err)
+		}
+		changed[pk] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	var pks []int64
+	for pk := range changed {
+		pks = append(pks, pk)
+	}
+	var read []indexedTurn
+	if len(pks) > 0 {
+		b, _ := jsonInts(pks)
+		if read, err = s.readIndexed(ctx, q, namespace, conversation, `t.pk IN (SELECT value FROM json_each(?))`, b); err != nil {
+			return err
+		}
+	}
+	appended, err := s.readIndexed(ctx, q, namespace, conversation, `t.conversation = ? AND t.pk > ? AND t.pk <= ?`, conv, seen, maxPK)
+	if err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	resetBelow := false
+	for _, pk := range pks {
+		ix.remove(pk)
+	}
+	for _, t := range append(read, appended...) {
+		if t.seq < ix.base {
+			resetBelow = true // a turn before base entered or left the index
+			continue
+		}
+		ix.remove(t.pk)
+		if t.indexed {
+			ix.addTurn(t)
+		}
+	}
+	// A turn the log names that is gone or out of the index may have been
+	// before base: the counts are asked again.
+	if len(pks) > 0 {
+		resetBelow = true
+	}
+	if resetBelow {
+		ix.below.reset()
+	}
+	ix.ver, ix.maxPK = newest, max(seen, maxPK)
+	ix.compact()
+	return nil
+}
+
+// reload builds the index of the turns of seq from on, aside, and swaps
+// it in.
+func (ix *turnIndex) reload(ctx context.Context, s *Store, q querier, namespace, conversation string, conv, from, ver int64) error {
+	var maxPK, basePK int64
+	if err := q.QueryRowContext(ctx, `SELECT coalesce((SELECT pk FROM turns WHERE conversation = ?1 ORDER BY seq DESC LIMIT 1), 0),
+		coalesce((SELECT pk FROM turns WHERE conversation = ?1 AND seq >= ?2 ORDER BY seq LIMIT 1), 0)`, conv, from).Scan(&maxPK, &basePK); err != nil {
+		return fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	ts, err := s.readIndexed(ctx, q, namespace, conversation, `t.conversation = ? AND t.seq >= ? AND t.pk <= ?`, conv, from, maxPK)
+	if err != nil {
+		return err
+	}
+	fresh := &turnIndex{sumIndex: sumIndex{terms: map[string]int32{}, slotOf: map[int64]int32{}}}
+	for _, t := range ts {
+		if t.indexed {
+			fresh.addTurn(t)
+		}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.terms, ix.post, ix.docs, ix.slotOf, ix.seqOf = fresh.terms, fresh.post, fresh.docs, fresh.slotOf, fresh.seqOf
+	ix.total, ix.dead = fresh.total, 0
+	ix.base, ix.basePK, ix.maxPK = from, basePK, maxPK
+	ix.ver, ix.loaded = ver, true
+	ix.below.reset()
+	return nil
+}
+
+func (ix *turnIndex) addTurn(t indexedTurn) {
+	ix.add(t.pk, t.text)
+	ix.seqOf = append(ix.seqOf, t.seq)
+}
+
+// searchFrom is search over the documents of seq from on.
+func (ix *turnIndex) searchFrom(toks []string, k int, file *fileStats, from int64) []sumScore {
+	ix.mu.RLock()
+	seqOf := ix.seqOf
+	ix.mu.RUnlock()
+	return ix.search(toks, k, file, func(slot int32) bool { return seqOf[slot] >= from })
+}
+
+// indexedTurn is a turn as the index reads it.
+type indexedTurn struct {
+	pk, seq int64
+	indexed bool   // in turns_fts: hot or warm
+	text    string // what turns_fts holds of it, if indexed
+}
+
+// readIndexed reads the turns where matches (a condition on turns t),
+// with the text of those the full-text index holds (warm ones from their
+// blocks).
+func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversation, where string, args ...any) ([]indexedTurn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t WHERE `+where+` ORDER BY t.seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	defer rows.Close()
+	var out []indexedTurn
+	var ts []strata.Turn
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		var pk int64
+		t, err := scanTurn(rows, &st.tier, &st.span, &pk)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: turn index: %w", err)
+		}
+		x := indexedTurn{pk: pk, seq: t.Seq, indexed: st.tier == tierHot || st.tier == tierWarm}
+		if !x.indexed {
+			out = append(out, x)
+			continue
+		}
+		if st.tier != tierHot {
+			st.index = len(ts)
+			stubs = append(stubs, st)
+		}
+		ts = append(ts, t)
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	rows.Close()
+	ts, err = s.hydrate(ctx, q, namespace, conversation, ts, stubs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	text := make(map[int64]string, len(ts))
+	for _, t := range ts {
+		text[t.Seq] = t.Text()
+	}
+	for i := range out {
+		if out[i].indexed {
+			out[i].text = text[out[i].seq]
+		}
+	}
+	return out, nil
+}
+
+// readTurnHits reads the turns of top, best first, with their scores.
+func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversation string, top []sumScore) ([]strata.Hit, error) {
+	pks := make([]int64, len(top))
+	for i, t := range top {
+		pks[i] = t.pk
+	}
+	b, _ := jsonInts(pks)
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t WHERE t.pk IN (SELECT value FROM json_each(?))`, b)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search turns: %w", err)
+	}
+	defer rows.Close()
+	type row struct {
+		t  strata.Turn
+		st stub
+	}
+	byPK := map[int64]row{}
+	for rows.Next() {
+		var r row
+		var pk int64
+		if r.t, err = scanTurn(rows, &r.st.tier, &r.st.span, &pk); err != nil {
+			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+		}
+		byPK[pk] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search turns: %w", err)
+	}
+	rows.Close()
+	var ts []strata.Turn
+	var stubs []stub
+	var scores []float64
+	for _, t := range top {
+		r, ok := byPK[t.pk]
+		if !ok {
+			continue
+		}
+		if r.st.tier != tierHot {
+			r.st.index = len(ts)
+			stubs = append(stubs, r.st)
+		}
+		ts = append(ts, r.t)
+		scores = append(scores, t.score)
+	}
+	score := make(map[int64]float64, len(ts))
+	for i, t := range ts {
+		score[t.Seq] = scores[i]
+	}
+	ts, err = s.hydrate(ctx, q, namespace, conversation, ts, stubs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search turns: %w", err)
+	}
+	hits := make([]strata.Hit, 0, len(ts))
+	for _, t := range ts {
+		t := t
+		hits = append(hits, strata.Hit{Kind: strata.KindTurn, Conversation: conversation, Turn: &t, Score: score[t.Seq]})
+	}
+	return hits, nil
+}
+
+// jsonInts is xs as a JSON array, for json_each.
+func jsonInts(xs []int64) (string, error) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, x)
+	}
+	b.WriteByte(']')
+	return b.String(), nil
+}
