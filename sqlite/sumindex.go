@@ -100,9 +100,10 @@ func (x *sumIndexes) get(conv int64) *sumIndex {
 }
 
 // WithSummaryIndex sets whether the store ranks the summaries of long
-// conversations in memory (on by default). A process that answers one
-// query and exits pays for loading the index and gains nothing from it:
-// the command-line tool's one-shot commands turn it off.
+// conversations, and the newest turns a query package searches, in memory
+// (on by default; see turnindex.go). A process that answers one query and
+// exits pays for loading the indexes and gains nothing from them: the
+// command-line tool's one-shot commands turn them off.
 func WithSummaryIndex(on bool) Option {
 	return func(o *options) { o.noSumIndex = !on }
 }

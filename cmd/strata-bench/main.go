@@ -259,7 +259,7 @@ func contexts(ctx context.Context, file, db, dir string, n int, sizes []int, que
 	// 4. Context latency by length: prefixes of the same conversation.
 	fmt.Println("Context(budget 4000) latency by conversation length: without a query (the baseline), with a")
 	fmt.Println("two-word query (and its ratio to the baseline), Search (BM25, 10 hits) with the same queries, and")
-	fmt.Println("the first Context with a query of the process (from 20,000 turns, it loads the summary index)")
+	fmt.Println("the first Context with a query of the process (from 20,000 turns, it loads the in-memory indexes)")
 	fmt.Printf("  %9s  %9s %9s   %17s %17s   %9s %9s   %9s\n", "turns", "p50", "p99", "p50 query", "p99 query", "search p50", "p99", "first")
 	for _, size := range sizes {
 		path := db
@@ -698,8 +698,8 @@ func bytesReport(ctx context.Context, m *strata.Memory, db, title string, jsonl 
 			parts["full-text index of turns"] += n
 		case strings.HasPrefix(name, "nodes_fts"):
 			parts["full-text index of summaries"] += n
-		case name == "node_fts_log":
-			parts["log of summary changes (for in-memory indexes)"] += n
+		case name == "node_fts_log" || name == "turn_fts_log":
+			parts["logs of index changes (for in-memory indexes)"] += n
 		case strings.HasPrefix(name, "turns_"):
 			parts["other indexes of turns"] += n
 		case strings.HasPrefix(name, "nodes_"):
