@@ -318,6 +318,13 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after the log was trimmed", 1000, 200)
+
+	// The window moves on by more than half of what the index loaded.
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(700)}); err != nil {
+		t.Fatal(err)
+	}
+	total += 700
+	check("after the window moved on", 1000)
 }
 
 // sameTurnHits is sameHits for turn hits.

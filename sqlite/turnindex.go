@@ -32,6 +32,7 @@ import (
 type turnIndex struct {
 	sumIndex         // the turns of seq base on, their terms and lengths (sumDoc.pk: the row key)
 	base     int64   // the first seq held
+	loadedN  int64   // turns read by the last load
 	basePK   int64   // its row key: the conversation's rows before it are the turns before base
 	maxPK    int64   // the newest row read
 	below    belowDF // FTS5's counts of turns before base, by term
@@ -187,12 +188,13 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	ix.load.Lock()
 	defer ix.load.Unlock()
 	ix.mu.RLock()
-	loaded, ver, base, seen, held := ix.loaded, ix.ver, ix.base, ix.maxPK, int64(len(ix.docs))
+	loaded, ver, base, seen, loadedN := ix.loaded, ix.ver, ix.base, ix.maxPK, ix.loadedN
 	ix.mu.RUnlock()
 	// Loaded again: the first time, when the window starts before the
 	// index, when the log no longer holds what the index missed, and when
-	// the index holds more turns before the window than in it.
-	if !loaded || from < base || oldest > ver+1 || from-base > held {
+	// more than half the turns it loaded have left the window (so that it
+	// does not grow with the conversation).
+	if !loaded || from < base || oldest > ver+1 || from-base > loadedN/2 {
 		return ix.reload(ctx, s, q, namespace, conversation, conv, from, newest)
 	}
 	if ver >= newest && seen >= maxPK {
@@ -282,7 +284,7 @@ func (ix *turnIndex) reload(ctx context.Context, s *Store, q querier, namespace,
 	defer ix.mu.Unlock()
 	ix.terms, ix.post, ix.docs, ix.slotOf, ix.seqOf = fresh.terms, fresh.post, fresh.docs, fresh.slotOf, fresh.seqOf
 	ix.total, ix.dead = fresh.total, 0
-	ix.base, ix.basePK, ix.maxPK = from, basePK, maxPK
+	ix.base, ix.basePK, ix.maxPK, ix.loadedN = from, basePK, maxPK, int64(len(ts))
 	ix.ver, ix.loaded = ver, true
 	ix.below.reset()
 	return nil
@@ -295,10 +297,8 @@ func (ix *turnIndex) addTurn(t indexedTurn) {
 
 // searchFrom is search over the documents of seq from on.
 func (ix *turnIndex) searchFrom(toks []string, k int, file *fileStats, from int64) []sumScore {
-	ix.mu.RLock()
-	seqOf := ix.seqOf
-	ix.mu.RUnlock()
-	return ix.search(toks, k, file, func(slot int32) bool { return seqOf[slot] >= from })
+	// keep runs under search's read lock, which refresh's appends wait for.
+	return ix.search(toks, k, file, func(slot int32) bool { return ix.seqOf[slot] >= from })
 }
 
 // indexedTurn is a turn as the index reads it.
