@@ -22,14 +22,17 @@ import (
 // Store is a strata.Store in one SQLite file. It is safe for concurrent
 // use by multiple goroutines.
 type Store struct {
-	path    string
-	seg     archive.Segments // the archive segments of cold spans
-	w       *sql.DB          // exactly one connection; every write goes through it
-	r       *sql.DB          // read-only connections
-	from    int              // schema version before Open migrated the file
-	text    *textCodec       // the node texts' dictionaries (textcodec.go)
-	sums    sumIndexes       // in-memory indexes of long conversations' summaries (sumindex.go)
-	turnIdx turnIndexes      // and of their newest turns (turnindex.go)
+	path string
+	seg  archive.Segments // the archive segments of cold spans
+	w    *sql.DB          // exactly one connection; every write goes through it
+	r    *sql.DB          // read-only connections
+	from int              // schema version before Open migrated the file
+	text *textCodec       // the node texts' dictionaries (textcodec.go)
+	// In-memory indexes of long conversations' summaries (sumindex.go)
+	// and newest turns (turnindex.go), unless noMemIndex.
+	sums       convIndexes[sumIndex]
+	turnIdx    convIndexes[turnIndex]
+	noMemIndex bool
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -46,7 +49,7 @@ type Option func(*options)
 
 type options struct {
 	blobs      archive.Blobs
-	noSumIndex bool
+	noMemIndex bool
 }
 
 // WithBlobs keeps the store's archive segments in b instead of the files
@@ -103,7 +106,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: &textCodec{min: minCompressed},
-		sums: sumIndexes{off: o.noSumIndex}}
+		noMemIndex: o.noMemIndex}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err

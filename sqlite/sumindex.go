@@ -78,22 +78,22 @@ type sumIndex struct {
 	dead   int             // dead documents still in posting lists
 }
 
-// sumIndexes holds a store's summary indexes.
-type sumIndexes struct {
-	off    bool
+// convIndexes holds a store's in-memory indexes of one kind, by
+// conversation row key.
+type convIndexes[T any] struct {
 	mu     sync.Mutex
-	byConv map[int64]*sumIndex
+	byConv map[int64]*T
 }
 
-func (x *sumIndexes) get(conv int64) *sumIndex {
+func (x *convIndexes[T]) get(conv int64) *T {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.byConv == nil {
-		x.byConv = map[int64]*sumIndex{}
+		x.byConv = map[int64]*T{}
 	}
 	ix := x.byConv[conv]
 	if ix == nil {
-		ix = &sumIndex{}
+		ix = new(T)
 		x.byConv[conv] = ix
 	}
 	return ix
@@ -105,7 +105,7 @@ func (x *sumIndexes) get(conv int64) *sumIndex {
 // exits pays for loading the indexes and gains nothing from them: the
 // command-line tool's one-shot commands turn them off.
 func WithSummaryIndex(on bool) Option {
-	return func(o *options) { o.noSumIndex = !on }
+	return func(o *options) { o.noMemIndex = !on }
 }
 
 // searchSummaryIndex ranks the indexed summaries of conversation pk
@@ -113,19 +113,9 @@ func WithSummaryIndex(on bool) Option {
 // enough to have one and each term is one token; ok is false otherwise,
 // and the caller asks FTS5.
 func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, others bool, terms []string, k int) (hits []strata.Hit, ok bool, err error) {
-	if s.sums.off || pk == 0 || len(terms) == 0 {
-		return nil, false, nil
-	}
-	toks, ok := singleTokens(terms)
-	if !ok {
-		return nil, false, nil
-	}
-	var turns int64
-	if err := tx.QueryRowContext(ctx, `SELECT turns FROM conversations WHERE pk = ?`, pk).Scan(&turns); err != nil {
+	toks, ok, err := s.memIndexTokens(ctx, tx, pk, terms)
+	if !ok || err != nil {
 		return nil, false, err
-	}
-	if turns < sumIndexMinTurns.Load() {
-		return nil, false, nil
 	}
 	ix := s.sums.get(pk)
 	if err := ix.refresh(ctx, s, tx, pk); err != nil {
@@ -143,6 +133,25 @@ func (s *Store) searchSummaryIndex(ctx context.Context, tx querier, pk int64, ot
 	}
 	hits, err = s.readHits(ctx, tx, top)
 	return hits, true, err
+}
+
+// memIndexTokens returns the FTS5 token of each term if an in-memory
+// index serves the searches of conversation pk: the store keeps them, the
+// conversation has sumIndexMinTurns turns, and each term is one token (a
+// phrase is matched by position, which the indexes do not keep).
+func (s *Store) memIndexTokens(ctx context.Context, tx querier, pk int64, terms []string) ([]string, bool, error) {
+	if s.noMemIndex || pk == 0 || len(terms) == 0 {
+		return nil, false, nil
+	}
+	toks, ok := singleTokens(terms)
+	if !ok {
+		return nil, false, nil
+	}
+	var turns int64
+	if err := tx.QueryRowContext(ctx, `SELECT turns FROM conversations WHERE pk = ?`, pk).Scan(&turns); err != nil {
+		return nil, false, err
+	}
+	return toks, turns >= sumIndexMinTurns.Load(), nil
 }
 
 // readHits reads the nodes of top, best first, with their scores.

@@ -58,9 +58,9 @@ func summaryQueries(turns []strata.Turn, n int) []string {
 }
 
 // sameHits fails t unless the two rankings agree: the same scores (to
-// rounding) in the same order, and the same summaries wherever a score is
-// not tied with the last one (which of several tied summaries a limit
-// keeps is FTS5's choice).
+// rounding) in the same order, and the same summaries or turns, read
+// alike, wherever a score is not tied with the last one (which of several
+// tied hits a limit keeps is FTS5's choice).
 func sameHits(t *testing.T, what, query string, got, want []strata.Hit) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -69,19 +69,42 @@ func sameHits(t *testing.T, what, query string, got, want []strata.Hit) {
 	if len(want) == 0 {
 		return
 	}
+	name := func(h strata.Hit) (string, string) {
+		if h.Turn != nil {
+			return fmt.Sprintf("turn %d", h.Turn.Seq), h.Turn.Text()
+		}
+		return h.Node.ID, h.Node.Summary
+	}
 	last := want[len(want)-1].Score
 	for i := range want {
 		g, w := got[i], want[i]
 		if math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
 			t.Fatalf("%s, %q: hit %d scores %v in memory, %v from FTS5", what, query, i, g.Score, w.Score)
 		}
-		if math.Abs(w.Score-last) > 1e-9*math.Abs(last) && g.Node.ID != w.Node.ID {
-			t.Fatalf("%s, %q: hit %d is %s in memory, %s from FTS5", what, query, i, g.Node.ID, w.Node.ID)
+		gn, gt := name(g)
+		wn, wt := name(w)
+		if math.Abs(w.Score-last) > 1e-9*math.Abs(last) && gn != wn {
+			t.Fatalf("%s, %q: hit %d is %s in memory, %s from FTS5", what, query, i, gn, wn)
 		}
-		if g.Node.Summary != w.Node.Summary && g.Node.ID == w.Node.ID {
-			t.Fatalf("%s, %q: node %s read differently", what, query, g.Node.ID)
+		if gn == wn && gt != wt {
+			t.Fatalf("%s, %q: %s read differently", what, query, gn)
 		}
 	}
+}
+
+// indexedAndPlain returns a store holding importHistory's conversation
+// with in-memory indexes, and another on the same file without.
+func indexedAndPlain(t *testing.T) (path string, mem, plain *sqlite.Store) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "s.db")
+	mem = openAt(t, path)
+	plain, err := sqlite.Open(t.Context(), path, sqlite.WithSummaryIndex(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plain.Close() })
+	importHistory(t, mem)
+	return path, mem, plain
 }
 
 // TestSummaryIndexRanksAsFTS5: the in-memory index ranks summaries as
@@ -91,14 +114,7 @@ func sameHits(t *testing.T, what, query string, got, want []strata.Hit) {
 func TestSummaryIndexRanksAsFTS5(t *testing.T) {
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
-	mem := openAt(t, path)
-	plain, err := sqlite.Open(ctx, path, sqlite.WithSummaryIndex(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	importHistory(t, mem)
+	path, mem, plain := indexedAndPlain(t)
 	gen := synth.New(11) // importHistory's turns, then more of the same conversation
 	queries := summaryQueries(gen.Turns(3000), 60)
 	compare := func(stage string, other *sqlite.Store) {
@@ -245,7 +261,7 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 		if want, err = plain.Search(ctx, sq); err != nil {
 			t.Fatal(err)
 		}
-		sameTurnHits(t, "after concurrent writes", q, got, want)
+		sameHits(t, "after concurrent writes", q, got, want)
 	}
 }
 
@@ -257,14 +273,7 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 func TestTurnIndexRanksAsFTS5(t *testing.T) {
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
-	mem := openAt(t, path)
-	plain, err := sqlite.Open(ctx, path, sqlite.WithSummaryIndex(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	importHistory(t, mem)
+	path, mem, plain := indexedAndPlain(t)
 	gen := synth.New(11)
 	queries := summaryQueries(gen.Turns(3000), 40)
 	total := int64(3000)
@@ -284,7 +293,7 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					sameTurnHits(t, fmt.Sprintf("%s, from %d, k %d", stage, from, k), q, got, want)
+					sameHits(t, fmt.Sprintf("%s, from %d, k %d", stage, from, k), q, got, want)
 				}
 			}
 		}
@@ -325,28 +334,4 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 	}
 	total += 700
 	check("after the window moved on", 1000)
-}
-
-// sameTurnHits is sameHits for turn hits.
-func sameTurnHits(t *testing.T, what, query string, got, want []strata.Hit) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s, %q: %d hits in memory, %d from FTS5", what, query, len(got), len(want))
-	}
-	if len(want) == 0 {
-		return
-	}
-	last := want[len(want)-1].Score
-	for i := range want {
-		g, w := got[i], want[i]
-		if math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
-			t.Fatalf("%s, %q: hit %d scores %v in memory, %v from FTS5", what, query, i, g.Score, w.Score)
-		}
-		if math.Abs(w.Score-last) > 1e-9*math.Abs(last) && g.Turn.Seq != w.Turn.Seq {
-			t.Fatalf("%s, %q: hit %d is turn %d in memory, %d from FTS5", what, query, i, g.Turn.Seq, w.Turn.Seq)
-		}
-		if g.Turn.Seq == w.Turn.Seq && g.Turn.Text() != w.Turn.Text() {
-			t.Fatalf("%s, %q: turn %d read differently", what, query, g.Turn.Seq)
-		}
-	}
 }

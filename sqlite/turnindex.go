@@ -51,45 +51,18 @@ func (b *belowDF) reset() {
 	b.mu.Unlock()
 }
 
-// turnIndexes holds a store's turn window indexes.
-type turnIndexes struct {
-	mu     sync.Mutex
-	byConv map[int64]*turnIndex
-}
-
-func (x *turnIndexes) get(conv int64) *turnIndex {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.byConv == nil {
-		x.byConv = map[int64]*turnIndex{}
-	}
-	ix := x.byConv[conv]
-	if ix == nil {
-		ix = &turnIndex{}
-		x.byConv[conv] = ix
-	}
-	return ix
-}
-
 // searchTurnIndex ranks the turns of conversation pk from seq from on
 // against terms with the in-memory index, if the file holds only this
 // conversation, it is long enough and each term is one token; ok is false
 // otherwise, and the caller asks FTS5.
 func (s *Store) searchTurnIndex(ctx context.Context, tx querier, namespace, conversation string, pk, from int64, others bool,
 	terms []string, k int) (hits []strata.Hit, ok bool, err error) {
-	if s.sums.off || pk == 0 || from <= 1 || others || len(terms) == 0 {
+	if from <= 1 || others {
 		return nil, false, nil
 	}
-	toks, ok := singleTokens(terms)
-	if !ok {
-		return nil, false, nil
-	}
-	var turns int64
-	if err := tx.QueryRowContext(ctx, `SELECT turns FROM conversations WHERE pk = ?`, pk).Scan(&turns); err != nil {
+	toks, ok, err := s.memIndexTokens(ctx, tx, pk, terms)
+	if !ok || err != nil {
 		return nil, false, err
-	}
-	if turns < sumIndexMinTurns.Load() {
-		return nil, false, nil
 	}
 	ix := s.turnIdx.get(pk)
 	if err := ix.refresh(ctx, s, tx, namespace, conversation, pk, from); err != nil {
