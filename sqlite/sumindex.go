@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,15 +68,16 @@ type sumDoc struct {
 type sumIndex struct {
 	load sync.Mutex // one refresh at a time
 
-	mu     sync.RWMutex
-	loaded bool
-	ver    int64 // the node_fts_log entry the index has seen last
-	terms  map[string]int32
-	post   [][]sumPost // per term, in slot order
-	docs   []sumDoc
-	slotOf map[int64]int32 // live documents by node row key
-	total  int64           // length of the live documents
-	dead   int             // dead documents still in posting lists
+	mu      sync.RWMutex
+	loaded  bool
+	ver     int64 // the node_fts_log entry the index has seen last
+	terms   map[string]int32
+	post    [][]sumPost // per term, in slot order
+	docs    []sumDoc
+	slotOf  map[int64]int32 // live documents by node row key
+	total   int64           // length of the live documents
+	dead    int             // dead documents still in posting lists
+	scratch []int32         // add's term ids
 }
 
 // convIndexes holds a store's in-memory indexes of one kind, by
@@ -300,23 +302,32 @@ func (ix *sumIndex) reload(ctx context.Context, s *Store, q querier, conv, ver i
 // add indexes the summary of node pk, as FTS5 indexes ftsText(summary).
 func (ix *sumIndex) add(pk int64, summary string) {
 	slot := int32(len(ix.docs))
-	counts := map[string]int32{}
 	length := int32(scopeTokens)
+	ids := ix.scratch[:0]
 	ftsTokens(ftsText(summary), func(tok []byte) {
 		length++
-		if len(tok) > 0 {
-			counts[string(tok)]++
+		if len(tok) == 0 {
+			return
 		}
-	})
-	for term, tf := range counts {
-		id, ok := ix.terms[term]
+		id, ok := ix.terms[string(tok)] // (a lookup by string(tok) does not copy it)
 		if !ok {
 			id = int32(len(ix.post))
-			ix.terms[term] = id
+			ix.terms[string(tok)] = id
 			ix.post = append(ix.post, nil)
 		}
-		ix.post[id] = append(ix.post[id], sumPost{slot, tf})
+		ids = append(ids, id)
+	})
+	// The document's terms with their counts, from its sorted term ids.
+	slices.Sort(ids)
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		ix.post[ids[i]] = append(ix.post[ids[i]], sumPost{slot, int32(j - i)})
+		i = j
 	}
+	ix.scratch = ids
 	ix.docs = append(ix.docs, sumDoc{pk: pk, length: length})
 	ix.slotOf[pk] = slot
 	ix.total += int64(length)
