@@ -288,3 +288,22 @@ func TestFrameCache(t *testing.T) {
 		t.Fatalf("%d entries, more than two generations", len(f.cur)+len(f.older))
 	}
 }
+
+// TestConvIndexesBounded: the store keeps the indexes of the conversations
+// searched last, at most maxConvIndexes, and the same one while kept.
+func TestConvIndexesBounded(t *testing.T) {
+	var x convIndexes[sumIndex]
+	first := x.get(1)
+	for c := int64(2); c <= maxConvIndexes+5; c++ {
+		x.get(c)
+		if x.get(1) != first {
+			t.Fatalf("conversation 1, searched all along, lost its index at %d", c)
+		}
+	}
+	if len(x.byConv) != maxConvIndexes {
+		t.Fatalf("%d indexes kept, want %d", len(x.byConv), maxConvIndexes)
+	}
+	if _, ok := x.byConv[2]; ok {
+		t.Fatal("conversation 2, searched least recently, is still kept")
+	}
+}

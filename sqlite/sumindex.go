@@ -81,24 +81,46 @@ type sumIndex struct {
 }
 
 // convIndexes holds a store's in-memory indexes of one kind, by
-// conversation row key.
+// conversation row key: those of the maxConvIndexes conversations searched
+// last, so that a server of many long conversations holds a bounded number.
 type convIndexes[T any] struct {
 	mu     sync.Mutex
-	byConv map[int64]*T
+	tick   uint64
+	byConv map[int64]*convEntry[T]
 }
+
+type convEntry[T any] struct {
+	ix   *T
+	used uint64
+}
+
+// maxConvIndexes bounds the indexes of each kind a store keeps.
+const maxConvIndexes = 16
 
 func (x *convIndexes[T]) get(conv int64) *T {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.byConv == nil {
-		x.byConv = map[int64]*T{}
+		x.byConv = map[int64]*convEntry[T]{}
 	}
-	ix := x.byConv[conv]
-	if ix == nil {
-		ix = new(T)
-		x.byConv[conv] = ix
+	x.tick++
+	e := x.byConv[conv]
+	if e == nil {
+		if len(x.byConv) >= maxConvIndexes {
+			var oldest int64
+			var at uint64 = math.MaxUint64
+			for c, e := range x.byConv {
+				if e.used < at {
+					oldest, at = c, e.used
+				}
+			}
+			delete(x.byConv, oldest) // a search still using it finishes with it
+		}
+		e = &convEntry[T]{ix: new(T)}
+		x.byConv[conv] = e
 	}
-	return ix
+	e.used = x.tick
+	return e.ix
 }
 
 // WithSummaryIndex sets whether the store ranks the summaries of long
