@@ -334,4 +334,27 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 	}
 	total += 700
 	check("after the window moved on", 1000)
+
+	// A second conversation: its turns count in FTS5's statistics, those
+	// before the window (counted once, again after they change) and those
+	// after it (counted on each query).
+	other := synth.New(31)
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "d", Policy: "chunks", Turns: other.Turns(1200)}); err != nil {
+		t.Fatal(err)
+	}
+	check("with a second conversation", 1000)
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "c", Turns: gen.Turns(1500)}); err != nil {
+		t.Fatal(err)
+	}
+	total += 1500
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "d", Turns: other.Turns(300)}); err != nil {
+		t.Fatal(err)
+	}
+	check("with a second conversation before and after the window", 1000, 300)
+	// Appending to "d" moves more of its older turns cold (their rows are
+	// before the window's: the counts kept must be asked again).
+	if _, err := m2.Ingest(ctx, strata.Batch{Conversation: "d", Turns: other.Turns(300)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after the second conversation's turns went cold", 300, 1000) // 300 first: the index it has, not a new one
 }

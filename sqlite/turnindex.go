@@ -16,12 +16,13 @@ import (
 // bm25 counts each query word's documents over its whole posting list,
 // every turn of the file holding the word: at a million turns that count
 // is most of the turn search. The index keeps the window's turns (from
-// base on) with their terms, and each query word's count of indexed turns
-// before base, asked of FTS5 once and kept until a turn before base
-// changes; the collection's size and length come from FTS5's averages
-// record. The scores are FTS5's own. It serves files of one conversation:
-// with several, every write to another conversation would change the
-// counts.
+// base on) with their terms, and each query word's count of the file's
+// indexed turns before base (rows before basePK), asked of FTS5 once and
+// kept until one of those turns changes; the collection's size and length
+// come from FTS5's averages record. In a file of several conversations,
+// the others' turns from basePK on change with every turn they append, so
+// FTS5 counts those on each query, over the part of each posting list
+// written since the window began. The scores are FTS5's own.
 //
 // turn_fts_log (schema 19), filled by triggers, names every turn whose
 // tier, content or row changed (a turn enters and leaves turns_fts only
@@ -33,7 +34,7 @@ type turnIndex struct {
 	sumIndex         // the turns of seq base on, their terms and lengths (sumDoc.pk: the row key)
 	base     int64   // the first seq held
 	loadedN  int64   // turns read by the last load
-	basePK   int64   // its row key: the conversation's rows before it are the turns before base
+	basePK   int64   // its row key: the conversation's rows before it are its turns before base
 	maxPK    int64   // the newest row read
 	below    belowDF // FTS5's counts of turns before base, by term
 	seqOf    []int64 // by slot
@@ -52,12 +53,12 @@ func (b *belowDF) reset() {
 }
 
 // searchTurnIndex ranks the turns of conversation pk from seq from on
-// against terms with the in-memory index, if the file holds only this
-// conversation, it is long enough and each term is one token; ok is false
-// otherwise, and the caller asks FTS5.
+// against terms with the in-memory index, if the conversation is long
+// enough and each term is one token; ok is false otherwise, and the caller
+// asks FTS5.
 func (s *Store) searchTurnIndex(ctx context.Context, tx querier, namespace, conversation string, pk, from int64, others bool,
 	terms []string, k int) (hits []strata.Hit, ok bool, err error) {
-	if from <= 1 || others {
+	if from <= 1 {
 		return nil, false, nil
 	}
 	toks, ok, err := s.memIndexTokens(ctx, tx, pk, terms)
@@ -77,7 +78,19 @@ func (s *Store) searchTurnIndex(ctx context.Context, tx querier, namespace, conv
 		if err != nil {
 			return nil, false, err
 		}
-		file.df[i] = n + int64(ix.liveDF(t))
+		if others {
+			// Other conversations' turns from the index's first row on
+			// change with every turn they append: FTS5 counts them, over
+			// the part of the posting list written since.
+			m, err := ix.countFrom(ctx, tx, terms[i])
+			if err != nil {
+				return nil, false, err
+			}
+			n += m
+		} else {
+			n += int64(ix.liveDF(t))
+		}
+		file.df[i] = n
 	}
 	top := ix.searchFrom(toks, k, file, from)
 	if len(top) == 0 {
@@ -145,6 +158,21 @@ func (ix *turnIndex) countBelow(ctx context.Context, q querier, term string) (in
 	return n, nil
 }
 
+// countFrom is the number of indexed turns of the file from the index's
+// first row on that hold the query term, asked of FTS5.
+func (ix *turnIndex) countFrom(ctx context.Context, q querier, term string) (int64, error) {
+	ix.mu.RLock()
+	basePK := ix.basePK
+	ix.mu.RUnlock()
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ? AND rowid >= ?`,
+		matchExpr("", []string{term}), basePK).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	return n, nil
+}
+
 // refresh brings the index up to q's snapshot for a search from seq from
 // (the newest row is the last by seq: a conversation's rows are numbered
 // in seq order):
@@ -173,19 +201,30 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	if ver >= newest && seen >= maxPK {
 		return nil
 	}
-	// Turns the log names, and turns appended.
+	// Turns the log names, and turns appended. A change to any turn before
+	// the index's first row, of any conversation, changes the counts of
+	// documents before it.
+	ix.mu.RLock()
+	basePK := ix.basePK
+	ix.mu.RUnlock()
 	changed := map[int64]bool{}
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT turn FROM turn_fts_log WHERE seq > ? AND seq <= ? AND conversation = ?`, ver, newest, conv)
+	resetBelow := false
+	rows, err := q.QueryContext(ctx, `SELECT conversation, turn FROM turn_fts_log WHERE seq > ? AND seq <= ?`, ver, newest)
 	if err != nil {
 		return fmt.Errorf("sqlite: turn index: %w", err)
 	}
 	for rows.Next() {
-		var pk int64
-		if err := rows.Scan(&pk); err != nil {
+		var c, pk int64
+		if err := rows.Scan(&c, &pk); err != nil {
 			rows.Close()
 			return fmt.Errorf("sqlite: turn index: %w", err)
 		}
-		changed[pk] = true
+		switch {
+		case pk < basePK:
+			resetBelow = true
+		case c == conv:
+			changed[pk] = true
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -208,24 +247,18 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	resetBelow := false
 	for _, pk := range pks {
 		ix.remove(pk)
 	}
 	for _, t := range append(read, appended...) {
 		if t.seq < ix.base {
-			resetBelow = true // a turn before base entered or left the index
+			resetBelow = true // (cannot be: its row is before basePK)
 			continue
 		}
 		ix.remove(t.pk)
 		if t.indexed {
 			ix.addTurn(t)
 		}
-	}
-	// A turn the log names that is gone or out of the index may have been
-	// before base: the counts are asked again.
-	if len(pks) > 0 {
-		resetBelow = true
 	}
 	if resetBelow {
 		ix.below.reset()
