@@ -67,8 +67,8 @@
 // memory instead (sumindex.go), with the same scores: FTS5's bm25 scores
 // every summary that holds a query word, which at a million turns is most
 // of a query's cost. So are the newest turns a query package searches
-// (SearchQuery.FromSeq) in a file of one such conversation (turnindex.go):
-// bm25 counts each word's documents over every indexed turn of the file.
+// (SearchQuery.FromSeq; turnindex.go): bm25 counts each word's documents
+// over every indexed turn of the file.
 // The indexes count FTS5's own tokens (ftstoken.go), are loaded by the
 // process's first search of the conversation, and are kept in step with
 // writes from any process by node_fts_log and turn_fts_log, which
