@@ -365,6 +365,9 @@ func decodeFacts(summary string, col sql.NullString) ([]string, error) {
 	if !col.Valid {
 		return nil, nil
 	}
+	if facts, ok := fastFacts(summary, col.String); ok {
+		return facts, nil
+	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal([]byte(col.String), &elems); err != nil {
 		return nil, err
@@ -551,6 +554,12 @@ func scanNode(ctx context.Context, c *textCodec, q querier, row interface{ Scan(
 		dst  *[]string
 		name string
 	}{{children, &n.Children, "children"}, {themes, &n.Themes, "themes"}} {
+		if c.col.Valid {
+			if l, ok := fastStrings(c.col.String); ok {
+				*c.dst = l
+				continue
+			}
+		}
 		if err := unmarshalColumn(c.col, c.dst); err != nil {
 			return n, fmt.Errorf("node %q: %s: %w", n.ID, c.name, err)
 		}
