@@ -95,3 +95,31 @@ func TestWordsInASCII(t *testing.T) {
 		}
 	})
 }
+
+// TestCountCache: cached counts are the tokenizer's, through generations
+// turning over, and a text counted lately is not counted again.
+func TestCountCache(t *testing.T) {
+	var c countCache
+	calls := 0
+	tok := countingTokenizer{CharEstimator{}, &calls}
+	for round := range 3 {
+		for i := range countCacheSize + 100 {
+			text := fmt.Sprintf("text %d of some length %s", i, strings.Repeat("x", i%50))
+			if got, want := c.count(tok, text), (CharEstimator{}).Count(text); got != want {
+				t.Fatalf("round %d, text %d: %d tokens, want %d", round, i, got, want)
+			}
+		}
+	}
+	before := calls
+	c.count(tok, fmt.Sprintf("text %d of some length %s", countCacheSize+99, strings.Repeat("x", (countCacheSize+99)%50)))
+	if calls != before {
+		t.Fatal("a text counted just before was counted again")
+	}
+}
+
+type countingTokenizer struct {
+	Tokenizer
+	calls *int
+}
+
+func (c countingTokenizer) Count(s string) int { *c.calls++; return c.Tokenizer.Count(s) }

@@ -456,7 +456,7 @@ func (a *assembler) link(it, prev *Item) {
 func (a *assembler) measure(it *Item) {
 	if it.rendered == "" {
 		it.rendered = a.r.Item(it)
-		it.Tokens = a.m.tok.Count(it.rendered)
+		it.Tokens = a.m.counts.count(a.m.tok, it.rendered)
 	}
 }
 

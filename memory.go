@@ -88,6 +88,7 @@ type Memory struct {
 	qcache []*queryVec // the latest query vectors, oldest first
 
 	overviews summaryCache // overviews written for context packages lately
+	counts    *countCache  // token counts of items rendered lately
 
 	holder   string        // names this process in its claims
 	claimTTL time.Duration // how long a claim lasts unless renewed
@@ -176,7 +177,7 @@ func New(cfg Config) (*Memory, error) {
 		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers, deferTiers: cfg.DeferTiers,
-		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer,
+		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: &countCache{},
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
 		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
 		workers: max(1, runtime.GOMAXPROCS(0)),
@@ -371,7 +372,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
 		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
 		tiers: m.tiers, deferTiers: m.deferTiers,
-		store: m.store, tok: m.tok, sum: m.sum,
+		store: m.store, tok: m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
 		policy: m.policy, custom: m.custom, tz: m.tz, ns: ns, gap: m.gap, asm: m.asm,
 		log: m.log, now: m.now, llm: m.llm, prompts: m.prompts,
 		workers: m.workers,
