@@ -369,7 +369,7 @@ DROP TRIGGER node_summary_changed;
 -- summaries in memory (sumindex.go) reads what changed since it looked.
 -- The newest 32768 entries are kept; a process further behind loads again.
 CREATE TABLE node_fts_log (
-	seq          INTEGER PRIMARY KEY,
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, whatever is deleted
 	conversation INTEGER NOT NULL,
 	node         INTEGER NOT NULL
 );
@@ -390,13 +390,13 @@ END;
 CREATE VIRTUAL TABLE nodes_fts_vocab USING fts5vocab (nodes_fts, 'col');
 CREATE TRIGGER node_fts_log_trim AFTER INSERT ON node_fts_log
 BEGIN
-	DELETE FROM node_fts_log WHERE seq = NEW.seq - 32768;
+	DELETE FROM node_fts_log WHERE seq <= NEW.seq - 32768;
 END;
 -- The same for turns (turnindex.go): a turn enters or leaves turns_fts
 -- with its tier, and its indexed text is its content and tool calls.
 -- Appended turns need no entry: their row keys are higher.
 CREATE TABLE turn_fts_log (
-	seq          INTEGER PRIMARY KEY,
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
 	conversation INTEGER NOT NULL,
 	turn         INTEGER NOT NULL
 );
@@ -410,7 +410,7 @@ BEGIN
 END;
 CREATE TRIGGER turn_fts_log_trim AFTER INSERT ON turn_fts_log
 BEGIN
-	DELETE FROM turn_fts_log WHERE seq = NEW.seq - 32768;
+	DELETE FROM turn_fts_log WHERE seq <= NEW.seq - 32768;
 END;
 `},
 }
