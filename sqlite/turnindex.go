@@ -40,14 +40,18 @@ type turnIndex struct {
 	seqOf    []int64 // by slot
 }
 
-// belowDF caches how many indexed turns before base hold each term.
+// belowDF caches how many indexed turns before base hold each term. It is
+// reset under the index's write lock; its own lock is taken after the
+// index's, never before.
 type belowDF struct {
-	mu sync.Mutex
-	n  map[string]int64
+	mu  sync.Mutex
+	gen uint64 // resets so far: a count asked before one is not kept
+	n   map[string]int64
 }
 
 func (b *belowDF) reset() {
 	b.mu.Lock()
+	b.gen++
 	b.n = nil
 	b.mu.Unlock()
 }
@@ -137,24 +141,34 @@ func (ix *turnIndex) liveDF(term string) int {
 // countBelow is the number of indexed turns before the index's base that
 // hold the query term, asked of FTS5 the first time.
 func (ix *turnIndex) countBelow(ctx context.Context, q querier, term string) (int64, error) {
-	ix.below.mu.Lock()
-	defer ix.below.mu.Unlock()
-	if n, ok := ix.below.n[term]; ok {
-		return n, nil
-	}
+	// basePK and the cache's generation are read together, under the
+	// index's read lock (a reload changes both under its write lock); FTS5
+	// is asked holding no lock, and its count kept only if no reset came
+	// meanwhile.
+	b := &ix.below
 	ix.mu.RLock()
 	basePK := ix.basePK
+	b.mu.Lock()
+	n, ok := b.n[term]
+	gen := b.gen
+	b.mu.Unlock()
 	ix.mu.RUnlock()
-	var n int64
+	if ok {
+		return n, nil
+	}
 	err := q.QueryRowContext(ctx, `SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ? AND rowid < ?`,
 		matchExpr("", []string{term}), basePK).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: turn index: %w", err)
 	}
-	if ix.below.n == nil {
-		ix.below.n = map[string]int64{}
+	b.mu.Lock()
+	if b.gen == gen {
+		if b.n == nil {
+			b.n = map[string]int64{}
+		}
+		b.n[term] = n
 	}
-	ix.below.n[term] = n
+	b.mu.Unlock()
 	return n, nil
 }
 
