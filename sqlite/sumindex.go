@@ -4,11 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -180,17 +180,13 @@ func (s *Store) memIndexTokens(ctx context.Context, tx querier, pk int64, terms 
 
 // readHits reads the nodes of top, best first, with their scores.
 func (s *Store) readHits(ctx context.Context, q querier, top []sumScore) ([]strata.Hit, error) {
-	args := make([]any, len(top))
-	var b strings.Builder
+	pks := make([]int64, len(top))
 	for i, t := range top {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('?')
-		args[i] = t.pk
+		pks[i] = t.pk
 	}
+	b, _ := json.Marshal(pks)
 	rows, err := q.QueryContext(ctx, `SELECT `+nodeCols+`, n.pk FROM nodes n JOIN conversations c ON c.pk = n.conversation
-		WHERE n.pk IN (`+b.String()+`)`, args...)
+		WHERE n.pk IN (SELECT value FROM json_each(?))`, string(b))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search summaries: %w", err)
 	}
@@ -265,17 +261,11 @@ func (ix *sumIndex) refresh(ctx context.Context, s *Store, q querier, conv int64
 		return fmt.Errorf("sqlite: summary index: %w", err)
 	}
 	texts := map[int64]string{}
-	for _, pk := range pks {
-		var summary string
-		err := q.QueryRowContext(ctx, `SELECT summary FROM nodes WHERE pk = ? AND conversation = ? AND derived = 0`, pk, conv).Scan(&summary)
-		if err == nil {
-			if summary, err = s.text.text(ctx, q, summary); err != nil {
-				return fmt.Errorf("sqlite: summary index: node #%d: %w", pk, err)
-			}
-			texts[pk] = summary
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite: summary index: %w", err)
-		}
+	b, _ := json.Marshal(pks)
+	err = s.indexedSummaries(ctx, q, `conversation = ? AND pk IN (SELECT value FROM json_each(?))`, []any{conv, string(b)},
+		func(pk int64, summary string) { texts[pk] = summary })
+	if err != nil {
+		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -294,7 +284,22 @@ func (ix *sumIndex) refresh(ctx context.Context, s *Store, q querier, conv int64
 // newest log entry is ver, aside, and swaps it in.
 func (ix *sumIndex) reload(ctx context.Context, s *Store, q querier, conv, ver int64) error {
 	fresh := &sumIndex{terms: map[string]int32{}, slotOf: map[int64]int32{}}
-	rows, err := q.QueryContext(ctx, `SELECT pk, summary FROM nodes WHERE conversation = ? AND derived = 0`, conv)
+	if err := s.indexedSummaries(ctx, q, `conversation = ?`, []any{conv}, fresh.add); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.terms, ix.post, ix.docs, ix.slotOf = fresh.terms, fresh.post, fresh.docs, fresh.slotOf
+	ix.total, ix.dead = fresh.total, 0
+	ix.ver, ix.loaded = ver, true
+	return nil
+}
+
+// indexedSummaries calls each with the row key and text of every node
+// where cond holds (a condition on nodes, with args) that nodes_fts
+// indexes (derived nodes are not).
+func (s *Store) indexedSummaries(ctx context.Context, q querier, cond string, args []any, each func(pk int64, summary string)) error {
+	rows, err := q.QueryContext(ctx, `SELECT pk, summary FROM nodes WHERE derived = 0 AND `+cond, args...)
 	if err != nil {
 		return fmt.Errorf("sqlite: summary index: %w", err)
 	}
@@ -308,16 +313,11 @@ func (ix *sumIndex) reload(ctx context.Context, s *Store, q querier, conv, ver i
 		if summary, err = s.text.text(ctx, q, summary); err != nil {
 			return fmt.Errorf("sqlite: summary index: node #%d: %w", pk, err)
 		}
-		fresh.add(pk, summary)
+		each(pk, summary)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: summary index: %w", err)
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.terms, ix.post, ix.docs, ix.slotOf = fresh.terms, fresh.post, fresh.docs, fresh.slotOf
-	ix.total, ix.dead = fresh.total, 0
-	ix.ver, ix.loaded = ver, true
 	return nil
 }
 

@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/strata-memory/strata"
@@ -250,8 +250,8 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	}
 	var read []indexedTurn
 	if len(pks) > 0 {
-		b, _ := jsonInts(pks)
-		if read, err = s.readIndexed(ctx, q, namespace, conversation, `t.pk IN (SELECT value FROM json_each(?))`, b); err != nil {
+		b, _ := json.Marshal(pks)
+		if read, err = s.readIndexed(ctx, q, namespace, conversation, `t.pk IN (SELECT value FROM json_each(?))`, string(b)); err != nil {
 			return err
 		}
 	}
@@ -385,8 +385,8 @@ func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversa
 	for i, t := range top {
 		pks[i] = t.pk
 	}
-	b, _ := jsonInts(pks)
-	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t WHERE t.pk IN (SELECT value FROM json_each(?))`, b)
+	b, _ := json.Marshal(pks)
+	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t WHERE t.pk IN (SELECT value FROM json_each(?))`, string(b))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search turns: %w", err)
 	}
@@ -410,7 +410,7 @@ func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversa
 	rows.Close()
 	var ts []strata.Turn
 	var stubs []stub
-	var scores []float64
+	score := make(map[int64]float64, len(top)) // by seq: hydrate drops expired turns
 	for _, t := range top {
 		r, ok := byPK[t.pk]
 		if !ok {
@@ -421,11 +421,7 @@ func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversa
 			stubs = append(stubs, r.st)
 		}
 		ts = append(ts, r.t)
-		scores = append(scores, t.score)
-	}
-	score := make(map[int64]float64, len(ts))
-	for i, t := range ts {
-		score[t.Seq] = scores[i]
+		score[r.t.Seq] = t.score
 	}
 	ts, err = s.hydrate(ctx, q, namespace, conversation, ts, stubs)
 	if err != nil {
@@ -433,22 +429,7 @@ func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversa
 	}
 	hits := make([]strata.Hit, 0, len(ts))
 	for _, t := range ts {
-		t := t
 		hits = append(hits, strata.Hit{Kind: strata.KindTurn, Conversation: conversation, Turn: &t, Score: score[t.Seq]})
 	}
 	return hits, nil
-}
-
-// jsonInts is xs as a JSON array, for json_each.
-func jsonInts(xs []int64) (string, error) {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range xs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprint(&b, x)
-	}
-	b.WriteByte(']')
-	return b.String(), nil
 }
