@@ -113,6 +113,21 @@ func sameHits(t *testing.T, what, query string, got, want []strata.Hit) {
 	}
 }
 
+// searchesAgree runs sq on mem and on other and fails t unless their hits
+// agree (sameHits).
+func searchesAgree(t *testing.T, what string, mem, other *sqlite.Store, sq strata.SearchQuery) {
+	t.Helper()
+	got, err := mem.Search(t.Context(), sq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := other.Search(t.Context(), sq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHits(t, what, sq.Text, got, want)
+}
+
 // indexedAndPlain returns a store holding importHistory's conversation
 // with in-memory indexes, and another on the same file without.
 func indexedAndPlain(t *testing.T) (path string, mem, plain *sqlite.Store) {
@@ -143,15 +158,7 @@ func TestSummaryIndexRanksAsFTS5(t *testing.T) {
 		for _, q := range queries {
 			for _, k := range []int{1, 10, 48} {
 				sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: k, Kind: strata.KindSummary}
-				got, err := mem.Search(ctx, sq)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := other.Search(ctx, sq)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameHits(t, fmt.Sprintf("%s, k %d", stage, k), q, got, want)
+				searchesAgree(t, fmt.Sprintf("%s, k %d", stage, k), mem, other, sq)
 			}
 		}
 	}
@@ -277,24 +284,10 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 	}
 	defer plain.Close()
 	for _, q := range queries {
-		sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 48, Kind: strata.KindSummary}
-		got, err := st.Search(ctx, sq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := plain.Search(ctx, sq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameHits(t, "after concurrent writes", q, got, want)
-		sq = strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 24, Kind: strata.KindTurn, FromSeq: 500}
-		if got, err = st.Search(ctx, sq); err != nil {
-			t.Fatal(err)
-		}
-		if want, err = plain.Search(ctx, sq); err != nil {
-			t.Fatal(err)
-		}
-		sameHits(t, "after concurrent writes", q, got, want)
+		searchesAgree(t, "after concurrent writes", st, plain,
+			strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 48, Kind: strata.KindSummary})
+		searchesAgree(t, "after concurrent writes", st, plain,
+			strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: 24, Kind: strata.KindTurn, FromSeq: 500})
 	}
 }
 
@@ -318,15 +311,7 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 				for _, k := range []int{1, 24} {
 					sq := strata.SearchQuery{Namespace: strata.DefaultNamespace, Conversation: "c", Text: q, K: k,
 						Kind: strata.KindTurn, FromSeq: from}
-					got, err := mem.Search(ctx, sq)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := plain.Search(ctx, sq)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sameHits(t, fmt.Sprintf("%s, from %d, k %d", stage, from, k), q, got, want)
+					searchesAgree(t, fmt.Sprintf("%s, from %d, k %d", stage, from, k), mem, plain, sq)
 				}
 			}
 		}
