@@ -88,7 +88,7 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 		if after.Level <= 0 {
 			seq, id = 0, ""
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.level, n.first_seq, n.summary FROM nodes n
+		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.level, n.first_seq, n.summary, n.children FROM nodes n
 			WHERE n.conversation = ? AND n.pending = 0 AND (n.level, n.first_seq, n.id) > (?, ?, ?)
 			  AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node = n.pk AND v.model = ? AND (? = 0 OR v.dim = ?))
 			ORDER BY n.level, n.first_seq, n.id LIMIT ?`,
@@ -97,18 +97,27 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 			return fail(err)
 		}
 		defer rows.Close()
+		var srcs []strata.EmbedSource
+		var refs []nodeRef
 		for rows.Next() {
 			var src strata.EmbedSource
-			if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text); err != nil {
+			ref := nodeRef{conv: pk}
+			if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text, &ref.children); err != nil {
 				return fail(err)
 			}
-			if src.Text, err = s.text.text(ctx, tx, src.Text); err != nil {
-				return fail(err)
-			}
-			out = append(out, src)
+			srcs, refs = append(srcs, src), append(refs, ref)
 		}
 		if err := rows.Err(); err != nil {
 			return fail(err)
+		}
+		rows.Close()
+		// Expanded once every row is read: a frame against its children
+		// reads them.
+		for i, src := range srcs {
+			if src.Text, err = s.text.nodeText(ctx, tx, src.Text, refs[i]); err != nil {
+				return fail(err)
+			}
+			out = append(out, src)
 		}
 	}
 	return out, nil

@@ -32,3 +32,24 @@ func SetSummaryIndexMinTurns(n int64) func() {
 	old := sumIndexMinTurns.Swap(n)
 	return func() { sumIndexMinTurns.Store(old) }
 }
+
+// ChildFrames counts the nodes of s with a text framed against their
+// children.
+func ChildFrames(ctx context.Context, s *Store) (int, error) {
+	rows, err := s.w.QueryContext(ctx, `SELECT summary, coalesce(facts, ''), coalesce(themes, '') FROM nodes`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var a, b, c string
+		if err := rows.Scan(&a, &b, &c); err != nil {
+			return 0, err
+		}
+		if againstChildren(a) || againstChildren(b) || againstChildren(c) {
+			n++
+		}
+	}
+	return n, rows.Err()
+}

@@ -17,7 +17,7 @@ import (
 const nodeCols = `n.id, c.id, n.level, n.first_seq, n.last_seq, n.start, n."end", n.children, n.summary,
 	n.facts, n.themes, n.source_tokens, n.tokens, n.method, n.status, n.fallback, n.created, n.derived, n.tier,
 	n.key, n.aggregates, n.pending, n.model, n.rejected,
-	n.cold_at`
+	n.cold_at, n.conversation`
 
 // upsertNode stores a node, replacing the conversation's node of the same
 // id, and returns its row key.
@@ -136,6 +136,13 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace strin
 	// replaced are read in one query.
 	olds, err := storedNodes(ctx, tx, codec, pk, nodes)
 	if err != nil {
+		return 0, err
+	}
+	replaced := make([]string, 0, len(olds))
+	for id := range olds {
+		replaced = append(replaced, id)
+	}
+	if err := unframeParents(ctx, tx, codec, pk, replaced); err != nil {
 		return 0, err
 	}
 	if err := checkOverlaps(ctx, tx, pk, nodes); err != nil {
@@ -304,13 +311,14 @@ func storedNodes(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, node
 			continue
 		}
 		var n storedNode
-		switch err := tx.QueryRowContext(ctx, `SELECT pk, summary, derived FROM nodes WHERE conversation = ? AND id = ?`,
-			conv, id).Scan(&n.pk, &n.summary, &n.derived); {
+		ref := nodeRef{conv: conv}
+		switch err := tx.QueryRowContext(ctx, `SELECT pk, summary, derived, children FROM nodes WHERE conversation = ? AND id = ?`,
+			conv, id).Scan(&n.pk, &n.summary, &n.derived, &ref.children); {
 		case err == sql.ErrNoRows:
 		case err != nil:
 			return nil, fmt.Errorf("node %q: %w", id, err)
 		default:
-			if n.summary, err = c.text(ctx, tx, n.summary); err != nil {
+			if n.summary, err = c.nodeText(ctx, tx, n.summary, ref); err != nil {
 				return nil, fmt.Errorf("node %q: %w", id, err)
 			}
 			out[id] = n
@@ -320,24 +328,39 @@ func storedNodes(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, node
 	if err != nil {
 		return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, pk, summary, derived FROM nodes
+	rows, err := tx.QueryContext(ctx, `SELECT id, pk, summary, derived, children FROM nodes
 		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	type read struct {
+		id  string
+		n   storedNode
+		ref nodeRef
+	}
+	var got []read
 	for rows.Next() {
-		var id string
-		var n storedNode
-		if err := rows.Scan(&id, &n.pk, &n.summary, &n.derived); err != nil {
+		r := read{ref: nodeRef{conv: conv}}
+		if err := rows.Scan(&r.id, &r.n.pk, &r.n.summary, &r.n.derived, &r.ref.children); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		if n.summary, err = c.text(ctx, tx, n.summary); err != nil {
-			return nil, fmt.Errorf("node %q: %w", id, err)
-		}
-		out[id] = n
+		got = append(got, r)
 	}
-	return out, rows.Err()
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, err
+	}
+	// Expanded once every row is read: a frame against its children
+	// reads them.
+	for _, r := range got {
+		if r.n.summary, err = c.nodeText(ctx, tx, r.n.summary, r.ref); err != nil {
+			return nil, fmt.Errorf("node %q: %w", r.id, err)
+		}
+		out[r.id] = r.n
+	}
+	return out, nil
 }
 
 // factsColumn is a node's facts as stored: a JSON array whose elements are
@@ -502,50 +525,90 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		return nil, fmt.Errorf("sqlite: nodes: %w", err)
 	}
 	defer rows.Close()
-	out := []strata.Node{}
+	var raw []nodeRow
 	for rows.Next() {
-		n, err := scanNode(ctx, s.text, s.r, rows)
+		r, err := scanNodeRow(rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: nodes: %w", err)
 		}
-		out = append(out, n)
+		raw = append(raw, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: nodes: %w", err)
+	}
+	// Texts are expanded once the rows are closed: a frame against a
+	// node's children reads them, and with every connection of the read
+	// pool held by a read like this one, it would wait for ever.
+	rows.Close()
+	out := make([]strata.Node, len(raw))
+	for i, r := range raw {
+		if out[i], err = finishNode(ctx, s.text, s.r, r); err != nil {
+			return nil, fmt.Errorf("sqlite: nodes: %w", err)
+		}
 	}
 	return out, nil
 }
 
 // scanNode reads a row of nodeCols followed by extra, its texts through c
-// (which reads dictionaries it lacks through q).
+// (which reads dictionaries it lacks through q). It reads other rows for a
+// frame against the node's children (derivedtext.go): a caller that may
+// meet one on a connection of the read pool uses scanNodeRow and
+// finishNode after closing its rows.
 func scanNode(ctx context.Context, c *textCodec, q querier, row interface{ Scan(...any) error }, extra ...any) (strata.Node, error) {
+	r, err := scanNodeRow(row, extra...)
+	if err != nil {
+		return r.n, err
+	}
+	return finishNode(ctx, c, q, r)
+}
+
+// nodeRow is a row of nodeCols as stored.
+type nodeRow struct {
+	n                       strata.Node
+	start, end, created     sql.NullInt64
+	children, facts, themes sql.NullString
+	aggregates, rejected    sql.NullString
+	ref                     nodeRef
+}
+
+// scanNodeRow reads a row of nodeCols followed by extra, leaving its
+// texts and lists as stored.
+func scanNodeRow(row interface{ Scan(...any) error }, extra ...any) (nodeRow, error) {
 	var (
-		n                       strata.Node
-		start, end, created     sql.NullInt64
-		children, facts, themes sql.NullString
-		aggregates, rejected    sql.NullString
-		tier                    int
-		coldAt                  sql.NullInt64
+		r      nodeRow
+		n      = &r.n
+		tier   int
+		coldAt sql.NullInt64
 	)
-	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &start, &end, &children, &n.Summary,
-		&facts, &themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &created, &n.Derived, &tier,
-		&n.Key, &aggregates, &n.Pending, &n.Model, &rejected,
-		&coldAt}, extra...)
+	dest := append([]any{&n.ID, &n.Conversation, &n.Level, &n.FirstSeq, &n.LastSeq, &r.start, &r.end, &r.children, &n.Summary,
+		&r.facts, &r.themes, &n.SourceTokens, &n.Tokens, &n.Method, &n.Status, &n.Fallback, &r.created, &n.Derived, &tier,
+		&n.Key, &r.aggregates, &n.Pending, &n.Model, &r.rejected,
+		&coldAt, &r.ref.conv}, extra...)
 	if err := row.Scan(dest...); err != nil {
-		return n, err
+		return r, err
 	}
 	if n.Level == 1 {
 		n.Tier = tierName(tier)
 		n.ColdAt = fromNanos(coldAt)
 	}
+	r.ref.children = r.children
+	return r, nil
+}
+
+// finishNode expands a node row's texts through c and decodes its lists.
+func finishNode(ctx context.Context, c *textCodec, q querier, r nodeRow) (strata.Node, error) {
+	n := r.n
+	start, end, created := r.start, r.end, r.created
+	children, facts, themes := r.children, r.facts, r.themes
+	aggregates, rejected := r.aggregates, r.rejected
 	var err error
-	if n.Summary, err = c.text(ctx, q, n.Summary); err != nil {
+	if n.Summary, err = c.nodeText(ctx, q, n.Summary, r.ref); err != nil {
 		return n, fmt.Errorf("node %q: summary: %w", n.ID, err)
 	}
-	if facts, err = c.nullText(ctx, q, facts); err != nil {
+	if facts, err = c.nullNodeText(ctx, q, facts, r.ref); err != nil {
 		return n, fmt.Errorf("node %q: facts: %w", n.ID, err)
 	}
-	if themes, err = c.nullText(ctx, q, themes); err != nil {
+	if themes, err = c.nullNodeText(ctx, q, themes, r.ref); err != nil {
 		return n, fmt.Errorf("node %q: themes: %w", n.ID, err)
 	}
 	n.Start, n.End, n.Created = fromNanos(start), fromNanos(end), fromNanos(created)

@@ -795,6 +795,9 @@ func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string,
 		return err
 	}
 	defer del.Close()
+	if err := unframeParents(ctx, tx, s.text, pk, ids); err != nil {
+		return err
+	}
 	sc := scope(pk, namespace)
 	for _, id := range ids {
 		var rowid int64

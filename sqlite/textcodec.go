@@ -59,6 +59,7 @@ type textCodec struct {
 	min    int  // shortest text compressed; minCompressed unless a test lowers it
 	always bool // tests: write a frame even when it is not shorter
 	cache  frameCache
+	raw    rawCodec // frames against a node's children (derivedtext.go)
 	mu     sync.RWMutex
 	dicts  map[uint32][]byte // by id
 	enc    *zstd.Encoder     // with the newest dictionary, fastest level; nil when there is none
@@ -261,15 +262,6 @@ func (c *textCodec) decoder() *zstd.Decoder {
 	return c.dec
 }
 
-// nullText is text for a column that may be NULL.
-func (c *textCodec) nullText(ctx context.Context, q querier, v sql.NullString) (sql.NullString, error) {
-	if !v.Valid {
-		return v, nil
-	}
-	s, err := c.text(ctx, q, v.String)
-	return sql.NullString{String: s, Valid: true}, err
-}
-
 // trainTextDictionary trains the store's first dictionary from a sample
 // of its node texts, spread over the whole table, and stores it. It does
 // nothing when the store has a dictionary or too little text; it reports
@@ -372,13 +364,15 @@ type CompressReport struct {
 	Dictionary bool `json:"dictionary"` // the store has a dictionary (too little text to train one otherwise)
 	Trained    bool `json:"trained"`    // it trained the store's first dictionary
 	Compressed int  `json:"compressed"` // nodes whose texts it rewrote as frames
+	Derived    int  `json:"derived"`    // derived nodes whose texts it rewrote against their children's (derivedtext.go)
 }
 
 // CompressNodeTexts trains the store's first text dictionary if it has
 // none and holds enough node text, then rewrites the node texts written
-// without the newest dictionary (see the top of this file). Vacuum does
-// it first; a server's worker does it now and then. Each batch of nodes
-// is one transaction, so a kill leaves every text readable.
+// without the newest dictionary (see the top of this file), then the
+// texts of derived nodes against their children's (derivedtext.go).
+// Vacuum does it first; a server's worker does it now and then. Each
+// batch of nodes is one transaction, so a kill leaves every text readable.
 func (s *Store) CompressNodeTexts(ctx context.Context) (CompressReport, error) {
 	var r CompressReport
 	var err error
@@ -387,6 +381,9 @@ func (s *Store) CompressNodeTexts(ctx context.Context) (CompressReport, error) {
 	}
 	if r.Compressed, err = s.compressNodeTexts(ctx); err != nil {
 		return r, fmt.Errorf("sqlite: compressing node texts: %w", err)
+	}
+	if r.Derived, err = s.frameDerivedTexts(ctx); err != nil {
+		return r, fmt.Errorf("sqlite: compressing node texts against their children: %w", err)
 	}
 	r.Dictionary = s.text.hasDictionary()
 	return r, nil

@@ -222,8 +222,8 @@ func runWorker(ctx context.Context, a *app, srv *httpapi.Server, every time.Dura
 				return
 			case err != nil:
 				log.Warn("worker: compressing node texts", "error", err)
-			case r.Trained || r.Compressed > 0:
-				log.Info("worker: node texts compressed", "trained_dictionary", r.Trained, "nodes", r.Compressed)
+			case r.Trained || r.Compressed > 0 || r.Derived > 0:
+				log.Info("worker: node texts compressed", "trained_dictionary", r.Trained, "nodes", r.Compressed, "derived_nodes", r.Derived)
 			}
 			if err == nil && r.Dictionary {
 				compressed = time.Now() // until then, every pass looks again

@@ -1,0 +1,400 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/strata-memory/strata"
+)
+
+// A derived node (strata.Node.Derived: a level above the first whose
+// summary repeats its children's sentences) holds little text of its own:
+// its summary, facts and themes are mostly copies of its children's. At a
+// million synthetic turns, levels 2 and 3 hold 66 MB of such text, 32 MB
+// with the store's trained dictionary, 6 MB when each node's texts are
+// compressed against its children's. So Vacuum (and a server's worker)
+// rewrites the texts of derived nodes as zstd frames made with a raw
+// dictionary: the plain texts of the node's children, in the order of its
+// children list (children.go's childrenDict). Such a frame names
+// childrenDictID, which no trained dictionary takes (their ids are below
+// 2^30 + 2^15), and carries its checksum like any frame.
+//
+// A frame against the children holds only while their texts do: before a
+// node's texts change or the node is deleted, the derived nodes framed
+// against it are written back with the store's own codec (unframeParents).
+// Texts are compared as plain text, so re-compressing a child (Vacuum)
+// changes nothing its parents depend on.
+
+// childrenDictID is the dictionary id of frames made against a node's
+// children.
+const childrenDictID = 0x7fff_fff0
+
+// maxChildrenDict bounds the dictionary of one node: a derived node whose
+// children hold more text keeps the store's own frames.
+const maxChildrenDict = 1 << 20
+
+// nodeRef is what reading a derived node's frame needs: its conversation
+// and its children column.
+type nodeRef struct {
+	conv     int64
+	children sql.NullString
+}
+
+// frameDictID returns the dictionary id a frame names, 0 for none.
+func frameDictID(v string) uint32 {
+	if !compressed(v) {
+		return 0
+	}
+	var h zstd.Header
+	if err := h.Decode([]byte(v[:min(len(v), zstd.HeaderMaxSize)])); err != nil {
+		return 0
+	}
+	return h.DictionaryID
+}
+
+// againstChildren reports whether a stored value is a frame made against
+// its node's children.
+func againstChildren(v string) bool { return frameDictID(v) == childrenDictID }
+
+// nodeText returns the text a stored value of node ref holds: text for
+// every frame but one made against the node's children, which it expands
+// with their texts (read through q).
+func (c *textCodec) nodeText(ctx context.Context, q querier, v string, ref nodeRef) (string, error) {
+	if !againstChildren(v) {
+		return c.text(ctx, q, v)
+	}
+	// The same frame under other children would be other text: the key
+	// holds both.
+	key := v + "\x00" + strconv.FormatInt(ref.conv, 10) + "\x00" + ref.children.String
+	if t, ok := c.cache.get(key); ok {
+		return t, nil
+	}
+	dict, err := c.childrenDict(ctx, q, ref)
+	if err != nil {
+		return "", err
+	}
+	out, err := c.raw.decode(dict, []byte(v))
+	if err != nil {
+		return "", strata.Errorf(strata.EINTERNAL, "a node text compressed against its children does not decode: %v", err)
+	}
+	t := string(out)
+	c.cache.put(key, t)
+	return t, nil
+}
+
+// nullNodeText is nodeText for a column that may be NULL.
+func (c *textCodec) nullNodeText(ctx context.Context, q querier, v sql.NullString, ref nodeRef) (sql.NullString, error) {
+	if !v.Valid {
+		return v, nil
+	}
+	s, err := c.nodeText(ctx, q, v.String, ref)
+	return sql.NullString{String: s, Valid: true}, err
+}
+
+// childrenDict returns the raw dictionary of a node's frames: for each of
+// its children, in order, its summary, facts and themes columns as plain
+// text, each followed by a NUL byte. A child that is not stored is an
+// error.
+func (c *textCodec) childrenDict(ctx context.Context, q querier, ref nodeRef) ([]byte, error) {
+	if !ref.children.Valid || ref.children.String == "" {
+		return nil, fmt.Errorf("a node text compressed against its children, on a node with no children")
+	}
+	ids, ok := fastStrings(ref.children.String)
+	if !ok {
+		if err := json.Unmarshal([]byte(ref.children.String), &ids); err != nil {
+			return nil, fmt.Errorf("children: %w", err)
+		}
+	}
+	type child struct {
+		id                  string
+		summary             string
+		facts, themes, kids sql.NullString
+	}
+	rows, err := q.QueryContext(ctx, `SELECT j.value, n.summary, n.facts, n.themes, n.children
+		FROM json_each(?) j JOIN nodes n ON n.conversation = ? AND n.id = j.value ORDER BY j.key`, ref.children.String, ref.conv)
+	if err != nil {
+		return nil, fmt.Errorf("children: %w", err)
+	}
+	var kids []child
+	for rows.Next() {
+		var k child
+		if err := rows.Scan(&k.id, &k.summary, &k.facts, &k.themes, &k.kids); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("children: %w", err)
+		}
+		kids = append(kids, k)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("children: %w", err)
+	}
+	if len(kids) != len(ids) {
+		return nil, strata.Errorf(strata.EINTERNAL, "a node text compressed against its %d children finds %d of them stored", len(ids), len(kids))
+	}
+	var dict []byte
+	for _, k := range kids {
+		sub := nodeRef{conv: ref.conv, children: k.kids}
+		for _, v := range []sql.NullString{{String: k.summary, Valid: true}, k.facts, k.themes} {
+			t, err := c.nullNodeText(ctx, q, v, sub)
+			if err != nil {
+				return nil, fmt.Errorf("child %s: %w", k.id, err)
+			}
+			dict = append(append(dict, t.String...), 0)
+		}
+		if len(dict) > maxChildrenDict {
+			return nil, strata.Errorf(strata.EINTERNAL, "the children of a node hold more than %d bytes of text", maxChildrenDict)
+		}
+	}
+	return dict, nil
+}
+
+// rawCodec compresses and expands texts against a raw dictionary that
+// changes with every node. One encoder, reset for each text (making one
+// costs about 120 us, resetting it a few); decoders are pooled.
+type rawCodec struct {
+	mu   sync.Mutex
+	enc  *zstd.Encoder
+	decs sync.Pool
+}
+
+func (r *rawCodec) encode(dict, text []byte) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	opt := zstd.WithEncoderDictRaw(childrenDictID, dict)
+	if r.enc == nil {
+		enc, err := zstd.NewWriter(nil, opt, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(true),
+			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(2*maxChildrenDict), zstd.WithZeroFrames(true))
+		if err != nil {
+			return nil, err
+		}
+		r.enc = enc
+	} else if err := r.enc.ResetWithOptions(nil, opt); err != nil {
+		return nil, err
+	}
+	return r.enc.EncodeAll(text, make([]byte, 0, len(text)/4+32)), nil
+}
+
+func (r *rawCodec) decode(dict, frame []byte) ([]byte, error) {
+	opt := zstd.WithDecoderDictRaw(childrenDictID, dict)
+	dec, _ := r.decs.Get().(*zstd.Decoder)
+	if dec == nil {
+		var err error
+		if dec, err = zstd.NewReader(nil, opt, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<26)); err != nil {
+			return nil, err
+		}
+	} else if err := dec.ResetWithOptions(nil, opt); err != nil {
+		return nil, err
+	}
+	out, err := dec.DecodeAll(frame, nil)
+	r.decs.Put(dec)
+	return out, err
+}
+
+// frameDerivedTexts rewrites the texts of derived nodes as frames against
+// their children, where that is shorter than what is stored, in batches
+// of one transaction each. It returns how many nodes it rewrote.
+func (s *Store) frameDerivedTexts(ctx context.Context) (int, error) {
+	done := 0
+	after := int64(0)
+	for {
+		n, last, err := s.frameDerivedBatch(ctx, after)
+		if err != nil {
+			return done, err
+		}
+		done += n
+		if last == 0 {
+			return done, nil
+		}
+		after = last
+	}
+}
+
+func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last int64, err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT pk, id, conversation, children, summary, facts, themes FROM nodes
+		WHERE pk > ? AND derived = 1 AND children IS NOT NULL ORDER BY pk LIMIT 1000`, after)
+	// Only a node whose children lie inside its span, below it, is framed
+	// against them: unframeParents finds parents by span.
+	if err != nil {
+		return 0, 0, err
+	}
+	type row struct {
+		pk            int64
+		id            string
+		ref           nodeRef
+		summary       string
+		facts, themes sql.NullString
+	}
+	var rs []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.pk, &r.id, &r.ref.conv, &r.ref.children, &r.summary, &r.facts, &r.themes); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		rs = append(rs, r)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil || len(rs) == 0 {
+		return 0, 0, err
+	}
+	up, err := tx.PrepareContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer up.Close()
+	inside, err := tx.PrepareContext(ctx, `SELECT count(*) = json_array_length(p.children) FROM nodes p, json_each(p.children) j
+		JOIN nodes k ON k.conversation = p.conversation AND k.id = j.value
+		WHERE p.pk = ? AND k.level < p.level AND k.first_seq >= p.first_seq AND k.last_seq <= p.last_seq`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer inside.Close()
+	for _, r := range rs {
+		if againstChildren(r.summary) || againstChildren(r.facts.String) || againstChildren(r.themes.String) {
+			continue
+		}
+		var ok bool
+		if err := inside.QueryRowContext(ctx, r.pk).Scan(&ok); err != nil {
+			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
+		}
+		if !ok {
+			continue
+		}
+		vals, changed, err := s.text.frameAgainstChildren(ctx, tx, r.ref, r.summary, r.facts, r.themes)
+		if err != nil {
+			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
+		}
+		if !changed {
+			continue
+		}
+		if _, err := up.ExecContext(ctx, vals[0], vals[1], vals[2], r.pk); err != nil {
+			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
+		}
+		n++
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return n, rs[len(rs)-1].pk, nil
+}
+
+// frameAgainstChildren returns the stored values of a derived node's
+// three text columns with each one that a frame against the node's
+// children shortens replaced by that frame, checked by expanding it, and
+// whether any was. A node whose children hold too much text, or are not
+// all stored, is left as it is.
+func (c *textCodec) frameAgainstChildren(ctx context.Context, q querier, ref nodeRef, summary string, facts, themes sql.NullString) ([3]any, bool, error) {
+	vals := [3]any{summary, nullValue(facts), nullValue(themes)}
+	dict, err := c.childrenDict(ctx, q, ref)
+	if err != nil {
+		if strata.ErrorCode(err) == strata.EINTERNAL {
+			return vals, false, nil
+		}
+		return vals, false, err
+	}
+	changed := false
+	for i, v := range []sql.NullString{{String: summary, Valid: true}, facts, themes} {
+		if !v.Valid || len(v.String) < max(c.min, 1) {
+			continue
+		}
+		plain, err := c.text(ctx, q, v.String)
+		if err != nil {
+			return vals, false, err
+		}
+		frame, err := c.raw.encode(dict, []byte(plain))
+		if err != nil {
+			return vals, false, err
+		}
+		if len(frame) >= len(v.String) {
+			continue
+		}
+		back, err := c.raw.decode(dict, frame)
+		if err != nil || string(back) != plain {
+			return vals, false, fmt.Errorf("a frame against the children does not give the text back (%v)", err)
+		}
+		vals[i], changed = frame, true
+	}
+	return vals, changed, nil
+}
+
+// unframeParents writes back, with the store's own codec, the texts of
+// every derived node of conversation conv framed against one of the nodes
+// ids, which are about to change or go. It runs in the transaction that
+// changes them, before any of them is written.
+func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return strata.Errorf(strata.EINVALID, "node ids: %v", err)
+	}
+	// A parent covers its children's spans and sits above them: for each
+	// changing node and each level above it, the first node of that level
+	// ending at or after the node's last turn is the only one that can
+	// list it.
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE top(l) AS (SELECT max(level) FROM nodes WHERE conversation = ?2),
+		lv(level) AS (SELECT 2 UNION ALL SELECT level + 1 FROM lv, top WHERE level < top.l)
+		SELECT DISTINCT p.pk, p.id, p.children, p.summary, p.facts, p.themes
+		FROM json_each(?1) j
+		JOIN nodes k ON k.conversation = ?2 AND k.id = j.value
+		JOIN lv l ON l.level > k.level
+		JOIN nodes p ON p.pk = (SELECT pk FROM nodes INDEXED BY nodes_conversation_level_last
+			WHERE conversation = ?2 AND level = l.level AND last_seq >= k.last_seq ORDER BY last_seq LIMIT 1)
+		WHERE p.derived = 1 AND p.first_seq <= k.first_seq
+		  AND EXISTS (SELECT 1 FROM json_each(p.children) WHERE value = k.id)`, string(b), conv)
+	if err != nil {
+		return err
+	}
+	type parent struct {
+		pk            int64
+		id            string
+		ref           nodeRef
+		summary       string
+		facts, themes sql.NullString
+	}
+	var ps []parent
+	for rows.Next() {
+		p := parent{ref: nodeRef{conv: conv}}
+		if err := rows.Scan(&p.pk, &p.id, &p.ref.children, &p.summary, &p.facts, &p.themes); err != nil {
+			rows.Close()
+			return err
+		}
+		if againstChildren(p.summary) || againstChildren(p.facts.String) || againstChildren(p.themes.String) {
+			ps = append(ps, p)
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		var vals [3]any
+		for i, v := range []sql.NullString{{String: p.summary, Valid: true}, p.facts, p.themes} {
+			t, err := c.nullNodeText(ctx, tx, v, p.ref)
+			if err != nil {
+				return fmt.Errorf("node %s: %w", p.id, err)
+			}
+			vals[i] = c.nullable(nullValue(t), false)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`,
+			vals[0], vals[1], vals[2], p.pk); err != nil {
+			return fmt.Errorf("node %s: %w", p.id, err)
+		}
+	}
+	return nil
+}
