@@ -135,15 +135,18 @@ type TierResult struct {
 // Expiry is the audit record of a retention deletion: what went, when, by
 // which rule. Pinned turns of the span are kept and not counted.
 type Expiry struct {
-	Conversation string    `json:"conversation"`
-	NodeID       string    `json:"node_id"`
-	FirstSeq     int64     `json:"first_seq"`
-	LastSeq      int64     `json:"last_seq"`
-	Turns        int64     `json:"turns"` // raw turns deleted
-	Bytes        int64     `json:"bytes"` // content bytes deleted
-	Segments     []string  `json:"segments,omitempty"`
-	Rule         string    `json:"rule"`
-	At           time.Time `json:"at"` // when the content was deleted
+	Conversation string `json:"conversation"`
+	NodeID       string `json:"node_id"`
+	FirstSeq     int64  `json:"first_seq"`
+	LastSeq      int64  `json:"last_seq"`
+	Turns        int64  `json:"turns"` // raw turns deleted
+	Bytes        int64  `json:"bytes"` // content bytes deleted
+	// Segments are the periods of the archive segments the turns were
+	// removed from: UTC months ("YYYY-MM"), or UTC days ("YYYY-MM-DD")
+	// for a span made cold when segments were days.
+	Segments []string  `json:"segments,omitempty"`
+	Rule     string    `json:"rule"`
+	At       time.Time `json:"at"` // when the content was deleted
 	// ColdAt is when the span went cold: the age the rule measures counts
 	// from it. Zero for records written before strata kept it.
 	ColdAt time.Time `json:"cold_at,omitzero"`

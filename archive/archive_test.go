@@ -91,10 +91,21 @@ func seqsOf(rs []Record) []int64 {
 	return out
 }
 
+// TestName: a record goes to the segment of its UTC month; DayPeriod is
+// the UTC date earlier versions named segments by.
 func TestName(t *testing.T) {
-	day := time.Date(2023, 5, 9, 1, 0, 0, 0, time.FixedZone("x", 3*3600)) // 2023-05-08 22:00 UTC
-	if got := Name(day); got != "2023-05-08.jsonl.zst" {
+	at := time.Date(2023, 6, 1, 1, 0, 0, 0, time.FixedZone("x", 3*3600)) // 2023-05-31 22:00 UTC
+	if got := Name(at); got != "2023-05.jsonl.zst" {
 		t.Fatalf("Name = %q", got)
+	}
+	if got := Period(at); got != "2023-05" {
+		t.Fatalf("Period = %q", got)
+	}
+	if got := DayPeriod(at); got != "2023-05-31" {
+		t.Fatalf("DayPeriod = %q", got)
+	}
+	if got := Period(time.Time{}); got != "0001-01" {
+		t.Fatalf("Period of the zero time = %q", got)
 	}
 }
 
@@ -639,7 +650,7 @@ func TestConcurrent(t *testing.T) {
 	// Other paths at the same time.
 	for w := range 4 {
 		wg.Go(func() {
-			p := filepath.Join(filepath.Dir(path), Name(time.Date(2024, 1, 1+w, 0, 0, 0, 0, time.UTC)))
+			p := filepath.Join(filepath.Dir(path), Name(time.Date(2024, time.Month(1+w), 1, 0, 0, 0, 0, time.UTC)))
 			for i := range each {
 				if _, err := Merge(p, recs("b", int64(i))); err != nil {
 					errs <- err

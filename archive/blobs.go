@@ -14,9 +14,10 @@ import (
 // this contract.
 //
 // A key is a relative, slash-separated path, such as
-// Key(namespace, conversation, day): components of bytes a-z, 0-9, '-',
-// '_' and '~', and file names like "2023-05-08.jsonl.zst". No component is
-// empty or starts with a dot.
+// Key(namespace, conversation, period): components of bytes a-z, 0-9,
+// '-', '_' and '~', and file names like "2023-05.jsonl.zst" (or
+// "2023-05-08.jsonl.zst", a day segment of earlier versions). No
+// component is empty or starts with a dot.
 //
 // Every method is safe for concurrent use. Concurrent Puts of one key
 // within a process each succeed and leave one of them, whole; readers
@@ -69,34 +70,35 @@ func Prefix(namespace, conversation string) string {
 	return escape(namespace) + "/" + escape(conversation) + "/"
 }
 
-// Key returns the key of a conversation's segment of day ("YYYY-MM-DD",
-// a UTC date): Prefix(namespace, conversation) + day + Ext. Files keeps it
-// at Dir(root, namespace, conversation)/<day>.jsonl.zst.
-func Key(namespace, conversation, day string) string {
-	return Prefix(namespace, conversation) + day + Ext
+// Key returns the key of a conversation's segment of period (Period's
+// "YYYY-MM", or DayPeriod's "YYYY-MM-DD" for a day segment of earlier
+// versions): Prefix(namespace, conversation) + period + Ext. Files keeps
+// it at Dir(root, namespace, conversation)/<period>.jsonl.zst.
+func Key(namespace, conversation, period string) string {
+	return Prefix(namespace, conversation) + period + Ext
 }
 
-// Days returns the days of the segments kept under a conversation's
-// prefix, sorted, each once: the stems of its .jsonl.zst and .jsonl.gz
-// keys.
-func Days(ctx context.Context, b Blobs, namespace, conversation string) ([]string, error) {
+// Periods returns the periods of the segments kept under a
+// conversation's prefix, sorted, each once: the stems of its .jsonl.zst
+// and .jsonl.gz keys, months and days alike.
+func Periods(ctx context.Context, b Blobs, namespace, conversation string) ([]string, error) {
 	prefix := Prefix(namespace, conversation)
 	keys, err := b.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
-	var days []string
+	var periods []string
 	for _, k := range keys {
 		name := strings.TrimPrefix(k, prefix)
 		if strings.Contains(name, "/") {
 			continue
 		}
 		for _, ext := range []string{Ext, GzipExt} {
-			if d, ok := strings.CutSuffix(name, ext); ok {
-				days = append(days, d)
+			if p, ok := strings.CutSuffix(name, ext); ok {
+				periods = append(periods, p)
 			}
 		}
 	}
-	slices.Sort(days)
-	return slices.Compact(days), nil
+	slices.Sort(periods)
+	return slices.Compact(periods), nil
 }

@@ -17,7 +17,7 @@ import (
 
 // Files is the Blobs of a folder: the blob at key is the file
 // <root>/<key> (slashes as the system's separators), so segments lie at
-// Dir(root, namespace, conversation)/<YYYY-MM-DD>.jsonl.zst.
+// Dir(root, namespace, conversation)/<period>.jsonl.zst.
 //
 // Put writes a temp file in the temp folder of the blob's folder,
 // <folder>/.tmp/.<name>.tmp-<random digits>, fsyncs it, reads it back for

@@ -52,7 +52,7 @@ func at(point string) {
 }
 
 // Segments reads and writes the segments kept in Blobs. Its methods take
-// a segment's key (Key(namespace, conversation, day)); their errors name
+// a segment's key (Key(namespace, conversation, period)); their errors name
 // the segment as Blobs.Locate does ("archive segment <path>: ..." for
 // Files). The zero value is not usable: Blobs must be set.
 type Segments struct {

@@ -92,3 +92,13 @@ func TestTokens(t *testing.T) {
 	dsn := testDSN(t)
 	storetest.RunTokens(t, func(t *testing.T) strata.TokenStore { return openStore(t, dsn) })
 }
+
+// TestDaySegments: a store whose archive holds the day segments of earlier
+// versions reads them, and writes month segments beside them.
+func TestDaySegments(t *testing.T) {
+	dsn := testDSN(t)
+	storetest.RunDaySegments(t, func(t *testing.T) (strata.Store, storetest.Legacy) {
+		s := openStore(t, dsn)
+		return s, postgres.DaySegments(s)
+	})
+}

@@ -38,11 +38,11 @@ import (
 // pinned, or lies in no warm or cold span, only changes its importance.
 // One that stops being pinned in a warm or cold span first writes itself,
 // with its new importance, into the span's copy (the warm block rewritten
-// and checked, or the record merged into its day's segment and read
-// back), then leaves its row slim, as Demote leaves it (a cold row also
-// leaves the full-text index). A stub that becomes pinned takes its whole
-// turn back from the copy into its row (and into the full-text index if
-// it was cold). A stub that stays unpinned has its copy rewritten with
+// and checked, or the record merged into its segment and read back), then
+// leaves its row slim, as Demote leaves it (a cold row also leaves the
+// full-text index). A stub that becomes pinned takes its whole turn back
+// from the copy into its row (and into the full-text index if it was
+// cold). A stub that stays unpinned has its copy rewritten with
 // the new importance. A stub of an expired span, or unpinning a turn of
 // an expired span, is ECONFLICT.
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
@@ -213,22 +213,24 @@ func rewriteBlock(ctx context.Context, tx pgx.Tx, sp span, t strata.Turn) error 
 	return err
 }
 
-// archiveTurn merges t into its day's archive segment as a record of the
-// cold span sp, reads the record back, and records the segment in the
-// segments table and, if sp did not name that day yet, in sp's days.
+// archiveTurn merges t into its archive segment as a record of the cold
+// span sp (its UTC month's, or its UTC day's if sp names that day: a span
+// made cold when segments were days keeps its records there; see
+// spanfmt.Period), reads the record back, and records the segment in the
+// segments table and, if sp did not name that period yet, in sp's periods.
 func (s *Store) archiveTurn(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
 	rec, err := spanfmt.Record(&t)
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	day := spanfmt.Day(t.Time)
-	key := archive.Key(namespace, conversation, day)
+	period := spanfmt.Period(sp.periods, t.Time)
+	key := archive.Key(namespace, conversation, period)
 	seg := s.segmentsIn(tx)
 	info, err := seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
-	if err := putSegment(ctx, tx, pk, day, info); err != nil {
+	if err := putSegment(ctx, tx, pk, period, info); err != nil {
 		return err
 	}
 	got, err := seg.Read(ctx, key, t.Seq, t.Seq)
@@ -241,10 +243,10 @@ func (s *Store) archiveTurn(ctx context.Context, tx pgx.Tx, namespace, conversat
 	if err := spanfmt.CheckRecord(got[0].Line, &t); err != nil {
 		return fmt.Errorf("archive segment %s of node %s: turn %d: %w", seg.Blobs.Locate(key), sp.id, t.Seq, err)
 	}
-	if !slices.Contains(sp.days, day) {
-		days := append(slices.Clone(sp.days), day)
-		sort.Strings(days)
-		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(days), sp.pk); err != nil {
+	if !slices.Contains(sp.periods, period) {
+		periods := append(slices.Clone(sp.periods), period)
+		sort.Strings(periods)
+		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.pk); err != nil {
 			return err
 		}
 	}
@@ -500,7 +502,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 				return fmt.Errorf("node %s: %w", sp.id, err)
 			}
 			if sp.tier == tierCold {
-				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.days, sp.first, sp.last); err != nil {
+				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.periods, sp.first, sp.last); err != nil {
 					return fmt.Errorf("node %s: %w", sp.id, err)
 				}
 			}

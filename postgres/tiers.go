@@ -47,19 +47,19 @@ type span struct {
 	first, last int64
 	tier        int
 	block       []byte
-	days        []string
+	periods     []string
 }
 
 const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
 
 func scanSpan(row pgx.Row) (span, error) {
 	var sp span
-	var days *string
-	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &days); err != nil {
+	var periods *string
+	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &periods); err != nil {
 		return sp, err
 	}
-	if days != nil {
-		if err := json.Unmarshal([]byte(*days), &sp.days); err != nil {
+	if periods != nil {
+		if err := json.Unmarshal([]byte(*periods), &sp.periods); err != nil {
 			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
 		}
 	}
@@ -96,7 +96,7 @@ func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation 
 	}
 	return spanfmt.Hydrate(ctx, "postgres", s.segmentsIn(tx), namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
 		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
-		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Days: sp.days}, err
+		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Periods: sp.periods}, err
 	})
 }
 
@@ -204,7 +204,7 @@ func slimRows(ctx context.Context, tx pgx.Tx, tier int, node, pk, first, last in
 // conversation's row lock. Warm: the span's turns are packed into a
 // compressed CTF block on the node, checked by decoding it, and the rows
 // keep only what filters and orders them. Cold: the turns are merged into
-// their days' archive segments (each read back and compared by
+// the archive segments of their UTC months (each read back and compared by
 // archive.Segments before it replaces the old one), the node points at its
 // segments and drops its block, the rows are slimmed and the turns leave
 // the full-text index. A kill before the commit changes nothing.
@@ -288,8 +288,8 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 
 		// Cold: the segments first, each read back before it replaces the
 		// old one.
-		byDay := map[string][]archive.Record{}
-		spanDays := make([][]string, len(work))
+		byPeriod := map[string][]archive.Record{}
+		spanPeriods := make([][]string, len(work))
 		for i, m := range work {
 			seen := map[string]bool{}
 			for _, r := range m.rows {
@@ -297,32 +297,32 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 				if err != nil {
 					return fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err)
 				}
-				day := spanfmt.Day(r.turn.Time)
-				byDay[day] = append(byDay[day], rec)
-				if !seen[day] {
-					seen[day] = true
-					spanDays[i] = append(spanDays[i], day)
+				period := spanfmt.Period(nil, r.turn.Time)
+				byPeriod[period] = append(byPeriod[period], rec)
+				if !seen[period] {
+					seen[period] = true
+					spanPeriods[i] = append(spanPeriods[i], period)
 				}
 			}
 		}
-		days := make([]string, 0, len(byDay))
-		for d := range byDay {
-			days = append(days, d)
+		periods := make([]string, 0, len(byPeriod))
+		for p := range byPeriod {
+			periods = append(periods, p)
 		}
-		sort.Strings(days)
+		sort.Strings(periods)
 		seg := s.segmentsIn(tx)
-		for _, day := range days {
-			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, day), byDay[day])
+		for _, period := range periods {
+			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, period), byPeriod[period])
 			if err != nil {
 				return err
 			}
-			if err := putSegment(ctx, tx, pk, day, info); err != nil {
+			if err := putSegment(ctx, tx, pk, period, info); err != nil {
 				return err
 			}
 		}
 		// Then point the nodes at them and drop the old copies.
 		for i, m := range work {
-			dj, _ := json.Marshal(spanDays[i]) // a []string always marshals
+			dj, _ := json.Marshal(spanPeriods[i]) // a []string always marshals
 			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = NULL, segments = $2, cold_at = $3 WHERE pk = $4`,
 				tierCold, string(dj), coldAt, m.sp.pk); err != nil {
 				return err
@@ -344,34 +344,37 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	return moves, nil
 }
 
-// putSegment records what a segment of conversation pk holds after it was
-// written: its row in the segments table, or no row if it holds no record.
-func putSegment(ctx context.Context, tx pgx.Tx, pk int64, day string, info archive.Info) error {
+// putSegment records what the segment of period of conversation pk holds
+// after it was written: its row in the segments table, or no row if it
+// holds no record. The table's column day holds the segment's period: a
+// month ("YYYY-MM") since segments cover months, a day ("YYYY-MM-DD") for
+// the day segments of earlier versions; the name is the schema's first.
+func putSegment(ctx context.Context, tx pgx.Tx, pk int64, period string, info archive.Info) error {
 	var err error
 	if info.Records == 0 {
-		_, err = tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1 AND day = $2`, pk, day)
+		_, err = tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1 AND day = $2`, pk, period)
 	} else {
 		_, err = tx.Exec(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversation, day) DO UPDATE SET
 			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
-			pk, day, info.Records, info.Bytes, info.RawBytes)
+			pk, period, info.Records, info.Bytes, info.RawBytes)
 	}
 	if err != nil {
-		return fmt.Errorf("segment %s: %w", day, err)
+		return fmt.Errorf("segment %s: %w", period, err)
 	}
 	return nil
 }
 
 // dropRecords removes the records of seqs first..last from the segments
-// of days, and records what each segment holds afterwards.
-func (s *Store) dropRecords(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, days []string, first, last int64) error {
+// of periods, and records what each segment holds afterwards.
+func (s *Store) dropRecords(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, periods []string, first, last int64) error {
 	seg := s.segmentsIn(tx)
-	for _, day := range days {
-		info, err := seg.Remove(ctx, archive.Key(namespace, conversation, day), first, last)
+	for _, period := range periods {
+		info, err := seg.Remove(ctx, archive.Key(namespace, conversation, period), first, last)
 		if err != nil {
 			return err
 		}
-		if err := putSegment(ctx, tx, pk, day, info); err != nil {
+		if err := putSegment(ctx, tx, pk, period, info); err != nil {
 			return err
 		}
 	}
@@ -417,7 +420,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 				return strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
 			}
 			ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
-				Segments: sp.days, Rule: rule, At: at}
+				Segments: sp.periods, Rule: rule, At: at}
 			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
 				WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, pk, sp.first, sp.last, tierCold).
 				Scan(&ex.Turns, &ex.Bytes); err != nil {
@@ -434,7 +437,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes,
-				jsonList(sp.days), rule, *atNanos, coldAt, newest); err != nil {
+				jsonList(sp.periods), rule, *atNanos, coldAt, newest); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, segments = NULL WHERE pk = $2`, tierExpired, sp.pk); err != nil {
@@ -444,7 +447,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 				tierExpired, pk, sp.first, sp.last, tierCold); err != nil {
 				return err
 			}
-			if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.days, sp.first, sp.last); err != nil {
+			if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.periods, sp.first, sp.last); err != nil {
 				return fmt.Errorf("node %s: %w", sp.id, err)
 			}
 		}
@@ -483,16 +486,16 @@ func (s *Store) Expiries(ctx context.Context, namespace, conversation string) ([
 	out := []strata.Expiry{}
 	for rows.Next() {
 		var e strata.Expiry
-		var days *string
+		var periods *string
 		var at int64
 		var coldAt, newest *int64
-		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &days, &e.Rule, &at,
+		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &periods, &e.Rule, &at,
 			&coldAt, &newest); err != nil {
 			return nil, fmt.Errorf("postgres: expiries: %w", err)
 		}
 		e.ColdAt, e.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-		if days != nil {
-			if err := json.Unmarshal([]byte(*days), &e.Segments); err != nil {
+		if periods != nil {
+			if err := json.Unmarshal([]byte(*periods), &e.Segments); err != nil {
 				return nil, fmt.Errorf("postgres: expiries: node %s: segments: %w", e.NodeID, err)
 			}
 		}

@@ -16,11 +16,12 @@ import (
 	"github.com/strata-memory/strata/postgres"
 )
 
-var day0 = time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+var day0 = time.Date(2024, 2, 28, 9, 0, 0, 0, time.UTC)
 
-// spans stores 48 turns over 4 days (12 a day, turn 7 pinned) under 6
-// level-1 nodes of 8 turns, so that most spans cross a day, and returns
-// the node ids and the turns as stored.
+// spans stores 48 turns over 4 days across a month's end (12 a day, turn
+// 7 pinned) under 6 level-1 nodes of 8 turns, so that most spans cross a
+// day and one crosses the month (archive segments cover a month), and
+// returns the node ids and the turns as stored.
 func spans(t *testing.T, s strata.Store, ns, conv string) ([]string, []strata.Turn) {
 	t.Helper()
 	ctx := context.Background()
@@ -77,14 +78,14 @@ func consistent(t *testing.T, s *postgres.Store, ns, conv string, want []strata.
 		}
 	}
 	seg := archive.Segments{Blobs: s.Blobs()}
-	days, err := archive.Days(ctx, s.Blobs(), ns, conv)
+	periods, err := archive.Periods(ctx, s.Blobs(), ns, conv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[int64]int{}
 	var records int64
-	for _, d := range days {
-		recs, err := seg.Read(ctx, archive.Key(ns, conv, d), math.MinInt64, 0)
+	for _, p := range periods {
+		recs, err := seg.Read(ctx, archive.Key(ns, conv, p), math.MinInt64, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,8 +108,8 @@ func consistent(t *testing.T, s *postgres.Store, ns, conv string, want []strata.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Archive.Records != records || st.Archive.Segments != len(days) {
-		t.Errorf("stats say %d records in %d segments, the archive holds %d in %d", st.Archive.Records, st.Archive.Segments, records, len(days))
+	if st.Archive.Records != records || st.Archive.Segments != len(periods) {
+		t.Errorf("stats say %d records in %d segments, the archive holds %d in %d", st.Archive.Records, st.Archive.Segments, records, len(periods))
 	}
 	turns, err := s.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: conv})
 	if err != nil {
@@ -259,13 +260,14 @@ func TestTiersInterrupted(t *testing.T) {
 }
 
 // TestTiersFailedMoveChangesNothing: a move to cold that fails on its
-// last segment (a corrupt blob already at that day's key) leaves no trace
-// of the segments it wrote before: the move is one transaction.
+// last segment (a corrupt blob already at the key of the last turn's
+// month) leaves no trace of the segment it wrote before: the move is one
+// transaction.
 func TestTiersFailedMoveChangesNothing(t *testing.T) {
 	s := openStore(t, testDSN(t))
 	ctx := context.Background()
 	ids, want := spans(t, s, "default", "c")
-	last := archive.Key("default", "c", want[len(want)-1].Time.UTC().Format("2006-01-02"))
+	last := archive.Key("default", "c", archive.Period(want[len(want)-1].Time))
 	if err := s.Blobs().Put(ctx, last, []byte("not a segment"), nil); err != nil {
 		t.Fatal(err)
 	}

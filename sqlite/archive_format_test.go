@@ -54,7 +54,7 @@ func TestArchiveFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Date(2024, 3, 1, 22, 0, 0, 0, time.UTC)
+	start := time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC) // over a month's end
 	var turns []strata.Turn
 	for i := range 60 {
 		tu := strata.Turn{Role: strata.RoleUser, Name: "Ana", Content: fmt.Sprintf("turn %d\twith a tab, ␉ and\na newline", i),
@@ -80,7 +80,7 @@ func TestArchiveFormats(t *testing.T) {
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "archive", "f", "*", "c", "*"+archive.Ext))
 	if len(segs) < 2 {
-		t.Fatalf("%d segments, want one per day (2)", len(segs))
+		t.Fatalf("%d segments, want one per month (2)", len(segs))
 	}
 	bySeq := map[int64]strata.Turn{}
 	for _, tu := range want {

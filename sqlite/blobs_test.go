@@ -46,7 +46,7 @@ func coldConversation(t *testing.T, st strata.Store) []strata.Turn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Date(2024, 3, 1, 22, 0, 0, 0, time.UTC)
+	start := time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC) // over a month's end
 	var turns []strata.Turn
 	for i := range 60 {
 		turns = append(turns, strata.Turn{ExtID: fmt.Sprint(i), Role: strata.RoleUser, Name: "Ana",
@@ -93,8 +93,8 @@ func TestWithBlobs(t *testing.T) {
 
 	prefix := archive.Prefix(strata.DefaultNamespace, "c")
 	keys, _ := mem.List(ctx, "")
-	if len(keys) != 2 || keys[0] != prefix+"2024-03-01.jsonl.zst" || keys[1] != prefix+"2024-03-02.jsonl.zst" {
-		t.Fatalf("blobs = %q, want the two days' segments", keys)
+	if len(keys) != 2 || keys[0] != prefix+"2024-02.jsonl.zst" || keys[1] != prefix+"2024-03.jsonl.zst" {
+		t.Fatalf("blobs = %q, want the two months' segments", keys)
 	}
 	fileKeys, _ := archive.NewFiles(sqlite.ArchiveRoot(filepath.Join(dir, "f.db"))).List(ctx, "")
 	if !reflect.DeepEqual(fileKeys, keys) {

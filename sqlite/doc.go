@@ -30,8 +30,9 @@
 // live in archive segments read and written through archive.Segments over
 // an archive.Blobs: the files of ArchiveRoot(path) by default, or the
 // Blobs given to Open with WithBlobs. The segments table records what each
-// segment holds (records, bytes) and a cold node names the days of its
-// segments, so Stats and the tier code never list the blobs; only the
+// segment holds (records, bytes; its column day holds the segment's
+// period, a month, or a day for segments of earlier versions) and a cold
+// node names the periods of its segments, so Stats and the tier code never list the blobs; only the
 // cleanup of a pyramid reset and the check for orphaned segments at Open
 // do.
 //

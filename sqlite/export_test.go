@@ -1,6 +1,12 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/strata-memory/strata/archive"
+	"github.com/strata-memory/strata/storetest"
+)
 
 // TextDictionary is a dictionary trained on samples, with its id.
 type TextDictionary struct {
@@ -52,4 +58,31 @@ func ChildFrames(ctx context.Context, s *Store) (int, error) {
 		}
 	}
 	return n, rows.Err()
+}
+
+// DaySegments returns what storetest.RunDaySegments needs of s to lay
+// its archive out as versions before month segments did.
+func DaySegments(s *Store) storetest.Legacy {
+	return storetest.Legacy{
+		Blobs: s.seg.Blobs,
+		SetPeriods: func(ctx context.Context, ns, conv, id string, periods []string) error {
+			pk, err := conversationPK(ctx, s.w, ns, conv)
+			if err != nil {
+				return err
+			}
+			pj, _ := json.Marshal(periods)
+			_, err = s.w.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE conversation = ? AND id = ?`, string(pj), pk, id)
+			return err
+		},
+		PutSegment: func(ctx context.Context, ns, conv, period string, info archive.Info) error {
+			pk, err := conversationPK(ctx, s.w, ns, conv)
+			if err != nil {
+				return err
+			}
+			return putSegment(ctx, s.w, pk, period, info)
+		},
+		// Demote writes segments before the transaction that points the
+		// nodes at them.
+		Orphans: true,
+	}
 }

@@ -49,7 +49,7 @@ func pyramidAt(point string) {
 // only changes its importance. One that stops being pinned in a warm or
 // cold span first writes itself, with its new importance, into the span's
 // copy (the warm block rewritten and checked in the same transaction; the
-// archive record merged into its day's segment and read back before the
+// archive record merged into its segment and read back before the
 // transaction commits), then leaves its row slim, as Demote leaves it (a
 // cold row also leaves the full-text index). A stub (a row whose content
 // is in its span's copy) that becomes pinned takes its whole turn back
@@ -253,23 +253,25 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 	return nil
 }
 
-// archiveTurn merges t into its day's archive segment as a record of the
-// cold span sp, reads it back, and records the segment in the segments
-// table and, if sp did not name that day yet, in sp's list of days.
+// archiveTurn merges t into its archive segment as a record of the cold
+// span sp (its UTC month's, or its UTC day's if sp names that day: a span
+// made cold when segments were days keeps its records there; see
+// spanfmt.Period), reads it back, and records the segment in the segments
+// table and, if sp did not name that period yet, in sp's periods.
 func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
 	rec, err := spanfmt.Record(&t)
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	day := spanfmt.Day(t.Time)
-	key := archive.Key(namespace, conversation, day)
+	period := spanfmt.Period(sp.periods, t.Time)
+	key := archive.Key(namespace, conversation, period)
 	path := s.seg.Blobs.Locate(key)
 	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
 		return fmt.Errorf("node %s: %w", sp.id, err)
 	}
 	pyramidAt("importance-archived")
-	if err := putSegment(ctx, tx, pk, day, info); err != nil {
+	if err := putSegment(ctx, tx, pk, period, info); err != nil {
 		return err
 	}
 	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
@@ -282,11 +284,11 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
 		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
 	}
-	if !slices.Contains(sp.days, day) {
-		days := append(slices.Clone(sp.days), day)
-		sort.Strings(days)
-		dj, _ := json.Marshal(days)
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(dj), sp.pk); err != nil {
+	if !slices.Contains(sp.periods, period) {
+		periods := append(slices.Clone(sp.periods), period)
+		sort.Strings(periods)
+		pj, _ := json.Marshal(periods)
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.pk); err != nil {
 			return err
 		}
 	}
@@ -349,10 +351,12 @@ const restoreBatch = 512
 //   - Turns, Search and hydrate never read them: a hot row is read from
 //     itself, and hydrate looks up only the seqs of stubs, whose span's
 //     Demote wrote their records.
-//   - archive.Merge replaces a stored record of the same seq, and a turn's
-//     record always goes to the segment of its own day, so a later Demote
-//     to cold of the same turns rewrites those records in place: nothing is
-//     duplicated.
+//   - archive.Merge replaces a stored record of the same seq, and Demote
+//     writes a turn's record to the segment of its own UTC month, so a
+//     later Demote to cold of the same turns rewrites those records in
+//     place: nothing is duplicated. Records left in a day segment of an
+//     earlier version are not rewritten, but no span made cold since
+//     names a day, so none reads them.
 //   - Expire removes its span's seq range from the segments it names,
 //     stale records in that range included.
 //   - Stats counts them in Archive (and the cold tier's stored bytes) until
@@ -585,16 +589,19 @@ func (s *Store) dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk 
 
 // scrubArchive removes from the archive segments of conversation pk every
 // record that no span owns (a span owns the records of its seq range in
-// the days it names while it is cold, and while it is expired until
-// Expire has rewritten its segments), deletes segments left empty, and
-// brings the segments rows in line with the blobs. It reads the days of
-// the segments table and of the conversation's archive blobs (a Demote
-// killed before its commit leaves a segment with no row).
+// the segment periods it names while it is cold, and while it is expired
+// until Expire has rewritten its segments), deletes segments left empty,
+// and brings the segments rows in line with the blobs. It reads the
+// periods of the segments table and of the conversation's archive blobs
+// (a Demote killed before its commit leaves a segment with no row), months
+// and the days of earlier versions alike.
 //
 // Such records are left by a ResetPyramid killed between its commit and
 // its cleanup, and by a Demote to cold killed before its commit (records
-// of a span still warm). It holds the write lock throughout, so that no
-// Demote adds records it would take for unowned.
+// of a span still warm; those an earlier version wrote to a day segment
+// stay unowned for good, since the span names months when it goes cold
+// now). It holds the write lock throughout, so that no Demote adds
+// records it would take for unowned.
 func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string, pk int64) error {
 	fail := func(err error) error {
 		return fmt.Errorf("sqlite: cleaning the archive of %q: %w", conversation, err)
@@ -616,8 +623,8 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 			rows.Close()
 			return fail(err)
 		}
-		for _, d := range sp.days {
-			owned[d] = append(owned[d], [2]int64{sp.first, sp.last})
+		for _, p := range sp.periods {
+			owned[p] = append(owned[p], [2]int64{sp.first, sp.last})
 		}
 	}
 	err = rows.Err()
@@ -625,43 +632,43 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 	if err != nil {
 		return fail(err)
 	}
-	days := map[string]bool{}
-	drows, err := tx.QueryContext(ctx, `SELECT day FROM segments WHERE conversation = ?`, pk)
+	periods := map[string]bool{}
+	prows, err := tx.QueryContext(ctx, `SELECT day FROM segments WHERE conversation = ?`, pk)
 	if err != nil {
 		return fail(err)
 	}
-	for drows.Next() {
-		var d string
-		if err := drows.Scan(&d); err != nil {
-			drows.Close()
+	for prows.Next() {
+		var p string
+		if err := prows.Scan(&p); err != nil {
+			prows.Close()
 			return fail(err)
 		}
-		days[d] = true
+		periods[p] = true
 	}
-	err = drows.Err()
-	drows.Close()
+	err = prows.Err()
+	prows.Close()
 	if err != nil {
 		return fail(err)
 	}
-	kept, err := archive.Days(ctx, s.seg.Blobs, namespace, conversation)
+	kept, err := archive.Periods(ctx, s.seg.Blobs, namespace, conversation)
 	if err != nil {
 		return fail(err)
 	}
-	for _, d := range kept {
-		days[d] = true
+	for _, p := range kept {
+		periods[p] = true
 	}
-	order := make([]string, 0, len(days))
-	for d := range days {
-		order = append(order, d)
+	order := make([]string, 0, len(periods))
+	for p := range periods {
+		order = append(order, p)
 	}
 	sort.Strings(order)
-	for _, day := range order {
-		info, err := s.scrubSegment(ctx, archive.Key(namespace, conversation, day), owned[day])
+	for _, p := range order {
+		info, err := s.scrubSegment(ctx, archive.Key(namespace, conversation, p), owned[p])
 		if err != nil {
 			return fail(err)
 		}
 		pyramidAt("scrubbed")
-		if err := putSegment(ctx, tx, pk, day, info); err != nil {
+		if err := putSegment(ctx, tx, pk, p, info); err != nil {
 			return fail(err)
 		}
 	}

@@ -138,7 +138,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 // file) over the archive segments of an earlier one: those segments are
 // the raw content of cold spans, which only the lost file indexes, and a
 // new store would write its own segments at the same keys (one per
-// conversation and day), mixing or replacing them. A warning would go
+// conversation and month), mixing or replacing them. A warning would go
 // unseen by a program that opens the store, so it is an ECONFLICT error
 // and the user decides: restore the file from a backup, or move the
 // archive folder away.

@@ -307,3 +307,12 @@ func TestTwoStoresOneFile(t *testing.T) {
 		t.Errorf("Conversation = %d turns, %v; want %d", c.Turns, err, 2*batches*per)
 	}
 }
+
+// TestDaySegments: a store whose archive holds the day segments of earlier
+// versions reads them, and writes month segments beside them.
+func TestDaySegments(t *testing.T) {
+	storetest.RunDaySegments(t, func(t *testing.T) (strata.Store, storetest.Legacy) {
+		s := openTemp(t)
+		return s, sqlite.DaySegments(s)
+	})
+}

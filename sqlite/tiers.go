@@ -44,19 +44,19 @@ type span struct {
 	first, last int64
 	tier        int
 	block       []byte
-	days        []string
+	periods     []string // nodes.segments: the periods of the segments holding a cold span's records
 }
 
 const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
 
 func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 	var sp span
-	var days sql.NullString
-	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &days); err != nil {
+	var periods sql.NullString
+	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &periods); err != nil {
 		return sp, err
 	}
-	if days.Valid {
-		if err := json.Unmarshal([]byte(days.String), &sp.days); err != nil {
+	if periods.Valid {
+		if err := json.Unmarshal([]byte(periods.String), &sp.periods); err != nil {
 			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
 		}
 	}
@@ -76,7 +76,7 @@ func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation 
 	}
 	return spanfmt.Hydrate(ctx, "sqlite", s.seg, namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
 		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
-		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Days: sp.days}, err
+		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Periods: sp.periods}, err
 	})
 }
 
@@ -182,12 +182,15 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 // see strata.TierStore. Warm: the span's turns are packed into a compressed
 // CTF block on the node, checked by decoding it, and the rows keep only
 // what filters and orders them, in one transaction. Cold: the turns are
-// merged into their days' archive segments (written to a temporary file,
-// verified, renamed into place), then one transaction points the node at
-// its segments, drops the block, slims the rows and removes the turns from
-// the full-text index. A kill between the two leaves records in a segment
-// for a span still warm: nothing is lost, and the next Demote rewrites
-// them in place. The write lock is held throughout, so that no other
+// merged into the archive segments of their UTC months (written to a
+// temporary file, verified, renamed into place), then one transaction
+// points the node at its segments, drops the block, slims the rows and
+// removes the turns from the full-text index. A kill between the two
+// leaves records in a segment for a span still warm: nothing is lost, and
+// the next Demote rewrites them in place. Records such a kill left in a
+// day segment of an earlier version are not rewritten: the span names
+// only the months it is written to, so they are never read, and the next
+// scrub of the archive (scrubArchive) removes them. The write lock is held throughout, so that no other
 // process rewrites the same segment at the same time.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
 	if to != strata.TierWarm && to != strata.TierCold {
@@ -272,9 +275,10 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		return moves, nil
 	}
 
-	// Cold: write the segments first.
-	byDay := map[string][]archive.Record{}
-	spanDays := make([][]string, len(work))
+	// Cold: write the segments first, one per month the spans' turns lie
+	// in (a span going cold names no period yet: spanfmt.Period).
+	byPeriod := map[string][]archive.Record{}
+	spanPeriods := make([][]string, len(work))
 	for i, m := range work {
 		seen := map[string]bool{}
 		for _, r := range m.rows {
@@ -282,25 +286,25 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			if err != nil {
 				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
 			}
-			day := spanfmt.Day(r.turn.Time)
-			byDay[day] = append(byDay[day], rec)
-			if !seen[day] {
-				seen[day] = true
-				spanDays[i] = append(spanDays[i], day)
+			p := spanfmt.Period(nil, r.turn.Time)
+			byPeriod[p] = append(byPeriod[p], rec)
+			if !seen[p] {
+				seen[p] = true
+				spanPeriods[i] = append(spanPeriods[i], p)
 			}
 		}
 	}
-	days := make([]string, 0, len(byDay))
-	for d := range byDay {
-		days = append(days, d)
+	periods := make([]string, 0, len(byPeriod))
+	for p := range byPeriod {
+		periods = append(periods, p)
 	}
-	sort.Strings(days)
-	for _, day := range days {
-		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, day), byDay[day])
+	sort.Strings(periods)
+	for _, p := range periods {
+		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, p), byPeriod[p])
 		if err != nil {
 			return fail(err)
 		}
-		if err := putSegment(ctx, tx, pk, day, info); err != nil {
+		if err := putSegment(ctx, tx, pk, p, info); err != nil {
 			return fail(err)
 		}
 	}
@@ -312,9 +316,9 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	defer del.Close()
 	sc := scope(pk, namespace)
 	for i, m := range work {
-		dj, _ := json.Marshal(spanDays[i])
+		pj, _ := json.Marshal(spanPeriods[i])
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
-			tierCold, string(dj), at.UnixNano(), m.sp.pk); err != nil {
+			tierCold, string(pj), at.UnixNano(), m.sp.pk); err != nil {
 			return fail(err)
 		}
 		if _, err := tx.ExecContext(ctx, slim, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last, tierCold); err != nil {
@@ -378,7 +382,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 	var cleanup []span
 	for _, sp := range spans {
 		if sp.tier == tierExpired {
-			if len(sp.days) > 0 {
+			if len(sp.periods) > 0 {
 				cleanup = append(cleanup, sp)
 			}
 			continue
@@ -387,7 +391,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
 		}
 		ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
-			Segments: sp.days, Rule: rule, At: at}
+			Segments: sp.periods, Rule: rule, At: at}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
 			WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, pk, sp.first, sp.last, tierCold).
 			Scan(&ex.Turns, &ex.Bytes); err != nil {
@@ -402,9 +406,9 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 		if dryRun {
 			continue
 		}
-		dj, _ := json.Marshal(sp.days)
+		pj, _ := json.Marshal(sp.periods)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(dj), rule, at.UnixNano(),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(pj), rule, at.UnixNano(),
 			coldAt, newest); err != nil {
 			return fail(err)
 		}
@@ -430,20 +434,23 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 	return out, nil
 }
 
-// putSegment records what a segment holds after it was written: its row
-// in the segments table, or no row if it holds no record.
-func putSegment(ctx context.Context, q querier, pk int64, day string, info archive.Info) error {
+// putSegment records what the segment of period holds after it was
+// written: its row in the segments table, or no row if it holds no
+// record. The table's column day holds the segment's period: a month
+// ("YYYY-MM") since segments cover months, a day ("YYYY-MM-DD") for the
+// day segments of earlier versions; the name is the schema's first.
+func putSegment(ctx context.Context, q querier, pk int64, period string, info archive.Info) error {
 	var err error
 	if info.Records == 0 {
-		_, err = q.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, day)
+		_, err = q.ExecContext(ctx, `DELETE FROM segments WHERE conversation = ? AND day = ?`, pk, period)
 	} else {
 		_, err = q.ExecContext(ctx, `INSERT INTO segments (conversation, day, records, bytes, raw_bytes)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation, day) DO UPDATE SET
 			records = excluded.records, bytes = excluded.bytes, raw_bytes = excluded.raw_bytes`,
-			pk, day, info.Records, info.Bytes, info.RawBytes)
+			pk, period, info.Records, info.Bytes, info.RawBytes)
 	}
 	if err != nil {
-		return fmt.Errorf("segment %s: %w", day, err)
+		return fmt.Errorf("segment %s: %w", period, err)
 	}
 	return nil
 }
@@ -463,12 +470,12 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 	}
 	defer tx.Rollback()
 	for _, sp := range spans {
-		for _, day := range sp.days {
-			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, day), sp.first, sp.last)
+		for _, p := range sp.periods {
+			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, p), sp.first, sp.last)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fail(err)
 			}
-			if err := putSegment(ctx, tx, pk, day, info); err != nil {
+			if err := putSegment(ctx, tx, pk, p, info); err != nil {
 				return fail(err)
 			}
 		}
@@ -502,16 +509,16 @@ func (s *Store) Expiries(ctx context.Context, namespace, conversation string) ([
 	out := []strata.Expiry{}
 	for rows.Next() {
 		var e strata.Expiry
-		var days sql.NullString
+		var periods sql.NullString
 		var at int64
 		var coldAt, newest sql.NullInt64
-		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &days, &e.Rule, &at,
+		if err := rows.Scan(&e.Conversation, &e.NodeID, &e.FirstSeq, &e.LastSeq, &e.Turns, &e.Bytes, &periods, &e.Rule, &at,
 			&coldAt, &newest); err != nil {
 			return nil, fmt.Errorf("sqlite: expiries: %w", err)
 		}
 		e.ColdAt, e.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-		if days.Valid {
-			_ = json.Unmarshal([]byte(days.String), &e.Segments)
+		if periods.Valid {
+			_ = json.Unmarshal([]byte(periods.String), &e.Segments)
 		}
 		e.At = time.Unix(0, at).UTC()
 		out = append(out, e)

@@ -66,7 +66,11 @@
 //     ext_ids for idempotence, records one Expiry, changes nothing with
 //     dryRun, and is a no-op the second time. Stats counts spans, turns
 //     and bytes per tier (pinned turns count as hot, where their content
-//     is), and archive segments.
+//     is), and archive segments. A move to cold writes one segment per
+//     UTC month: the Expiry of a span names the months ("YYYY-MM") its
+//     turns lie in. RunDaySegments checks, with what it needs of a store
+//     beyond the contract, that the day segments of earlier versions are
+//     still read, rewritten and removed.
 //   - Importance: SetImportance pins and unpins turns in hot, warm and cold
 //     spans, and Turns, search hits and the turn it returns show the turn
 //     whole with its new importance: a turn pinned in a cold span is a turn
@@ -159,6 +163,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"TiersCold", testTiersCold},
 		{"TiersInvalid", testTiersInvalid},
 		{"TiersExpire", testTiersExpire},
+		{"TiersColdMonths", testTiersColdMonths},
 		{"SetImportanceHot", testSetImportanceHot},
 		{"SetImportanceWarm", testSetImportanceWarm},
 		{"SetImportanceCold", testSetImportanceCold},

@@ -42,10 +42,11 @@ func Run(t *testing.T, open func(t *testing.T) archive.Blobs) {
 
 var ctx = context.Background()
 
-// keys are shaped like the archive's: escaped ids and day file names.
+// keys are shaped like the archive's: escaped ids and period file names,
+// a month as written now (keyB) beside days as earlier versions wrote.
 var (
 	keyA = archive.Key("default", "conv-1", "2023-05-08")
-	keyB = archive.Key("default", "conv-1", "2023-05-09")
+	keyB = archive.Key("default", "conv-1", "2023-05")
 	keyC = archive.Key("default", "conv-2", "2023-05-08")
 	keyD = archive.Key("Team A", "conv-1", "2023-05-08") // escaped namespace
 )
@@ -218,9 +219,9 @@ func testList(t *testing.T, b archive.Blobs) {
 	sameKeys(t, "List of one day's stem", list(t, b, strings.TrimSuffix(keyA, archive.Ext)), gz, keyA)
 	sameKeys(t, "List of the escaped namespace", list(t, b, archive.Prefix("Team A", "conv-1")), keyD)
 	sameKeys(t, "List of a prefix that holds nothing", list(t, b, "nothing/"))
-	days, err := archive.Days(ctx, b, "default", "conv-1")
-	if err != nil || !slices.Equal(days, []string{"2023-05-08", "2023-05-09"}) {
-		t.Fatalf("Days = %q, %v", days, err)
+	periods, err := archive.Periods(ctx, b, "default", "conv-1")
+	if err != nil || !slices.Equal(periods, []string{"2023-05", "2023-05-08"}) {
+		t.Fatalf("Periods = %q, %v", periods, err)
 	}
 }
 

@@ -50,7 +50,7 @@ type Span struct {
 	First, Last int64
 	Tier        int      // a tier code
 	Block       []byte   // the warm block
-	Days        []string // the archive segment days of a cold span
+	Periods     []string // the archive segment periods of a cold span (months, or days for spans made cold before months)
 }
 
 // Stub is a turn row whose content lives with its span.
@@ -93,9 +93,9 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 	spans := make(map[int64]Span, len(order))
 	whole := map[int64]strata.Turn{}
 	type window struct{ lo, hi int64 }
-	days := map[string]*window{}
-	var dayOrder []string
-	owner := map[string]Span{} // a span naming each day, for errors
+	periods := map[string]*window{}
+	var periodOrder []string
+	owner := map[string]Span{} // a span naming each period, for errors
 	for _, key := range order {
 		sts := bySpan[key]
 		sp, err := span(key)
@@ -118,12 +118,12 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 			}
 		case TierCold:
 			lo, hi = max(lo, sp.First), min(hi, sp.Last)
-			for _, d := range sp.Days {
-				w := days[d]
+			for _, p := range sp.Periods {
+				w := periods[p]
 				if w == nil {
-					days[d] = &window{lo, hi}
-					dayOrder = append(dayOrder, d)
-					owner[d] = sp
+					periods[p] = &window{lo, hi}
+					periodOrder = append(periodOrder, p)
+					owner[p] = sp
 					continue
 				}
 				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
@@ -140,21 +140,21 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 			}
 		}
 	}
-	for _, d := range dayOrder {
-		w := days[d]
-		key := archive.Key(namespace, conversation, d)
+	for _, p := range periodOrder {
+		w := periods[p]
+		key := archive.Key(namespace, conversation, p)
 		recs, err := seg.Read(ctx, key, w.lo, w.hi)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing",
-				seg.Blobs.Locate(key), conversation, owner[d].ID)
+				seg.Blobs.Locate(key), conversation, owner[p].ID)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("node %s of %q: %w", owner[d].ID, conversation, err)
+			return nil, fmt.Errorf("node %s of %q: %w", owner[p].ID, conversation, err)
 		}
 		for _, r := range recs {
 			row, ok := wanted[r.Seq]
 			if !ok {
-				continue // in the day's window, not asked for
+				continue // in the period's window, not asked for
 			}
 			t, err := DecodeRecord(r.Line, row)
 			if err != nil {

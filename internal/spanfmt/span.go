@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/strata-memory/strata"
@@ -21,9 +22,26 @@ import (
 	"github.com/strata-memory/strata/ctf"
 )
 
-// Day is the archive segment day a turn of time t belongs to: its UTC
-// date, "YYYY-MM-DD". A turn with no time belongs to "0001-01-01".
-func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+// Period is the period of the archive segment that holds, or is to hold,
+// the record of a turn of time t of a span whose node names the segment
+// periods named: the turn's UTC date ("YYYY-MM-DD", archive.DayPeriod)
+// when named holds it, since the span went cold before segments covered a
+// month and its records are in day segments; else the turn's UTC month
+// ("YYYY-MM", archive.Period), where every new record goes. A span going
+// cold names no period yet, so its turns go to their months. A turn with
+// no time belongs to "0001-01".
+//
+// Keeping a turn of a day-segment span in its day segment keeps the rule
+// every reader relies on: a span holds one record per turn, in one of the
+// segments it names.
+func Period(named []string, t time.Time) string {
+	if len(named) > 0 {
+		if d := archive.DayPeriod(t); slices.Contains(named, d) {
+			return d
+		}
+	}
+	return archive.Period(t)
+}
 
 // EncodeBlock packs turns into a warm block: CTF, compressed as one zstd
 // frame with its checksum.

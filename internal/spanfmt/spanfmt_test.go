@@ -143,14 +143,26 @@ func TestBlockGolden(t *testing.T) {
 	}
 }
 
-func TestDay(t *testing.T) {
-	for tm, want := range map[time.Time]string{
-		time.Date(2024, 3, 2, 0, 30, 0, 0, time.FixedZone("x", 3600)): "2024-03-01",
-		time.Date(2024, 3, 1, 23, 59, 59, 0, time.UTC):                "2024-03-01",
-		{}: "0001-01-01",
-	} {
-		if got := Day(tm); got != want {
-			t.Errorf("Day(%v) = %s, want %s", tm, got, want)
+// TestPeriod: a turn goes to its UTC month, unless its span names the
+// turn's UTC day (a span made cold when segments were days).
+func TestPeriod(t *testing.T) {
+	tests := []struct {
+		named []string
+		at    time.Time
+		want  string
+	}{
+		{nil, time.Date(2024, 3, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)), "2024-02"},
+		{nil, time.Date(2024, 3, 1, 23, 59, 59, 0, time.UTC), "2024-03"},
+		{nil, time.Time{}, "0001-01"},
+		{[]string{"2024-02-29"}, time.Date(2024, 3, 1, 0, 30, 0, 0, time.FixedZone("x", 3600)), "2024-02-29"},
+		{[]string{"2024-02-29"}, time.Date(2024, 2, 28, 12, 0, 0, 0, time.UTC), "2024-02"},
+		{[]string{"2024-02", "2024-03-01"}, time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC), "2024-03-01"},
+		{[]string{"2024-02", "2024-03-01"}, time.Date(2024, 2, 1, 12, 0, 0, 0, time.UTC), "2024-02"},
+		{[]string{"0001-01-01"}, time.Time{}, "0001-01-01"},
+	}
+	for _, c := range tests {
+		if got := Period(c.named, c.at); got != c.want {
+			t.Errorf("Period(%q, %v) = %s, want %s", c.named, c.at, got, c.want)
 		}
 	}
 }
