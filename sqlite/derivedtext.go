@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -29,7 +31,8 @@ import (
 // node's texts change or the node is deleted, the derived nodes framed
 // against it are written back with the store's own codec (unframeParents).
 // Texts are compared as plain text, so re-compressing a child (Vacuum)
-// changes nothing its parents depend on.
+// changes nothing its parents depend on. Table derived_frames says whether
+// a store holds any such frame, so that stores that do not pay nothing.
 
 // childrenDictID is the dictionary id of frames made against a node's
 // children.
@@ -75,7 +78,7 @@ func (c *textCodec) nodeText(ctx context.Context, q querier, v string, ref nodeR
 	if t, ok := c.cache.get(key); ok {
 		return t, nil
 	}
-	dict, err := c.childrenDict(ctx, q, ref)
+	dict, _, err := c.childrenDict(ctx, q, ref)
 	if err != nil {
 		return "", err
 	}
@@ -100,59 +103,70 @@ func (c *textCodec) nullNodeText(ctx context.Context, q querier, v sql.NullStrin
 // childrenDict returns the raw dictionary of a node's frames: for each of
 // its children, in order, its summary, facts and themes columns as plain
 // text, each followed by a NUL byte. A child that is not stored is an
-// error.
-func (c *textCodec) childrenDict(ctx context.Context, q querier, ref nodeRef) ([]byte, error) {
+// error. spans are the children's levels and seq ranges, in the same
+// order.
+func (c *textCodec) childrenDict(ctx context.Context, q querier, ref nodeRef) (dict []byte, spans []childSpan, err error) {
 	if !ref.children.Valid || ref.children.String == "" {
-		return nil, fmt.Errorf("a node text compressed against its children, on a node with no children")
+		return nil, nil, fmt.Errorf("a node text compressed against its children, on a node with no children")
 	}
 	ids, ok := fastStrings(ref.children.String)
 	if !ok {
 		if err := json.Unmarshal([]byte(ref.children.String), &ids); err != nil {
-			return nil, fmt.Errorf("children: %w", err)
+			return nil, nil, fmt.Errorf("children: %w", err)
 		}
 	}
 	type child struct {
-		id                  string
+		span                childSpan
 		summary             string
 		facts, themes, kids sql.NullString
 	}
-	rows, err := q.QueryContext(ctx, `SELECT j.value, n.summary, n.facts, n.themes, n.children
-		FROM json_each(?) j JOIN nodes n ON n.conversation = ? AND n.id = j.value ORDER BY j.key`, ref.children.String, ref.conv)
+	// The form of storedNodes' query, which SQLite answers from
+	// nodes_conversation_id; the rows come in any order.
+	rows, err := q.QueryContext(ctx, `SELECT id, level, first_seq, last_seq, summary, facts, themes, children FROM nodes
+		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, ref.conv, ref.children.String)
 	if err != nil {
-		return nil, fmt.Errorf("children: %w", err)
+		return nil, nil, fmt.Errorf("children: %w", err)
 	}
-	var kids []child
+	byID := make(map[string]child, len(ids))
 	for rows.Next() {
 		var k child
-		if err := rows.Scan(&k.id, &k.summary, &k.facts, &k.themes, &k.kids); err != nil {
+		var id string
+		if err := rows.Scan(&id, &k.span.level, &k.span.first, &k.span.last, &k.summary, &k.facts, &k.themes, &k.kids); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("children: %w", err)
+			return nil, nil, fmt.Errorf("children: %w", err)
 		}
-		kids = append(kids, k)
+		byID[id] = k
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, fmt.Errorf("children: %w", err)
+		return nil, nil, fmt.Errorf("children: %w", err)
 	}
-	if len(kids) != len(ids) {
-		return nil, strata.Errorf(strata.EINTERNAL, "a node text compressed against its %d children finds %d of them stored", len(ids), len(kids))
-	}
-	var dict []byte
-	for _, k := range kids {
+	for _, id := range ids {
+		k, ok := byID[id]
+		if !ok {
+			return nil, nil, strata.Errorf(strata.EINTERNAL, "a node text compressed against its children: child %s is not stored", id)
+		}
 		sub := nodeRef{conv: ref.conv, children: k.kids}
 		for _, v := range []sql.NullString{{String: k.summary, Valid: true}, k.facts, k.themes} {
 			t, err := c.nullNodeText(ctx, q, v, sub)
 			if err != nil {
-				return nil, fmt.Errorf("child %s: %w", k.id, err)
+				return nil, nil, fmt.Errorf("child %s: %w", id, err)
 			}
 			dict = append(append(dict, t.String...), 0)
 		}
 		if len(dict) > maxChildrenDict {
-			return nil, strata.Errorf(strata.EINTERNAL, "the children of a node hold more than %d bytes of text", maxChildrenDict)
+			return nil, nil, strata.Errorf(strata.EINTERNAL, "the children of a node hold more than %d bytes of text", maxChildrenDict)
 		}
+		spans = append(spans, k.span)
 	}
-	return dict, nil
+	return dict, spans, nil
+}
+
+// childSpan is where a child sits in the pyramid.
+type childSpan struct {
+	level       int
+	first, last int64
 }
 
 // rawCodec compresses and expands texts against a raw dictionary that
@@ -222,10 +236,8 @@ func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last
 		return 0, 0, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT pk, id, conversation, children, summary, facts, themes FROM nodes
+	rows, err := tx.QueryContext(ctx, `SELECT pk, id, conversation, level, first_seq, last_seq, children, summary, facts, themes FROM nodes
 		WHERE pk > ? AND derived = 1 AND children IS NOT NULL ORDER BY pk LIMIT 1000`, after)
-	// Only a node whose children lie inside its span, below it, is framed
-	// against them: unframeParents finds parents by span.
 	if err != nil {
 		return 0, 0, err
 	}
@@ -233,13 +245,14 @@ func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last
 		pk            int64
 		id            string
 		ref           nodeRef
+		span          childSpan
 		summary       string
 		facts, themes sql.NullString
 	}
 	var rs []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.pk, &r.id, &r.ref.conv, &r.ref.children, &r.summary, &r.facts, &r.themes); err != nil {
+		if err := rows.Scan(&r.pk, &r.id, &r.ref.conv, &r.span.level, &r.span.first, &r.span.last, &r.ref.children, &r.summary, &r.facts, &r.themes); err != nil {
 			rows.Close()
 			return 0, 0, err
 		}
@@ -255,25 +268,11 @@ func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last
 		return 0, 0, err
 	}
 	defer up.Close()
-	inside, err := tx.PrepareContext(ctx, `SELECT count(*) = json_array_length(p.children) FROM nodes p, json_each(p.children) j
-		JOIN nodes k ON k.conversation = p.conversation AND k.id = j.value
-		WHERE p.pk = ? AND k.level < p.level AND k.first_seq >= p.first_seq AND k.last_seq <= p.last_seq`)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer inside.Close()
 	for _, r := range rs {
 		if againstChildren(r.summary) || againstChildren(r.facts.String) || againstChildren(r.themes.String) {
 			continue
 		}
-		var ok bool
-		if err := inside.QueryRowContext(ctx, r.pk).Scan(&ok); err != nil {
-			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
-		}
-		if !ok {
-			continue
-		}
-		vals, changed, err := s.text.frameAgainstChildren(ctx, tx, r.ref, r.summary, r.facts, r.themes)
+		vals, changed, err := s.text.frameAgainstChildren(ctx, tx, r.ref, r.span, r.summary, r.facts, r.themes)
 		if err != nil {
 			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
 		}
@@ -285,6 +284,11 @@ func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last
 		}
 		n++
 	}
+	if n > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO derived_frames (id) VALUES (1)`); err != nil {
+			return 0, 0, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, err
 	}
@@ -294,16 +298,22 @@ func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last
 // frameAgainstChildren returns the stored values of a derived node's
 // three text columns with each one that a frame against the node's
 // children shortens replaced by that frame, checked by expanding it, and
-// whether any was. A node whose children hold too much text, or are not
-// all stored, is left as it is.
-func (c *textCodec) frameAgainstChildren(ctx context.Context, q querier, ref nodeRef, summary string, facts, themes sql.NullString) ([3]any, bool, error) {
+// whether any was. A node whose children hold too much text, are not all
+// stored, or do not all lie inside its span below it (unframeParents finds
+// parents by span) is left as it is.
+func (c *textCodec) frameAgainstChildren(ctx context.Context, q querier, ref nodeRef, own childSpan, summary string, facts, themes sql.NullString) ([3]any, bool, error) {
 	vals := [3]any{summary, nullValue(facts), nullValue(themes)}
-	dict, err := c.childrenDict(ctx, q, ref)
+	dict, spans, err := c.childrenDict(ctx, q, ref)
 	if err != nil {
 		if strata.ErrorCode(err) == strata.EINTERNAL {
 			return vals, false, nil
 		}
 		return vals, false, err
+	}
+	for _, k := range spans {
+		if k.level >= own.level || k.first < own.first || k.last > own.last {
+			return vals, false, nil
+		}
 	}
 	changed := false
 	for i, v := range []sql.NullString{{String: summary, Valid: true}, facts, themes} {
@@ -338,25 +348,41 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 	if len(ids) == 0 {
 		return nil
 	}
+	// A store that never framed a text against children (most, until
+	// their first Vacuum) has nothing to look for.
+	var framed bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM derived_frames)`).Scan(&framed); err != nil || !framed {
+		return err
+	}
 	b, err := json.Marshal(ids)
 	if err != nil {
 		return strata.Errorf(strata.EINVALID, "node ids: %v", err)
 	}
-	// A parent covers its children's spans and sits above them: for each
-	// changing node and each level above it, the first node of that level
-	// ending at or after the node's last turn is the only one that can
-	// list it.
-	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE top(l) AS (SELECT max(level) FROM nodes WHERE conversation = ?2),
-		lv(level) AS (SELECT 2 UNION ALL SELECT level + 1 FROM lv, top WHERE level < top.l)
-		SELECT DISTINCT p.pk, p.id, p.children, p.summary, p.facts, p.themes
-		FROM json_each(?1) j
-		JOIN nodes k ON k.conversation = ?2 AND k.id = j.value
-		JOIN lv l ON l.level > k.level
-		JOIN nodes p ON p.pk = (SELECT pk FROM nodes INDEXED BY nodes_conversation_level_last
-			WHERE conversation = ?2 AND level = l.level AND last_seq >= k.last_seq ORDER BY last_seq LIMIT 1)
-		WHERE p.derived = 1 AND p.first_seq <= k.first_seq
-		  AND EXISTS (SELECT 1 FROM json_each(p.children) WHERE value = k.id)`, string(b), conv)
+	type changing struct {
+		id   string
+		span childSpan
+	}
+	var kids []changing
+	rows, err := tx.QueryContext(ctx, `SELECT id, level, first_seq, last_seq FROM nodes
+		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
 	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k changing
+		if err := rows.Scan(&k.id, &k.span.level, &k.span.first, &k.span.last); err != nil {
+			rows.Close()
+			return err
+		}
+		kids = append(kids, k)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil || len(kids) == 0 {
+		return err
+	}
+	var top int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(level), 0) FROM nodes WHERE conversation = ?`, conv).Scan(&top); err != nil {
 		return err
 	}
 	type parent struct {
@@ -367,20 +393,42 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 		facts, themes sql.NullString
 	}
 	var ps []parent
-	for rows.Next() {
-		p := parent{ref: nodeRef{conv: conv}}
-		if err := rows.Scan(&p.pk, &p.id, &p.ref.children, &p.summary, &p.facts, &p.themes); err != nil {
-			rows.Close()
-			return err
-		}
-		if againstChildren(p.summary) || againstChildren(p.facts.String) || againstChildren(p.themes.String) {
+	seen := map[int64]bool{}
+	// A parent covers its children's spans and sits above them (only such
+	// nodes are framed): for each changing node and each level above it,
+	// the first node of that level ending at or after the node's last turn
+	// is the only one that can list it.
+	for _, k := range kids {
+		for lvl := k.span.level + 1; lvl <= top; lvl++ {
+			p := parent{ref: nodeRef{conv: conv}}
+			var first int64
+			var derived bool
+			err := tx.QueryRowContext(ctx, `SELECT pk, id, first_seq, derived, children, summary, facts, themes
+				FROM nodes INDEXED BY nodes_conversation_level_last
+				WHERE conversation = ? AND level = ? AND last_seq >= ? ORDER BY last_seq LIMIT 1`, conv, lvl, k.span.last).
+				Scan(&p.pk, &p.id, &first, &derived, &p.ref.children, &p.summary, &p.facts, &p.themes)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if seen[p.pk] || !derived || first > k.span.first {
+				continue
+			}
+			if !againstChildren(p.summary) && !againstChildren(p.facts.String) && !againstChildren(p.themes.String) {
+				continue
+			}
+			l, ok := fastStrings(p.ref.children.String)
+			if !ok && json.Unmarshal([]byte(p.ref.children.String), &l) != nil {
+				continue // a list that does not read was never framed against (childrenDict reads it alike)
+			}
+			if !slices.Contains(l, k.id) {
+				continue
+			}
+			seen[p.pk] = true
 			ps = append(ps, p)
 		}
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return err
 	}
 	for _, p := range ps {
 		var vals [3]any

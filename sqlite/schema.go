@@ -413,6 +413,13 @@ BEGIN
 	DELETE FROM turn_fts_log WHERE seq <= NEW.seq - 32768;
 END;
 `},
+	{20, "node texts compressed against their children", `
+-- Holds its one row once a derived node's text has been written as a
+-- frame against its children's (derivedtext.go): from then on, a write
+-- that changes or removes nodes first rewrites the parents framed
+-- against them, and builds that predate such frames refuse the file.
+CREATE TABLE derived_frames (id INTEGER PRIMARY KEY CHECK (id = 1));
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns
