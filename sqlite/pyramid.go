@@ -303,10 +303,10 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	if err != nil {
 		return fmt.Errorf("turn %d: %w", t.Seq, err)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ?, span = NULL, session_label = ?, name = ?,
+	res, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ?, span = NULL, role = ?, session_label = ?, name = ?,
 		content = ?, model = ?, tool_calls = ?, tool_results = ?, importance = ?, tags = ?, metadata = ?
 		WHERE pk = ? AND tier = ? AND size = ?`,
-		tierHot, t.SessionLabel, t.Name, t.Content, t.Model, e.toolCalls, e.toolResults, t.Importance,
+		tierHot, string(t.Role), t.SessionLabel, t.Name, t.Content, t.Model, e.toolCalls, e.toolResults, t.Importance,
 		e.tags, e.metadata, rowPK, tier, len(t.Content))
 	if err != nil {
 		return fmt.Errorf("turn %d: %w", t.Seq, err)
@@ -509,10 +509,11 @@ func rowBatch(ctx context.Context, tx *sql.Tx, pk int64, a, b int, after, to int
 
 // stubMismatch returns how the copy c of a turn differs from its stub row
 // r in the fields the row keeps (a cold row also gave up its speaker name
-// and session label), or "".
+// and session label, and, when this version made it cold, its role), or
+// "".
 func stubMismatch(r, c strata.Turn, tier int) string {
 	var d []string
-	if r.Role != c.Role {
+	if r.Role != c.Role && !(tier == tierCold && r.Role == "") {
 		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
 	}
 	if r.Session != c.Session {

@@ -525,3 +525,76 @@ func checkReplaceKilled(t *testing.T, s *Store, want []strata.Turn, point string
 		t.Errorf("after the new span went cold: %d records (table %d), want 30", len(seqs), table)
 	}
 }
+
+// TestColdRowsLeaveTheirRole: a cold row leaves its role to its segment
+// and reads whole through it; when its span expires the row takes its
+// role back, since the row is then all that is left of the turn; a span
+// whose segment was removed by hand expires anyway.
+func TestColdRowsLeaveTheirRole(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := pyramidCorpus(t, s)
+	roleOf := func(seq int64) strata.Role {
+		switch (seq - 1) % 4 {
+		case 1:
+			return strata.RoleAssistant
+		case 2:
+			return strata.RoleTool
+		}
+		return strata.RoleUser
+	}
+	var cold, withRole int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role <> ''), 0) FROM turns WHERE tier = ?`, tierCold).
+		Scan(&cold, &withRole); err != nil {
+		t.Fatal(err)
+	}
+	if cold == 0 || withRole != 0 {
+		t.Fatalf("%d cold rows, %d of them with a role; want some, none", cold, withRole)
+	}
+	for _, tr := range want {
+		if tr.Role != roleOf(tr.Seq) {
+			t.Fatalf("turn %d reads as %q, want %q", tr.Seq, tr.Role, roleOf(tr.Seq))
+		}
+	}
+	// 11-20 expires with its segment in place, 21-30 without.
+	for _, first := range []int64{11, 21} {
+		if first == 21 {
+			for _, p := range spanOf(t, s, 21, 30).periods {
+				if err := os.Remove(s.seg.Blobs.Locate(archive.Key(pyNS, pyConv, p))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := s.Expire(ctx, pyNS, pyConv, []string{strata.NodeID(pyNS, pyConv, 1, first, first+9)}, "test", time.Now(), false); err != nil {
+			t.Fatalf("expiring %d-%d: %v", first, first+9, err)
+		}
+	}
+	got, err := s.Turns(ctx, strata.TurnFilter{Namespace: pyNS, Conversation: pyConv, FromSeq: 11, ToSeq: 30, WithExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range got {
+		pinned := tr.Seq == 15
+		switch {
+		case tr.Seq <= 20 && tr.Role != roleOf(tr.Seq):
+			t.Fatalf("expired turn %d has role %q, want %q", tr.Seq, tr.Role, roleOf(tr.Seq))
+		case tr.Seq > 20 && !pinned && tr.Content != "":
+			t.Fatalf("expired turn %d kept its content", tr.Seq)
+		}
+	}
+}
+
+// spanOf reads the level-1 span first-last of the pyramid corpus.
+func spanOf(t *testing.T, s *Store, first, last int64) span {
+	t.Helper()
+	sp, err := scanSpan(s.r.QueryRowContext(t.Context(), `SELECT `+spanCols+` FROM nodes WHERE id = ?`,
+		strata.NodeID(pyNS, pyConv, 1, first, last)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}

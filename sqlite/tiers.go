@@ -172,10 +172,12 @@ func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversatio
 }
 
 // slim is the update that leaves a turn row without its content; cold
-// rows also leave their speaker name and session label to the segment.
+// rows also leave their role, speaker name and session label to the
+// segment (a cold row is read through its segment's record, which holds
+// them; 6.5 bytes a turn on a million synthetic ones).
 const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', tool_calls = NULL,
 	tool_results = NULL, tags = NULL, metadata = NULL,
-	name = iif(?1 >= 2, '', name), session_label = iif(?1 >= 2, '', session_label)
+	role = iif(?1 >= 2, '', role), name = iif(?1 >= 2, '', name), session_label = iif(?1 >= 2, '', session_label)
 	WHERE conversation = ?3 AND seq BETWEEN ?4 AND ?5 AND tier < ?6 AND importance < ` + pinnedLiteral
 
 // Demote moves the raw content of level-1 nodes to the warm or cold tier;
@@ -412,6 +414,9 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 			coldAt, newest); err != nil {
 			return fail(err)
 		}
+		if err := s.keepRoles(ctx, tx, namespace, conversation, pk, sp); err != nil {
+			return fail(err)
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.pk); err != nil {
 			return fail(err)
 		}
@@ -457,6 +462,38 @@ func putSegment(ctx context.Context, q querier, pk int64, period string, info ar
 
 // dropExpired rewrites the segments of expired spans without them, then
 // clears the spans' segment lists.
+// keepRoles gives the cold rows of span sp, about to expire, their roles
+// back from the span's segments: an expired turn's row is all that is
+// left of it, and it keeps its role as a warm row does. A span whose
+// segments cannot be read (a file removed by hand) expires anyway, its
+// rows without their roles: the content they would restore is what
+// expiry deletes.
+func (s *Store) keepRoles(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span) error {
+	var missing int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ? AND role = ''`,
+		pk, sp.first, sp.last, tierCold).Scan(&missing); err != nil || missing == 0 {
+		return err
+	}
+	rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
+	if err != nil {
+		return nil
+	}
+	up, err := tx.PrepareContext(ctx, `UPDATE turns SET role = ? WHERE pk = ? AND tier = ? AND role = ''`)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	for _, r := range rows {
+		if r.tier != tierCold {
+			continue
+		}
+		if _, err := up.ExecContext(ctx, string(r.turn.Role), r.pk, tierCold); err != nil {
+			return fmt.Errorf("turn %d: %w", r.turn.Seq, err)
+		}
+	}
+	return nil
+}
+
 func (s *Store) dropExpired(ctx context.Context, namespace, conversation string, pk int64, spans []span) error {
 	if len(spans) == 0 {
 		return nil

@@ -385,10 +385,10 @@ func checkCrashStore(t *testing.T, db string, writers []*crashWriter, sent map[s
 			t.Fatalf("%s: turn %q stored twice", conv, id)
 		}
 		seen[id] = true
-		// A cold row leaves its content and speaker to its archive
+		// A cold row leaves its content, role and speaker to its archive
 		// segment; expandCrashed reads them there.
-		if role != string(tr.Role) || at != tr.Time.UnixNano() || size != int64(len(tr.Content)) ||
-			tier < 2 && name != tr.Name || tier == 0 && content != tr.Content {
+		if at != tr.Time.UnixNano() || size != int64(len(tr.Content)) ||
+			tier < 2 && (role != string(tr.Role) || name != tr.Name) || tier == 0 && content != tr.Content {
 			t.Fatalf("%s: turn %q (tier %d) stored as %s %q %d %d bytes, sent as %s %q %d %d bytes", conv, id, tier,
 				role, name, at, size, tr.Role, tr.Name, tr.Time.UnixNano(), len(tr.Content))
 		}
