@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	pathpkg "path"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -98,9 +96,6 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		"synchronous(NORMAL)",
 		"temp_store(MEMORY)",
 	}
-	if err := createFile(ctx, abs); err != nil {
-		return nil, fmt.Errorf("sqlite: creating %s: %w", path, err)
-	}
 	w, err := sql.Open("sqlite", dsn(abs, append(common, "journal_mode(WAL)", "cache_size(-65536)"), "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
@@ -171,52 +166,6 @@ func checkOrphanArchive(ctx context.Context, path, abs string, blobs archive.Blo
 	return strata.Errorf(strata.ECONFLICT, "sqlite: %s %s, but %s holds archive segments of a store (%s): "+
 		"refusing to start a new store over them; restore the database file from a backup, "+
 		"or move that folder away to start afresh", path, state, root, pathpkg.Base(keys[0]))
-}
-
-// pageSize is the page size of a new store file. Against SQLite's 4 KiB,
-// 16 KiB pages take 2% fewer bytes for a million turns with every span
-// cold and 4% fewer with every span hot (node rows of a few hundred bytes
-// and FTS5's 4 KB leaves pack into fewer pages), and context packages ran
-// as fast in back-to-back runs (docs/performance.md).
-const pageSize = 16384
-
-// createFile creates the database file at abs, empty but for its header,
-// with pageSize pages, if there is no file there. The page size of a file
-// is fixed once it holds a table, and in WAL mode, which the store's
-// connections switch on before anything else (the driver runs its pragmas
-// in alphabetical order), it cannot be set at all; so a new file gets it
-// first, and an existing one keeps its own.
-func createFile(ctx context.Context, abs string) error {
-	if _, err := os.Stat(abs); !errors.Is(err, fs.ErrNotExist) {
-		return nil // there, or not readable: Open reports that
-	}
-	db, err := sql.Open("sqlite", dsn(abs, []string{"page_size(" + strconv.Itoa(pageSize) + ")"}, ""))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	// Writing the header of an empty file fixes its page size. Under the
-	// write lock, and only if the file is still empty: another process may
-	// have created the store meanwhile.
-	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-		return err
-	}
-	var pages int
-	err = conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages)
-	if err == nil && pages == 0 {
-		_, err = conn.ExecContext(ctx, `PRAGMA user_version = 0`)
-	}
-	if err != nil {
-		conn.ExecContext(ctx, `ROLLBACK`)
-		return err
-	}
-	_, err = conn.ExecContext(ctx, `COMMIT`)
-	return err
 }
 
 // dsn builds a modernc.org/sqlite data source name for the file at abs: a

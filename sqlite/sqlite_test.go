@@ -316,28 +316,3 @@ func TestDaySegments(t *testing.T) {
 		return s, sqlite.DaySegments(s)
 	})
 }
-
-// TestPageSize: a new store file gets 16 KiB pages; a file made before
-// with SQLite's default keeps its own and opens as before.
-func TestPageSize(t *testing.T) {
-	dir := t.TempDir()
-	pageSize := func(path string) (n int) {
-		if err := rawDB(t, path).QueryRow(`PRAGMA page_size`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	fresh := filepath.Join(dir, "new.db")
-	openAt(t, fresh)
-	if n := pageSize(fresh); n != 16384 {
-		t.Fatalf("a new store has %d-byte pages, want 16384", n)
-	}
-	old := filepath.Join(dir, "old.db")
-	if _, err := rawDB(t, old).Exec(`CREATE TABLE x (a)`); err != nil {
-		t.Fatal(err)
-	}
-	openAt(t, old)
-	if n := pageSize(old); n != 4096 {
-		t.Fatalf("a store made with 4096-byte pages has %d-byte pages after Open", n)
-	}
-}
