@@ -23,7 +23,7 @@ import (
 // compressed against its children's. So Vacuum (and a server's worker)
 // rewrites the texts of derived nodes as zstd frames made with a raw
 // dictionary: the plain texts of the node's children, in the order of its
-// children list (children.go's childrenDict). Such a frame names
+// children list (childrenDict). Such a frame names
 // childrenDictID, which no trained dictionary takes (their ids are below
 // 2^30 + 2^15), and carries its checksum like any frame.
 //

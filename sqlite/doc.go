@@ -20,7 +20,12 @@
 // which are about 3x slower). Once Vacuum has trained a zstd dictionary on
 // the store's own node texts (table text_dicts), summaries, facts and
 // themes are written as frames made with it, about half their size; the
-// index takes the text itself (textcodec.go).
+// index takes the text itself (textcodec.go). Vacuum also rewrites the
+// texts of derived nodes (upper levels that repeat their children's
+// sentences) as frames made against their children's texts, a fifth of
+// that (derivedtext.go). A cold turn's row
+// keeps what filters and orders it (seq, ext_id, session, time, tokens,
+// importance); its segment holds the rest.
 //
 // # Tiers and the archive
 //
@@ -32,9 +37,9 @@
 // Blobs given to Open with WithBlobs. The segments table records what each
 // segment holds (records, bytes; its column day holds the segment's
 // period, a month, or a day for segments of earlier versions) and a cold
-// node names the periods of its segments, so Stats and the tier code never list the blobs; only the
-// cleanup of a pyramid reset and the check for orphaned segments at Open
-// do.
+// node names the periods of its segments, so Stats and the tier code
+// never list the blobs; only the cleanup of a pyramid reset and the check
+// for orphaned segments at Open do.
 //
 // # Concurrency
 //

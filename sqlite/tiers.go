@@ -192,8 +192,9 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 // the next Demote rewrites them in place. Records such a kill left in a
 // day segment of an earlier version are not rewritten: the span names
 // only the months it is written to, so they are never read, and the next
-// scrub of the archive (scrubArchive) removes them. The write lock is held throughout, so that no other
-// process rewrites the same segment at the same time.
+// scrub of the archive (scrubArchive) removes them. The write lock is
+// held throughout, so that no other process rewrites the same segment at
+// the same time.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
 	if to != strata.TierWarm && to != strata.TierCold {
 		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)

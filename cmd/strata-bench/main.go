@@ -126,6 +126,8 @@ func run(n int, sizeList string, queries int, dir string, ingestOnly, reuse, hyb
 		}
 		defer os.RemoveAll(d)
 		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	var sizes []int
 	for _, s := range strings.Split(sizeList, ",") {

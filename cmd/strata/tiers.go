@@ -30,7 +30,7 @@ func runTier(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("tier", "[--conversation ID] [--dry-run] [--vacuum] [--json]")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
 	dry := fs.Bool("dry-run", false, "show what would move and expire; change nothing")
-	vacuum := fs.Bool("vacuum", false, "then compress the summaries with a dictionary trained on them (SQLite) and give the database's free pages back to the file system")
+	vacuum := fs.Bool("vacuum", false, "then compress the summaries (SQLite: with a dictionary trained on them, and those of upper levels against their children's) and give the database's free pages back to the file system")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
