@@ -215,21 +215,11 @@ func (r *rawCodec) decode(dict, frame []byte) ([]byte, error) {
 // their children, where that is shorter than what is stored, in batches
 // of one transaction each. It returns how many nodes it rewrote.
 func (s *Store) frameDerivedTexts(ctx context.Context) (int, error) {
-	done := 0
-	after := int64(0)
-	for {
-		n, last, err := s.frameDerivedBatch(ctx, after)
-		if err != nil {
-			return done, err
-		}
-		done += n
-		if last == 0 {
-			return done, nil
-		}
-		after = last
-	}
+	return inBatches(ctx, s.frameDerivedBatch)
 }
 
+// frameDerivedBatch frames the texts of up to 1,000 derived nodes after
+// row key after; last is the last row key read (0 when none was left).
 func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last int64, err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

@@ -397,10 +397,17 @@ func (s *Store) compressNodeTexts(ctx context.Context) (int, error) {
 	if !s.text.hasDictionary() {
 		return 0, nil
 	}
+	return inBatches(ctx, s.compressBatch)
+}
+
+// inBatches runs batch over the node table in row key order, each call
+// starting after the last row key the previous one read, until one reads
+// nothing (returns 0); it adds up the nodes the calls rewrote.
+func inBatches(ctx context.Context, batch func(ctx context.Context, after int64) (n int, last int64, err error)) (int, error) {
 	done := 0
 	after := int64(0)
 	for {
-		n, last, err := s.compressBatch(ctx, after)
+		n, last, err := batch(ctx, after)
 		if err != nil {
 			return done, err
 		}
