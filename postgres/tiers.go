@@ -290,6 +290,14 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		// old one.
 		byPeriod := map[string][]archive.Record{}
 		spanPeriods := make([][]string, len(work))
+		choose := spanfmt.ColdPeriods{Size: func(period string) (int64, error) {
+			var n int64
+			err := tx.QueryRow(ctx, `SELECT bytes FROM segments WHERE conversation = $1 AND day = $2`, pk, period).Scan(&n)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return 0, nil
+			}
+			return n, err
+		}}
 		for i, m := range work {
 			seen := map[string]bool{}
 			for _, r := range m.rows {
@@ -297,7 +305,10 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 				if err != nil {
 					return fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err)
 				}
-				period := spanfmt.Period(nil, r.turn.Time)
+				period, err := choose.Period(r.turn.Time)
+				if err != nil {
+					return err
+				}
 				byPeriod[period] = append(byPeriod[period], rec)
 				if !seen[period] {
 					seen[period] = true

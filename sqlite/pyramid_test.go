@@ -3,11 +3,13 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -597,4 +599,64 @@ func spanOf(t *testing.T, s *Store, first, last int64) span {
 		t.Fatal(err)
 	}
 	return sp
+}
+
+// TestFullMonthTakesDaySegments: once a month's segment holds
+// spanfmt.MaxMonthBytes, the spans of that month going cold go to day
+// segments; every turn reads back whole, and pins and expiry work on
+// both kinds of span.
+func TestFullMonthTakesDaySegments(t *testing.T) {
+	ctx := t.Context()
+	old := spanfmt.MaxMonthBytes
+	spanfmt.MaxMonthBytes = 1 // any month segment is full
+	defer func() { spanfmt.MaxMonthBytes = old }()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := pyramidCorpus(t, s) // 11-20 and 21-30 went cold in one move: their month
+	id := func(first int64) string { return strata.NodeID(pyNS, pyConv, 1, first, first+9) }
+	if got := spanOf(t, s, 11, 20).periods; !slices.Equal(got, []string{"2024-03"}) {
+		t.Fatalf("span 11-20 names %q, want its month", got)
+	}
+	// 1-10 goes cold in a move of its own: its month's segment is full.
+	if _, err := s.Demote(ctx, pyNS, pyConv, []string{id(1)}, strata.TierCold, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	days := spanOf(t, s, 1, 10).periods
+	if len(days) < 2 || slices.ContainsFunc(days, func(p string) bool { return len(p) != len("2024-03-01") }) {
+		t.Fatalf("span 1-10 names %q, want its days", days)
+	}
+	got := pyramidTurns(t, s)
+	if len(got) != len(want) {
+		t.Fatalf("%d turns, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !spanfmt.SameTurn(&got[i], &want[i]) {
+			t.Fatalf("turn %d reads %+v, want %+v", want[i].Seq, got[i], want[i])
+		}
+	}
+	// A pin and an unpin in the day-segment span keep it in its days.
+	if _, err := s.SetImportance(ctx, pyNS, pyConv, 3, 0.9); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetImportance(ctx, pyNS, pyConv, 3, 0.1); err != nil {
+		t.Fatal(err)
+	}
+	if got := spanOf(t, s, 1, 10).periods; !slices.Equal(got, days) {
+		t.Fatalf("after a pin and an unpin, span 1-10 names %q, want %q", got, days)
+	}
+	turns, err := s.Turns(ctx, strata.TurnFilter{Namespace: pyNS, Conversation: pyConv, FromSeq: 1, ToSeq: 10})
+	if err != nil || len(turns) != 10 || turns[2].Content != want[2].Content {
+		t.Fatalf("turns 1-10 after the pin and unpin: %d, %v", len(turns), err)
+	}
+	if _, err := s.Expire(ctx, pyNS, pyConv, []string{id(1)}, "test", time.Now(), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range days {
+		if _, err := os.Stat(s.seg.Blobs.Locate(archive.Key(pyNS, pyConv, p))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("day segment %s after its only span expired: %v", p, err)
+		}
+	}
 }

@@ -279,9 +279,17 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	}
 
 	// Cold: write the segments first, one per month the spans' turns lie
-	// in (a span going cold names no period yet: spanfmt.Period).
+	// in, or per day in a month whose segment is full (spanfmt.ColdPeriods).
 	byPeriod := map[string][]archive.Record{}
 	spanPeriods := make([][]string, len(work))
+	choose := spanfmt.ColdPeriods{Size: func(period string) (int64, error) {
+		var n int64
+		err := tx.QueryRowContext(ctx, `SELECT bytes FROM segments WHERE conversation = ? AND day = ?`, pk, period).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		return n, err
+	}}
 	for i, m := range work {
 		seen := map[string]bool{}
 		for _, r := range m.rows {
@@ -289,7 +297,10 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			if err != nil {
 				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
 			}
-			p := spanfmt.Period(nil, r.turn.Time)
+			p, err := choose.Period(r.turn.Time)
+			if err != nil {
+				return fail(err)
+			}
 			byPeriod[p] = append(byPeriod[p], rec)
 			if !seen[p] {
 				seen[p] = true

@@ -102,6 +102,40 @@ func testTiersColdMonths(t *testing.T, s strata.Store) {
 	}
 }
 
+// testTiersFullMonth: once a month's segment holds
+// spanfmt.MaxMonthBytes (lowered to one byte here), spans of that month
+// going cold in a later move go to day segments, and read, pin and expire
+// as the others.
+func testTiersFullMonth(t *testing.T, s strata.Store) {
+	old := spanfmt.MaxMonthBytes
+	spanfmt.MaxMonthBytes = 1
+	defer func() { spanfmt.MaxMonthBytes = old }()
+	want := monthCorpus(t, s, "ns", "c")
+	demote(t, s, "ns", "c", strata.TierCold, [2]int64{11, 20})
+	demote(t, s, "ns", "c", strata.TierCold, [2]int64{21, 30})
+	sameTurns(t, "Turns after cold", want, allTurns(t, s, "ns", "c"))
+	if got := segmentsOf(t, s, "ns", "c", 11, 20); !slices.Equal(got, []string{"2024-03"}) {
+		t.Errorf("span 11-20 names segments %q, want the month 2024-03", got)
+	}
+	days := segmentsOf(t, s, "ns", "c", 21, 30)
+	if len(days) < 2 || slices.ContainsFunc(days, func(p string) bool { return len(p) != len("2024-03-01") }) {
+		t.Errorf("span 21-30, made cold after its month's segment was full, names %q, want its days", days)
+	}
+	// Turn 25 (pinned) is unpinned: its record goes to its day.
+	if _, err := s.SetImportance(ctx(t), "ns", "c", 25, 0.2); err != nil {
+		t.Fatal(err)
+	}
+	want[24].Importance = 0.2
+	sameTurns(t, "Turns after unpinning turn 25", want, allTurns(t, s, "ns", "c"))
+	if got := segmentsOf(t, s, "ns", "c", 21, 30); !slices.Equal(got, days) {
+		t.Errorf("after unpinning turn 25, span 21-30 names %q, want %q", got, days)
+	}
+	if _, err := s.Expire(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 21, 30)}, "test", coldAt, false); err != nil {
+		t.Fatal(err)
+	}
+	sameTurns(t, "Turns after expiry", want[:20], allTurns(t, s, "ns", "c"))
+}
+
 // Legacy is what RunDaySegments needs of a store beyond the Store
 // contract, to lay its archive out as versions before month segments did.
 type Legacy struct {

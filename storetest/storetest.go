@@ -164,6 +164,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"TiersInvalid", testTiersInvalid},
 		{"TiersExpire", testTiersExpire},
 		{"TiersColdMonths", testTiersColdMonths},
+		{"TiersFullMonth", testTiersFullMonth},
 		{"SetImportanceHot", testSetImportanceHot},
 		{"SetImportanceWarm", testSetImportanceWarm},
 		{"SetImportanceCold", testSetImportanceCold},

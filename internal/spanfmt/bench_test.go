@@ -13,9 +13,13 @@ import (
 // already holds the conversation's earlier records of the period, read,
 // rewritten whole at the strongest level, fsynced, read back and renamed.
 // "day" is a segment as day segments averaged on a million synthetic
-// turns (24 records), "month" one as month segments do (360).
+// turns (24 records), "month" one as month segments do (360), "full
+// month" one at about MaxMonthBytes (1,400), past which a month takes no
+// more spans, and "busy month" the whole month of a conversation of 1,000
+// turns a day (30,000), which that bound avoids.
 func BenchmarkColdMove(b *testing.B) {
-	turns := synth.New(1).Turns(360 + 12)
+	const most = 30000
+	turns := synth.New(1).Turns(most + 12)
 	recs := make([]archive.Record, len(turns))
 	for i := range turns {
 		turns[i].Seq = int64(i + 1)
@@ -28,7 +32,7 @@ func BenchmarkColdMove(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		held int
-	}{{"day", 24}, {"month", 360}} {
+	}{{"day", 24}, {"month", 360}, {"full-month", 1400}, {"busy-month", most}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			seg := archive.Segments{Blobs: archive.NewFiles(b.TempDir())}
@@ -37,7 +41,7 @@ func BenchmarkColdMove(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			span := recs[360 : 360+12]
+			span := recs[most : most+12]
 			b.ReportAllocs()
 			for b.Loop() {
 				// The same span each time: Merge replaces its records, so

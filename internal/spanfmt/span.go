@@ -27,9 +27,8 @@ import (
 // periods named: the turn's UTC date ("YYYY-MM-DD", archive.DayPeriod)
 // when named holds it, since the span went cold before segments covered a
 // month and its records are in day segments; else the turn's UTC month
-// ("YYYY-MM", archive.Period), where every new record goes. A span going
-// cold names no period yet, so its turns go to their months. A turn with
-// no time belongs to "0001-01".
+// ("YYYY-MM", archive.Period). A turn with no time belongs to "0001-01".
+// A span going cold names no period yet: ColdPeriods chooses its turns'.
 //
 // Keeping a turn of a day-segment span in its day segment keeps the rule
 // every reader relies on: a span holds one record per turn, in one of the
@@ -41,6 +40,49 @@ func Period(named []string, t time.Time) string {
 		}
 	}
 	return archive.Period(t)
+}
+
+// MaxMonthBytes bounds the month segments spans going cold are merged
+// into: a segment is rewritten whole on every move to cold, and the month
+// of a conversation of 1,000 turns a day (30,000 records, 1.4 MB) took
+// 236-256 ms a move against 7 ms for a month of 360 records
+// (BenchmarkColdMove). Once a month's segment holds this many compressed
+// bytes (about 1,400 synthetic turns), spans going cold put that month's
+// turns in day segments, as earlier versions did for every span. The
+// months of a million synthetic turns, 24 a day, stay below it (29 KB at
+// most). A variable so that tests can lower it.
+var MaxMonthBytes int64 = 64 << 10
+
+// ColdPeriods chooses the segment periods of the turns of spans going
+// cold in one move: a turn's UTC month, or its UTC day once the month's
+// segment holds MaxMonthBytes. Size reports the compressed bytes a stored
+// segment holds (0 for none); it is asked once per month. A move decides
+// each month once, so a span's turns of one month share a segment and the
+// segment grows past the bound by one move at most.
+type ColdPeriods struct {
+	Size func(period string) (int64, error)
+	full map[string]bool
+}
+
+// Period returns the period of the segment a turn of time t goes to.
+func (c *ColdPeriods) Period(t time.Time) (string, error) {
+	month := archive.Period(t)
+	full, ok := c.full[month]
+	if !ok {
+		n, err := c.Size(month)
+		if err != nil {
+			return "", err
+		}
+		if c.full == nil {
+			c.full = map[string]bool{}
+		}
+		full = n >= MaxMonthBytes
+		c.full[month] = full
+	}
+	if full {
+		return archive.DayPeriod(t), nil
+	}
+	return month, nil
 }
 
 // EncodeBlock packs turns into a warm block: CTF, compressed as one zstd

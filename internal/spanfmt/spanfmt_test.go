@@ -184,3 +184,34 @@ func TestToolCallsJSON(t *testing.T) {
 		t.Fatal("an object parsed as tool calls")
 	}
 }
+
+// TestColdPeriods: a turn goes to its month's segment until that segment
+// holds MaxMonthBytes, then to its day's; each month's size is asked once.
+func TestColdPeriods(t *testing.T) {
+	asked := map[string]int{}
+	sizes := map[string]int64{"2024-03": MaxMonthBytes, "2024-04": MaxMonthBytes - 1}
+	c := ColdPeriods{Size: func(p string) (int64, error) {
+		asked[p]++
+		return sizes[p], nil
+	}}
+	for _, x := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2024, 3, 5, 23, 0, 0, 0, time.UTC), "2024-03-05"},
+		{time.Date(2024, 3, 6, 1, 0, 0, 0, time.UTC), "2024-03-06"},
+		{time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), "2024-04"},
+		{time.Date(2024, 4, 30, 0, 0, 0, 0, time.UTC), "2024-04"},
+		{time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC), "2024-05"},
+	} {
+		got, err := c.Period(x.at)
+		if err != nil || got != x.want {
+			t.Fatalf("Period(%s) = %q, %v; want %q", x.at, got, err, x.want)
+		}
+	}
+	for p, n := range asked {
+		if n != 1 {
+			t.Fatalf("the size of %s was asked %d times", p, n)
+		}
+	}
+}
