@@ -215,74 +215,19 @@ func (r *rawCodec) decode(dict, frame []byte) ([]byte, error) {
 // their children, where that is shorter than what is stored, in batches
 // of one transaction each. It returns how many nodes it rewrote.
 func (s *Store) frameDerivedTexts(ctx context.Context) (int, error) {
-	return inBatches(ctx, s.frameDerivedBatch)
-}
-
-// frameDerivedBatch frames the texts of up to 1,000 derived nodes after
-// row key after; last is the last row key read (0 when none was left).
-func (s *Store) frameDerivedBatch(ctx context.Context, after int64) (n int, last int64, err error) {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT pk, id, conversation, level, first_seq, last_seq, children, summary, facts, themes FROM nodes
-		WHERE pk > ? AND derived = 1 AND children IS NOT NULL ORDER BY pk LIMIT 1000`, after)
-	if err != nil {
-		return 0, 0, err
-	}
-	type row struct {
-		pk            int64
-		id            string
-		ref           nodeRef
-		span          childSpan
-		summary       string
-		facts, themes sql.NullString
-	}
-	var rs []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.pk, &r.id, &r.ref.conv, &r.span.level, &r.span.first, &r.span.last, &r.ref.children, &r.summary, &r.facts, &r.themes); err != nil {
-			rows.Close()
-			return 0, 0, err
-		}
-		rs = append(rs, r)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil || len(rs) == 0 {
-		return 0, 0, err
-	}
-	up, err := tx.PrepareContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer up.Close()
-	for _, r := range rs {
-		if againstChildren(r.summary) || againstChildren(r.facts.String) || againstChildren(r.themes.String) {
-			continue
-		}
-		vals, changed, err := s.text.frameAgainstChildren(ctx, tx, r.ref, r.span, r.summary, r.facts, r.themes)
-		if err != nil {
-			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
-		}
-		if !changed {
-			continue
-		}
-		if _, err := up.ExecContext(ctx, vals[0], vals[1], vals[2], r.pk); err != nil {
-			return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
-		}
-		n++
-	}
-	if n > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO derived_frames (id) VALUES (1)`); err != nil {
-			return 0, 0, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, err
-	}
-	return n, rs[len(rs)-1].pk, nil
+	return s.rewriteNodeTexts(ctx, "derived = 1 AND children IS NOT NULL", 1000,
+		func(tx *sql.Tx, r textRow) ([3]any, bool, error) {
+			if againstChildren(r.summary) || againstChildren(r.facts.String) || againstChildren(r.themes.String) {
+				return [3]any{}, false, nil
+			}
+			return s.text.frameAgainstChildren(ctx, tx, r.ref, r.span, r.summary, r.facts, r.themes)
+		},
+		func(tx *sql.Tx) error {
+			// In the transaction of the first frames: writes look for
+			// framed parents from then on (unframeParents).
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO derived_frames (id) VALUES (1)`)
+			return err
+		})
 }
 
 // frameAgainstChildren returns the stored values of a derived node's

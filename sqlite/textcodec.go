@@ -397,17 +397,84 @@ func (s *Store) compressNodeTexts(ctx context.Context) (int, error) {
 	if !s.text.hasDictionary() {
 		return 0, nil
 	}
-	return inBatches(ctx, s.compressBatch)
+	return s.rewriteNodeTexts(ctx, "", 2000, s.compressRow, nil)
 }
 
-// inBatches runs batch over the node table in row key order, each call
-// starting after the last row key the previous one read, until one reads
-// nothing (returns 0); it adds up the nodes the calls rewrote.
-func inBatches(ctx context.Context, batch func(ctx context.Context, after int64) (n int, last int64, err error)) (int, error) {
+// textRow is a node row as the passes that rewrite node texts read it.
+type textRow struct {
+	pk            int64
+	id            string
+	ref           nodeRef
+	span          childSpan
+	summary       string
+	facts, themes sql.NullString
+}
+
+// rewriteNodeTexts runs rewrite on the node rows that match cond (an SQL
+// condition on nodes, or ""), in row key order, batch rows to a
+// transaction, and stores the summary, facts and themes it returns for
+// each row it says to write. wrote, if not nil, runs in the transaction of
+// each batch that wrote a row, before it commits. A kill leaves every
+// batch committed before it. It returns how many rows it rewrote.
+func (s *Store) rewriteNodeTexts(ctx context.Context, cond string, batch int,
+	rewrite func(tx *sql.Tx, r textRow) (vals [3]any, write bool, err error), wrote func(tx *sql.Tx) error) (int, error) {
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	query := `SELECT pk, id, conversation, level, first_seq, last_seq, children, summary, facts, themes FROM nodes
+		WHERE pk > ?` + cond + ` ORDER BY pk LIMIT ?`
 	done := 0
-	after := int64(0)
-	for {
-		n, last, err := batch(ctx, after)
+	for after := int64(0); ; {
+		n, last, err := func() (n int, last int64, err error) {
+			tx, err := s.w.BeginTx(ctx, nil)
+			if err != nil {
+				return 0, 0, err
+			}
+			defer tx.Rollback()
+			rows, err := tx.QueryContext(ctx, query, after, batch)
+			if err != nil {
+				return 0, 0, err
+			}
+			var rs []textRow
+			for rows.Next() {
+				var r textRow
+				if err := rows.Scan(&r.pk, &r.id, &r.ref.conv, &r.span.level, &r.span.first, &r.span.last,
+					&r.ref.children, &r.summary, &r.facts, &r.themes); err != nil {
+					rows.Close()
+					return 0, 0, err
+				}
+				rs = append(rs, r)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil || len(rs) == 0 {
+				return 0, 0, err
+			}
+			up, err := tx.PrepareContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`)
+			if err != nil {
+				return 0, 0, err
+			}
+			defer up.Close()
+			for _, r := range rs {
+				vals, write, err := rewrite(tx, r)
+				if err == nil && write {
+					_, err = up.ExecContext(ctx, vals[0], vals[1], vals[2], r.pk)
+					n++
+				}
+				if err != nil {
+					return 0, 0, fmt.Errorf("node %s: %w", r.id, err)
+				}
+			}
+			if n > 0 && wrote != nil {
+				if err := wrote(tx); err != nil {
+					return 0, 0, err
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				return 0, 0, err
+			}
+			return n, rs[len(rs)-1].pk, nil
+		}()
 		if err != nil {
 			return done, err
 		}
@@ -419,59 +486,17 @@ func inBatches(ctx context.Context, batch func(ctx context.Context, after int64)
 	}
 }
 
-// compressBatch compresses the texts of up to 2,000 nodes after pk after;
-// last is the last pk read (0 when none was left).
-func (s *Store) compressBatch(ctx context.Context, after int64) (n int, last int64, err error) {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, err
+// compressRow is compressNodeTexts's rewrite: a row's texts as frames at
+// the stronger level, if one of them shrank and none is a frame already.
+func (s *Store) compressRow(_ *sql.Tx, r textRow) ([3]any, bool, error) {
+	if compressed(r.summary) || r.facts.Valid && compressed(r.facts.String) || r.themes.Valid && compressed(r.themes.String) {
+		return [3]any{}, false, nil // written with a dictionary already
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT pk, summary, facts, themes FROM nodes WHERE pk > ? ORDER BY pk LIMIT 2000`, after)
-	if err != nil {
-		return 0, 0, err
+	sum, facts, themes := s.text.packed(r.summary), s.text.nullable(nullValue(r.facts), true), s.text.nullable(nullValue(r.themes), true)
+	if !isFrame(sum) && !isFrame(facts) && !isFrame(themes) {
+		return [3]any{}, false, nil // nothing shrank
 	}
-	type row struct {
-		pk            int64
-		summary       string
-		facts, themes sql.NullString
-	}
-	var rs []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.pk, &r.summary, &r.facts, &r.themes); err != nil {
-			rows.Close()
-			return 0, 0, err
-		}
-		rs = append(rs, r)
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil || len(rs) == 0 {
-		return 0, 0, err
-	}
-	up, err := tx.PrepareContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer up.Close()
-	for _, r := range rs {
-		if compressed(r.summary) || r.facts.Valid && compressed(r.facts.String) || r.themes.Valid && compressed(r.themes.String) {
-			continue // written with a dictionary already
-		}
-		sum, facts, themes := s.text.packed(r.summary), s.text.nullable(nullValue(r.facts), true), s.text.nullable(nullValue(r.themes), true)
-		if !isFrame(sum) && !isFrame(facts) && !isFrame(themes) {
-			continue // nothing shrank
-		}
-		if _, err := up.ExecContext(ctx, sum, facts, themes, r.pk); err != nil {
-			return 0, 0, fmt.Errorf("compressing node #%d: %w", r.pk, err)
-		}
-		n++
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, err
-	}
-	return n, rs[len(rs)-1].pk, nil
+	return [3]any{sum, facts, themes}, true, nil
 }
 
 // isFrame reports whether a column value from encode is a frame.
