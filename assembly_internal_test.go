@@ -99,7 +99,7 @@ func TestWordsInASCII(t *testing.T) {
 // TestCountCache: cached counts are the tokenizer's, through generations
 // turning over, and a text counted lately is not counted again.
 func TestCountCache(t *testing.T) {
-	var c countCache
+	c := newCountCache()
 	calls := 0
 	tok := countingTokenizer{CharEstimator{}, &calls}
 	for round := range 3 {

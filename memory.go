@@ -177,7 +177,7 @@ func New(cfg Config) (*Memory, error) {
 		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers, deferTiers: cfg.DeferTiers,
-		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: &countCache{},
+		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
 		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
 		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
 		workers: max(1, runtime.GOMAXPROCS(0)),

@@ -75,7 +75,7 @@ func (c *textCodec) nodeText(ctx context.Context, q querier, v string, ref nodeR
 	// The same frame under other children would be other text: the key
 	// holds both.
 	key := v + "\x00" + strconv.FormatInt(ref.conv, 10) + "\x00" + ref.children.String
-	if t, ok := c.cache.get(key); ok {
+	if t, ok := c.cached(key); ok {
 		return t, nil
 	}
 	dict, _, err := c.childrenDict(ctx, q, ref)
@@ -87,7 +87,7 @@ func (c *textCodec) nodeText(ctx context.Context, q querier, v string, ref nodeR
 		return "", strata.Errorf(strata.EINTERNAL, "a node text compressed against its children does not decode: %v", err)
 	}
 	t := string(out)
-	c.cache.put(key, t)
+	c.keep(key, t)
 	return t, nil
 }
 

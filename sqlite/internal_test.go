@@ -192,7 +192,7 @@ func TestStoredNodesInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	got, err := storedNodes(ctx, tx, &textCodec{}, 1, append(nodes, strata.Node{ID: "new"}))
+	got, err := storedNodes(ctx, tx, newTextCodec(minCompressed), 1, append(nodes, strata.Node{ID: "new"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,24 +268,30 @@ func TestUpgradeColdSpans(t *testing.T) {
 // TestFrameCache: the newest entries are found with their own text, older
 // ones fall out, and a frame that shares nothing is a miss.
 func TestFrameCache(t *testing.T) {
-	var f frameCache
-	if _, ok := f.get("x"); ok {
+	f := newTextCodec(minCompressed)
+	if _, ok := f.cached("x"); ok {
 		t.Fatal("a hit in an empty cache")
 	}
 	n := 3*frameCacheSize + 17
 	for i := range n {
-		f.put(fmt.Sprintf("frame %d", i), fmt.Sprintf("text %d", i))
+		f.keep(fmt.Sprintf("frame %d", i), fmt.Sprintf("text %d", i))
 	}
 	for i := n - frameCacheSize; i < n; i++ {
-		if got, ok := f.get(fmt.Sprintf("frame %d", i)); !ok || got != fmt.Sprintf("text %d", i) {
+		if got, ok := f.cached(fmt.Sprintf("frame %d", i)); !ok || got != fmt.Sprintf("text %d", i) {
 			t.Fatalf("frame %d: %q, %v; want its text", i, got, ok)
 		}
 	}
-	if _, ok := f.get("frame 0"); ok {
+	if _, ok := f.cached("frame 0"); ok {
 		t.Fatal("the oldest frame is still there after three generations")
 	}
-	if len(f.cur)+len(f.older) > 2*frameCacheSize {
-		t.Fatalf("%d entries, more than two generations", len(f.cur)+len(f.older))
+	held := 0
+	for i := range n {
+		if _, ok := f.cached(fmt.Sprintf("frame %d", i)); ok {
+			held++
+		}
+	}
+	if held > 2*frameCacheSize {
+		t.Fatalf("%d entries, more than two generations", held)
 	}
 }
 

@@ -105,7 +105,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: &textCodec{min: minCompressed},
+	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, w: w, text: newTextCodec(minCompressed),
 		noMemIndex: o.noMemIndex}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/strata-memory/strata/internal/gencache"
+
 	"github.com/strata-memory/strata"
 )
 
@@ -56,10 +58,10 @@ const (
 // textCodec compresses and expands node texts with the store's
 // dictionaries. It is safe for concurrent use.
 type textCodec struct {
-	min    int  // shortest text compressed; minCompressed unless a test lowers it
-	always bool // tests: write a frame even when it is not shorter
-	cache  frameCache
-	raw    rawCodec // frames against a node's children (derivedtext.go)
+	min    int                                 // shortest text compressed; minCompressed unless a test lowers it
+	always bool                                // tests: write a frame even when it is not shorter
+	cache  *gencache.Cache[uint64, cachedText] // texts of frames read lately (cached, keep)
+	raw    rawCodec                            // frames against a node's children (derivedtext.go)
 	mu     sync.RWMutex
 	dicts  map[uint32][]byte // by id
 	enc    *zstd.Encoder     // with the newest dictionary, fastest level; nil when there is none
@@ -176,7 +178,7 @@ func (c *textCodec) text(ctx context.Context, q querier, v string) (string, erro
 	if !compressed(v) {
 		return v, nil
 	}
-	if t, ok := c.cache.get(v); ok {
+	if t, ok := c.cached(v); ok {
 		return t, nil
 	}
 	var out []byte
@@ -194,58 +196,41 @@ func (c *textCodec) text(ctx context.Context, q querier, v string) (string, erro
 		return "", strata.Errorf(strata.EINTERNAL, "a compressed node text does not decode: %v", err)
 	}
 	t := string(out)
-	c.cache.put(v, t)
+	c.keep(v, t)
 	return t, nil
 }
 
-// frameCache keeps the texts of recently read frames: a context package
-// reads the same few hundred nodes (the overview of the history) on every
-// call, and expanding their three texts each time cost about 3 ms at a
-// million turns. Two generations of at most frameCacheSize entries: a
-// read finds the frame in either, and when the newer fills up it becomes
-// the older. An entry holds its frame, so a hit is the same bytes, not
-// only the same hash.
-type frameCache struct {
-	mu         sync.Mutex
-	seed       maphash.Seed
-	cur, older map[uint64]cachedText
-}
-
+// The codec's cache keeps the texts of recently read frames: a context
+// package reads the same few hundred nodes (the overview of the history)
+// on every call, and expanding their three texts each time cost about 3 ms
+// at a million turns. Two generations of frameCacheSize entries
+// (internal/gencache), by a hash of the frame; an entry holds its frame,
+// so a hit is the same bytes, not only the same hash.
 type cachedText struct{ frame, text string }
 
 const frameCacheSize = 8192
 
-func (f *frameCache) get(frame string) (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.cur == nil {
+// frameSeed seeds the hashes of the cache's keys.
+var frameSeed = maphash.MakeSeed()
+
+// newTextCodec returns a codec with no dictionary, writing frames of
+// texts of at least min bytes once it has one.
+func newTextCodec(min int) *textCodec {
+	return &textCodec{min: min, cache: gencache.New[uint64, cachedText](frameCacheSize)}
+}
+
+// cached returns the text of frame, if the cache holds it.
+func (c *textCodec) cached(frame string) (string, bool) {
+	e, ok := c.cache.Get(maphash.String(frameSeed, frame))
+	if !ok || e.frame != frame {
 		return "", false
 	}
-	k := maphash.String(f.seed, frame)
-	if e, ok := f.cur[k]; ok && e.frame == frame {
-		return e.text, true
-	}
-	if e, ok := f.older[k]; ok && e.frame == frame {
-		f.putLocked(k, e)
-		return e.text, true
-	}
-	return "", false
+	return e.text, true
 }
 
-func (f *frameCache) put(frame, text string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.cur == nil {
-		f.seed, f.cur = maphash.MakeSeed(), map[uint64]cachedText{}
-	}
-	f.putLocked(maphash.String(f.seed, frame), cachedText{frame, text})
-}
-
-func (f *frameCache) putLocked(k uint64, e cachedText) {
-	if len(f.cur) >= frameCacheSize {
-		f.older, f.cur = f.cur, make(map[uint64]cachedText, frameCacheSize)
-	}
-	f.cur[k] = e
+// keep caches the text of frame.
+func (c *textCodec) keep(frame, text string) {
+	c.cache.Put(maphash.String(frameSeed, frame), cachedText{frame, text})
 }
 
 // hasDictionary reports whether the codec writes frames.
