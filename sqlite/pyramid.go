@@ -351,12 +351,12 @@ const restoreBatch = 512
 //   - Turns, Search and hydrate never read them: a hot row is read from
 //     itself, and hydrate looks up only the seqs of stubs, whose span's
 //     Demote wrote their records.
-//   - archive.Merge replaces a stored record of the same seq, and Demote
-//     writes a turn's record to the segment of its own UTC month, so a
-//     later Demote to cold of the same turns rewrites those records in
-//     place: nothing is duplicated. Records left in a day segment of an
-//     earlier version are not rewritten, but no span made cold since
-//     names a day, so none reads them.
+//   - archive.Merge replaces a stored record of the same seq, so a later
+//     Demote to cold of the same turns into the same segment rewrites
+//     those records in place. One into another segment (their month
+//     filled meanwhile, or they are in a day segment of an earlier
+//     version) leaves them, but a span's seqs are looked up only in the
+//     segments it names, so none reads them.
 //   - Expire removes its span's seq range from the segments it names,
 //     stale records in that range included.
 //   - Stats counts them in Archive (and the cold tier's stored bytes) until
@@ -599,10 +599,11 @@ func (s *Store) dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk 
 //
 // Such records are left by a ResetPyramid killed between its commit and
 // its cleanup, and by a Demote to cold killed before its commit (records
-// of a span still warm; those an earlier version wrote to a day segment
-// stay unowned for good, since the span names months when it goes cold
-// now). It holds the write lock throughout, so that no Demote adds
-// records it would take for unowned.
+// of a span still warm; they stay unowned for good if the span, going
+// cold later, is written to other segments: when its month filled
+// meanwhile, or when an earlier version wrote them to a day segment). It
+// holds the write lock throughout, so that no Demote adds records it
+// would take for unowned.
 func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string, pk int64) error {
 	fail := func(err error) error {
 		return fmt.Errorf("sqlite: cleaning the archive of %q: %w", conversation, err)

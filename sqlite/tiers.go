@@ -184,17 +184,18 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 // see strata.TierStore. Warm: the span's turns are packed into a compressed
 // CTF block on the node, checked by decoding it, and the rows keep only
 // what filters and orders them, in one transaction. Cold: the turns are
-// merged into the archive segments of their UTC months (written to a
-// temporary file, verified, renamed into place), then one transaction
-// points the node at its segments, drops the block, slims the rows and
-// removes the turns from the full-text index. A kill between the two
-// leaves records in a segment for a span still warm: nothing is lost, and
-// the next Demote rewrites them in place. Records such a kill left in a
-// day segment of an earlier version are not rewritten: the span names
-// only the months it is written to, so they are never read, and the next
-// scrub of the archive (scrubArchive) removes them. The write lock is
-// held throughout, so that no other process rewrites the same segment at
-// the same time.
+// merged into the archive segments of their UTC months, or days in a full
+// month (spanfmt.ColdPeriods; written to a temporary file, verified,
+// renamed into place), then one transaction points the node at its
+// segments, drops the block, slims the rows and removes the turns from the
+// full-text index. A kill between the two leaves records in a segment for
+// a span still warm: nothing is lost, and the next Demote rewrites them in
+// place if it picks the same segment. If it picks another (the month
+// filled meanwhile, or a day segment of an earlier version holds them),
+// they stay: a span's seqs are looked up only in the segments it names,
+// so they are never read, and the next scrub of the archive
+// (scrubArchive) removes them. The write lock is held throughout, so that
+// no other process rewrites the same segment at the same time.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
 	if to != strata.TierWarm && to != strata.TierCold {
 		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
