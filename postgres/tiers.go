@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -288,9 +287,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 
 		// Cold: the segments first, each read back before it replaces the
 		// old one.
-		byPeriod := map[string][]archive.Record{}
-		spanPeriods := make([][]string, len(work))
-		choose := spanfmt.ColdPeriods{Size: func(period string) (int64, error) {
+		cold := spanfmt.ColdMove{Size: func(period string) (int64, error) {
 			var n int64
 			err := tx.QueryRow(ctx, `SELECT bytes FROM segments WHERE conversation = $1 AND day = $2`, pk, period).Scan(&n)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -299,31 +296,15 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			return n, err
 		}}
 		for i, m := range work {
-			seen := map[string]bool{}
 			for _, r := range m.rows {
-				rec, err := spanfmt.Record(&r.turn)
-				if err != nil {
-					return fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err)
-				}
-				period, err := choose.Period(r.turn.Time)
-				if err != nil {
+				if err := cold.Add(i, &r.turn); err != nil {
 					return err
-				}
-				byPeriod[period] = append(byPeriod[period], rec)
-				if !seen[period] {
-					seen[period] = true
-					spanPeriods[i] = append(spanPeriods[i], period)
 				}
 			}
 		}
-		periods := make([]string, 0, len(byPeriod))
-		for p := range byPeriod {
-			periods = append(periods, p)
-		}
-		sort.Strings(periods)
 		seg := s.segmentsIn(tx)
-		for _, period := range periods {
-			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, period), byPeriod[period])
+		for _, period := range cold.Periods() {
+			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, period), cold.Records[period])
 			if err != nil {
 				return err
 			}
@@ -333,7 +314,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		}
 		// Then point the nodes at them and drop the old copies.
 		for i, m := range work {
-			dj, _ := json.Marshal(spanPeriods[i]) // a []string always marshals
+			dj, _ := json.Marshal(cold.SpanPeriods(i)) // a []string always marshals
 			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = NULL, segments = $2, cold_at = $3 WHERE pk = $4`,
 				tierCold, string(dj), coldAt, m.sp.pk); err != nil {
 				return err

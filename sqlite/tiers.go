@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"time"
 
 	"github.com/strata-memory/strata"
@@ -185,7 +184,7 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 // CTF block on the node, checked by decoding it, and the rows keep only
 // what filters and orders them, in one transaction. Cold: the turns are
 // merged into the archive segments of their UTC months, or days in a full
-// month (spanfmt.ColdPeriods; written to a temporary file, verified,
+// month (spanfmt.ColdMove; written to a temporary file, verified,
 // renamed into place), then one transaction points the node at its
 // segments, drops the block, slims the rows and removes the turns from the
 // full-text index. A kill between the two leaves records in a segment for
@@ -280,10 +279,8 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	}
 
 	// Cold: write the segments first, one per month the spans' turns lie
-	// in, or per day in a month whose segment is full (spanfmt.ColdPeriods).
-	byPeriod := map[string][]archive.Record{}
-	spanPeriods := make([][]string, len(work))
-	choose := spanfmt.ColdPeriods{Size: func(period string) (int64, error) {
+	// in, or per day in a month whose segment is full (spanfmt.ColdMove).
+	cold := spanfmt.ColdMove{Size: func(period string) (int64, error) {
 		var n int64
 		err := tx.QueryRowContext(ctx, `SELECT bytes FROM segments WHERE conversation = ? AND day = ?`, pk, period).Scan(&n)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -292,30 +289,14 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 		return n, err
 	}}
 	for i, m := range work {
-		seen := map[string]bool{}
 		for _, r := range m.rows {
-			rec, err := spanfmt.Record(&r.turn)
-			if err != nil {
-				return fail(fmt.Errorf("archiving turn %d: %w", r.turn.Seq, err))
-			}
-			p, err := choose.Period(r.turn.Time)
-			if err != nil {
+			if err := cold.Add(i, &r.turn); err != nil {
 				return fail(err)
-			}
-			byPeriod[p] = append(byPeriod[p], rec)
-			if !seen[p] {
-				seen[p] = true
-				spanPeriods[i] = append(spanPeriods[i], p)
 			}
 		}
 	}
-	periods := make([]string, 0, len(byPeriod))
-	for p := range byPeriod {
-		periods = append(periods, p)
-	}
-	sort.Strings(periods)
-	for _, p := range periods {
-		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, p), byPeriod[p])
+	for _, p := range cold.Periods() {
+		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, p), cold.Records[p])
 		if err != nil {
 			return fail(err)
 		}
@@ -331,7 +312,7 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 	defer del.Close()
 	sc := scope(pk, namespace)
 	for i, m := range work {
-		pj, _ := json.Marshal(spanPeriods[i])
+		pj, _ := json.Marshal(cold.SpanPeriods(i))
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
 			tierCold, string(pj), at.UnixNano(), m.sp.pk); err != nil {
 			return fail(err)

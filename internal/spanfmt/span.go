@@ -13,6 +13,7 @@ package spanfmt
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -28,7 +29,7 @@ import (
 // when named holds it, since the span went cold before segments covered a
 // month and its records are in day segments; else the turn's UTC month
 // ("YYYY-MM", archive.Period). A turn with no time belongs to "0001-01".
-// A span going cold names no period yet: ColdPeriods chooses its turns'.
+// A span going cold names no period yet: ColdMove chooses its turns'.
 //
 // Keeping a turn of a day-segment span in its day segment keeps the rule
 // every reader relies on: a span holds one record per turn, in one of the
@@ -53,31 +54,73 @@ func Period(named []string, t time.Time) string {
 // most). A variable so that tests can lower it.
 var MaxMonthBytes int64 = 64 << 10
 
-// ColdPeriods chooses the segment periods of the turns of spans going
-// cold in one move: a turn's UTC month, or its UTC day once the month's
-// segment holds MaxMonthBytes. Size reports the compressed bytes a stored
-// segment holds (0 for none); it is asked once per month. A move decides
-// each month once, so a span's turns of one month share a segment and the
-// segment grows past the bound by one move at most.
-type ColdPeriods struct {
+// ColdMove gathers the archive records of the spans going cold in one
+// move, by the period of the segment each goes to: a turn's UTC month, or
+// its UTC day once the month's segment holds MaxMonthBytes. Size reports
+// the compressed bytes a stored segment holds (0 for none); it is asked
+// once per month. A move decides each month once, so a span's turns of
+// one month share a segment and the segment grows past the bound by one
+// move at most.
+type ColdMove struct {
 	Size func(period string) (int64, error)
-	full map[string]bool
+	// Records holds the records of each period, in the order added.
+	Records map[string][]archive.Record
+	spans   [][]string // the periods each span's turns went to, in the order met
+	full    map[string]bool
 }
 
-// Period returns the period of the segment a turn of time t goes to.
-func (c *ColdPeriods) Period(t time.Time) (string, error) {
+// Add adds turn t of span i (counted from 0, in the order the caller
+// keeps its spans).
+func (m *ColdMove) Add(i int, t *strata.Turn) error {
+	rec, err := Record(t)
+	if err != nil {
+		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
+	}
+	p, err := m.period(t.Time)
+	if err != nil {
+		return err
+	}
+	if m.Records == nil {
+		m.Records = map[string][]archive.Record{}
+	}
+	m.Records[p] = append(m.Records[p], rec)
+	for len(m.spans) <= i {
+		m.spans = append(m.spans, nil)
+	}
+	if !slices.Contains(m.spans[i], p) {
+		m.spans[i] = append(m.spans[i], p)
+	}
+	return nil
+}
+
+// SpanPeriods returns the periods the turns of span i went to, in the
+// order met (none if none was added).
+func (m *ColdMove) SpanPeriods(i int) []string {
+	if i >= len(m.spans) {
+		return nil
+	}
+	return m.spans[i]
+}
+
+// Periods returns the periods of the move's segments, sorted.
+func (m *ColdMove) Periods() []string {
+	return slices.Sorted(maps.Keys(m.Records))
+}
+
+// period returns the period of the segment a turn of time t goes to.
+func (m *ColdMove) period(t time.Time) (string, error) {
 	month := archive.Period(t)
-	full, ok := c.full[month]
+	full, ok := m.full[month]
 	if !ok {
-		n, err := c.Size(month)
+		n, err := m.Size(month)
 		if err != nil {
 			return "", err
 		}
-		if c.full == nil {
-			c.full = map[string]bool{}
+		if m.full == nil {
+			m.full = map[string]bool{}
 		}
 		full = n >= MaxMonthBytes
-		c.full[month] = full
+		m.full[month] = full
 	}
 	if full {
 		return archive.DayPeriod(t), nil

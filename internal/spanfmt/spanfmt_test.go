@@ -3,6 +3,7 @@ package spanfmt
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,12 +186,13 @@ func TestToolCallsJSON(t *testing.T) {
 	}
 }
 
-// TestColdPeriods: a turn goes to its month's segment until that segment
-// holds MaxMonthBytes, then to its day's; each month's size is asked once.
-func TestColdPeriods(t *testing.T) {
+// TestColdMove: a turn goes to its month's segment until that segment
+// holds MaxMonthBytes, then to its day's; each month's size is asked once;
+// a span's turns name their periods once each, in the order met.
+func TestColdMove(t *testing.T) {
 	asked := map[string]int{}
 	sizes := map[string]int64{"2024-03": MaxMonthBytes, "2024-04": MaxMonthBytes - 1}
-	c := ColdPeriods{Size: func(p string) (int64, error) {
+	c := ColdMove{Size: func(p string) (int64, error) {
 		asked[p]++
 		return sizes[p], nil
 	}}
@@ -204,10 +206,22 @@ func TestColdPeriods(t *testing.T) {
 		{time.Date(2024, 4, 30, 0, 0, 0, 0, time.UTC), "2024-04"},
 		{time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC), "2024-05"},
 	} {
-		got, err := c.Period(x.at)
+		got, err := c.period(x.at)
 		if err != nil || got != x.want {
-			t.Fatalf("Period(%s) = %q, %v; want %q", x.at, got, err, x.want)
+			t.Fatalf("period(%s) = %q, %v; want %q", x.at, got, err, x.want)
 		}
+		if err := c.Add(1, &strata.Turn{Seq: int64(len(c.Records) + 1), Role: strata.RoleUser, Time: x.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := c.SpanPeriods(1), []string{"2024-03-05", "2024-03-06", "2024-04", "2024-05"}; !slices.Equal(got, want) {
+		t.Fatalf("span 1 names %q, want %q", got, want)
+	}
+	if got := c.SpanPeriods(0); got != nil {
+		t.Fatalf("span 0, given no turn, names %q", got)
+	}
+	if got, want := c.Periods(), []string{"2024-03-05", "2024-03-06", "2024-04", "2024-05"}; !slices.Equal(got, want) {
+		t.Fatalf("Periods = %q, want %q", got, want)
 	}
 	for p, n := range asked {
 		if n != 1 {
