@@ -203,7 +203,8 @@ func slimRows(ctx context.Context, tx pgx.Tx, tier int, node, pk, first, last in
 // conversation's row lock. Warm: the span's turns are packed into a
 // compressed CTF block on the node, checked by decoding it, and the rows
 // keep only what filters and orders them. Cold: the turns are merged into
-// the archive segments of their UTC months (each read back and compared by
+// the archive segments of their UTC months, or days in a full month
+// (spanfmt.ColdMove; each read back and compared by
 // archive.Segments before it replaces the old one), the node points at its
 // segments and drops its block, the rows are slimmed and the turns leave
 // the full-text index. A kill before the commit changes nothing.
