@@ -78,6 +78,18 @@ func pyramidCorpus(t *testing.T, s *Store) []strata.Turn {
 	return pyramidTurns(t, s)
 }
 
+// openCorpus opens a store in a new folder, closed when t ends, and
+// stores pyramidCorpus in it.
+func openCorpus(t *testing.T) (*Store, []strata.Turn) {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, pyramidCorpus(t, s)
+}
+
 // pyramidNodes returns the level-1 nodes 1-10, 11-20, 21-30 and, if
 // levels is 2, a level-2 node over the first two.
 func pyramidNodes(levels int) []strata.Node {
@@ -234,12 +246,7 @@ func stopAt(point string, f func()) (stopped bool) {
 // removes what is left.
 func TestResetPyramidKillWindow(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	want := pyramidCorpus(t, s)
+	s, want := openCorpus(t)
 	if seqs, table := archived(t, s); len(seqs) != 20 || table != 20 {
 		t.Fatalf("before: %d records archived (table %d), want 20", len(seqs), table)
 	}
@@ -326,12 +333,7 @@ func TestResetPyramidKillWindow(t *testing.T) {
 // not decode stops the reset, naming its node, and changes nothing.
 func TestResetPyramidRefusesCorruptCopy(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	want := pyramidCorpus(t, s)
+	s, want := openCorpus(t)
 	id := strata.NodeID(pyNS, pyConv, 1, 1, 10)
 	var block []byte
 	if err := s.w.QueryRow(`SELECT block FROM nodes WHERE id = ?`, id).Scan(&block); err != nil {
@@ -342,7 +344,7 @@ func TestResetPyramidRefusesCorruptCopy(t *testing.T) {
 	if _, err := s.w.Exec(`UPDATE nodes SET block = ? WHERE id = ?`, bad, id); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.ResetPyramid(ctx, pyNS, pyConv, "calendar")
+	_, err := s.ResetPyramid(ctx, pyNS, pyConv, "calendar")
 	if err == nil || !strings.Contains(err.Error(), id) {
 		t.Fatalf("ResetPyramid over a corrupt block = %v, want an error naming node %s", err, id)
 	}
@@ -534,12 +536,7 @@ func checkReplaceKilled(t *testing.T, s *Store, want []strata.Turn, point string
 // whose segment was removed by hand expires anyway.
 func TestColdRowsLeaveTheirRole(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	want := pyramidCorpus(t, s)
+	s, want := openCorpus(t)
 	roleOf := func(seq int64) strata.Role {
 		switch (seq - 1) % 4 {
 		case 1:
@@ -610,12 +607,7 @@ func TestFullMonthTakesDaySegments(t *testing.T) {
 	old := spanfmt.MaxMonthBytes
 	spanfmt.MaxMonthBytes = 1 // any month segment is full
 	defer func() { spanfmt.MaxMonthBytes = old }()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	want := pyramidCorpus(t, s) // 11-20 and 21-30 went cold in one move: their month
+	s, want := openCorpus(t) // 11-20 and 21-30 went cold in one move: their month
 	id := func(first int64) string { return strata.NodeID(pyNS, pyConv, 1, first, first+9) }
 	if got := spanOf(t, s, 11, 20).periods; !slices.Equal(got, []string{"2024-03"}) {
 		t.Fatalf("span 11-20 names %q, want its month", got)
