@@ -215,7 +215,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
-	return &Store{pool: pool, location: Redact(dsn), archive: schema + ".archive"}, nil
+	s := &Store{pool: pool, location: Redact(dsn), archive: schema + ".archive"}
+	if err := s.indexCold(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Version returns the schema version of the store's database.

@@ -107,11 +107,6 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 				if len(seqs) != 1 {
 					return fmt.Errorf("slimming the row: %d rows changed", len(seqs))
 				}
-				if sp.tier == tierCold {
-					if _, err := tx.Exec(ctx, `DELETE FROM turn_index WHERE conversation = $1 AND seq = $2`, pk, seq); err != nil {
-						return fmt.Errorf("unindexing the turn: %w", err)
-					}
-				}
 			}
 
 		default: // a stub: its content is in the copy of its span
@@ -262,7 +257,8 @@ type restore struct {
 // restoreRows writes each whole turn into its row, a stub of its tier,
 // and makes it hot, in one round trip: each row must have recorded the
 // content size the turn has, and must read back as the turn. Turns that
-// were cold go back into the full-text index (warm ones never left it).
+// were cold are indexed again, which is a no-op unless an earlier version
+// took them out of the full-text index (coldindex.go).
 func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 	if len(rs) == 0 {
 		return nil
@@ -304,7 +300,7 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 		}
 	}
 	if len(idxSeqs) > 0 {
-		b.Queue(indexTurns, pk, idxSeqs, idxParts, idxWords)
+		b.Queue(indexTurnsAgain, pk, idxSeqs, idxParts, idxWords)
 	}
 	return tx.SendBatch(ctx, b).Close()
 }

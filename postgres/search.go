@@ -207,16 +207,41 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 		return nil, err
 	}
 	rows.Close()
+	// Warm and cold turns are indexed but their content is in their
+	// span's block or segments: each conversation's are read at once, so
+	// that each span and segment is read once.
+	byConv := map[string][]stub{}
+	var convNames []string
 	for _, st := range stubs {
-		h := &hits[st.index]
-		ts, err := s.hydrate(ctx, tx, namespace, h.Conversation, []strata.Turn{*h.Turn}, []stub{{index: 0, tier: st.tier, span: st.span}})
+		c := hits[st.index].Conversation
+		if byConv[c] == nil {
+			convNames = append(convNames, c)
+		}
+		byConv[c] = append(byConv[c], st)
+	}
+	for _, c := range convNames {
+		sts := byConv[c]
+		ts := make([]strata.Turn, len(sts))
+		local := make([]stub, len(sts))
+		for i, st := range sts {
+			ts[i] = *hits[st.index].Turn
+			local[i] = stub{index: i, tier: st.tier, span: st.span}
+		}
+		whole, err := s.hydrate(ctx, tx, namespace, c, ts, local)
 		if err != nil {
 			return nil, err
 		}
-		if len(ts) == 1 {
-			*h.Turn = ts[0]
-		} else {
-			h.Turn = nil // expired: dropped below
+		bySeq := make(map[int64]strata.Turn, len(whole))
+		for _, t := range whole {
+			bySeq[t.Seq] = t
+		}
+		for i, st := range sts {
+			h := &hits[st.index]
+			if t, ok := bySeq[ts[i].Seq]; ok {
+				*h.Turn = t
+			} else {
+				h.Turn = nil // expired: dropped below
+			}
 		}
 	}
 	kept := hits[:0]

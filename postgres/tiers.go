@@ -320,12 +320,10 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 				tierCold, string(dj), coldAt, m.sp.pk); err != nil {
 				return err
 			}
-			seqs, err := slimRows(ctx, tx, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last)
-			if err != nil {
+			// The turns keep their rows in turn_index (coldindex.go):
+			// cold moves a turn's content, never its findability.
+			if _, err := slimRows(ctx, tx, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last); err != nil {
 				return err
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM turn_index WHERE conversation = $1 AND seq = ANY($2)`, pk, seqs); err != nil {
-				return fmt.Errorf("unindexing the turns of node %s: %w", m.sp.id, err)
 			}
 			moves = append(moves, move(m))
 		}
@@ -434,6 +432,12 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, segments = NULL WHERE pk = $2`, tierExpired, sp.pk); err != nil {
+				return err
+			}
+			// An expired turn has no words left to be found by.
+			if _, err := tx.Exec(ctx, `DELETE FROM turn_index i USING turns t
+				WHERE i.conversation = $1 AND i.seq BETWEEN $2 AND $3 AND t.conversation = i.conversation AND t.seq = i.seq AND t.tier = $4`,
+				pk, sp.first, sp.last, tierCold); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,

@@ -85,9 +85,13 @@ func (s *Store) DeleteConversation(ctx context.Context, namespace, id, reason st
 }
 
 // unindexTurns deletes the full-text entries of conversation pk's turns:
-// those whose row holds its content (hot, or pinned in any tier) and warm
-// stubs (still indexed, their text in the span's block). Cold and expired
-// stubs left the index when they moved.
+// those whose row holds its content (hot, or pinned in any tier), warm
+// stubs (their text in the span's block) and cold stubs (their text in
+// the archive; coldfts.go), but not the cold stubs of spans an earlier
+// version left out of the index. Expired stubs left the index when they
+// expired. A cold span whose segments cannot be read (a file removed by
+// hand) keeps its entries: they name rows that no longer exist, and no
+// search returns them.
 func (s *Store) unindexTurns(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64) error {
 	del, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {
@@ -95,29 +99,66 @@ func (s *Store) unindexTurns(ctx context.Context, tx *sql.Tx, namespace, convers
 	}
 	defer del.Close()
 	sc := scope(pk, namespace)
-	after := int64(math.MinInt64)
-	for {
-		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierHot, tierWarm, after, math.MaxInt64, deleteBatch)
-		if err != nil {
-			return err
-		}
-		if len(turns) == 0 {
-			return nil
-		}
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
-		if err != nil {
-			return err
-		}
-		if len(whole) != len(turns) {
-			return fmt.Errorf("%d of %d indexed turns could not be read", len(turns)-len(whole), len(turns))
-		}
-		for i, t := range whole {
-			if _, err := del.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
-				return fmt.Errorf("unindexing turn %d: %w", t.Seq, err)
+	for _, tiers := range [][2]int{{tierHot, tierWarm}, {tierCold, tierCold}} {
+		after := int64(math.MinInt64)
+		for {
+			turns, stubs, pks, err := rowBatch(ctx, tx, pk, tiers[0], tiers[1], after, math.MaxInt64, deleteBatch)
+			if err != nil {
+				return err
+			}
+			if len(turns) == 0 {
+				break
+			}
+			after = turns[len(turns)-1].Seq
+			if tiers[0] == tierCold {
+				turns, stubs, pks, err = s.indexedCold(ctx, tx, turns, stubs, pks)
+				if err != nil {
+					return err
+				}
+			}
+			whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
+			if err != nil && tiers[0] == tierCold {
+				continue // unreadable segments: see above
+			}
+			if err != nil {
+				return err
+			}
+			if len(whole) != len(turns) {
+				return fmt.Errorf("%d of %d indexed turns could not be read", len(turns)-len(whole), len(turns))
+			}
+			for i, t := range whole {
+				if _, err := del.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
+					return fmt.Errorf("unindexing turn %d: %w", t.Seq, err)
+				}
 			}
 		}
-		after = whole[len(whole)-1].Seq
 	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node IN (SELECT pk FROM nodes WHERE conversation = ?)`, pk)
+	return err
+}
+
+// indexedCold keeps, of a batch of cold rows (all stubs), those whose
+// span is in the full-text index (coldIndexed).
+func (s *Store) indexedCold(ctx context.Context, tx *sql.Tx, turns []strata.Turn, stubs []stub, pks []int64) ([]strata.Turn, []stub, []int64, error) {
+	known := map[int64]bool{}
+	var kt []strata.Turn
+	var ks []stub
+	var kp []int64
+	for i, st := range stubs {
+		ok, seen := known[st.span.Int64]
+		if !seen {
+			var err error
+			if ok, err = coldIndexed(ctx, tx, st.span.Int64); err != nil {
+				return nil, nil, nil, err
+			}
+			known[st.span.Int64] = ok
+		}
+		if ok {
+			st.index = len(kt)
+			kt, ks, kp = append(kt, turns[i]), append(ks, st), append(kp, pks[i])
+		}
+	}
+	return kt, ks, kp, nil
 }
 
 // Deletions returns the audit records of deleted conversations of the

@@ -131,6 +131,12 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		return strata.Turn{}, err
 	}
 	t.Importance = importance
+	spanIndexed := true
+	if sp != nil && sp.tier == tierCold {
+		if spanIndexed, err = coldIndexed(ctx, tx, sp.pk); err != nil {
+			return fail(err)
+		}
+	}
 
 	// writeCopy writes t into the copy of its span.
 	writeCopy := func() error {
@@ -159,7 +165,9 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
 			return fail(fmt.Errorf("node %s: %w", sp.id, err))
 		}
-		if st.tier == tierCold {
+		// A cold row keeps its index entry (coldfts.go) unless its span
+		// is one an earlier version left unindexed.
+		if st.tier == tierCold && !spanIndexed {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
 				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
 				return fail(fmt.Errorf("indexing the turn: %w", err))
@@ -179,7 +187,7 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
 		}
-		if sp.tier == tierCold {
+		if sp.tier == tierCold && !spanIndexed {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
 				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
 				return fail(fmt.Errorf("unindexing the turn: %w", err))
@@ -428,6 +436,7 @@ func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, convers
 	if from == math.MinInt64 {
 		after = from
 	}
+	unindexed := map[int64]bool{} // by cold span: listed in cold_unindexed
 	for {
 		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierWarm, tierCold, after, to, restoreBatch)
 		if err != nil {
@@ -454,15 +463,35 @@ func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, convers
 				return fmt.Errorf("%s: %w", nodeName(ctx, tx, st.span.Int64), err)
 			}
 		}
-		// Index changes after the rows, so that FTS5 flushes once per batch.
+		// Index changes after the rows, so that FTS5 flushes once per
+		// batch: only cold rows an earlier version left out of the index
+		// go back in (coldfts.go).
+		for _, st := range stubs {
+			if st.tier == tierCold {
+				if _, seen := unindexed[st.span.Int64]; !seen {
+					ok, err := coldIndexed(ctx, tx, st.span.Int64)
+					if err != nil {
+						return err
+					}
+					unindexed[st.span.Int64] = !ok
+				}
+			}
+		}
 		for i, t := range whole {
-			if stubs[i].tier == tierCold {
+			if stubs[i].tier == tierCold && unindexed[stubs[i].span.Int64] {
 				if _, err := ins.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
 					return fmt.Errorf("indexing turn %d: %w", t.Seq, err)
 				}
 			}
 		}
 		after = whole[len(whole)-1].Seq
+	}
+	for span, listed := range unindexed {
+		if listed {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, span); err != nil {
+				return err
+			}
+		}
 	}
 	var left int64
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,

@@ -420,6 +420,15 @@ END;
 -- against them, and builds that predate such frames refuse the file.
 CREATE TABLE derived_frames (id INTEGER PRIMARY KEY CHECK (id = 1));
 `},
+	{21, "cold turns stay in the full-text index", `
+-- A cold turn keeps its entry in turns_fts: every turn is findable by its
+-- own words whatever its tier. Earlier versions took a cold span's turns
+-- out of the index; their level-1 nodes are listed here until Open has
+-- indexed those turns again from the span's segments (coldfts.go). While
+-- a node is listed, its cold rows are not in turns_fts.
+CREATE TABLE cold_unindexed (node INTEGER PRIMARY KEY);
+INSERT INTO cold_unindexed (node) SELECT pk FROM nodes WHERE level = 1 AND tier = 2;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

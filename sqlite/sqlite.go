@@ -115,6 +115,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if _, err := s.indexCold(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
 
 	r, err := sql.Open("sqlite", dsn(abs, append(common, "query_only(ON)", "cache_size(-16384)"), ""))
 	if err != nil {

@@ -304,13 +304,9 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			return fail(err)
 		}
 	}
-	// Then point the nodes at them and drop the old copies.
-	del, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
-	if err != nil {
-		return fail(err)
-	}
-	defer del.Close()
-	sc := scope(pk, namespace)
+	// Then point the nodes at them and drop the old copies. The turns keep
+	// their entries in turns_fts (coldfts.go): cold moves a turn's
+	// content, never its findability.
 	for i, m := range work {
 		pj, _ := json.Marshal(cold.SpanPeriods(i))
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
@@ -321,15 +317,6 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 			return fail(err)
 		}
 		moves = append(moves, move(m))
-	}
-	for _, m := range work {
-		for _, r := range m.rows {
-			if r.tier < tierCold && !r.turn.Pinned() {
-				if _, err := del.ExecContext(ctx, r.pk, ftsText(r.turn.Text()), sc); err != nil {
-					return fail(fmt.Errorf("unindexing turn %d: %w", r.turn.Seq, err))
-				}
-			}
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
@@ -408,7 +395,7 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 			coldAt, newest); err != nil {
 			return fail(err)
 		}
-		if err := s.keepRoles(ctx, tx, namespace, conversation, pk, sp); err != nil {
+		if err := s.expireRows(ctx, tx, namespace, conversation, pk, sp); err != nil {
 			return fail(err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.pk); err != nil {
@@ -456,17 +443,25 @@ func putSegment(ctx context.Context, q querier, pk int64, period string, info ar
 
 // dropExpired rewrites the segments of expired spans without them, then
 // clears the spans' segment lists.
-// keepRoles gives the cold rows of span sp, about to expire, their roles
-// back from the span's segments: an expired turn's row is all that is
-// left of it, and it keeps its role as a warm row does. A span whose
-// segments cannot be read (a file removed by hand) expires anyway, its
-// rows without their roles: the content they would restore is what
-// expiry deletes.
-func (s *Store) keepRoles(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span) error {
+// expireRows readies the cold rows of span sp, about to expire: it takes
+// them out of turns_fts (an expired turn has no words left to be found
+// by) and gives them their roles back from the span's segments (an
+// expired turn's row is all that is left of it, and it keeps its role as
+// a warm row does). A span whose segments cannot be read (a file removed
+// by hand) expires anyway: its rows keep no role, and their index entries
+// stay; search drops a hit on a turn that has no content.
+func (s *Store) expireRows(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span) error {
+	indexed, err := coldIndexed(ctx, tx, sp.pk)
+	if err != nil {
+		return err
+	}
 	var missing int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ? AND role = ''`,
-		pk, sp.first, sp.last, tierCold).Scan(&missing); err != nil || missing == 0 {
+		pk, sp.first, sp.last, tierCold).Scan(&missing); err != nil {
 		return err
+	}
+	if missing == 0 && !indexed {
+		return nil
 	}
 	rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
 	if err != nil {
@@ -477,15 +472,29 @@ func (s *Store) keepRoles(ctx context.Context, tx *sql.Tx, namespace, conversati
 		return err
 	}
 	defer up.Close()
+	del, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	sc := scope(pk, namespace)
 	for _, r := range rows {
 		if r.tier != tierCold {
 			continue
 		}
-		if _, err := up.ExecContext(ctx, string(r.turn.Role), r.pk, tierCold); err != nil {
-			return fmt.Errorf("turn %d: %w", r.turn.Seq, err)
+		if missing > 0 {
+			if _, err := up.ExecContext(ctx, string(r.turn.Role), r.pk, tierCold); err != nil {
+				return fmt.Errorf("turn %d: %w", r.turn.Seq, err)
+			}
+		}
+		if indexed {
+			if _, err := del.ExecContext(ctx, r.pk, ftsText(r.turn.Text()), sc); err != nil {
+				return fmt.Errorf("unindexing turn %d: %w", r.turn.Seq, err)
+			}
 		}
 	}
-	return nil
+	_, err = tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, sp.pk)
+	return err
 }
 
 func (s *Store) dropExpired(ctx context.Context, namespace, conversation string, pk int64, spans []span) error {

@@ -324,13 +324,13 @@ func (ix *turnIndex) searchFrom(toks []string, k int, file *fileStats, from int6
 // indexedTurn is a turn as the index reads it.
 type indexedTurn struct {
 	pk, seq int64
-	indexed bool   // in turns_fts: hot or warm
+	indexed bool   // in turns_fts: hot, warm or cold (coldfts.go)
 	text    string // what turns_fts holds of it, if indexed
 }
 
 // readIndexed reads the turns where matches (a condition on turns t),
 // with the text of those the full-text index holds (warm ones from their
-// blocks).
+// blocks, cold ones from their segments).
 func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversation, where string, args ...any) ([]indexedTurn, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t WHERE `+where+` ORDER BY t.seq`, args...)
 	if err != nil {
@@ -340,6 +340,10 @@ func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversat
 	var out []indexedTurn
 	var ts []strata.Turn
 	var stubs []stub
+	listed, err := unindexedSpans(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: turn index: %w", err)
+	}
 	for rows.Next() {
 		var st stub
 		var pk int64
@@ -347,7 +351,8 @@ func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversat
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: turn index: %w", err)
 		}
-		x := indexedTurn{pk: pk, seq: t.Seq, indexed: st.tier == tierHot || st.tier == tierWarm}
+		x := indexedTurn{pk: pk, seq: t.Seq, indexed: st.tier == tierHot || st.tier == tierWarm ||
+			st.tier == tierCold && !listed[st.span.Int64]}
 		if !x.indexed {
 			out = append(out, x)
 			continue

@@ -156,7 +156,7 @@ func testSetImportanceWarm(t *testing.T, s strata.Store) {
 	demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10})
 	sameTurns(t, "Turns after going cold", want, allTurns(t, s, "ns", "c"))
 	wantHit(t, s, "ns", "c", want, 3)
-	wantNoHit(t, s, "ns", "c", 5)
+	wantHit(t, s, "ns", "c", want, 5) // cold turns stay searchable
 	if _, tiers := convStats(t, s, "ns", "c"); tiers[strata.TierCold].Turns != 9 {
 		t.Errorf("cold stats = %+v, want 9 turns (turn 3 is pinned)", tiers[strata.TierCold])
 	}
@@ -168,6 +168,8 @@ func testSetImportanceWarm(t *testing.T, s strata.Store) {
 		t.Fatalf("after expiry Turns has seqs %v, want 3 (pinned) and 11..30", seqs(rest))
 	}
 	sameTurns(t, "Turns after expiry", append([]strata.Turn{want[2]}, want[10:]...), rest)
+	wantHit(t, s, "ns", "c", want, 3) // pinned: kept in its row
+	wantNoHit(t, s, "ns", "c", 5)     // expired: no words left to be found by
 }
 
 func testSetImportanceCold(t *testing.T, s strata.Store) {
@@ -182,9 +184,9 @@ func testSetImportanceCold(t *testing.T, s strata.Store) {
 	if got := pinnedSeqs(t, s, "ns", "c"); got != "[5 7]" {
 		t.Errorf("pinned turns = %s, want [5 7]", got)
 	}
-	wantHit(t, s, "ns", "c", want, 7) // pinned: searchable again
-	wantNoHit(t, s, "ns", "c", 25)    // unpinned: its span's summary stands for it
-	wantNoHit(t, s, "ns", "c", 27)
+	wantHit(t, s, "ns", "c", want, 7)  // pinned
+	wantHit(t, s, "ns", "c", want, 25) // unpinned: cold, and still found by its own words
+	wantHit(t, s, "ns", "c", want, 27)
 	if _, tiers := convStats(t, s, "ns", "c"); tiers[strata.TierCold].Turns != 18 || tiers[strata.TierHot].Turns != 12 {
 		t.Errorf("tier stats = %+v, want 18 cold turns and 12 hot (10 of a hot span, 2 pinned)", tiers)
 	}
@@ -193,7 +195,7 @@ func testSetImportanceCold(t *testing.T, s strata.Store) {
 	setAndCheck(t, s, "ns", "c", want, 25, 0.9)
 	setAndCheck(t, s, "ns", "c", want, 27, 0)
 	sameTurns(t, "Turns after the round trip", orig, allTurns(t, s, "ns", "c"))
-	wantNoHit(t, s, "ns", "c", 7)
+	wantHit(t, s, "ns", "c", want, 7)
 	wantHit(t, s, "ns", "c", want, 25)
 
 	// Unpinned, a turn expires with its span; expired, it cannot be
@@ -346,7 +348,7 @@ func testResetPyramidTiers(t *testing.T, s strata.Store) {
 			cs.Archive, dStats.Archive)
 	}
 	wantHit(t, s, "ns", "c", want, 15)
-	wantNoHit(t, s, "ns", "c", 25)
+	wantHit(t, s, "ns", "c", want, 25)
 }
 
 func testResetPyramidExpired(t *testing.T, s strata.Store) {
@@ -378,7 +380,7 @@ func testResetPyramidExpired(t *testing.T, s strata.Store) {
 	}
 	sameTurns(t, "Turns after a refused reset", turnsBefore, allTurns(t, s, "ns", "c"))
 	wantHit(t, s, "ns", "c", want, 15) // warm
-	wantNoHit(t, s, "ns", "c", 27)     // cold
+	wantHit(t, s, "ns", "c", want, 27) // cold
 	wantHit(t, s, "ns", "c", want, 25) // pinned
 	if st, _ := convStats(t, s, "ns", "c"); st.Archive != statsBefore.Archive {
 		t.Errorf("after a refused reset the archive went from %+v to %+v", statsBefore.Archive, st.Archive)
@@ -425,7 +427,7 @@ func testReplaceNodes(t *testing.T, s strata.Store) {
 	for seq := int64(1); seq <= 20; seq++ {
 		wantHit(t, s, "ns", "c", want, seq)
 	}
-	wantNoHit(t, s, "ns", "c", 27) // cold, untouched
+	wantHit(t, s, "ns", "c", want, 27) // cold, untouched
 	for word, n := range map[string]int{"beta": 0, "delta": 1} {
 		hits, err := s.Search(ctx(t), strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: word, Kind: strata.KindSummary})
 		if err != nil || len(hits) != n {

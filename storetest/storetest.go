@@ -57,8 +57,8 @@
 //     times).
 //   - Tiers: level-1 nodes read back with Tier hot until Demote moves them.
 //     Demote to warm or cold leaves Turns (and turn hits) exactly as they
-//     were, whole; warm turns stay searchable; cold turns are not turn
-//     hits, except pinned ones, while the span's summary still is; Demote
+//     were, whole; warm and cold turns stay searchable by their own words
+//     (turn hits, whole), as the span's summary is; Demote
 //     is idempotent, never moves a span back up, and is ENOTFOUND for an
 //     unknown node or conversation and EINVALID for a level-2 node or a
 //     tier other than warm or cold. Expire (only of cold spans, EINVALID

@@ -459,6 +459,14 @@ var mutants = map[string]mutant{
 			return h.filter(q.Namespace, hits), err
 		}}
 	}},
+	"hides cold turns from search": {"TiersCold", func(s strata.Store) strata.Store {
+		return &store{Store: s, search: func(ctx context.Context, q strata.SearchQuery) ([]strata.Hit, error) {
+			hits, err := s.Search(ctx, q)
+			return slices.DeleteFunc(hits, func(h strata.Hit) bool {
+				return h.Turn != nil && !h.Turn.Pinned() && spanTier(ctx, s, q.Namespace, h.Conversation, h.Turn.Seq) == strata.TierCold
+			}), err
+		}}
+	}},
 	"leaves turns pinned in cold spans out of the index": {"SetImportanceCold", func(s strata.Store) strata.Store {
 		h := hidden{}
 		return &store{Store: s, setImp: func(ctx context.Context, ns, conv string, seq int64, importance float64) (strata.Turn, error) {

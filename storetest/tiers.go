@@ -203,10 +203,11 @@ func testTiersCold(t *testing.T, s strata.Store) {
 	if again := demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10}); len(again) != 0 {
 		t.Errorf("Demote of a cold span moved %+v", again)
 	}
-	// Search over cold spans uses summaries: cold turns are not hits,
-	// pinned ones (kept in their rows) still are, and so are summaries.
-	if h := turnHit(t, s, "ns", "c", "uniqword7"); h != nil {
-		t.Errorf("cold turn 7 is still a turn hit: %+v", h)
+	// Cold moves a turn's content, never its findability: cold turns are
+	// turn hits, whole, as pinned ones (kept in their rows) and summaries
+	// are.
+	if h := turnHit(t, s, "ns", "c", "uniqword7"); h == nil || h.Seq != 7 || !strings.Contains(h.Content, "uniqword7") {
+		t.Errorf("cold turn 7 is not found whole by its own words: %+v", h)
 	}
 	if h := turnHit(t, s, "ns", "c", "uniqword25"); h == nil || h.Seq != 25 {
 		t.Errorf("pinned turn 25 in a cold span is not found: %+v", h)
@@ -367,9 +368,13 @@ func testTiersExpire(t *testing.T, s strata.Store) {
 			t.Errorf("expiry record: cold at %v, newest turn %v; want %v and %v", e.ColdAt, e.NewestTurn, coldAt, newest)
 		}
 	}
-	// Search and the other cold span are unharmed.
+	// Search and the other cold span are unharmed; expired turns have no
+	// words left to be found by.
 	if h := turnHit(t, s, "ns", "c", "uniqword5"); h == nil || !strings.Contains(h.Content, "uniqword5") {
 		t.Errorf("the pinned turn of an expired span is not found whole: %+v", h)
+	}
+	if h := turnHit(t, s, "ns", "c", "uniqword3"); h != nil {
+		t.Errorf("expired turn 3 is still a turn hit: %+v", h)
 	}
 	st, err := s.Stats(ctx(t), "ns")
 	if err != nil {
