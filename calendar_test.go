@@ -75,8 +75,9 @@ func TestCalendarPyramid(t *testing.T) {
 	m, _ := newClocked(t, c, nil)
 	ctx := context.Background()
 	// Days across a week that straddles May and June 2023: 2023-W22 runs
-	// Monday 29 May to Sunday 4 June, and its Thursday (1 June) puts it in
-	// June.
+	// Monday 29 May to Sunday 4 June, so the month level cuts it at the end
+	// of May: one week node in each month, and each month node holds its
+	// calendar month exactly.
 	turns := []strata.Turn{
 		turnAt("a", "2023-05-24T10:00:00Z", "Wednesday in W21."),
 		turnAt("b", "2023-05-24T11:00:00Z", "Still Wednesday."),
@@ -90,8 +91,8 @@ func TestCalendarPyramid(t *testing.T) {
 	}
 	for lvl, want := range map[int]string{
 		1: "2023-05-24:1-2 2023-05-29:3-3 2023-06-01:4-5 2023-06-12:6-6",
-		2: "2023-W21:1-2 2023-W22:3-5 2023-W24:6-6",
-		3: "2023-05:1-2 2023-06:3-6",
+		2: "2023-W21:1-2 2023-W22:3-3 2023-W22 (2023-06):4-5 2023-W24:6-6",
+		3: "2023-05:1-3 2023-06:4-6",
 	} {
 		if got := strings.Join(keys(t, m, "cal", lvl), " "); got != want {
 			t.Errorf("level %d: %s, want %s", lvl, got, want)

@@ -22,6 +22,16 @@ import (
 //   - a session group closes when a later session starts, or when the
 //     session gap has passed since its last turn.
 //
+// A month level cuts the week and session levels below it at month ends
+// (Policy.MonthCut): their key is the week or session and the month, so a
+// week or session that runs across the end of a month makes one node in
+// each month, and every month node holds whole children and covers its
+// calendar month exactly. The first part keeps the plain label
+// ("2026-W40", "session 12"); a later part adds its month
+// ("2026-W40 (2026-10)"). A plain label's month is that of the node's last
+// turn: every turn of a part lies in its month, but for one stamped
+// earlier than the turn before it (see below).
+//
 // Keys never go backwards within a level: a turn stamped earlier than the
 // turn before it belongs to its predecessor's group. A child that falls in
 // the group of the level's last node after that node closed (a late turn
@@ -36,75 +46,181 @@ import (
 // same nodes.
 
 // groupKey orders a child within a level: the session number, or the start
-// of its period.
+// of its period, then, on a level cut at month ends, the month.
 type groupKey struct {
-	n      int64
-	period Period // calendar levels
+	n      int64  // the session number, or the start of base
+	m      int64  // the start of month on a level cut at month ends, else 0
+	base   Period // calendar levels: the day, week or month
+	period Period // calendar levels: base, within month on a cut level
+	month  Period // cut levels: the month
 }
 
-func (k groupKey) label(l Level) string {
-	if l.Kind == KindSession {
-		return "session " + strconv.FormatInt(k.n, 10)
+// cmp orders keys: by session or period, then by month.
+func (k groupKey) cmp(o groupKey) int {
+	switch {
+	case k.n != o.n:
+		return cmpInt64(k.n, o.n)
+	default:
+		return cmpInt64(k.m, o.m)
 	}
-	return k.period.Label()
 }
 
 // grouping is what a session or calendar level needs to know about its
 // conversation.
 type grouping struct {
-	level Level
-	below *Level // the level below, nil for level 1
-	loc   *time.Location
-	ref   time.Time // the later of the newest turn and now
-	now   time.Time
-	gap   time.Duration
+	level    Level
+	cut      bool   // the level is cut at month ends
+	below    *Level // the level below, nil for level 1
+	belowCut bool   // the level below is cut at month ends
+	loc      *time.Location
+	ref      time.Time // the later of the newest turn and now
+	now      time.Time
+	gap      time.Duration
+}
+
+// keyAt is the key of a child that starts at at, of the given session.
+func (g *grouping) keyAt(at time.Time, session int64) groupKey {
+	var k groupKey
+	if g.level.Kind == KindSession {
+		k.n = session
+	} else {
+		k.base = PeriodOf(g.level.Period, at, g.loc)
+		k.period, k.n = k.base, k.base.Start.UnixNano()
+	}
+	if g.cut {
+		k.month = PeriodOf(PeriodMonth, at, g.loc)
+		k.m = k.month.Start.UnixNano()
+		if k.base.Kind != "" {
+			k.period = within(k.base, k.month)
+		}
+	}
+	return k
 }
 
 // turnKey is the key of a turn at this level (level 1), or of the first
-// turn of the level below's open tail.
+// turn of the level below's open tail. The nodes of a calendar level below
+// nest in this level's periods, so the turn's own time places them.
 func (g *grouping) turnKey(t *Turn) groupKey {
-	if g.level.Kind == KindSession {
-		return groupKey{n: int64(t.Session)}
-	}
-	at := t.Time
-	if g.below != nil && g.below.Kind == KindCalendar {
-		at = PeriodOf(g.below.Period, at, g.loc).Anchor()
-	}
-	p := PeriodOf(g.level.Period, at, g.loc)
-	return groupKey{n: p.Start.UnixNano(), period: p}
+	return g.keyAt(t.Time, int64(t.Session))
 }
 
-// nodeKey is the key of a child node of the level below.
+// nodeKey is the key of a child node of the level below: that of the start
+// of its period (its part of a week cut at a month end) for a calendar
+// child, else of its first turn, moved to the start of its month if the
+// child is cut at month ends and holds turns stamped before it.
 func (g *grouping) nodeKey(c *Node) groupKey {
 	at := c.Start
-	if g.below != nil && g.below.Kind == KindCalendar && c.Key != "" {
-		if p, err := ParsePeriod(c.Key, g.loc); err == nil {
-			at = p.Anchor()
+	if g.below != nil {
+		if k, ok := parseLabel(*g.below, g.belowCut, c, g.loc); ok {
+			switch {
+			case g.below.Kind == KindCalendar:
+				at = k.period.Start
+			case g.belowCut && at.Before(k.month.Start):
+				at = k.month.Start
+			}
 		}
 	}
-	p := PeriodOf(g.level.Period, at, g.loc)
-	return groupKey{n: p.Start.UnixNano(), period: p}
+	return g.keyAt(at, 0)
 }
 
 // parseKey reads back the key of a stored node of this level.
 func (g *grouping) parseKey(n *Node) (groupKey, bool) {
-	if g.level.Kind == KindSession {
-		s, ok := strings.CutPrefix(n.Key, "session ")
+	return parseLabel(g.level, g.cut, n, g.loc)
+}
+
+// parseLabel reads back the key of a stored node of level l (cut at month
+// ends if cut): its label, and on a cut level its month, from the label's
+// suffix or else from the node's last turn.
+func parseLabel(l Level, cut bool, n *Node, loc *time.Location) (groupKey, bool) {
+	label := n.Key
+	var month Period
+	if cut {
+		if b, m, ok := splitPartLabel(label); ok {
+			p, err := ParsePeriod(m, loc)
+			if err != nil || p.Kind != PeriodMonth {
+				return groupKey{}, false
+			}
+			label, month = b, p
+		} else {
+			month = PeriodOf(PeriodMonth, n.End, loc)
+		}
+	}
+	var k groupKey
+	if l.Kind == KindSession {
+		s, ok := strings.CutPrefix(label, "session ")
 		v, err := strconv.ParseInt(s, 10, 64)
-		return groupKey{n: v}, ok && err == nil
+		if !ok || err != nil {
+			return groupKey{}, false
+		}
+		k.n = v
+	} else {
+		p, err := ParsePeriod(label, loc)
+		if err != nil {
+			return groupKey{}, false
+		}
+		k.base, k.period, k.n = p, p, p.Start.UnixNano()
 	}
-	p, err := ParsePeriod(n.Key, g.loc)
-	if err != nil {
-		return groupKey{}, false
+	if cut {
+		k.month, k.m = month, month.Start.UnixNano()
+		if k.base.Kind != "" {
+			k.period = within(k.base, month)
+		}
 	}
-	return groupKey{n: p.Start.UnixNano(), period: p}, true
+	return k, true
+}
+
+// label names a group of key k that follows the group of key prev (nil if
+// none): "session 12" or the period's label, and on a cut level, for a
+// part after the first of its week or session, its month in parentheses.
+func (g *grouping) label(k groupKey, prev *groupKey) string {
+	s := k.base.Label()
+	if g.level.Kind == KindSession {
+		s = "session " + strconv.FormatInt(k.n, 10)
+	}
+	if g.cut && prev != nil && prev.n == k.n && prev.m != k.m {
+		s += " (" + k.month.Label() + ")"
+	}
+	return s
+}
+
+// splitPartLabel splits the label of a later part of a week or session cut
+// at a month end, "2026-W40 (2026-10)", into its base label and month.
+func splitPartLabel(label string) (base, month string, ok bool) {
+	b, rest, found := strings.Cut(label, " (")
+	m, closed := strings.CutSuffix(rest, ")")
+	if !found || !closed || len(m) != 7 || m[4] != '-' {
+		return label, "", false
+	}
+	return b, m, true
+}
+
+// PartBase returns the label of the week or session a node's key names: the
+// key without the month a later part of a week or session cut at a month
+// end carries ("2026-W40 (2026-10)" gives "2026-W40"); other keys as they
+// are.
+func PartBase(key string) string {
+	b, _, _ := splitPartLabel(key)
+	return b
+}
+
+// within is the part of p inside q (p's kind); empty if they do not meet.
+func within(p, q Period) Period {
+	out := p
+	if q.Start.After(out.Start) {
+		out.Start = q.Start
+	}
+	if q.End.Before(out.End) {
+		out.End = q.End
+	}
+	return out
 }
 
 // over reports whether a group whose last child ends at last is over by
-// the clock alone, with no later child to say so.
+// the clock alone, with no later child to say so: a session part also
+// when its month has ended.
 func (g *grouping) over(k groupKey, last time.Time) bool {
 	if g.level.Kind == KindSession {
-		return !g.now.Before(last.Add(g.gap))
+		return !g.now.Before(last.Add(g.gap)) || (g.cut && !g.ref.Before(k.month.End))
 	}
 	return !g.ref.Before(k.period.End)
 }
@@ -124,7 +240,7 @@ type group struct {
 func (g *grouping) split(keys []groupKey, ends []time.Time, next *groupKey) []group {
 	var gs []group
 	for i, k := range keys {
-		if len(gs) == 0 || gs[len(gs)-1].key.n != k.n {
+		if len(gs) == 0 || gs[len(gs)-1].key.cmp(k) != 0 {
 			if len(gs) > 0 {
 				gs[len(gs)-1].closed = true
 			}
@@ -140,7 +256,7 @@ func (g *grouping) split(keys []groupKey, ends []time.Time, next *groupKey) []gr
 		last := &gs[n-1]
 		switch {
 		case next != nil:
-			last.closed = next.n != last.key.n
+			last.closed = next.cmp(last.key) != 0
 		default:
 			last.closed = g.over(last.key, last.lastActive)
 		}
@@ -152,7 +268,7 @@ func (g *grouping) split(keys []groupKey, ends []time.Time, next *groupKey) []gr
 func clamp(keys []groupKey, floor *groupKey) {
 	prev := floor
 	for i := range keys {
-		if prev != nil && keys[i].n < prev.n {
+		if prev != nil && keys[i].cmp(*prev) < 0 {
 			keys[i] = *prev
 		}
 		prev = &keys[i]
@@ -170,14 +286,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 	if err != nil {
 		return err
 	}
-	g := &grouping{level: p.Levels[lvl-1], loc: c.Location(), now: m.now(), gap: m.gap}
-	if lvl > 1 {
-		g.below = &p.Levels[lvl-2]
-	}
-	g.ref = g.now
-	if c.Last.After(g.ref) {
-		g.ref = c.Last
-	}
+	g := r.grouping(c, lvl)
 	last, err := m.lastNode(ctx, conv, lvl)
 	if err != nil {
 		return err
@@ -291,11 +400,13 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		groups := g.split(all[:len(keys)], ends, next)
 		var reqs []SummaryRequest
 		var gkeys []string
+		prev := floor
 		for _, gr := range groups {
 			if !gr.closed {
 				break
 			}
-			label := gr.key.label(g.level)
+			label := g.label(gr.key, prev)
+			prev = &gr.key
 			req := SummaryRequest{Budget: g.level.BudgetFor(c.IsImportant(label))}
 			if lvl == 1 {
 				req.Turns = turns[gr.from:gr.to]
@@ -366,7 +477,7 @@ func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int6
 			k = g.turnKey(&ts[0])
 		}
 	}
-	return k.n <= floor.n, nil
+	return k.cmp(floor) <= 0, nil
 }
 
 // reopen schedules the removal of last, a closed node of level lvl whose
@@ -400,6 +511,19 @@ func (r *rollupRun) reopen(ctx context.Context, c Conversation, lvl int, last *N
 	m.log.Debug("reopening a closed period", "conversation", r.conv, "level", lvl, "node", last.ID, "key", last.Key)
 	r.replace = append(r.replace, ids...)
 	return nil
+}
+
+// grouping returns the grouping of level lvl of the run's policy.
+func (r *rollupRun) grouping(c Conversation, lvl int) *grouping {
+	g := &grouping{level: r.p.Levels[lvl-1], cut: r.p.MonthCut(lvl), loc: c.Location(), now: r.m.now(), gap: r.m.gap}
+	if lvl > 1 {
+		g.below, g.belowCut = &r.p.Levels[lvl-2], r.p.MonthCut(lvl-1)
+	}
+	g.ref = g.now
+	if c.Last.After(g.ref) {
+		g.ref = c.Last
+	}
+	return g
 }
 
 // conversation returns the conversation being rolled up, read once per run.

@@ -97,6 +97,9 @@ type Memory struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per conversation: one appender at a time
 	rolls map[string]*sync.Mutex // per conversation: one rollup at a time
+	// shaped holds the conversations whose pyramid was checked against
+	// the month cut (monthcut.go).
+	shaped map[string]bool
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.

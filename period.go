@@ -121,9 +121,11 @@ func (p Period) wholeDays() (int, bool) {
 	return n, n > 0
 }
 
-// Anchor returns the instant used to place p inside a coarser period. For a
-// week it is the start of its Thursday, so that a week belongs to the month
-// and year of its Thursday (the ISO rule); for other kinds it is Start.
+// Anchor returns the instant that names p's place in a coarser period. For
+// a week it is the start of its Thursday, whose year is the week's ISO year
+// (the ISO rule); for other kinds it is Start. (The pyramid does not place
+// weeks by it: a month level cuts a week at the end of its month, see
+// Policy.MonthCut.)
 func (p Period) Anchor() time.Time {
 	if p.Kind != PeriodWeek {
 		return p.Start

@@ -30,8 +30,9 @@ type Level struct {
 	Span int `json:"span,omitempty" yaml:"span,omitempty"`
 	// Period is the calendar period of a calendar level: "day", "week" or
 	// "month". A child belongs to the period of its first turn, or, for a
-	// calendar child, of its own period's anchor (a week's Thursday), so
-	// that weeks nest in the month of their Thursday.
+	// calendar child, of its own period's start. A month level cuts the
+	// week and session levels below it at month ends, so that a month node
+	// covers its calendar month (see Policy.MonthCut).
 	Period PeriodKind `json:"period,omitempty" yaml:"period,omitempty"`
 	// Budget is the token budget of one node's summary.
 	Budget int `json:"budget" yaml:"budget"`
@@ -220,6 +221,30 @@ func periodRank(k PeriodKind) int {
 func (p Policy) Calendar() bool {
 	for _, l := range p.Levels {
 		if l.Kind == KindCalendar {
+			return true
+		}
+	}
+	return false
+}
+
+// MonthCut reports whether pyramid level lvl (1-based) is cut at month
+// ends: a week or session level with a month level above it. Such a level
+// closes a node at the end of each month in the conversation's time zone,
+// as well as at the end of its week or session, so that the nodes of the
+// month level hold whole nodes and cover exactly their calendar month. A
+// week or session that runs across the end of a month makes one node in
+// each month; the part after the first is labelled with its month
+// ("2026-W40 (2026-10)", "session 12 (2026-10)").
+func (p Policy) MonthCut(lvl int) bool {
+	if lvl < 1 || lvl > len(p.Levels) {
+		return false
+	}
+	l := p.Levels[lvl-1]
+	if l.Kind != KindSession && !(l.Kind == KindCalendar && l.Period == PeriodWeek) {
+		return false
+	}
+	for _, up := range p.Levels[lvl:] {
+		if up.Kind == KindCalendar && up.Period == PeriodMonth {
 			return true
 		}
 	}

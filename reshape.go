@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // This file changes a pyramid after the fact: pinning a turn, marking a
@@ -73,9 +74,19 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 	if c, err = m.store.UpdateConversation(ctx, m.ns, conversation, ConversationUpdate{Important: &marks}); err != nil {
 		return nil, err
 	}
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Key: label})
-	if err != nil {
-		return marks, err
+	// The period's nodes: on a level cut at month ends, a week that runs
+	// across the end of a month has a second part, labelled with its month.
+	keys := []string{label}
+	if last := PeriodOf(PeriodMonth, per.End.Add(-time.Nanosecond), per.Start.Location()); per.Kind == PeriodWeek && last.Start.After(per.Start) {
+		keys = append(keys, label+" ("+last.Label()+")")
+	}
+	var ns []Node
+	for _, k := range keys {
+		kn, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Key: k})
+		if err != nil {
+			return marks, err
+		}
+		ns = append(ns, kn...)
 	}
 	var over []Node
 	for _, n := range ns {

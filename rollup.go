@@ -117,6 +117,9 @@ func (e *replacedError) Unwrap() error { return e.err }
 
 func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	r := &rollupRun{m: m, conv: conv, p: p}
+	if err := r.monthCut(ctx); err != nil {
+		return 0, fmt.Errorf("month cut: %w", err)
+	}
 	var below []Node // nodes just made at the level below, when kept
 	for lvl := 1; lvl <= len(p.Levels); lvl++ {
 		var nodes []Node
@@ -137,6 +140,9 @@ func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []
 	if err := r.flush(ctx); err != nil {
 		return r.written, err
 	}
+	if r.checked {
+		m.setShapeChecked(conv)
+	}
 	return r.written, nil
 }
 
@@ -154,6 +160,9 @@ type rollupRun struct {
 	// replace holds the ids of nodes to remove with the next write: a
 	// node whose period reopened, and the nodes above it.
 	replace []string
+	// checked says the run checked the pyramid against the month cut
+	// (monthcut.go), so a successful run records it.
+	checked bool
 }
 
 // pendingLimit bounds the nodes a rollup holds before writing them.

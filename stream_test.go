@@ -28,8 +28,8 @@ import (
 // testdata/rapid/ and replayed first on every run.
 
 // streamPolicies are the pyramids the property runs over: the three
-// presets and two custom ones (counts over days, and sessions under
-// calendar levels).
+// presets and three custom ones (counts over days, and sessions under
+// calendar levels, with and without a week level that months cut).
 var streamPolicies = []strata.Policy{
 	{Name: "mixed", Levels: []strata.Level{
 		{Name: "day", Kind: strata.KindCalendar, Period: strata.PeriodDay, Budget: 120},
@@ -41,7 +41,15 @@ var streamPolicies = []strata.Policy{
 		{Name: "day", Kind: strata.KindCalendar, Period: strata.PeriodDay, Budget: 200},
 		{Name: "month", Kind: strata.KindCalendar, Period: strata.PeriodMonth, Budget: 300},
 	}},
+	{Name: "diary", Levels: []strata.Level{
+		{Name: "session", Kind: strata.KindSession, Budget: 150},
+		{Name: "week", Kind: strata.KindCalendar, Period: strata.PeriodWeek, Budget: 200},
+		{Name: "month", Kind: strata.KindCalendar, Period: strata.PeriodMonth, Budget: 300},
+	}},
 }
+
+// streamZones are the time zones the property's periods close in.
+var streamZones = []string{"UTC", "America/New_York", "Asia/Kathmandu"}
 
 var streamWords = []string{"Lisbon", "invoice", "port 8080", "Maria", "deploy", "2023-05-08", "garden",
 	"/etc/hosts", "error E42", "piano", "Kyoto", "budget", "v1.4.2", "the race", "Tuesday"}
@@ -49,6 +57,7 @@ var streamWords = []string{"Lisbon", "invoice", "port 8080", "Maria", "deploy", 
 // streamCase is one generated conversation and how to append it.
 type streamCase struct {
 	policy  string
+	zone    string
 	tiers   strata.TierPolicy
 	turns   []strata.Turn
 	splits  []int       // batch sizes, summing to len(turns)
@@ -58,7 +67,7 @@ type streamCase struct {
 
 func genStreamCase(t *rapid.T) streamCase {
 	var c streamCase
-	names := []string{"chunks", "calendar", "sessions", "mixed", "episodes"}
+	names := []string{"chunks", "calendar", "sessions", "mixed", "episodes", "diary"}
 	c.policy = rapid.SampledFrom(names).Draw(t, "policy")
 	switch rapid.IntRange(0, 2).Draw(t, "tiers") {
 	case 0:
@@ -117,6 +126,7 @@ func genStreamCase(t *rapid.T) streamCase {
 		c.restart = append(c.restart, rapid.IntRange(0, 7).Draw(t, "restart") == 0)
 		left -= k
 	}
+	c.zone = rapid.SampledFrom(streamZones).Draw(t, "zone")
 	return c
 }
 
@@ -234,7 +244,7 @@ func TestStreamEqualsBulk(t *testing.T) {
 				m, st = streamMemory(rt, path, clk, c.tiers)
 			}
 			clk.Set(c.clocks[b])
-			if _, err := m.Ingest(ctx, strata.Batch{Conversation: conv, Policy: c.policy, Turns: c.turns[i : i+k]}); err != nil {
+			if _, err := m.Ingest(ctx, strata.Batch{Conversation: conv, Policy: c.policy, TimeZone: c.zone, Turns: c.turns[i : i+k]}); err != nil {
 				st.Close()
 				rt.Fatalf("batch %d: %v", b, err)
 			}
@@ -247,13 +257,14 @@ func TestStreamEqualsBulk(t *testing.T) {
 		bclk := &clock{t: c.clocks[len(c.clocks)-1]}
 		bm, bst := streamMemory(rt, filepath.Join(dir, "bulk.db"), bclk, c.tiers)
 		defer bst.Close()
-		if _, err := bm.Ingest(ctx, strata.Batch{Conversation: conv, Policy: c.policy, Turns: c.turns}); err != nil {
+		if _, err := bm.Ingest(ctx, strata.Batch{Conversation: conv, Policy: c.policy, TimeZone: c.zone, Turns: c.turns}); err != nil {
 			rt.Fatalf("bulk: %v", err)
 		}
 		want := statePyramid(rt, bm, conv)
 
 		checkTiling(rt, want)
 		checkTiling(rt, got)
+		checkMonthCut(rt, bm, conv)
 		if len(got.Nodes) != len(want.Nodes) {
 			rt.Fatalf("stream made %d nodes, bulk %d:\nstream %v\nbulk   %v", len(got.Nodes), len(want.Nodes), nodeKeys(got.Nodes), nodeKeys(want.Nodes))
 		}

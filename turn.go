@@ -323,8 +323,10 @@ type Conversation struct {
 }
 
 // IsImportant reports whether the period key (a node's Key) is marked
-// important; an empty key never is.
+// important; an empty key never is. The part of a week in its second
+// month ("2026-W40 (2026-10)") is marked with its week.
 func (c Conversation) IsImportant(key string) bool {
+	key = PartBase(key)
 	if key == "" {
 		return false
 	}

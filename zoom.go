@@ -10,18 +10,28 @@ const ZoomLimit = 100000
 
 // Zoom returns the whole turns of the conversation whose time lies in the
 // period p, in seq order, whatever tier holds them (hot rows, warm blocks
-// or archive segments), as Expand does. Turns whose content expired under
-// a retention rule are left out. More than ZoomLimit turns is an EINVALID
-// error asking for a shorter period.
+// or archive segments), as Expand does. A calendar month of the
+// conversation's time zone that its pyramid's month level has closed is
+// read as its month node's span, which holds exactly that month's turns
+// (but for a turn stamped earlier than the turn before it, which stays
+// with its predecessor's period, there as in the pyramid). Turns whose content
+// expired under a retention rule are left out. More than ZoomLimit turns
+// is an EINVALID error asking for a shorter period.
 func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Turn, error) {
 	if !p.Start.Before(p.End) {
 		return nil, Errorf(EINVALID, "zoom: the period %s is empty", p.Label())
 	}
-	if _, err := m.store.Conversation(ctx, m.ns, conversation); err != nil {
+	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	if err != nil {
 		return nil, err
 	}
-	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation,
-		Since: p.Start, Until: p.End, Limit: ZoomLimit + 1})
+	f := TurnFilter{Namespace: m.ns, Conversation: conversation, Since: p.Start, Until: p.End, Limit: ZoomLimit + 1}
+	if n, err := m.monthNode(ctx, c, p); err != nil {
+		return nil, err
+	} else if n != nil {
+		f = TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: ZoomLimit + 1}
+	}
+	ts, err := m.store.Turns(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -29,6 +39,36 @@ func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Tur
 		return nil, Errorf(EINVALID, "zoom: %s holds more than %d turns; zoom to a shorter period", p.Label(), ZoomLimit)
 	}
 	return ts, nil
+}
+
+// monthNode returns the month node of p, if p is a calendar month of c's
+// time zone and c's pyramid has closed its month node; else nil.
+func (m *Memory) monthNode(ctx context.Context, c Conversation, p Period) (*Node, error) {
+	if p.Kind != PeriodMonth {
+		return nil, nil
+	}
+	if mp := PeriodOf(PeriodMonth, p.Start, c.Location()); !mp.Start.Equal(p.Start) || !mp.End.Equal(p.End) {
+		return nil, nil
+	}
+	pol, err := m.policyFor(c)
+	if err != nil {
+		return nil, nil // a policy this configuration lacks: zoom by time
+	}
+	lvl := pol.LevelOf(PeriodMonth)
+	if lvl == 0 {
+		return nil, nil
+	}
+	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: lvl, Key: p.Label(), Limit: 1})
+	if err != nil || len(ns) == 0 {
+		return nil, err
+	}
+	if !p.Contains(ns[0].Start) || !p.Contains(ns[0].End) {
+		// It holds a turn stamped out of order, or it was built before
+		// month nodes covered their month and no rollup has rebuilt it
+		// yet: zoom by time.
+		return nil, nil
+	}
+	return &ns[0], nil
 }
 
 // ZoomPeriod reads what a caller names a period by, with ParseWhen: a

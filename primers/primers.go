@@ -218,8 +218,8 @@ func (e *exporter) run(now time.Time) error {
 			}
 		}
 	}
-	// Weeks and months with a node count too: a month node holds the
-	// weeks whose Thursday falls in it.
+	// Weeks and months with a node count too (a week cut at the end of a
+	// month is one week here, made of its nodes in both months).
 	for _, k := range []strata.PeriodKind{strata.PeriodWeek, strata.PeriodMonth} {
 		lvl := e.p.LevelOf(k)
 		if lvl == 0 {
@@ -234,6 +234,7 @@ func (e *exporter) run(now time.Time) error {
 			set = months
 		}
 		for _, n := range ns {
+			n.Key = strata.PartBase(n.Key)
 			pp := strata.NodePeriod(n, k, e.loc)
 			set[pp.Label()] = pp
 		}
@@ -336,11 +337,19 @@ func (e *exporter) period(k strata.PeriodKind, pp strata.Period) (string, error)
 	fmt.Fprintf(&b, "%s: %s, %s .. %s\n", what, label, pp.Start.Format(time.DateOnly), pp.End.Add(-time.Nanosecond).Format(time.DateOnly))
 	var nodes []strata.Node
 	if lvl := e.p.LevelOf(k); lvl > 0 {
-		ns, err := e.m.Store().Nodes(e.ctx, strata.NodeFilter{Namespace: e.m.Namespace(), Conversation: e.c.ID, Level: lvl, Key: label})
-		if err != nil {
-			return "", err
+		// A week cut at the end of a month has a node in each month; the
+		// second carries its month in its key.
+		keys := []string{label}
+		if last := strata.PeriodOf(strata.PeriodMonth, pp.End.Add(-time.Nanosecond), e.loc); k == strata.PeriodWeek && last.Start.After(pp.Start) {
+			keys = append(keys, label+" ("+last.Label()+")")
 		}
-		nodes = ns
+		for _, key := range keys {
+			ns, err := e.m.Store().Nodes(e.ctx, strata.NodeFilter{Namespace: e.m.Namespace(), Conversation: e.c.ID, Level: lvl, Key: key})
+			if err != nil {
+				return "", err
+			}
+			nodes = append(nodes, ns...)
+		}
 	}
 	if len(nodes) > 0 {
 		var sums, facts, themes, ids []string
