@@ -227,7 +227,7 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 			ts[i] = *hits[st.index].Turn
 			local[i] = stub{index: i, tier: st.tier, span: st.span}
 		}
-		whole, err := s.hydrate(ctx, tx, namespace, c, ts, local)
+		whole, err := s.hydrateReadable(ctx, tx, namespace, c, ts, local)
 		if err != nil {
 			return nil, err
 		}
@@ -281,4 +281,45 @@ func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
+}
+
+// hydrateReadable is hydrate for search, over stubs only: a span whose
+// copy cannot be read (a segment removed by hand) loses its turns, not
+// the search. It reads every span at once, and span by span if that
+// fails; it fails only if the context is done.
+func (s *Store) hydrateReadable(ctx context.Context, tx pgx.Tx, namespace, conversation string, ts []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	whole, err := s.hydrate(ctx, tx, namespace, conversation, ts, stubs)
+	if err == nil || ctx.Err() != nil {
+		return whole, err
+	}
+	bySpan := map[int64][]int{}
+	var order []int64
+	for i, st := range stubs {
+		var key int64
+		if st.span != nil {
+			key = *st.span
+		}
+		if _, ok := bySpan[key]; !ok {
+			order = append(order, key)
+		}
+		bySpan[key] = append(bySpan[key], i)
+	}
+	var out []strata.Turn
+	for _, sp := range order {
+		var part []strata.Turn
+		var local []stub
+		for _, i := range bySpan[sp] {
+			local = append(local, stub{index: len(part), tier: stubs[i].tier, span: stubs[i].span})
+			part = append(part, ts[stubs[i].index])
+		}
+		whole, err := s.hydrate(ctx, tx, namespace, conversation, part, local)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, whole...)
+	}
+	return out, nil
 }

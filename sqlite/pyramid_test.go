@@ -486,10 +486,12 @@ func TestPyramidKilled(t *testing.T) {
 			if seqs, table := archived(t, s); len(seqs) != 20 || table != 20 {
 				t.Errorf("after the unpin: %d records (table %d), want 20", len(seqs), table)
 			}
+			// Cold, the turn stays findable by its own words, once.
 			hits, err := s.Search(ctx, strata.SearchQuery{Namespace: pyNS, Conversation: pyConv, Text: "uniqword15", Kind: strata.KindTurn})
-			if err != nil || len(hits) != 0 {
-				t.Errorf("the turn unpinned in a cold span is still a turn hit: %d hits, %v", len(hits), err)
+			if err != nil || len(hits) != 1 || hits[0].Turn.Seq != 15 || hits[0].Turn.Importance != 0.3 {
+				t.Errorf("the turn unpinned in a cold span: %d hits (%+v), %v; want it once, with its new importance", len(hits), hits, err)
 			}
+			ftsIntact(t, s, "after the unpin")
 		})
 	}
 }

@@ -174,7 +174,7 @@ func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, co
 			ts[i] = *hits[st.index].Turn
 			local[i] = stub{index: i, tier: st.tier, span: st.span}
 		}
-		whole, err := s.hydrate(ctx, q, namespace, c, ts, local)
+		whole, err := s.hydrateReadable(ctx, q, namespace, c, ts, local)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search turns: %w", err)
 		}
@@ -227,4 +227,50 @@ func (s *Store) searchNodes(ctx context.Context, q querier, namespace string, co
 		return nil, fmt.Errorf("sqlite: search summaries: %w", err)
 	}
 	return hits, nil
+}
+
+// hydrateReadable is hydrate for search: a span whose copy cannot be read
+// (a segment removed by hand) loses its turns, not the search. It reads
+// every span at once, and span by span if that fails; it fails only if
+// the context is done.
+func (s *Store) hydrateReadable(ctx context.Context, q querier, namespace, conversation string, ts []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	whole, err := s.hydrate(ctx, q, namespace, conversation, ts, stubs)
+	if err == nil || ctx.Err() != nil {
+		return whole, err
+	}
+	isStub := make(map[int]bool, len(stubs))
+	var out []strata.Turn
+	for _, st := range stubs {
+		isStub[st.index] = true
+	}
+	for i, t := range ts {
+		if !isStub[i] {
+			out = append(out, t) // hot: whole in its row
+		}
+	}
+	bySpan := map[int64][]int{}
+	var order []int64
+	for i, st := range stubs {
+		if _, ok := bySpan[st.span.Int64]; !ok {
+			order = append(order, st.span.Int64)
+		}
+		bySpan[st.span.Int64] = append(bySpan[st.span.Int64], i)
+	}
+	for _, sp := range order {
+		var part []strata.Turn
+		var local []stub
+		for _, i := range bySpan[sp] {
+			local = append(local, stub{index: len(part), tier: stubs[i].tier, span: stubs[i].span})
+			part = append(part, ts[stubs[i].index])
+		}
+		whole, err := s.hydrate(ctx, q, namespace, conversation, part, local)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, whole...)
+	}
+	return out, nil
 }

@@ -368,17 +368,21 @@ func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversat
 		return nil, fmt.Errorf("sqlite: turn index: %w", err)
 	}
 	rows.Close()
-	ts, err = s.hydrate(ctx, q, namespace, conversation, ts, stubs)
+	// The turns of a span whose copy cannot be read are left out, as
+	// search leaves out their hits.
+	whole, err := s.hydrateReadable(ctx, q, namespace, conversation, ts, stubs)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: turn index: %w", err)
 	}
+	ts = whole
 	text := make(map[int64]string, len(ts))
 	for _, t := range ts {
 		text[t.Seq] = t.Text()
 	}
 	for i := range out {
 		if out[i].indexed {
-			out[i].text = text[out[i].seq]
+			t, ok := text[out[i].seq]
+			out[i].text, out[i].indexed = t, ok
 		}
 	}
 	return out, nil
@@ -428,10 +432,11 @@ func (s *Store) readTurnHits(ctx context.Context, q querier, namespace, conversa
 		ts = append(ts, r.t)
 		score[r.t.Seq] = t.score
 	}
-	ts, err = s.hydrate(ctx, q, namespace, conversation, ts, stubs)
+	whole, err := s.hydrateReadable(ctx, q, namespace, conversation, ts, stubs)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search turns: %w", err)
 	}
+	ts = whole
 	hits := make([]strata.Hit, 0, len(ts))
 	for _, t := range ts {
 		hits = append(hits, strata.Hit{Kind: strata.KindTurn, Conversation: conversation, Turn: &t, Score: score[t.Seq]})

@@ -247,24 +247,25 @@ func TestContextExpandsTheColdSpanAQueryPointsInto(t *testing.T) {
 	if raw == 0 {
 		t.Errorf("no raw turn of the cold span the query points into (query %q)", query)
 	}
-	// Search, too, follows the summary hit of a cold span to its best turn.
-	var sr struct {
-		Hits []struct {
-			Kind  string `json:"kind"`
-			ExtID string `json:"ext_id"`
-		} `json:"hits"`
-	}
-	json.Unmarshal([]byte(mustCfg(t, db, cfg, "search", "--conversation", "c", "--json", query)), &sr)
-	found := false
-	for _, h := range sr.Hits {
-		if h.Kind == "turn" && src[h.ExtID].Content != "" {
-			var n int
-			fmt.Sscanf(h.ExtID, "t%d", &n)
-			found = found || (n >= 41 && n <= 50)
+	// Search finds every turn of the cold span by its own words, whole.
+	for n := 41; n <= 50; n++ {
+		id := fmt.Sprintf("t%d", n)
+		var sr struct {
+			Hits []struct {
+				Kind  string `json:"kind"`
+				ExtID string `json:"ext_id"`
+				Text  string `json:"text"`
+			} `json:"hits"`
 		}
-	}
-	if !found {
-		t.Errorf("search %q: no turn of the cold span 41-50 among %+v", query, sr.Hits)
+		q := src[id].Content
+		json.Unmarshal([]byte(mustCfg(t, db, cfg, "search", "--conversation", "c", "--json", q)), &sr)
+		found := false
+		for _, h := range sr.Hits {
+			found = found || h.Kind == "turn" && h.ExtID == id && strings.Contains(h.Text, src[id].Content)
+		}
+		if !found {
+			t.Errorf("search for the words of cold turn %s finds it not, or not whole: %+v", id, sr.Hits)
+		}
 	}
 }
 
@@ -482,11 +483,10 @@ func TestKilledTierLosesNothing(t *testing.T) {
 	if err := sdb.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
 		t.Fatalf("integrity check: %q %v", ok, err)
 	}
-	// The full-text index holds exactly the turns not archived (plus
-	// pinned ones): a search for the words of an archived turn finds no
-	// turn, one for a warm turn does.
+	// The full-text index holds exactly the turns not expired, whatever
+	// their tier.
 	var nFTS, nRows int
-	sdb.QueryRow(`SELECT count(*) FROM turns WHERE tier < 2`).Scan(&nRows)
+	sdb.QueryRow(`SELECT count(*) FROM turns WHERE tier < 3`).Scan(&nRows)
 	sdb.QueryRow(`SELECT count(*) FROM turns_fts_docsize`).Scan(&nFTS)
 	if nFTS != nRows && nFTS != 0 {
 		t.Errorf("%d index entries for %d indexed turns", nFTS, nRows)
