@@ -236,3 +236,54 @@ func TestContextOverviewConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestContextNoQueryCoversHistory checks that a package without a query,
+// or with one that finds nothing, represents every turn of the
+// conversation, raw or by a summary, and uses at least 90% of its budget.
+func TestContextNoQueryCoversHistory(t *testing.T) {
+	m, tok := queryHistory(t, strata.AssemblyOptions{})
+	for _, budget := range []int{1000, 2000, 4000, 8000} {
+		for _, query := range []string{"", "xyzzy plugh"} {
+			name := fmt.Sprintf("%d/%q", budget, query)
+			pkg := mustContext(t, m, strata.ContextRequest{Conversation: "c", Query: query, Budget: budget})
+			if n := tok.Count(pkg.Rendered); n != pkg.Tokens || n > budget {
+				t.Fatalf("%s: rendered is %d tokens, package says %d", name, n, pkg.Tokens)
+			}
+			if got := pkg.Covered(); got != pkg.Turns || len(pkg.Omitted) > 0 {
+				t.Errorf("%s: covers %d of %d turns, omits %+v", name, got, pkg.Turns, pkg.Omitted)
+			}
+			if pkg.Tokens < budget*9/10 {
+				t.Errorf("%s: uses %d tokens of %d", name, pkg.Tokens, budget)
+			}
+			checkCoverage(t, name, pkg)
+		}
+	}
+}
+
+// TestSearchClimbsThePyramid checks that a search finds summaries of
+// every level: the derived ones (made of their children's sentences, not
+// indexed twice) follow the hit below them, so a matching span leads to
+// the parts of the history it belongs to.
+func TestSearchClimbsThePyramid(t *testing.T) {
+	m, _ := queryHistory(t, strata.AssemblyOptions{})
+	hits, err := m.Search(context.Background(), "c", ottilie, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := map[int]bool{}
+	for i, h := range hits {
+		if h.Node == nil {
+			continue
+		}
+		levels[h.Node.Level] = true
+		if h.Node.Level > 1 && (h.Node.FirstSeq > 251 || h.Node.LastSeq < 251 || !h.Node.Derived) {
+			t.Errorf("hit %d: level-%d node %d-%d (derived %v), want one above turn 251", i, h.Node.Level, h.Node.FirstSeq, h.Node.LastSeq, h.Node.Derived)
+		}
+		if i > 0 && h.Score > hits[i-1].Score {
+			t.Errorf("hit %d scores %v, above hit %d's %v", i, h.Score, i-1, hits[i-1].Score)
+		}
+	}
+	if !levels[1] || !levels[2] || !levels[3] {
+		t.Errorf("summary hits of levels %v, want 1, 2 and 3", levels)
+	}
+}
