@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,14 +46,16 @@ func calendarModelMemory(t *testing.T, model strata.Completer) *strata.Memory {
 }
 
 // overBudgetSessions are two sessions a week from April to the middle of
-// June 2023, and one on the last day: May is a closed month, the week of
-// June 5 a closed week, June 14 today.
+// June 2023, and a busy one on the last day: May is a closed month, the
+// week of June 5 a closed week, June 14 today. Today's 400 turns (about
+// 45 KB) alone exceed an upload package's 35 KB, so the package shows the
+// closed periods as their summaries, not as raw turns.
 func overBudgetSessions() []session {
 	var ss []session
 	for d := time.Date(2023, 4, 3, 0, 0, 0, 0, time.UTC); d.Before(time.Date(2023, 6, 12, 0, 0, 0, 0, time.UTC)); d = d.AddDate(0, 0, 3) {
 		ss = append(ss, session{at: d.Format("2006-01-02") + " 18:00", label: d.Format("s0102"), n: 12})
 	}
-	return append(ss, session{at: "2023-06-14 09:00", label: "today", n: 6})
+	return append(ss, session{at: "2023-06-14 09:00", label: "today", n: 400})
 }
 
 // TestModelReplyOverBudgetKeepsFit: a model that answers 6,000 tokens to
@@ -60,7 +63,9 @@ func overBudgetSessions() []session {
 // summaries that fit. Each node serves its extractive summary, keeps the
 // model's last reply as Rejected, is listed by Review and asked again by
 // RetryFailed; the monthly primer stays under 003's 15 KB, the upload
-// package keeps This Week and the context package shows summaries.
+// package shows May (Long-Term Context) and the week of June 5 (This
+// Week) as their extractive summaries beside today, and the context
+// package shows summaries.
 func TestModelReplyOverBudgetKeepsFit(t *testing.T) {
 	model := &fakeModel{answer: hugeReply}
 	m := calendarModelMemory(t, model)
@@ -109,11 +114,31 @@ func TestModelReplyOverBudgetKeepsFit(t *testing.T) {
 	if fi.Size() > 15*1024 {
 		t.Errorf("monthly primer of %d bytes, over 003's 15 KB", fi.Size())
 	}
-	// The upload package keeps This Week beside the long-term context.
+	// Today does not fit the upload package raw: it keeps the long-term
+	// context and This Week, as the nodes' extractive summaries, beside
+	// today's summary and newest turns; no rejected reply shows.
 	pkg := upload(t, m, strata.UploadRequest{Conversation: "c"})
-	t.Logf("upload package: %d bytes, sections %v, dropped %v", pkg.Bytes, titles(pkg), pkg.Dropped)
-	if got := strings.Join(titles(pkg), "|"); !strings.Contains(got, "Long-Term Context|This Week|Today Session 01") {
-		t.Errorf("upload sections %v, dropped %v", titles(pkg), pkg.Dropped)
+	t.Logf("upload package: %d bytes, sections %v, merged %v, dropped %v", pkg.Bytes, titles(pkg), pkg.Merged, pkg.Dropped)
+	if got := strings.Join(titles(pkg), "|"); !strings.Contains(got, "Long-Term Context|") ||
+		!strings.HasSuffix(got, "|This Week|Earlier Today|Today Session 01") {
+		t.Errorf("upload sections %v, merged %v, dropped %v", titles(pkg), pkg.Merged, pkg.Dropped)
+	}
+	if strings.Contains(pkg.Markdown, "every detail of their plans") {
+		t.Errorf("the upload package shows a rejected reply")
+	}
+	for title, key := range map[string]string{"Long-Term Context": "2023-05", "This Week": "2023-W23"} {
+		i := slices.IndexFunc(pkg.Sections, func(s strata.UploadSection) bool { return s.Title == title })
+		j := slices.IndexFunc(nodes, func(n strata.Node) bool { return n.Key == key })
+		if i < 0 || j < 0 {
+			t.Errorf("%s: section %d, node %s %d", title, i, key, j)
+			continue
+		}
+		s, n := pkg.Sections[i], nodes[j]
+		sum := strings.TrimSpace(n.Summary)
+		if s.Key != key || s.FirstSeq != n.FirstSeq || s.LastSeq != n.LastSeq || sum == "" || !strings.Contains(pkg.Markdown, sum) {
+			t.Errorf("%s shows %s (turns %d-%d), not the extractive summary of node %s (%s, turns %d-%d):\n%s",
+				title, s.Key, s.FirstSeq, s.LastSeq, n.ID, n.Key, n.FirstSeq, n.LastSeq, n.Summary)
+		}
 	}
 	// A context package shows the history's summaries.
 	cp, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Budget: 2000})

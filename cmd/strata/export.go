@@ -69,7 +69,9 @@ func runExportPrimers(ctx context.Context, m *Main, args []string) error {
 
 // runUpload is "strata context --format upload": 003's upload package
 // instead of a budgeted context package. The token budget applies only
-// when --budget is given.
+// when --budget is given. Stderr gets one line of figures: the size, how
+// many closed periods are merged into an overview, how many turns are
+// omitted, and the sections dropped with nothing standing for them.
 func runUpload(ctx context.Context, m *Main, fs *cmdline, conv string, ref time.Time, secs []strata.Section, budget, maxBytes int) error {
 	req := strata.UploadRequest{Conversation: conv, Now: ref, MaxBytes: maxBytes, Sections: secs}
 	var query bool
@@ -105,7 +107,12 @@ func runUpload(ctx context.Context, m *Main, fs *cmdline, conv string, ref time.
 	if len(pkg.Dropped) > 0 {
 		dropped = strings.Join(pkg.Dropped, ", ")
 	}
-	fmt.Fprintf(m.Stderr, "(upload package: %s by %s; dropped: %s)\n", limit, pkg.Tokenizer, dropped)
+	var omitted int64
+	for _, o := range pkg.Omitted {
+		omitted += o.LastSeq - o.FirstSeq + 1
+	}
+	fmt.Fprintf(m.Stderr, "(upload package: %s by %s; merged periods: %d; omitted turns: %d; dropped: %s)\n",
+		limit, pkg.Tokenizer, len(pkg.Merged), omitted, dropped)
 	for _, w := range pkg.Warnings {
 		fmt.Fprintln(m.Stderr, "warning:", w)
 	}

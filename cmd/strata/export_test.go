@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,11 +128,18 @@ func TestExportErrors(t *testing.T) {
 	}
 }
 
+// TestContextUpload: "strata context --format upload" over a history
+// larger than the package. Under the default cap and under smaller
+// --budget and --max-bytes limits, the package stays within its limits,
+// gets no larger as they shrink, covers every turn (shown raw, under a
+// summary, or listed as omitted) and uses at least 90% of its limits.
 func TestContextUpload(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	mustRun(t, db, "import", "--policy", "calendar", writeJSONL(t, dir, "c1", 300))
-	upload := func(args ...string) strata.UploadPackage {
+	const turns = 400
+	file := writeJSONL(t, dir, "c1", turns)
+	mustRun(t, db, "import", "--policy", "calendar", file)
+	upload := func(t *testing.T, args ...string) strata.UploadPackage {
 		t.Helper()
 		var p strata.UploadPackage
 		out := mustRun(t, db, append([]string{"context", "--conversation", "c1", "--format", "upload", "--json"}, args...)...)
@@ -138,37 +148,123 @@ func TestContextUpload(t *testing.T) {
 		}
 		return p
 	}
-	full := upload()
-	if full.Budget != 0 || full.MaxBytes != strata.DefaultUploadBytes || full.Bytes > full.MaxBytes || len(full.Sections) == 0 {
-		t.Fatalf("package: budget %d, %d of %d bytes, %d sections", full.Budget, full.Bytes, full.MaxBytes, len(full.Sections))
-	}
-	tests := []struct {
-		name string
-		args []string
-	}{
-		{"--budget given", []string{"--budget", strconv.Itoa(full.Tokens - 1)}},
-		{"--max-bytes", []string{"--max-bytes", strconv.Itoa(full.Bytes - 1)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := upload(tt.args...)
-			if len(p.Dropped) == 0 || p.Bytes >= full.Bytes {
-				t.Errorf("%v: dropped %q, %d bytes", tt.args, p.Dropped, p.Bytes)
-			}
-		})
-	}
-	// Markdown on stdout, the figures on stderr.
-	secFile := filepath.Join(dir, "rules.md")
-	os.WriteFile(secFile, []byte("Be brief."), 0o644)
-	out, errs, err := run(t, db, "", "context", "--conversation", "c1", "--format", "upload", "--section", "Rules="+secFile)
+	// The turns as raw lines ("[HH:MM] Speaker: text") are larger than the
+	// default cap, so no package here holds the history raw.
+	history := 0
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "# Knowledge Primer -- Upload Package\n") || !strings.Contains(out, "\n## Rules\n\nBe brief.\n\n---\n\n") {
-		t.Errorf("stdout:\n%s", out)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var tr struct{ Role, Name, Content string }
+		if err := json.Unmarshal([]byte(line), &tr); err != nil {
+			t.Fatal(err)
+		}
+		speaker := cmp.Or(tr.Name, tr.Role)
+		history += len("[15:04] ") + len(speaker) + len(": ") + len(tr.Content) + len("\n")
 	}
-	if !strings.HasPrefix(errs, "(upload package: ") || !strings.Contains(errs, "dropped: nothing") {
-		t.Errorf("stderr: %q", errs)
+	if history <= strata.DefaultUploadBytes {
+		t.Fatalf("the history is %d bytes raw, no more than the default cap", history)
+	}
+	check := func(t *testing.T, p strata.UploadPackage) {
+		t.Helper()
+		if p.Bytes != len(p.Markdown) || p.Bytes > p.MaxBytes || (p.Budget > 0 && p.Tokens > p.Budget) {
+			t.Errorf("%d bytes (Bytes %d) of %d, %d tokens of %d", len(p.Markdown), p.Bytes, p.MaxBytes, p.Tokens, p.Budget)
+		}
+		bytes, tokens := float64(p.Bytes)/float64(p.MaxBytes), 0.0
+		if p.Budget > 0 {
+			tokens = float64(p.Tokens) / float64(p.Budget)
+		}
+		if max(bytes, tokens) < 0.9 {
+			t.Errorf("the package uses %.0f%% of its %d bytes and %.0f%% of its %d tokens", 100*bytes, p.MaxBytes, 100*tokens, p.Budget)
+		}
+		if p.Turns != turns {
+			t.Errorf("the package covers turns 1-%d of %d", p.Turns, turns)
+		}
+		var spans [][2]int64
+		for _, s := range p.Sections {
+			if s.Kind != strata.UploadFixed {
+				spans = append(spans, [2]int64{s.FirstSeq, s.LastSeq})
+			}
+		}
+		for _, o := range p.Omitted {
+			spans = append(spans, [2]int64{o.FirstSeq, o.LastSeq})
+		}
+		slices.SortFunc(spans, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+		next := int64(1)
+		for _, sp := range spans {
+			if sp[0] > next || sp[1] < sp[0] {
+				t.Errorf("turns %d-%d are neither in a section nor omitted (next span %d-%d)", next, sp[0]-1, sp[0], sp[1])
+			}
+			next = max(next, sp[1]+1)
+		}
+		if next <= p.Turns {
+			t.Errorf("turns %d-%d are neither in a section nor omitted", next, p.Turns)
+		}
+		if len(p.Dropped) > 0 && len(p.Omitted) == 0 {
+			t.Errorf("dropped %q with nothing omitted", p.Dropped)
+		}
+		if (len(p.Omitted) > 0) != strings.Contains(p.Markdown, "\nOmitted: turns ") {
+			t.Errorf("omitted %v, but the package says otherwise", p.Omitted)
+		}
+	}
+	full := upload(t)
+	if full.Budget != 0 || full.MaxBytes != strata.DefaultUploadBytes || len(full.Sections) == 0 {
+		t.Fatalf("package: budget %d, %d of %d bytes, %d sections", full.Budget, full.Bytes, full.MaxBytes, len(full.Sections))
+	}
+	check(t, full)
+	tests := []struct {
+		flag  string
+		limit int // of the default package
+	}{
+		{"--budget", full.Tokens},
+		{"--max-bytes", full.Bytes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag, func(t *testing.T) {
+			prev := full
+			for _, limit := range []int{tt.limit - 1, tt.limit * 3 / 4, tt.limit / 2, tt.limit / 4} {
+				p := upload(t, tt.flag, strconv.Itoa(limit))
+				check(t, p)
+				if p.Bytes > prev.Bytes || p.Tokens > prev.Tokens {
+					t.Errorf("%s %d: %d bytes, %d tokens; %d bytes, %d tokens under a larger limit",
+						tt.flag, limit, p.Bytes, p.Tokens, prev.Bytes, prev.Tokens)
+				}
+				t.Logf("%s %d: %d bytes, %d tokens, merged %q, omitted %v, dropped %q", tt.flag, limit, p.Bytes, p.Tokens, p.Merged, p.Omitted, p.Dropped)
+				prev = p
+			}
+		})
+	}
+	// Markdown on stdout, the figures on stderr: under a small cap too,
+	// where periods are merged.
+	secFile := filepath.Join(dir, "rules.md")
+	os.WriteFile(secFile, []byte("Be brief."), 0o644)
+	for _, args := range [][]string{nil, {"--max-bytes", strconv.Itoa(full.Bytes / 4)}} {
+		args = append([]string{"--section", "Rules=" + secFile}, args...)
+		out, errs, err := run(t, db, "", append([]string{"context", "--conversation", "c1", "--format", "upload"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out, "# Knowledge Primer -- Upload Package\n") || !strings.Contains(out, "\n## Rules\n\nBe brief.\n\n---\n\n") {
+			t.Errorf("%v: stdout:\n%s", args, out)
+		}
+		p := upload(t, args...)
+		if p.Markdown != out {
+			t.Errorf("%v: stdout is not the package's Markdown", args)
+		}
+		var omitted int64
+		for _, o := range p.Omitted {
+			omitted += o.LastSeq - o.FirstSeq + 1
+		}
+		dropped := cmp.Or(strings.Join(p.Dropped, ", "), "nothing")
+		want := fmt.Sprintf("(upload package: %d of %d bytes, %d tokens by %s; merged periods: %d; omitted turns: %d; dropped: %s)\n",
+			p.Bytes, p.MaxBytes, p.Tokens, p.Tokenizer, len(p.Merged), omitted, dropped)
+		if !strings.HasPrefix(errs, want) {
+			t.Errorf("%v: stderr %q, want %q first", args, errs, want)
+		}
+		if args[len(args)-2] == "--max-bytes" && len(p.Merged) == 0 {
+			t.Errorf("%v: nothing merged", args)
+		}
 	}
 }
 
