@@ -5,7 +5,9 @@
 //
 // Run imports the file's conversations into a Memory (meant to be over a
 // fresh, temporary store), then asks every question of the chosen
-// categories that has at least one evidence turn, once per budget:
+// categories that has at least one evidence turn, once per budget (by
+// default the categories are all those the file's questions use but
+// LoCoMo's 5, adversarial, which has no answer):
 // Memory.Context with the question as the query, and the baseline, which
 // renders the question's best BM25 turn hits as the text rendering renders
 // a turn and keeps them, best first, while their total stays within the
@@ -42,8 +44,12 @@ type Options struct {
 	// Budgets are the token budgets to measure at; default 1000, 2000,
 	// 4000. They are measured in increasing order, each once.
 	Budgets []int
-	// Categories are the LoCoMo question categories to ask; default 1, 2,
-	// 3, 4 (category 5, adversarial, has no answer in the conversation).
+	// Categories are the question categories to ask. The default is
+	// every category the file's questions use except 5, LoCoMo's
+	// adversarial category, whose questions have no answer in the
+	// conversation: 1, 2, 3 and 4 on LoCoMo, 21 to 24 on RealMem. A
+	// category asked for that no question of the file uses is listed in
+	// Report.AbsentCategories; if none of them is used, Run fails.
 	Categories []int
 	// Policy is the pyramid policy of the imported conversations; "" is
 	// the Memory's default.
@@ -76,14 +82,17 @@ type Miss struct {
 // missRankDepth is how deep Miss.BM25Rank looks.
 const missRankDepth = 1000
 
-// DefaultBudgets and DefaultCategories are the defaults of Options.
-var (
-	DefaultBudgets    = []int{1000, 2000, 4000}
-	DefaultCategories = []int{1, 2, 3, 4}
-)
+// DefaultBudgets are the default budgets of Options.
+var DefaultBudgets = []int{1000, 2000, 4000}
+
+// Adversarial is LoCoMo's category of questions with no answer in the
+// conversation, left out unless Options.Categories names it.
+const Adversarial = 5
 
 // CategoryName is the name of a LoCoMo question category, or "" for a
-// number LoCoMo does not use.
+// number LoCoMo does not use. Run names a category by the file's own name
+// for it when its questions carry one (realmem_category, written by
+// RealMem's converter), else by this.
 func CategoryName(c int) string {
 	switch c {
 	case 1:
@@ -108,8 +117,15 @@ type Report struct {
 	Policy        string `json:"policy"`
 	Conversations int    `json:"conversations"`
 	// Turns counts the turns the file holds, all imported.
-	Turns      int   `json:"turns"`
+	Turns int `json:"turns"`
+	// Categories are the categories asked: those of Options.Categories
+	// the file uses, by default all it uses but 5, in increasing order.
 	Categories []int `json:"categories"`
+	// FileCategories are all the categories the file's questions use.
+	FileCategories []int `json:"file_categories"`
+	// AbsentCategories are the categories of Options.Categories that no
+	// question of the file uses; they have no row.
+	AbsentCategories []int `json:"absent_categories,omitempty"`
 	// Questions is how many questions were asked at each budget: those of
 	// the chosen categories with at least one evidence turn.
 	Questions int `json:"questions"`
@@ -197,7 +213,35 @@ type sample struct {
 		Question string          `json:"question"`
 		Evidence json.RawMessage `json:"evidence"`
 		Category json.RawMessage `json:"category"`
+		// CategoryName is the category's name in RealMem, kept by its
+		// converter beside the number.
+		CategoryName string `json:"realmem_category"`
 	} `json:"qa"`
+}
+
+// categories lists the categories the samples' questions use, in
+// increasing order, and names those whose questions carry a name (the
+// first name met for each). A category that is not a number is skipped,
+// as its question is.
+func categories(samples []sample) ([]int, map[int]string) {
+	var cats []int
+	names := map[int]string{}
+	for _, s := range samples {
+		for _, qa := range s.QA {
+			var c int
+			if json.Unmarshal(qa.Category, &c) != nil {
+				continue
+			}
+			if !slices.Contains(cats, c) {
+				cats = append(cats, c)
+			}
+			if n := strings.ToLower(strings.TrimSpace(qa.CategoryName)); n != "" && names[c] == "" {
+				names[c] = n
+			}
+		}
+	}
+	slices.Sort(cats)
+	return cats, names
 }
 
 // Run imports file into m, asks its questions at every budget, and
@@ -224,7 +268,25 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{File: file, Tokenizer: m.Tokenizer().Name(), Categories: o.Categories, UnknownEvidence: []string{}}
+	rep := Report{File: file, Tokenizer: m.Tokenizer().Name(), UnknownEvidence: []string{}}
+	fileCats, names := categories(samples)
+	rep.FileCategories = fileCats
+	if len(o.Categories) == 0 {
+		for _, c := range fileCats {
+			if c > 0 && c != Adversarial {
+				rep.Categories = append(rep.Categories, c)
+			}
+		}
+	} else {
+		for _, c := range o.Categories {
+			if slices.Contains(fileCats, c) {
+				rep.Categories = append(rep.Categories, c)
+			} else {
+				rep.AbsentCategories = append(rep.AbsentCategories, c)
+			}
+		}
+	}
+	names = categoryNames(rep.Categories, names)
 
 	// Import, noting the ext ids of every conversation's turns.
 	turns := map[string]map[string]bool{}
@@ -278,6 +340,19 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 		rep.Policy = p.Name
 	}
 
+	// The file is imported before its categories are judged, so that a
+	// file that is not well formed says so first.
+	switch {
+	case len(fileCats) == 0:
+		return rep, fmt.Errorf("%s: no question to ask: the file holds no question with a category", file)
+	case len(rep.Categories) == 0 && len(o.Categories) == 0:
+		return rep, fmt.Errorf("%s: no question to ask: the file's questions are of categories %v; "+
+			"%d, LoCoMo's adversarial, is asked only when named", file, fileCats, Adversarial)
+	case len(rep.Categories) == 0:
+		return rep, fmt.Errorf("%s: no question of categories %v: the file's questions are of categories %v",
+			file, o.Categories, fileCats)
+	}
+	o.Categories = rep.Categories
 	qs := questions(samples, o.Categories, turns, &rep)
 	if len(qs) == 0 {
 		return rep, fmt.Errorf("%s: no question of categories %v has an evidence turn", file, o.Categories)
@@ -286,9 +361,12 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	for _, q := range qs {
 		rep.EvidenceTurns += len(q.evidence)
 	}
-	ranks := make([]map[string]int, len(qs)) // per question, for OnMiss: evidence ext id -> BM25 rank, read once
+	// Per question, for OnMiss: the BM25 rank of each evidence turn, read
+	// once. Only those numbers are kept from one budget to the next: a
+	// hit's strings point into the whole span block it was decoded from.
+	ranks := make([][]int, len(qs))
 	for _, b := range o.Budgets {
-		br, err := measure(ctx, m, qs, b, o, ranks)
+		br, err := measure(ctx, m, qs, b, o, names, ranks)
 		if err != nil {
 			return rep, err
 		}
@@ -298,12 +376,23 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	return rep, nil
 }
 
+// categoryNames names each of cats by the file's name for it, else by
+// LoCoMo's.
+func categoryNames(cats []int, file map[int]string) map[int]string {
+	names := map[int]string{}
+	for _, c := range cats {
+		if n := file[c]; n != "" {
+			names[c] = n
+		} else {
+			names[c] = CategoryName(c)
+		}
+	}
+	return names
+}
+
 func (o Options) withDefaults() (Options, error) {
 	if len(o.Budgets) == 0 {
 		o.Budgets = DefaultBudgets
-	}
-	if len(o.Categories) == 0 {
-		o.Categories = DefaultCategories
 	}
 	for _, b := range o.Budgets {
 		if b <= 0 {
@@ -312,7 +401,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for _, c := range o.Categories {
 		if c <= 0 {
-			return o, strata.Errorf(strata.EINVALID, "category %d: LoCoMo categories are positive numbers (1 to 5)", c)
+			return o, strata.Errorf(strata.EINVALID, "category %d: question categories are positive numbers", c)
 		}
 	}
 	o.Budgets = slices.Compact(slices.Sorted(slices.Values(o.Budgets)))
@@ -476,12 +565,13 @@ func (r *row) result() Row {
 }
 
 // measure asks every question at one budget.
-func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o Options, ranks []map[string]int) (Budget, error) {
+func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o Options, names map[int]string,
+	ranks [][]int) (Budget, error) {
 	cats := o.Categories
 	all := &row{}
 	byCat := map[int]*row{}
 	for _, c := range cats {
-		byCat[c] = &row{cat: c, categoryOf: CategoryName(c)}
+		byCat[c] = &row{cat: c, categoryOf: names[c]}
 	}
 	for qi, q := range qs {
 		if err := ctx.Err(); err != nil {
@@ -530,9 +620,10 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o
 
 // reportMisses calls onMiss with each evidence turn of q that raw (the
 // ext ids the package quotes) lacks; got is what the baseline held. *rank
-// holds the question's BM25 ranks once a budget has read them.
+// holds the BM25 rank of each of q's evidence turns (in q.evidence's
+// order) once a budget has read them.
 func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int, raw, got map[string]bool,
-	rank *map[string]int, onMiss func(Miss)) error {
+	rank *[]int, onMiss func(Miss)) error {
 	var ids []string
 	for _, id := range q.evidence {
 		if !raw[id] {
@@ -549,12 +640,7 @@ func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int,
 		if err != nil {
 			return fmt.Errorf("search of %s for %q: %w", q.conv, q.text, err)
 		}
-		*rank = map[string]int{}
-		for i, h := range hits {
-			if h.Turn != nil {
-				(*rank)[h.Turn.ExtID] = i + 1
-			}
-		}
+		*rank = evidenceRanks(q.evidence, hits)
 	}
 	byID := map[string]strata.Turn{}
 	for _, t := range ts {
@@ -563,9 +649,25 @@ func reportMisses(ctx context.Context, m *strata.Memory, q question, budget int,
 	for _, id := range ids {
 		t := byID[id]
 		onMiss(Miss{Budget: budget, Conversation: q.conv, Question: q.text, Category: q.category, Evidence: id,
-			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: (*rank)[id], Baseline: got[id]})
+			Seq: t.Seq, Speaker: t.Speaker(), Text: t.Text(), Tokens: t.Tokens, BM25Rank: (*rank)[slices.Index(q.evidence, id)],
+			Baseline: got[id]})
 	}
 	return nil
+}
+
+// evidenceRanks is the rank among hits (1 is the best, 0 for none) of the
+// turn of each of evidence's ext ids. It keeps no string of hits.
+func evidenceRanks(evidence []string, hits []strata.Hit) []int {
+	ranks := make([]int, len(evidence))
+	for i, h := range hits {
+		if h.Turn == nil {
+			continue
+		}
+		if j := slices.Index(evidence, h.Turn.ExtID); j >= 0 && ranks[j] == 0 {
+			ranks[j] = i + 1
+		}
+	}
+	return ranks
 }
 
 // share is n over of, 0 when of is 0.

@@ -205,9 +205,12 @@ func TestRunErrors(t *testing.T) {
 		{name: "null", file: write("null.json", `null`), want: "not a LoCoMo file"},
 		{name: "no date", file: write("nodate.json", `[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B",
 			"session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]}, "qa": []}]`), want: "session_1_date_time"},
-		{name: "no questions", file: write("empty.json", `[]`), want: "no question of categories [1 2 3 4]"},
+		{name: "no questions", file: write("empty.json", `[]`), want: "no question to ask"},
+		{name: "adversarial questions only", file: write("adversarial.json", `[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B",
+			"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]},
+			"qa": [{"question": "Who?", "evidence": ["D1:1"], "category": 5}]}]`), want: "categories [5]; 5, LoCoMo's adversarial, is asked only when named"},
 		{name: "category without questions", file: write("tiny.json", tiny), opts: Options{Categories: []int{7}},
-			want: "no question of categories [7]"},
+			want: "no question of categories [7]: the file's questions are of categories [1 2 3 4 5]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -557,5 +560,107 @@ func TestRunMisses(t *testing.T) {
 	}
 	if len(ms) != 1 || ms[0].BM25Rank != 0 || ms[0].Baseline || ms[0].Speaker != "Ann" {
 		t.Fatalf("misses %+v: want D1:1, by Ann, unranked and not in the baseline", ms)
+	}
+}
+
+// realmemTiny is a LoCoMo-format file with RealMem's category numbers:
+// 21 (named by its questions, as RealMem's converter writes them) and 22
+// (unnamed).
+const realmemTiny = `[
+ {"sample_id": "realmem-Ann-c50",
+  "conversation": {
+   "speaker_a": "User", "speaker_b": "Assistant",
+   "session_1_date_time": "8:00 am on 3 January, 2024",
+   "session_1": [
+    {"speaker": "User", "dia_id": "D1:1", "text": "I am saving for a trip to Kyoto in April."},
+    {"speaker": "Assistant", "dia_id": "D1:2", "text": "A budget of 2,000 dollars could cover flights and a ryokan."}
+   ],
+   "session_2_date_time": "8:00 am on 9 February, 2024",
+   "session_2": [
+    {"speaker": "User", "dia_id": "D2:1", "text": "I switched my trip from Kyoto to Osaka, it is cheaper."},
+    {"speaker": "Assistant", "dia_id": "D2:2", "text": "Osaka has good food markets."}
+   ]
+  },
+  "qa": [
+   {"question": "What budget did we plan for the Kyoto trip?", "answer": "", "evidence": ["D1:2"], "category": 21,
+    "realmem_category": "Dynamic Incremental"},
+   {"question": "Which city is the trip to now?", "answer": "", "evidence": ["D2:1", "D1:1"], "category": 22},
+   {"question": "Anything else?", "answer": "", "evidence": ["D9:9"], "category": 21, "realmem_category": "Dynamic Incremental"}
+  ]
+ }
+]`
+
+// TestRunCategories: with no Categories, Run asks every category the
+// file's questions use but 5, whatever their numbers, and names them as
+// the file does or as LoCoMo does; categories asked for that the file
+// lacks are listed, not scored as zero.
+func TestRunCategories(t *testing.T) {
+	ctx := context.Background()
+	file := writeFile(t, "realmem.json", realmemTiny)
+	var misses []Miss
+	rep, err := Run(ctx, newMemory(t), file, Options{Budgets: []int{100, 100000}, OnMiss: func(m Miss) { misses = append(misses, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Categories, []int{21, 22}) || !reflect.DeepEqual(rep.FileCategories, []int{21, 22}) ||
+		rep.AbsentCategories != nil {
+		t.Fatalf("categories %v, of the file %v, absent %v; want 21 and 22, none absent", rep.Categories, rep.FileCategories,
+			rep.AbsentCategories)
+	}
+	if rep.Questions != 2 || rep.EvidenceTurns != 3 || rep.NoEvidence != 1 {
+		t.Fatalf("%d questions, %d evidence turns, %d without evidence; want 2, 3, 1", rep.Questions, rep.EvidenceTurns, rep.NoEvidence)
+	}
+	for _, b := range rep.Budgets {
+		if len(b.Categories) != 2 {
+			t.Fatalf("budget %d: rows %+v", b.Budget, b.Categories)
+		}
+		c21, c22 := b.Categories[0], b.Categories[1]
+		if c21.Category != 21 || c21.CategoryName != "dynamic incremental" || c21.Questions != 1 || c21.Evidence != 1 ||
+			c22.Category != 22 || c22.CategoryName != "" || c22.Questions != 1 || c22.Evidence != 2 {
+			t.Errorf("budget %d: rows %+v", b.Budget, b.Categories)
+		}
+		if b.Budget == 100000 && (c21.Context.Recall != 1 || c22.Context.Recall != 1) {
+			t.Errorf("budget %d: recall %v and %v, want 1", b.Budget, c21.Context.Recall, c22.Context.Recall)
+		}
+	}
+	for _, m := range misses {
+		if m.Budget != 100 || m.BM25Rank < 1 {
+			t.Errorf("miss %+v: want one at budget 100, ranked (every evidence turn shares a word with its question)", m)
+		}
+	}
+
+	// Asked for, a category the file lacks is listed and has no row.
+	rep, err = Run(ctx, newMemory(t), file, Options{Budgets: []int{100000}, Categories: []int{22, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Categories, []int{22}) || !reflect.DeepEqual(rep.AbsentCategories, []int{4}) ||
+		len(rep.Budgets[0].Categories) != 1 || rep.Questions != 1 {
+		t.Fatalf("categories %v, absent %v, rows %+v, %d questions; want 22 asked, 4 absent",
+			rep.Categories, rep.AbsentCategories, rep.Budgets[0].Categories, rep.Questions)
+	}
+
+	// LoCoMo's file: 5 is left out unless named, and LoCoMo names its
+	// categories.
+	rep, err = Run(ctx, newMemory(t), writeFile(t, "tiny.json", tiny), Options{Budgets: []int{100000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Categories, []int{1, 2, 3, 4}) || !reflect.DeepEqual(rep.FileCategories, []int{1, 2, 3, 4, 5}) {
+		t.Fatalf("categories %v of %v; want 1-4 of 1-5", rep.Categories, rep.FileCategories)
+	}
+	if n := rep.Budgets[0].Categories[1].CategoryName; n != "temporal" {
+		t.Errorf("category 2 is named %q, want temporal", n)
+	}
+}
+
+// TestEvidenceRanks: each evidence id's rank among the hits, 1 the best,
+// 0 when absent; hits without a turn still take their rank.
+func TestEvidenceRanks(t *testing.T) {
+	hit := func(id string) strata.Hit { return strata.Hit{Kind: strata.KindTurn, Turn: &strata.Turn{ExtID: id}} }
+	hits := []strata.Hit{hit("D1:4"), {Kind: strata.KindTurn}, hit("D2:1"), hit("D1:1")}
+	got := evidenceRanks([]string{"D1:1", "D9:9", "D1:4"}, hits)
+	if want := []int{4, 0, 1}; !slices.Equal(got, want) {
+		t.Fatalf("ranks %v, want %v", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,9 +19,9 @@ import (
 )
 
 func runEval(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories 1,2,3,4] [--policy NAME] [--misses OUT.jsonl] [--json] FILE")
+	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories N,...] [--policy NAME] [--misses OUT.jsonl] [--json] FILE")
 	budgets := fs.String("budgets", "1000,2000,4000", "token budgets to measure at, comma-separated")
-	cats := fs.String("categories", "1,2,3,4", "LoCoMo question categories to ask, comma-separated (5, adversarial, has no answer in the conversation)")
+	cats := fs.String("categories", "", "question categories to ask, comma-separated (default: every category the file's questions use but 5, LoCoMo's adversarial, which has no answer)")
 	policy := fs.String("policy", "", "pyramid policy of the imported conversations: chunks, calendar, sessions or one of the config file (default: the config's)")
 	misses := fs.String("misses", "", "write every evidence turn a package missed to this file, one JSON object per line")
 	if err := fs.parse(args); err != nil {
@@ -34,8 +35,10 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 	if o.Budgets, err = intList("--budgets", *budgets); err != nil {
 		return err
 	}
-	if o.Categories, err = intList("--categories", *cats); err != nil {
-		return err
+	if *cats != "" {
+		if o.Categories, err = intList("--categories", *cats); err != nil {
+			return err
+		}
 	}
 	o.Policy = *policy
 
@@ -184,7 +187,22 @@ func printEval(m *Main, r eval.Report) {
 	} else {
 		fmt.Fprintln(w, "search: lexical (BM25 only; configure an embedder for hybrid search)")
 	}
-	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns\n", r.Questions, joinInts(r.Categories), r.EvidenceTurns)
+	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns", r.Questions, joinInts(r.Categories), r.EvidenceTurns)
+	var notAsked []int
+	for _, c := range r.FileCategories {
+		if !slices.Contains(r.Categories, c) {
+			notAsked = append(notAsked, c)
+		}
+	}
+	if len(notAsked) > 0 {
+		fmt.Fprintf(w, " (not asked: the file's %s %s)", plural(len(notAsked), "category", "categories"), joinNamed(notAsked))
+	}
+	fmt.Fprintln(w)
+	if len(r.AbsentCategories) > 0 {
+		fmt.Fprintf(w, "%s %s asked for: no question of the file is of %s (the file's categories: %s)\n",
+			plural(len(r.AbsentCategories), "category", "categories"), joinInts(r.AbsentCategories),
+			plural(len(r.AbsentCategories), "it", "them"), joinInts(r.FileCategories))
+	}
 	fmt.Fprintf(w, "recall: each question's share of its evidence turns quoted raw, averaged over the questions (LoCoMo's measure);\n"+
 		"pooled: the share of all %d evidence turns quoted raw;\n"+
 		"cover: the share of the conversation's turns a package quotes or summarizes, averaged over the questions\n\n", r.EvidenceTurns)
@@ -206,7 +224,7 @@ func printEval(m *Main, r eval.Report) {
 				name += " (" + c.CategoryName + ")"
 			}
 			if c.Questions == 0 {
-				parts[i] = name + " no questions"
+				parts[i] = name + " no question with an evidence turn"
 				continue
 			}
 			parts[i] = fmt.Sprintf("%s %.1f%% / %.1f%%, pooled %.1f%% / %.1f%% (%d)", name,
@@ -224,10 +242,31 @@ func printEval(m *Main, r eval.Report) {
 	fmt.Fprintf(w, "took %.1fs\n", r.Seconds)
 }
 
+// joinNamed joins category numbers, each with its LoCoMo name if it has
+// one.
+func joinNamed(cs []int) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = strconv.Itoa(c)
+		if n := eval.CategoryName(c); n != "" {
+			s[i] += " (" + n + ")"
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
 func joinInts(ns []int) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
+}
+
+// plural is one if n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,17 +85,21 @@ func TestEval(t *testing.T) {
 		want      []string // in the table
 	}{
 		{name: "table", args: []string{"eval", "--budgets", "100000", file}, questions: 3,
-			want: []string{"1 conversations, 4 turns imported", "3 questions of categories 1,2,3,4 with 4 evidence turns",
+			want: []string{"1 conversations, 4 turns imported",
+				"3 questions of categories 1,2,4 with 4 evidence turns (not asked: the file's category 5 (adversarial))\n",
 				"budget  questions  recall    bm25    +pts  pooled    bm25    +pts   cover",
 				"100000          3  100.0%  100.0%    +0.0  100.0%  100.0%    +0.0  100.0%",
-				"at 100000:\n    1 (multi-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    2 (temporal) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    3 (open-domain) no questions\n    4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)",
+				"at 100000:\n    1 (multi-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    2 (temporal) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)",
 				"1 evidence ids that name no turn (conv-a:D9:9)"}},
 		{name: "categories", args: []string{"eval", "--budgets", "100000", "--categories", "4,5", file}, questions: 2,
-			want: []string{"2 questions of categories 4,5", "4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    5 (adversarial) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)"}},
+			want: []string{"2 questions of categories 4,5 with 2 evidence turns (not asked: the file's categories 1 (multi-hop), 2 (temporal))\n", "4 (single-hop) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n    5 (adversarial) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)"}},
 		{name: "json", args: []string{"eval", "--json", "--budgets", "4000,100000", "--categories", "1,2", file},
 			questions: 2, budgets: []int{4000, 100000}, cats: []int{1, 2}},
 		{name: "json with defaults", args: []string{"eval", file, "--json", "--policy", "sessions"},
-			questions: 3, budgets: []int{1000, 2000, 4000}, cats: []int{1, 2, 3, 4}},
+			questions: 3, budgets: []int{1000, 2000, 4000}, cats: []int{1, 2, 4}},
+		{name: "absent category", args: []string{"eval", "--budgets", "100000", "--categories", "2,3,7", file}, questions: 1,
+			want: []string{"1 questions of categories 2 with", "categories 3,7 asked for: no question of the file is of them (the file's categories: 1,2,4,5)\n",
+				"at 100000:\n    2 (temporal) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,5 +250,50 @@ func TestEvalErrors(t *testing.T) {
 				t.Errorf("error %v: usage error %v, want %v", err, !tt.usage, tt.usage)
 			}
 		})
+	}
+}
+
+// TestEvalCategories: on a file whose categories are not LoCoMo's, eval
+// needs no --categories and reports every category the file uses, by
+// number (and by the file's name for it when its questions carry one).
+func TestEvalCategories(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "realmem.json")
+	text := strings.NewReplacer(`"category": 4}`, `"category": 21, "realmem_category": "Dynamic Incremental"}`,
+		`"category": 1}`, `"category": 22}`, `"category": 2}`, `"category": 22}`, `"category": 5}`, `"category": 24}`).Replace(evalTiny)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	db := filepath.Join(dir, "user.db")
+	out := mustRun(t, db, "eval", "--budgets", "100000", file)
+	for _, w := range []string{"4 questions of categories 21,22,24 with 5 evidence turns\n",
+		"at 100000:\n    21 (dynamic incremental) 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n" +
+			"    22 100.0% / 100.0%, pooled 100.0% / 100.0% (2)\n    24 100.0% / 100.0%, pooled 100.0% / 100.0% (1)\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	var r struct {
+		Categories     []int `json:"categories"`
+		FileCategories []int `json:"file_categories"`
+		Budgets        []struct {
+			Categories []struct {
+				Category  int    `json:"category"`
+				Name      string `json:"category_name"`
+				Questions int    `json:"questions"`
+			} `json:"categories"`
+		} `json:"budgets"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, db, "eval", "--json", "--budgets", "100000", file)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Categories, []int{21, 22, 24}) || !slices.Equal(r.FileCategories, []int{21, 22, 24}) || len(r.Budgets) != 1 {
+		t.Fatalf("eval --json: %+v", r)
+	}
+	rows := r.Budgets[0].Categories
+	if len(rows) != 3 || rows[0].Category != 21 || rows[0].Name != "dynamic incremental" || rows[1].Category != 22 ||
+		rows[1].Name != "" || rows[1].Questions != 2 || rows[2].Category != 24 {
+		t.Fatalf("eval --json rows: %+v", rows)
 	}
 }
