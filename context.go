@@ -41,7 +41,7 @@ type AssemblyOptions struct {
 	RelevanceShare float64
 	// SearchK is how many turn hits a query considers at least: a
 	// package considers one per 50 tokens of its budget when that is
-	// more (80 at 4,000 tokens). It considers summaryDepth times as many
+	// more (80 at 4,000 tokens). It considers summaryDepth times SearchK
 	// summary hits. Default 24.
 	SearchK int
 	// SearchWindow bounds the turns a query searches in a long
@@ -348,7 +348,10 @@ func (a *assembler) run() (*Package, error) {
 		for i, kind := range kinds {
 			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.searchK(), Kind: kind}
 			if kind == KindSummary {
-				q.K *= summaryDepth
+				// Summary hits do not grow with the budget: each brings
+				// the turns of its span, and reading them is most of a
+				// query's cost.
+				q.K = a.m.asm.SearchK * summaryDepth
 			} else if from := a.searchedFrom(); from > 1 {
 				q.FromSeq = from
 			}
@@ -1135,12 +1138,20 @@ func (a *assembler) relevance() error {
 	// window (see AssemblyOptions.SearchWindow).
 	cold := map[int64]bool{}
 	searched := a.searchedFrom()
+	turnHits := 0 // turn hits seen, best first
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:
 			v := h.Score / topTurn
 			v *= v // squared: a weak hit yields to the neighbours of a strong one
 			score[h.Turn.Seq] += spread[0] * v
+			// The best 2 x SearchK hits lend to their neighbours;
+			// deeper ones, from a pool grown with the budget, stand
+			// alone, so that the turns read grow by one per hit, not
+			// five.
+			if turnHits++; turnHits > 2*a.m.asm.SearchK {
+				continue
+			}
 			for d := 1; d < len(spread); d++ {
 				for _, s := range []int64{h.Turn.Seq - int64(d), h.Turn.Seq + int64(d)} {
 					if s >= 1 && s <= a.conv.Turns {
@@ -1204,18 +1215,11 @@ func (a *assembler) relevance() error {
 	// (relevanceCostFloor) must be worth its room, so long turns that
 	// match many words by their length alone no longer crowd out short
 	// ones that answer.
-	items := make([]*Item, len(cands))
+	// A turn's size is its stored token count: rendering and counting
+	// every candidate would cost more than the ranking is worth.
 	keys := make([]float64, len(cands))
-	sizes := make([]int, len(cands))
 	for i, c := range cands {
-		it := a.turnItem(c.t, ReasonRelevance, prioRelevance)
-		it.score = c.score
-		a.measure(it)
-		items[i] = it
-		sizes[i] = it.Tokens
-	}
-	for i, c := range cands {
-		keys[i] = c.score / float64(max(sizes[i], relevanceCostFloor))
+		keys[i] = c.score / float64(max(c.t.Tokens, relevanceCostFloor))
 	}
 	order := make([]int, len(cands))
 	for i := range order {
@@ -1232,7 +1236,9 @@ func (a *assembler) relevance() error {
 		if a.req.Budget-a.used < minTurnTokens {
 			break
 		}
-		a.add(items[i], a.req.Budget-a.used)
+		it := a.turnItem(cands[i].t, ReasonRelevance, prioRelevance)
+		it.score = cands[i].score
+		a.add(it, a.req.Budget-a.used)
 	}
 	return nil
 }
@@ -1725,6 +1731,11 @@ func (a *assembler) finish() (*Package, error) {
 			if w := a.items[worst]; it.prio > w.prio || it.prio == w.prio && it.score < w.score {
 				worst = i
 			}
+		}
+		// What it stood for is declared omitted, unless another item
+		// still shows or summarizes it (omittedSorted).
+		if w := a.items[worst]; w.Kind != KindLearning {
+			a.noteOmitted(w.FirstSeq, w.LastSeq)
 		}
 		a.remove(a.items[worst])
 	}
