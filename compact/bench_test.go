@@ -61,27 +61,3 @@ func BenchmarkPrune(b *testing.B) {
 		})
 	}
 }
-
-// The benchmark's target: under 1 ms at the median on a 1,000-message
-// list (generous here, since tests may run under the race detector).
-func TestPruneIsFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	for _, p := range providers {
-		tr := benchTranscript(t, p)
-		var times []time.Duration
-		for i := 0; i < 51; i++ {
-			c := tr.Clone()
-			start := time.Now()
-			compact.Prune(c, compact.DefaultConfig())
-			times = append(times, time.Since(start))
-		}
-		slices.Sort(times)
-		if p50 := times[len(times)/2]; p50 > 20*time.Millisecond {
-			t.Fatalf("%s: p50 %v", p, p50)
-		} else {
-			t.Logf("%s: p50 %v", p, p50)
-		}
-	}
-}
