@@ -5,3 +5,7 @@ package main
 // crashBatches is how many batches each writer of
 // TestCrashServeLosesNothing appends (see crash_race_test.go).
 const crashBatches = 80
+
+// killedTierTurns is the length of the history TestKilledTierLosesNothing
+// tiers while it kills the pass. (see crash_race_test.go).
+const killedTierTurns = 6000

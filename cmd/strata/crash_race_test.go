@@ -7,3 +7,9 @@ package main
 // slower under the race detector, so there each writer appends half as
 // many, and the servers are killed after half as many acknowledgements.
 const crashBatches = 40
+
+// killedTierTurns is the length of the history TestKilledTierLosesNothing
+// tiers while it kills the pass. modernc.org/sqlite runs many times
+// slower under the race detector, so there the history is a third as
+// long.
+const killedTierTurns = 2000

@@ -411,7 +411,7 @@ func TestKilledTierLosesNothing(t *testing.T) {
 	dir := t.TempDir()
 	off := writeFile(t, dir, "off.yaml", "tiers:\n  off: true\n")
 	on := writeFile(t, dir, "on.yaml", "tiers:\n  hot_chunks: 2\n  warm_max_turns: 300\n")
-	file, src := sourceTurns(t, dir, "k", 6000)
+	file, src := sourceTurns(t, dir, "k", killedTierTurns)
 
 	// How long an uninterrupted pass takes, on a store of its own.
 	clean := filepath.Join(dir, "clean.db")
