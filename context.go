@@ -1103,21 +1103,27 @@ func cmpInt64(x, y int64) int {
 // relevance spends what is left on the raw turns the query's evidence is
 // most likely in. Every turn near a hit gets a score:
 //
-//   - its own BM25 score, over the best turn hit's;
-//   - a share of its neighbours' (relevanceSpread, by distance): an answer
-//     sits next to the question it answers, and a fact next to the turn
-//     that names its topic;
+//   - its own BM25 score, over the best turn hit's (every turn is in the
+//     index, whatever its tier);
+//   - a share of its neighbours' (relevanceSpread, by distance; from the
+//     best 2 x SearchK hits): an answer sits next to the question it
+//     answers, and a fact next to the turn that names its topic;
 //   - a share of its level-1 span's score when that span's summary is a
 //     hit (coarse to fine: a strong summary leads to the turns under it,
-//     which is also how the turns of cold spans, not in the index, are
-//     found);
-//   - for a turn of a cold span, the score a hit of its own would have
-//     earned, and its share of that to its neighbours (scoreCold);
+//     which is how the turns before the search window are found);
+//   - for a turn under such a hit that lies before the window or in a
+//     cold span, the score a hit of its own would have earned, and its
+//     share of that to its neighbours (scoreCold). Cold turns were out of
+//     the index when this was written; they are searched now, so a cold
+//     turn that is a hit counts its words twice. The measures in
+//     docs/context.md were taken so;
+//   - twice the above when it opens its session (relevanceOpener);
 //   - a small bonus when its speaker is named in the query, and one per
 //     query word it holds (ties within a summary hit's span).
 //
-// The turns are then added best first, each where it fits; one that does
-// not fit leaves room for shorter ones after it.
+// The turns are then added by score per token of their size (at least
+// relevanceCostFloor), each where it fits; one that does not fit leaves
+// room for shorter ones after it.
 func (a *assembler) relevance() error {
 	if len(a.hits) == 0 || a.used >= a.req.Budget {
 		return nil
@@ -1133,9 +1139,9 @@ func (a *assembler) relevance() error {
 		}
 	}
 	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
-	// Turns under a summary hit that the turn search did not see: those
-	// of cold spans (out of the index) and those before the search
-	// window (see AssemblyOptions.SearchWindow).
+	// Turns under a summary hit scored by their own words (scoreCold):
+	// those before the search window (see AssemblyOptions.SearchWindow),
+	// which the turn search did not see, and those of cold spans.
 	cold := map[int64]bool{}
 	searched := a.searchedFrom()
 	turnHits := 0 // turn hits seen, best first
