@@ -441,8 +441,6 @@ func putSegment(ctx context.Context, q querier, pk int64, period string, info ar
 	return nil
 }
 
-// dropExpired rewrites the segments of expired spans without them, then
-// clears the spans' segment lists.
 // expireRows readies the cold rows of span sp, about to expire: it takes
 // them out of turns_fts (an expired turn has no words left to be found
 // by) and gives them their roles back from the span's segments (an
@@ -497,6 +495,8 @@ func (s *Store) expireRows(ctx context.Context, tx *sql.Tx, namespace, conversat
 	return err
 }
 
+// dropExpired rewrites the segments of expired spans without them, then
+// clears the spans' segment lists.
 func (s *Store) dropExpired(ctx context.Context, namespace, conversation string, pk int64, spans []span) error {
 	if len(spans) == 0 {
 		return nil
