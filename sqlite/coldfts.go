@@ -19,7 +19,7 @@ import (
 // cannot be read (a file removed by hand) stays listed, and the next Open
 // tries again; the code that would take a listed node's cold turns out of
 // the index (expiry, deletion, a pin released) or put them back in (a pin,
-// a pyramid reset) asks coldIndexed first.
+// a pyramid reset, another process's Open) asks coldIndexed first.
 
 // indexColdBatch is how many listed nodes one call of indexCold reads.
 const indexColdBatch = 256
@@ -84,6 +84,12 @@ func (s *Store) indexColdNode(ctx context.Context, namespace, conversation strin
 		return false, fmt.Errorf("sqlite: indexing cold turns: %w", err)
 	}
 	defer tx.Rollback()
+	// Another process opening the same file may have indexed it since
+	// the list was read: a second insert of the same rows would count
+	// them twice in the index's BM25 statistics.
+	if indexed, err := coldIndexed(ctx, tx, node); err != nil || indexed {
+		return false, err
+	}
 	sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, node))
 	if errors.Is(err, sql.ErrNoRows) {
 		_, err = tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, node)
