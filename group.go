@@ -275,6 +275,21 @@ func clamp(keys []groupKey, floor *groupKey) {
 	}
 }
 
+// clampNext is clamp over keys and, after them, next (the key of what
+// follows them, if any): it returns both clamped.
+func clampNext(keys []groupKey, floor, next *groupKey) ([]groupKey, *groupKey) {
+	var n groupKey
+	if next != nil {
+		n = *next
+	}
+	all := append(keys, n)
+	clamp(all, floor)
+	if next != nil {
+		next = &all[len(all)-1]
+	}
+	return all[:len(keys)], next
+}
+
 // groupedLevel closes the complete groups of a session or calendar level.
 func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 	m, conv, p := r.m, r.conv, r.p
@@ -388,16 +403,8 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 				ends = append(ends, children[i].End)
 			}
 		}
-		var nextKey groupKey
-		if next != nil {
-			nextKey = *next
-		}
-		all := append(keys, nextKey)
-		clamp(all, floor)
-		if next != nil {
-			next = &all[len(all)-1]
-		}
-		groups := g.split(all[:len(keys)], ends, next)
+		keys, next = clampNext(keys, floor, next)
+		groups := g.split(keys, ends, next)
 		var reqs []SummaryRequest
 		var gkeys []string
 		prev := floor
@@ -426,7 +433,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		if len(nodes) > 0 {
 			last := nodes[len(nodes)-1]
 			from = last.LastSeq + 1
-			k := all[groups[len(nodes)-1].from]
+			k := keys[groups[len(nodes)-1].from]
 			floor = &k
 		}
 		if !full {

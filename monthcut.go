@@ -240,19 +240,11 @@ func (r *rollupRun) splitNode(ctx context.Context, c Conversation, g *grouping, 
 	for i := range ts {
 		keys[i], ends[i] = g.turnKey(&ts[i]), ts[i].Time
 	}
-	var nextKey groupKey
-	if next != nil {
-		nextKey = *next
-	}
-	all := append(keys, nextKey)
-	clamp(all, floor)
-	if next != nil {
-		next = &all[len(all)-1]
-	}
+	keys, next = clampNext(keys, floor, next)
 	var reqs []SummaryRequest
 	var labels []string
 	last := floor
-	for _, gr := range g.split(all[:len(ts)], ends, next) {
+	for _, gr := range g.split(keys, ends, next) {
 		if !gr.closed {
 			break
 		}
