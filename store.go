@@ -139,7 +139,11 @@ type NodeStore interface {
 	// after. ENOTFOUND for an unknown conversation or id; ECONFLICT,
 	// changing nothing, for a level-1 node whose span expired. Which
 	// removed nodes give their turns back, and which are refused, is
-	// CheckNodeRemoval's decision.
+	// CheckNodeRemoval's decision. Removing a node removes the stored
+	// nodes above it too (those of a higher level whose span meets its),
+	// and a node whose child is neither stored nor among nodes is
+	// ECONFLICT, changing nothing: a parent never stands over a child
+	// another writer replaced.
 	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) (int, error)
 
 	// Nodes returns the nodes that match f, ordered by level then first seq

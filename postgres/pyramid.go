@@ -490,6 +490,9 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 			}
 			spans = append(spans, sp)
 		}
+		if ids, err = withAncestors(ctx, tx, pk, spans, ids); err != nil {
+			return err
+		}
 		for _, sp := range spans {
 			if sp.level != 1 || (sp.tier != tierWarm && sp.tier != tierCold) {
 				continue
@@ -508,6 +511,9 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 				return err
 			}
 		}
+		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
+			return err
+		}
 		made, err = putNodes(ctx, tx, pk, nodes, enc)
 		return err
 	})
@@ -515,4 +521,76 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		return 0, wrap(fmt.Sprintf("replacing nodes of %q", conversation), err)
 	}
 	return made, nil
+}
+
+// withAncestors returns ids and, after them, the stored nodes above the
+// nodes of spans (those of a higher level whose span meets theirs): a
+// parent never stands over a removed child. Another process may have
+// closed a parent over a node after the caller read the pyramid; the
+// conversation's row lock orders the two writes.
+func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids []string) ([]string, error) {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	out := ids
+	for _, sp := range spans {
+		rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
+			pk, sp.level, sp.first, sp.last)
+		if err != nil {
+			return nil, err
+		}
+		above, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range above {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out[:len(out):len(out)], id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkChildren refuses, with ECONFLICT, a node whose child is neither in
+// nodes nor stored: another process replaced the child (a session or
+// period that reopened) after the caller read it, and the caller must read
+// the pyramid again rather than stand a parent over a span no child tiles.
+func checkChildren(ctx context.Context, tx pgx.Tx, pk int64, conversation string, nodes []strata.Node) error {
+	have := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		have[nodes[i].ID] = true
+	}
+	parent := map[string]string{} // a child to look up -> a node over it
+	var want []string
+	for i := range nodes {
+		for _, c := range nodes[i].Children {
+			if _, ok := parent[c]; !ok && !have[c] {
+				parent[c] = nodes[i].ID
+				want = append(want, c)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, want)
+	if err != nil {
+		return err
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range stored {
+		have[id] = true
+	}
+	for _, c := range want {
+		if !have[c] {
+			return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", parent[c], conversation, c)
+		}
+	}
+	return nil
 }

@@ -789,6 +789,9 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		}
 		spans = append(spans, sp)
 	}
+	if ids, err = withAncestors(ctx, tx, pk, spans, ids); err != nil {
+		return 0, fail(err)
+	}
 	scrub := false
 	for _, sp := range spans {
 		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.id, Level: sp.level, Tier: tierName(sp.tier)})
@@ -809,6 +812,9 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	pyramidAt("replace-removed")
 	made := 0
 	if len(nodes) > 0 {
+		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
+			return 0, err
+		}
 		if made, err = putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
 			return 0, fail(err)
 		}
@@ -827,6 +833,75 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 
 // dropNodesByID unindexes and deletes the nodes ids of conversation pk,
 // which the caller has checked exist.
+// withAncestors returns ids and, after them, the stored nodes above the
+// nodes of spans (those of a higher level whose span meets theirs): a
+// parent never stands over a removed child. Another process may have
+// closed a parent over a node after the caller read the pyramid.
+func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids []string) ([]string, error) {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	out := ids
+	for _, sp := range spans {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
+			pk, sp.level, sp.first, sp.last)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if !seen[id] {
+				seen[id] = true
+				out = append(out[:len(out):len(out)], id)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkChildren refuses, with ECONFLICT, a node whose child is neither in
+// nodes nor stored: another process replaced the child (a session or
+// period that reopened) after the caller read it, and the caller must read
+// the pyramid again rather than stand a parent over a span no child tiles.
+func checkChildren(ctx context.Context, tx *sql.Tx, pk int64, conversation string, nodes []strata.Node) error {
+	have := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		have[nodes[i].ID] = true
+	}
+	q, err := tx.PrepareContext(ctx, `SELECT 1 FROM nodes WHERE conversation = ? AND id = ?`)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	for i := range nodes {
+		for _, c := range nodes[i].Children {
+			if have[c] {
+				continue
+			}
+			var one int
+			err := q.QueryRowContext(ctx, pk, c).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", nodes[i].ID, conversation, c)
+			}
+			if err != nil {
+				return err
+			}
+			have[c] = true
+		}
+	}
+	return nil
+}
+
 func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {

@@ -468,3 +468,62 @@ func testReplaceNodes(t *testing.T, s strata.Store) {
 		t.Errorf("a refused ReplaceNodes changed the expired span: %v", tiers)
 	}
 }
+
+// testReplaceNodesParents: removing a node removes the nodes above it, and
+// a parent over a child that is not stored is refused.
+func testReplaceNodesParents(t *testing.T, s strata.Store) {
+	ensure(t, s, "ns", "c")
+	appendTurns(t, s, "ns", "c", mkTurns("p", 40))
+	a, b, c := mkNode("ns", "c", 1, 1, 10, "a"), mkNode("ns", "c", 1, 11, 20, "b"), mkNode("ns", "c", 1, 21, 30, "c")
+	p := mkNode("ns", "c", 2, 1, 20, "p")
+	p.Children = []string{a.ID, b.ID}
+	q := mkNode("ns", "c", 3, 1, 20, "q")
+	q.Children = []string{p.ID}
+	if _, err := s.ReplaceNodes(ctx(t), "ns", "c", nil, []strata.Node{a, b, c, p, q}); err != nil {
+		t.Fatalf("ReplaceNodes of a pyramid whose children come first: %v", err)
+	}
+	spans := func() string {
+		t.Helper()
+		ns, err := s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range ns {
+			got = append(got, fmt.Sprintf("%d:%d-%d", n.Level, n.FirstSeq, n.LastSeq))
+		}
+		return fmt.Sprint(got)
+	}
+	if got := spans(); got != "[1:1-10 1:11-20 1:21-30 2:1-20 3:1-20]" {
+		t.Fatalf("nodes %s", got)
+	}
+
+	// Session 11-20 reopens into 11-30: its parent and grandparent go
+	// with it, though the caller named neither.
+	bc := mkNode("ns", "c", 1, 11, 30, "bc")
+	if _, err := s.ReplaceNodes(ctx(t), "ns", "c", []string{b.ID, c.ID}, []strata.Node{bc}); err != nil {
+		t.Fatalf("ReplaceNodes: %v", err)
+	}
+	if got := spans(); got != "[1:1-10 1:11-30]" {
+		t.Errorf("after replacing a child the nodes are %s, want [1:1-10 1:11-30]: no parent over a removed child", got)
+	}
+
+	// A writer that read the pyramid before: its parent over the removed
+	// child is refused, and nothing of its call is stored.
+	d := mkNode("ns", "c", 1, 31, 40, "d")
+	_, err := s.ReplaceNodes(ctx(t), "ns", "c", nil, []strata.Node{d, p})
+	wantCode(t, "ReplaceNodes of a parent over a removed child", err, strata.ECONFLICT)
+	if got := spans(); got != "[1:1-10 1:11-30]" {
+		t.Errorf("a refused ReplaceNodes stored nodes: %s", got)
+	}
+
+	// Children stored, or in the same call, are fine.
+	p2 := mkNode("ns", "c", 2, 1, 40, "p2")
+	p2.Children = []string{a.ID, bc.ID, d.ID}
+	if _, err := s.ReplaceNodes(ctx(t), "ns", "c", nil, []strata.Node{d, p2}); err != nil {
+		t.Fatalf("ReplaceNodes of a parent over stored children and one of the call: %v", err)
+	}
+	if got := spans(); got != "[1:1-10 1:11-30 1:31-40 2:1-40]" {
+		t.Errorf("nodes %s, want [1:1-10 1:11-30 1:31-40 2:1-40]", got)
+	}
+}

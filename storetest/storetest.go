@@ -86,6 +86,11 @@
 //     archives each turn once. Other conversations keep their pyramids.
 //     An expired span makes it ECONFLICT, changing nothing; an unknown
 //     conversation is ENOTFOUND.
+//   - ReplaceNodes removes, with the nodes it is given, every stored node
+//     above them (of a higher level, whose span meets theirs), and refuses
+//     with ECONFLICT, changing nothing, a node whose child is neither
+//     stored nor among the nodes it stores: no parent stands over a
+//     removed child, whichever of two writers comes first.
 //   - Learnings: every field round-trips (times to the nanosecond; a zero
 //     Created is the time of adding, a zero Updated is Created) and ids are
 //     unique in the store. A text equal to an active learning's of the same
@@ -173,6 +178,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ResetPyramidTiers", testResetPyramidTiers},
 		{"ResetPyramidExpired", testResetPyramidExpired},
 		{"ReplaceNodes", testReplaceNodes},
+		{"ReplaceNodesParents", testReplaceNodesParents},
 		{"DeleteConversation", testDeleteConversation},
 		{"NodeKeysAndFilters", testNodeKeysAndFilters},
 		{"TurnsByTime", testTurnsByTime},
