@@ -379,7 +379,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 				return nil
 			}
 			if children[0].FirstSeq != from {
-				return Errorf(EINTERNAL, "level %d: next child starts at turn %d, want %d", lvl-1, children[0].FirstSeq, from)
+				return r.realign(ctx, lvl, from, children[0].FirstSeq)
 			}
 			if len(children) > page {
 				k := g.nodeKey(&children[page])

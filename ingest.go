@@ -33,6 +33,11 @@ type IngestResult struct {
 	Skipped      int    `json:"skipped"` // already stored (same ext_id)
 	Nodes        int    `json:"nodes"`   // nodes made by the rollup that followed
 	Moved        int    `json:"moved"`   // spans that changed tier after it
+	// RollupDeferred, when set, says why the rollup after the append did
+	// not finish. The turns are stored all the same (Added counts them);
+	// the next rollup (the next append's, the worker's, `strata rollup`)
+	// closes the spans they complete.
+	RollupDeferred string `json:"rollup_deferred,omitempty"`
 }
 
 // ValidateConversationID reports whether id can name a conversation.
@@ -60,7 +65,9 @@ func ValidateConversationID(id string) error {
 // turn without time is stamped with the clock; token counts are always
 // computed with the Tokenizer. Import, by contrast, derives the missing
 // ext_ids from the turns' content, so that importing a file twice adds
-// nothing.
+// nothing. Once the turns are stored Ingest does not fail: a rollup that
+// cannot finish (a model or store error, a context cancelled) is reported
+// in the result's RollupDeferred, and the next rollup completes it.
 func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	res, job, err := m.appendBatch(ctx, b, false)
 	if err != nil {
@@ -68,7 +75,12 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	}
 	res.Nodes, res.Moved, err = m.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
 	if err != nil {
-		return res, fmt.Errorf("rollup after ingest: %w", err)
+		// The batch is committed: refusing it now would have a client
+		// that retries without ext_ids store its turns twice. The pyramid
+		// is derived from the turns, and the next rollup catches up.
+		res.RollupDeferred = "rollup after ingest: " + err.Error()
+		m.log.Warn("the rollup after an append failed; the next rollup completes it",
+			"conversation", b.Conversation, "added", res.Added, "error", err)
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,66 @@ func TestReopenWhileModelWrites(t *testing.T) {
 	}
 	if d := nodesAt(t, m, "trip", 1)[0]; d.Method != strata.MethodLLM || d.Pending {
 		t.Errorf("the replacement: method %s pending %v, want its own model summary", d.Method, d.Pending)
+	}
+}
+
+// TestWedgedPyramidRepaired starts from the pyramid the race of two
+// processes used to leave (a core node standing over a session node that
+// the other process had reopened into a longer one) and checks that the
+// next append repairs it: it answers without error and ends in the pyramid
+// one import of the same turns makes.
+func TestWedgedPyramidRepaired(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: at("2026-11-02T00:00:00Z")}
+	m, _ := newClocked(t, clk, nil)
+	var turns []strata.Turn
+	for s := range 8 { // eight sessions of two turns, two hours apart
+		for i := range 2 {
+			turns = append(turns, turnAt(fmt.Sprintf("s%d-%d", s, i),
+				fmt.Sprintf("2026-11-01T%02d:%02d:00Z", 2*s, 10*i), fmt.Sprintf("session %d, turn %d.", s, i)))
+		}
+	}
+	late := turnAt("s7-late", "2026-11-01T14:20:00Z", "session 7 again, after its node closed.")
+	next := []strata.Turn{
+		turnAt("s8-0", "2026-11-01T18:00:00Z", "session 8 starts."),
+		turnAt("s8-1", "2026-11-01T18:10:00Z", "session 8 goes on."),
+	}
+	ingest := func(ts ...strata.Turn) {
+		t.Helper()
+		res, err := m.Ingest(ctx, strata.Batch{Conversation: "w", Policy: "sessions", Turns: ts})
+		if err != nil || res.RollupDeferred != "" {
+			t.Fatalf("ingest: %v %s", err, res.RollupDeferred)
+		}
+	}
+	ingest(turns...)
+	cores := nodesAt(t, m, "w", 2)
+	if len(cores) != 1 || cores[0].LastSeq != 16 {
+		t.Fatalf("core nodes %v, want one over turns 1-16", nodeKeys(cores))
+	}
+	old := cores[0]
+	ingest(late) // session 7 reopens; its core node is made again over 1-17
+	// The state the race left: the old core node put back over the
+	// session node that is gone.
+	now := nodesAt(t, m, "w", 2)
+	if _, err := m.Store().ReplaceNodes(ctx, m.Namespace(), "w", []string{now[0].ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Store().PutNodes(ctx, m.Namespace(), "w", []strata.Node{old}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at("2026-11-01T19:00:00Z"))
+	ingest(next...)
+
+	bclk := &clock{t: clk.Now()}
+	bm, _ := newClocked(t, bclk, nil)
+	all := append(append(append([]strata.Turn{}, turns...), late), next...)
+	if _, err := bm.Ingest(ctx, strata.Batch{Conversation: "w", Policy: "sessions", Turns: all}); err != nil {
+		t.Fatal(err)
+	}
+	for lvl := 1; lvl <= 3; lvl++ {
+		got, want := nodeKeys(nodesAt(t, m, "w", lvl)), nodeKeys(nodesAt(t, bm, "w", lvl))
+		if !slices.Equal(got, want) {
+			t.Fatalf("level %d: %v, one import makes %v", lvl, got, want)
+		}
 	}
 }

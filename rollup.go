@@ -320,13 +320,12 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 				return nil, err
 			}
 		}
+		if len(children) > 0 && children[0].FirstSeq != from {
+			return nil, r.realign(ctx, lvl, from, children[0].FirstSeq)
+		}
 		var reqs []SummaryRequest
 		for i := 0; i+span <= len(children); i += span {
-			c := children[i : i+span]
-			if c[0].FirstSeq != from && i == 0 {
-				return nil, Errorf(EINTERNAL, "level %d: next child starts at turn %d, want %d", lvl-1, c[0].FirstSeq, from)
-			}
-			reqs = append(reqs, SummaryRequest{Children: c})
+			reqs = append(reqs, SummaryRequest{Children: children[i : i+span]})
 		}
 		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs, nil)
 		if err != nil {
@@ -345,6 +344,42 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 		}
 		from = nodes[len(nodes)-1].LastSeq + 1
 	}
+}
+
+// realign repairs level lvl when its newest node ends inside a node of the
+// level below instead of at one's end (the level below has no child that
+// starts at from, the turn after it; its next starts at got): a pyramid
+// written before the stores refused a parent over a replaced child. It
+// removes the level's nodes from the newest back, with the nodes above
+// them, until one ends where a child of the level below ends, and returns
+// a replacedError, so that the rollup reads the pyramid again and closes
+// those spans anew.
+func (r *rollupRun) realign(ctx context.Context, lvl int, from, got int64) error {
+	m := r.m
+	m.log.Warn("a level's nodes do not end where the level below's do; rebuilding them",
+		"conversation", r.conv, "level", lvl, "want_child_at", from, "next_child_at", got)
+	for {
+		last, err := m.lastNode(ctx, r.conv, lvl)
+		if err != nil || last == nil {
+			return err
+		}
+		r.replace = append(r.replace, last.ID)
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		if last.FirstSeq == 1 {
+			break
+		}
+		prev, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl - 1,
+			ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(prev) == 1 && prev[0].LastSeq == last.FirstSeq-1 {
+			break
+		}
+	}
+	return &replacedError{Errorf(ECONFLICT, "level %d: next child started at turn %d, want %d", lvl-1, got, from)}
 }
 
 // makeNodes summarizes spans in parallel. A request's Budget, when set,

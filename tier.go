@@ -243,12 +243,16 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 	}
 	// A newest span of a session or calendar level-1 that no turn follows
 	// yet was closed by the clock alone, and a late turn of its session or
-	// period would reopen it (group.go): it does not push
-	// an older span out of the hot chunks until a turn follows it. Moving
-	// that older span now would leave it cold where one import of the
-	// same turns, with the span reopened, keeps it hot.
+	// period would reopen it (group.go): it does not push an older span
+	// out of the hot chunks until a turn follows it. Moving that older
+	// span now would leave it cold where one import of the same turns,
+	// with the span reopened, keeps it hot. Turns after the newest span
+	// count the same way: another process may have appended them and not
+	// rolled them up yet, and they may close into such a span. A move is
+	// never undone, so the pass keeps one span more hot than the final
+	// state may need (the next pass moves it) rather than one less.
 	shift := 0
-	if len(nodes) > 0 && nodes[0].LastSeq == conv.Turns {
+	if len(nodes) > 0 {
 		if pol, err := m.policyFor(conv); err == nil && len(pol.Levels) > 0 && pol.Levels[0].Kind != KindCount {
 			shift = 1
 		}

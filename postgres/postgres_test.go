@@ -88,6 +88,24 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) strata.Store { return openStore(t, dsn) })
 }
 
+// TestConcurrentRollups appends through two stores over one schema, as two
+// processes would.
+func TestConcurrentRollups(t *testing.T) {
+	dsn := testDSN(t)
+	storetest.RunConcurrentRollups(t, func(t *testing.T) (strata.Store, strata.Store, func()) {
+		at := newSchema(t, dsn)
+		var two [2]*postgres.Store
+		for i := range two {
+			s, err := postgres.Open(context.Background(), at)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			two[i] = s
+		}
+		return two[0], two[1], func() { two[0].Close(); two[1].Close() }
+	})
+}
+
 func TestTokens(t *testing.T) {
 	dsn := testDSN(t)
 	storetest.RunTokens(t, func(t *testing.T) strata.TokenStore { return openStore(t, dsn) })

@@ -36,6 +36,23 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) strata.Store { return openTemp(t) })
 }
 
+// TestConcurrentRollups appends through two handles on one file, as two
+// processes would.
+func TestConcurrentRollups(t *testing.T) {
+	storetest.RunConcurrentRollups(t, func(t *testing.T) (strata.Store, strata.Store, func()) {
+		path := filepath.Join(t.TempDir(), "t.db")
+		var two [2]*sqlite.Store
+		for i := range two {
+			s, err := sqlite.Open(t.Context(), path)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", path, err)
+			}
+			two[i] = s
+		}
+		return two[0], two[1], func() { two[0].Close(); two[1].Close() }
+	})
+}
+
 // rawDB opens the file at path with database/sql directly, bypassing the
 // store, for inspecting and tampering with it.
 func rawDB(t *testing.T, path string) *sql.DB {

@@ -272,17 +272,18 @@ func (w *crashWriter) run(ctx context.Context, c *client.Client, ack func()) {
 
 // crashServer is a `strata serve` child process.
 type crashServer struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{} // closed when the process has ended
-	err  error         // how it ended
+	logFile string
+	cmd     *exec.Cmd
+	url     string
+	done    chan struct{} // closed when the process has ended
+	err     error         // how it ended
 }
 
 // startCrashServer starts the test binary as `strata serve` on a free
 // loopback port over db, with its worker on, and waits for its address.
-func startCrashServer(t *testing.T, db, cfg, logFile string) *crashServer {
+func startCrashServer(t *testing.T, db, cfg, logFile string, extra ...string) *crashServer {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--rate", "0", "--every", "100ms")
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--rate", "0", "--every", "100ms"}, extra...)...)
 	cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db, "STRATA_CONFIG="+cfg)
 	logs, err := os.Create(logFile)
 	if err != nil {
@@ -297,7 +298,7 @@ func startCrashServer(t *testing.T, db, cfg, logFile string) *crashServer {
 		t.Fatal(err)
 	}
 	logs.Close()
-	s := &crashServer{cmd: cmd, done: make(chan struct{})}
+	s := &crashServer{cmd: cmd, done: make(chan struct{}), logFile: logFile}
 	lines := bufio.NewScanner(out)
 	if lines.Scan() {
 		s.url = regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines.Text())
