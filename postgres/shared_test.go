@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -196,9 +198,17 @@ func TestSharedDatabaseSearchPath(t *testing.T) {
 // TestOldLayoutUpgrade: a store migrated by earlier versions, which put
 // the extensions in the store's own schema, upgrades: its data stays
 // readable, the extensions move out of its schema, a second store beside
-// it migrates, and dropping the old store's schema leaves the new one
-// working.
+// it migrates (before the upgrade or after it), and dropping the old
+// store's schema leaves the new one working.
 func TestOldLayoutUpgrade(t *testing.T) {
+	for _, newFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "upgraded first", true: "new store first"}[newFirst], func(t *testing.T) {
+			testOldLayoutUpgrade(t, newFirst)
+		})
+	}
+}
+
+func testOldLayoutUpgrade(t *testing.T, newFirst bool) {
 	ctx := context.Background()
 	db := newDatabase(t, testDSN(t))
 	aDSN := inSchema(t, db, "team_a", "public")
@@ -220,8 +230,12 @@ func TestOldLayoutUpgrade(t *testing.T) {
 		INSERT INTO turn_vectors (conversation, seq, model, dim, version, vec)
 			SELECT pk, 1, 'm', 3, 1, '[1,2,3]' FROM conversations;`)
 
-	b := openAt(t, inSchema(t, db, "team_b", "public"))
-	useStore(t, b, "b")
+	bDSN := inSchema(t, db, "team_b", "public")
+	var b *postgres.Store
+	if newFirst {
+		b = openAt(t, bDSN)
+		useStore(t, b, "b")
+	}
 	a := openAt(t, aDSN)
 	if v, err := a.Version(ctx); err != nil || v != postgres.SchemaVersion() {
 		t.Fatalf("upgraded store at version %d (%v), want %d", v, err, postgres.SchemaVersion())
@@ -230,6 +244,10 @@ func TestOldLayoutUpgrade(t *testing.T) {
 	useStore(t, a, "a")
 	if got := extensionSchemas(t, db); got["vector"] != "public" || got["unaccent"] != "public" {
 		t.Errorf("after the upgrade the extensions are in %v, want both in public", got)
+	}
+	if !newFirst {
+		b = openAt(t, bDSN)
+		useStore(t, b, "b")
 	}
 
 	a.Close()
@@ -254,5 +272,34 @@ func TestSharedDatabaseTriggers(t *testing.T) {
 	checkStore(t, a, "a")
 	if _, err := b.Conversation(context.Background(), "ns", "b"); strata.ErrorCode(err) != strata.ENOTFOUND {
 		t.Errorf("the deleted conversation of team_b: %v, want ENOTFOUND", err)
+	}
+}
+
+// TestSharedDatabaseConcurrentMigrations: stores in several schemas of a
+// new database migrating at the same moment each migrate, the extensions
+// created once, in public.
+func TestSharedDatabaseConcurrentMigrations(t *testing.T) {
+	db := newDatabase(t, testDSN(t))
+	const n = 4
+	dsns := make([]string, n)
+	for i := range dsns {
+		dsns[i] = inSchema(t, db, fmt.Sprintf("team_%d", i), "public")
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, dsn := range dsns {
+		wg.Go(func() { _, _, errs[i] = postgres.Migrate(context.Background(), dsn) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("migrating team_%d: %v", i, err)
+		}
+	}
+	if got := extensionSchemas(t, db); got["vector"] != "public" || got["unaccent"] != "public" {
+		t.Errorf("extensions in %v, want both in public", got)
+	}
+	for i, dsn := range dsns {
+		useStore(t, openAt(t, dsn), fmt.Sprintf("c%d", i))
 	}
 }
