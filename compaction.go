@@ -14,3 +14,10 @@ type CompactionState struct {
 	CompactionCount int       `json:"compaction_count"`
 	Updated         time.Time `json:"updated,omitzero"`
 }
+
+// ConversationCompaction is the live-compaction state saved for one
+// conversation id.
+type ConversationCompaction struct {
+	Conversation string `json:"conversation"`
+	CompactionState
+}

@@ -62,7 +62,12 @@ type ConversationStore interface {
 	// Conversations lists the namespace's conversations by id.
 	Conversations(ctx context.Context, namespace string) ([]Conversation, error)
 
-	// Namespaces lists the namespaces that hold a conversation, sorted.
+	// Namespaces lists, sorted (byte order), the namespaces that hold
+	// anything: a conversation, a live-compaction state, a watch state, a
+	// bearer token (see TokenStore) or the audit record of a deleted
+	// conversation. A namespace that holds no conversation is listed all
+	// the same, so that a copy of the store misses none of its tokens
+	// and settings.
 	Namespaces(ctx context.Context) ([]string, error)
 
 	// DeleteConversation removes a conversation and everything it holds:
@@ -255,6 +260,11 @@ type CompactionStore interface {
 	// conversation), replacing the one saved before (the last writer
 	// wins). EINVALID for an empty conversation id or a negative count.
 	SaveCompactionState(ctx context.Context, namespace, conversation string, s CompactionState) error
+
+	// CompactionStates returns every state saved in the namespace,
+	// whether or not its conversation exists in memory, ordered by
+	// conversation id (byte order).
+	CompactionStates(ctx context.Context, namespace string) ([]ConversationCompaction, error)
 }
 
 // VectorStore keeps the vectors of turns and nodes.

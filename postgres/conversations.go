@@ -159,10 +159,13 @@ func (s *Store) Conversations(ctx context.Context, namespace string) ([]strata.C
 	return out, nil
 }
 
-// Namespaces lists the namespaces that hold a conversation; see
+// Namespaces lists the namespaces that hold anything (a conversation, a
+// compaction or watch state, a token, a deletion record); see
 // strata.ConversationStore.
 func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT namespace COLLATE "C" FROM conversations ORDER BY 1`)
+	rows, err := s.pool.Query(ctx, `SELECT ns FROM (SELECT namespace FROM conversations UNION SELECT namespace FROM compaction_state
+		UNION SELECT namespace FROM watch_state UNION SELECT namespace FROM tokens UNION SELECT namespace FROM deletions) AS x (ns)
+		ORDER BY ns COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: namespaces: %w", err)
 	}

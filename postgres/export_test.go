@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/storetest"
@@ -39,4 +42,32 @@ func DaySegments(s *Store) storetest.Legacy {
 		// kill leaves none.
 		Orphans: false,
 	}
+}
+
+// MigrateAsBefore brings the schema at dsn to version to as versions
+// before 8 did: each step run as it is, with the connection's search_path,
+// so that the extensions the first step creates land in the store's own
+// schema.
+func MigrateAsBefore(ctx context.Context, dsn string, to int) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (
+		version integer PRIMARY KEY,
+		name    text    NOT NULL,
+		applied bigint  NOT NULL
+	)`); err != nil {
+		return err
+	}
+	for _, m := range migrations[:to] {
+		if _, err := conn.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("version %d: %w", m.version, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)`, m.version, m.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,10 +2,13 @@
 // memory shared by several processes and machines.
 //
 // It needs PostgreSQL 15 or newer with the pgvector and unaccent
-// extensions available (the schema creates them if they are missing,
-// which takes a role allowed to; create them beforehand otherwise). Its
-// schema lives in the first schema of the connection's search_path, so
-// one database can hold several stores, one per schema.
+// extensions available (Migrate creates a missing one in public, which
+// takes a role allowed to; create them beforehand otherwise, in any
+// schema). Its tables live in the first schema of the connection's
+// search_path, so one database can hold several stores, one per schema;
+// the extensions, shared by all of them, live outside every store's
+// schema, and each store's connections search its own schema and the
+// extensions' whatever the search_path they were given.
 //
 // Full-text search runs on tsvector columns with GIN indexes over text
 // split into words by package textseg, as the sqlite store splits it, so
@@ -117,25 +120,46 @@ const migrateLock = "strata migrate "
 // one transaction under an advisory lock, so that several processes
 // starting at once migrate it once, and a failed step leaves the schema
 // as it was. A schema newer than this build is ECONFLICT.
+//
+// The store's schema is the first of the connection's search_path that
+// exists. The extensions the schema needs are created in public if the
+// database has none of them, and left where they are otherwise; the
+// steps run with the store's schema, the extensions' and public as their
+// search_path, whatever the DSN's.
 func Migrate(ctx context.Context, dsn string) (from, to int, err error) {
+	from, to, _, err = migrateAt(ctx, dsn)
+	return from, to, err
+}
+
+// migrateAt is Migrate that returns, as well, the search_path the store's
+// connections are to use.
+func migrateAt(ctx context.Context, dsn string) (from, to int, path string, err error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return 0, 0, strata.Errorf(strata.EINVALID, "postgres: %v", err)
+		return 0, 0, "", strata.Errorf(strata.EINVALID, "postgres: %v", err)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return 0, 0, fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
+		return 0, 0, "", fmt.Errorf("postgres: connecting to %s: %w", Redact(dsn), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	return migrate(ctx, conn, Redact(dsn))
 }
 
-func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, err error) {
-	fail := func(err error) (int, int, error) {
+// extensions are the extensions the schema uses. They belong to the
+// database: one copy serves every store in it.
+var extensions = []string{"vector", "unaccent"}
+
+// extensionsLock is the key of the advisory lock that serializes, across
+// the stores of one database, the creation and moves of extensions.
+const extensionsLock = "strata extensions"
+
+func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, path string, err error) {
+	fail := func(err error) (int, int, string, error) {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return 0, 0, err
+			return 0, 0, "", err
 		}
-		return 0, 0, fmt.Errorf("postgres: migrating %s: %w", where, err)
+		return 0, 0, "", fmt.Errorf("postgres: migrating %s: %w", where, err)
 	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -156,9 +180,34 @@ func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, e
 		return fail(err)
 	}
 	if from > SchemaVersion() {
-		return 0, 0, strata.Errorf(strata.ECONFLICT,
+		return 0, 0, "", strata.Errorf(strata.ECONFLICT,
 			"postgres: %s has schema version %d, newer than this build of strata knows (%d); use a newer strata",
 			where, from, SchemaVersion())
+	}
+	var schema string
+	if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fail(err)
+	}
+	if from < SchemaVersion() {
+		// Creating an extension, and step 8's moves, are serialized with
+		// the other stores of the database doing the same.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, extensionsLock); err != nil {
+			return fail(err)
+		}
+		if err := createExtensions(ctx, tx); err != nil {
+			return fail(err)
+		}
+		// The steps find the extensions' types and dictionaries through
+		// the search_path: the extensions' schemas, wherever they are,
+		// and public, where step 8 moves those it finds in a store's
+		// schema.
+		p, err := searchPath(ctx, tx, schema, true)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, p); err != nil {
+			return fail(err)
+		}
 	}
 	for _, m := range migrations[from:] {
 		if _, err := tx.Exec(ctx, m.sql); err != nil {
@@ -169,17 +218,77 @@ func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, e
 			return fail(err)
 		}
 	}
+	if path, err = searchPath(ctx, tx, schema, false); err != nil {
+		return fail(err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fail(err)
 	}
-	return from, SchemaVersion(), nil
+	return from, SchemaVersion(), path, nil
+}
+
+// createExtensions creates in public each extension the database lacks.
+// One it has stays in its schema, whichever: a database's owner may keep
+// its extensions in a schema of their own.
+func createExtensions(ctx context.Context, tx pgx.Tx) error {
+	for _, e := range extensions {
+		var have bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = $1)`, e).Scan(&have); err != nil {
+			return err
+		}
+		if have {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+pgx.Identifier{e}.Sanitize()+` SCHEMA public`); err != nil {
+			return fmt.Errorf("creating extension %s in schema public: %w%s", e, err, hint(err))
+		}
+	}
+	return nil
+}
+
+// searchPath returns the search_path of a store in schema: the schema,
+// then the schemas of the extensions (the database's, not the caller's
+// search_path, says where they are), then, with public, the schema
+// public if it exists. A store's objects are found through it whatever
+// search_path its DSN gives.
+func searchPath(ctx context.Context, q querier, schema string, public bool) (string, error) {
+	rows, err := q.Query(ctx, `SELECT n.nspname::text FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+		WHERE e.extname = ANY($1) ORDER BY e.extname`, extensions)
+	if err != nil {
+		return "", err
+	}
+	schemas, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	if public {
+		var ok bool
+		if err := q.QueryRow(ctx, `SELECT to_regnamespace('public') IS NOT NULL`).Scan(&ok); err != nil {
+			return "", err
+		}
+		if ok {
+			schemas = append(schemas, "public")
+		}
+	}
+	path := []string{pgx.Identifier{schema}.Sanitize()}
+	seen := map[string]bool{schema: true}
+	for _, s := range schemas {
+		if !seen[s] {
+			seen[s] = true
+			path = append(path, pgx.Identifier{s}.Sanitize())
+		}
+	}
+	return strings.Join(path, ", "), nil
 }
 
 // hint explains the errors a new database commonly gives.
 func hint(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" && strings.Contains(pe.Message, "extension") {
-		return " (a superuser can create the extensions once: CREATE EXTENSION vector; CREATE EXTENSION unaccent)"
+		return " (a superuser can create the extensions once: CREATE EXTENSION vector SCHEMA public; CREATE EXTENSION unaccent SCHEMA public)"
+	}
+	if errors.As(err, &pe) && pe.Code == "3F000" {
+		return " (create the schema first, or the extensions yourself in a schema of your choice)"
 	}
 	if errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "vector") {
 		return " (pgvector is not installed on the server)"
@@ -192,13 +301,18 @@ func hint(err error) string {
 // version this build knows, and returns the store. ECONFLICT if the
 // schema is newer than that; EINVALID for a DSN that does not parse.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	if _, _, err := Migrate(ctx, dsn); err != nil {
+	_, _, path, err := migrateAt(ctx, dsn)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, strata.Errorf(strata.EINVALID, "postgres: %v", err)
 	}
+	// The store's schema first, then the extensions': the DSN's
+	// search_path need not name the extensions' schema, and another
+	// schema it names must not stand in for the store's tables.
+	cfg.ConnConfig.RuntimeParams["search_path"] = path
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		return pgxvec.RegisterTypes(ctx, conn)
 	}

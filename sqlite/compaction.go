@@ -28,6 +28,31 @@ func (s *Store) CompactionState(ctx context.Context, namespace, conversation str
 	return st, nil
 }
 
+// CompactionStates returns every live-compaction state of the namespace;
+// see strata.CompactionStore.
+func (s *Store) CompactionStates(ctx context.Context, namespace string) ([]strata.ConversationCompaction, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation, checkpoint, turn_count, compaction_count, updated FROM compaction_state
+		WHERE namespace = ? ORDER BY conversation`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: compaction states: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.ConversationCompaction{}
+	for rows.Next() {
+		var c strata.ConversationCompaction
+		var updated int64
+		if err := rows.Scan(&c.Conversation, &c.Checkpoint, &c.TurnCount, &c.CompactionCount, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite: compaction states: %w", err)
+		}
+		c.Updated = time.Unix(0, updated).UTC()
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: compaction states: %w", err)
+	}
+	return out, nil
+}
+
 // SaveCompactionState replaces the live-compaction state of (namespace,
 // conversation); see strata.CompactionStore.
 func (s *Store) SaveCompactionState(ctx context.Context, namespace, conversation string, st strata.CompactionState) error {

@@ -168,10 +168,13 @@ func (s *Store) Conversations(ctx context.Context, namespace string) ([]strata.C
 	return out, nil
 }
 
-// Namespaces lists the namespaces that hold a conversation; see
+// Namespaces lists the namespaces that hold anything (a conversation, a
+// compaction or watch state, a token, a deletion record); see
 // strata.ConversationStore.
 func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT namespace FROM conversations ORDER BY namespace`)
+	rows, err := s.r.QueryContext(ctx, `SELECT namespace FROM conversations UNION SELECT namespace FROM compaction_state
+		UNION SELECT namespace FROM watch_state UNION SELECT namespace FROM tokens UNION SELECT namespace FROM deletions
+		ORDER BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: namespaces: %w", err)
 	}

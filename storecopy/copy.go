@@ -9,9 +9,13 @@
 // their rows keep and expired again with their audit records; spans move
 // to the tier they are in at the source, with the time they went cold.
 //
-// Watch states (how far strata watch has read each file) are carried
-// per namespace, so a watch against the destination goes on where the
-// source's stopped.
+// What a namespace holds beside its conversations is carried whether or
+// not it holds any conversation (a namespace of the source is one that
+// holds anything, see strata.ConversationStore.Namespaces): its bearer
+// tokens, revoked ones revoked from the same time; its watch states (how
+// far strata watch has read each file), so a watch against the
+// destination goes on where the source's stopped; and its live-compaction
+// states, those of conversations memory does not hold included.
 //
 // What is not carried: the audit records of deleted conversations (the
 // contract has no way to write them; Report.Deletions counts them), and
@@ -42,9 +46,10 @@ type Options struct {
 type Report struct {
 	Namespaces    int                  `json:"namespaces"`
 	Conversations []ConversationReport `json:"conversations"`
-	Tokens        int                  `json:"tokens"`    // bearer tokens added
-	Watches       int                  `json:"watches"`   // strata watch file states saved
-	Deletions     int                  `json:"deletions"` // audit records of deleted conversations left behind
+	Tokens        int                  `json:"tokens"`      // bearer tokens added
+	Watches       int                  `json:"watches"`     // strata watch file states saved
+	Compactions   int                  `json:"compactions"` // live-compaction states saved
+	Deletions     int                  `json:"deletions"`   // audit records of deleted conversations left behind
 }
 
 // ConversationReport says what a copy wrote for one conversation. Counts
@@ -95,6 +100,11 @@ func Copy(ctx context.Context, src, dst strata.Store, o Options) (Report, error)
 		if err != nil {
 			return rep, err
 		}
+		k, err := copyCompactions(ctx, src, dst, ns)
+		rep.Compactions += k
+		if err != nil {
+			return rep, err
+		}
 		ds, err := src.Deletions(ctx, ns)
 		if err != nil {
 			return rep, fmt.Errorf("copy: deletions of namespace %q: %w", ns, err)
@@ -106,7 +116,8 @@ func Copy(ctx context.Context, src, dst strata.Store, o Options) (Report, error)
 	return rep, err
 }
 
-// namespaces returns want, or every namespace of src.
+// namespaces returns want, or every namespace of src: each that holds
+// anything, a conversation or not.
 func namespaces(ctx context.Context, src strata.Store, want []string) ([]string, error) {
 	if len(want) > 0 {
 		return want, nil
@@ -215,15 +226,7 @@ func copyConversation(ctx context.Context, src, dst strata.Store, c strata.Conve
 	if err := copyCalls(ctx, src, dst, ns, id, &cr); err != nil {
 		return cr, err
 	}
-	st, err := src.CompactionState(ctx, ns, id)
-	if err != nil {
-		return cr, err
-	}
-	if st != (strata.CompactionState{}) {
-		if err := dst.SaveCompactionState(ctx, ns, id, st); err != nil {
-			return cr, err
-		}
-	}
+	// The compaction state goes with the namespace's others (copyCompactions).
 	if err := copyVectors(ctx, src, dst, ns, id, batch, &cr); err != nil {
 		return cr, err
 	}
@@ -434,8 +437,43 @@ func sameWatch(a, b strata.WatchState) bool {
 	return a.Offset == b.Offset && a.Lines == b.Lines && a.HeadLen == b.HeadLen && a.Head == b.Head && a.Updated.Equal(b.Updated)
 }
 
+// copyCompactions saves at dst each live-compaction state of the
+// namespace that dst does not hold as it is, whether or not memory holds
+// its conversation: compaction can run without appending to memory.
+func copyCompactions(ctx context.Context, src, dst strata.Store, ns string) (int, error) {
+	from, err := src.CompactionStates(ctx, ns)
+	if err != nil {
+		return 0, fmt.Errorf("copy: compaction states of namespace %q: %w", ns, err)
+	}
+	to, err := dst.CompactionStates(ctx, ns)
+	if err != nil {
+		return 0, fmt.Errorf("copy: compaction states of namespace %q: %w", ns, err)
+	}
+	held := map[string]strata.CompactionState{}
+	for _, c := range to {
+		held[c.Conversation] = c.CompactionState
+	}
+	n := 0
+	for _, c := range from {
+		if h, ok := held[c.Conversation]; ok && sameCompaction(h, c.CompactionState) {
+			continue
+		}
+		if err := dst.SaveCompactionState(ctx, ns, c.Conversation, c.CompactionState); err != nil {
+			return n, fmt.Errorf("copy: compaction state of %s/%s: %w", ns, c.Conversation, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func sameCompaction(a, b strata.CompactionState) bool {
+	return a.Checkpoint == b.Checkpoint && a.TurnCount == b.TurnCount && a.CompactionCount == b.CompactionCount && a.Updated.Equal(b.Updated)
+}
+
 // copyTokens adds the bearer tokens of nss that dst lacks, when both
-// stores keep tokens.
+// stores keep tokens. A token dst holds under the same id must be the
+// source's (same secret, namespace, label and creation): anything else is
+// an ECONFLICT error naming it, and nothing of it is changed.
 func copyTokens(ctx context.Context, src, dst strata.Store, nss []string) (int, error) {
 	from, ok1 := src.(strata.TokenStore)
 	to, ok2 := dst.(strata.TokenStore)
@@ -446,9 +484,9 @@ func copyTokens(ctx context.Context, src, dst strata.Store, nss []string) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("copy: tokens: %w", err)
 	}
-	held := map[string]bool{}
+	held := map[string]strata.Token{}
 	for _, t := range have {
-		held[t.ID] = true
+		held[t.ID] = t
 	}
 	n := 0
 	for _, ns := range nss {
@@ -457,11 +495,13 @@ func copyTokens(ctx context.Context, src, dst strata.Store, nss []string) (int, 
 			return n, fmt.Errorf("copy: tokens: %w", err)
 		}
 		for _, t := range ts {
-			if !held[t.ID] {
+			if h, ok := held[t.ID]; !ok {
 				if err := to.PutToken(ctx, t); err != nil {
 					return n, fmt.Errorf("copy: token %s: %w", t.ID, err)
 				}
 				n++
+			} else if d := tokenDiff(t, h); d != "" {
+				return n, strata.Errorf(strata.ECONFLICT, "copy: token %s: the destination holds another token under this id (%s)", t.ID, d)
 			}
 			// A revoked token stays revoked, from the same time.
 			if !t.Revoked.IsZero() {

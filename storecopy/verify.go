@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/strata-memory/strata"
 )
@@ -42,8 +44,10 @@ type Digest struct {
 }
 
 // Verify compares every conversation of the namespaces (every namespace
-// of src if none) in src and dst and returns what differs; none means dst
-// holds what src holds.
+// of src if none, see Copy) in src and dst, and each namespace's tokens,
+// watch states and live-compaction states, whether or not it holds a
+// conversation, and returns what differs; none means dst holds what src
+// holds.
 func Verify(ctx context.Context, src, dst strata.Store, nss []string) ([]Mismatch, error) {
 	nss, err := namespaces(ctx, src, nss)
 	if err != nil {
@@ -78,6 +82,24 @@ func Verify(ctx context.Context, src, dst strata.Store, nss []string) ([]Mismatc
 			return nil, err
 		}
 		if w := watchDiff(wa, wb); w != "" {
+			out = append(out, Mismatch{Namespace: ns, What: w})
+		}
+		ca, err := src.CompactionStates(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		cb, err := dst.CompactionStates(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range compactionDiff(ca, cb) {
+			out = append(out, Mismatch{Namespace: ns, What: w})
+		}
+		ts, err := tokenDiffs(ctx, src, dst, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ts {
 			out = append(out, Mismatch{Namespace: ns, What: w})
 		}
 		inDst := map[string]bool{}
@@ -128,6 +150,102 @@ func watchDiff(a, b []strata.WatchFile) string {
 		}
 	}
 	return ""
+}
+
+// compactionDiff describes how two namespaces' live-compaction states
+// differ: each conversation whose state is missing on one side or saved
+// differently.
+func compactionDiff(a, b []strata.ConversationCompaction) []string {
+	in := map[string]strata.CompactionState{}
+	for _, c := range b {
+		in[c.Conversation] = c.CompactionState
+	}
+	var out []string
+	for _, c := range a {
+		d, ok := in[c.Conversation]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("compaction state of %q only in the source", c.Conversation))
+		case !sameCompaction(c.CompactionState, d):
+			out = append(out, fmt.Sprintf("compaction state of %q: %d turns, %d compactions, a checkpoint of %d bytes, updated %s in the source; %d turns, %d compactions, %d bytes, updated %s in the destination",
+				c.Conversation, c.TurnCount, c.CompactionCount, len(c.Checkpoint), c.Updated.Format(time.RFC3339Nano),
+				d.TurnCount, d.CompactionCount, len(d.Checkpoint), d.Updated.Format(time.RFC3339Nano)))
+		}
+		delete(in, c.Conversation)
+	}
+	for _, c := range b {
+		if _, ok := in[c.Conversation]; ok {
+			out = append(out, fmt.Sprintf("compaction state of %q only in the destination", c.Conversation))
+		}
+	}
+	return out
+}
+
+// tokenDiffs describes how the namespace's bearer tokens differ in src
+// and dst, when both keep tokens: each token missing on one side, held
+// otherwise, or revoked on one side only or at another time.
+func tokenDiffs(ctx context.Context, src, dst strata.Store, ns string) ([]string, error) {
+	from, ok1 := src.(strata.TokenStore)
+	to, ok2 := dst.(strata.TokenStore)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	a, err := from.Tokens(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	b, err := to.Tokens(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	in := map[string]strata.Token{}
+	for _, t := range b {
+		in[t.ID] = t
+	}
+	revoked := func(t strata.Token) string {
+		if t.Revoked.IsZero() {
+			return "not revoked"
+		}
+		return "revoked at " + t.Revoked.Format(time.RFC3339Nano)
+	}
+	var out []string
+	for _, t := range a {
+		u, ok := in[t.ID]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("token %s (%q) only in the source", t.ID, t.Label))
+		case tokenDiff(t, u) != "":
+			out = append(out, fmt.Sprintf("token %s: %s", t.ID, tokenDiff(t, u)))
+		case !t.Revoked.Equal(u.Revoked):
+			out = append(out, fmt.Sprintf("token %s: %s in the source, %s in the destination", t.ID, revoked(t), revoked(u)))
+		}
+		delete(in, t.ID)
+	}
+	for _, t := range b {
+		if _, ok := in[t.ID]; ok {
+			out = append(out, fmt.Sprintf("token %s (%q) only in the destination", t.ID, t.Label))
+		}
+	}
+	return out, nil
+}
+
+// tokenDiff says how the token a differs from b, revocation aside, or ""
+// if it does not. The secret's hash is not shown.
+func tokenDiff(a, b strata.Token) string {
+	var d []string
+	if a.Hash != b.Hash {
+		d = append(d, "another secret")
+	}
+	if a.Namespace != b.Namespace {
+		d = append(d, fmt.Sprintf("namespace %q in the source, %q in the destination", a.Namespace, b.Namespace))
+	}
+	if a.Label != b.Label {
+		d = append(d, fmt.Sprintf("label %q in the source, %q in the destination", a.Label, b.Label))
+	}
+	if !a.Created.Equal(b.Created) {
+		d = append(d, fmt.Sprintf("created %s in the source, %s in the destination", a.Created.Format(time.RFC3339Nano), b.Created.Format(time.RFC3339Nano)))
+	}
+	return strings.Join(d, "; ")
 }
 
 // diff names the fields of two digests that differ.

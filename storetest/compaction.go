@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,45 @@ func testCompactionStateInvalid(t *testing.T, s strata.Store) {
 	}
 	if got.Checkpoint != "kept" || got.TurnCount != 3 {
 		t.Fatalf("state after rejected saves = %+v, want the good one kept", got)
+	}
+}
+
+// testCompactionStates: every state of a namespace is listed, by
+// conversation id in byte order, with its fields, whether or not the
+// conversation exists in memory; another namespace's are not.
+func testCompactionStates(t *testing.T, s strata.Store) {
+	if got, err := s.CompactionStates(ctx(t), "ns"); err != nil || len(got) != 0 {
+		t.Fatalf("CompactionStates of an empty namespace = %+v, %v; want none", got, err)
+	}
+	ensure(t, s, "ns", "b")
+	at := time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
+	saved := map[string]strata.CompactionState{
+		"b":      {Checkpoint: "## Goal\nb, \x00 and ünïcødé", TurnCount: 4, CompactionCount: 1, Updated: at},
+		"a":      {Checkpoint: "a", TurnCount: 2, CompactionCount: 3, Updated: at.Add(time.Hour)},
+		"Z":      {TurnCount: 1, Updated: at},
+		"~tilde": {Checkpoint: "bytes", Updated: at},
+	}
+	for id, st := range saved {
+		if err := s.SaveCompactionState(ctx(t), "ns", id, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveCompactionState(ctx(t), "other", "c", strata.CompactionState{TurnCount: 9, Updated: at}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.CompactionStates(ctx(t), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range got {
+		ids = append(ids, c.Conversation)
+		want := saved[c.Conversation]
+		if c.Checkpoint != want.Checkpoint || c.TurnCount != want.TurnCount || c.CompactionCount != want.CompactionCount || !sameTime(c.Updated, want.Updated) {
+			t.Errorf("CompactionStates: %q = %+v, want %+v", c.Conversation, c.CompactionState, want)
+		}
+	}
+	if want := []string{"Z", "a", "b", "~tilde"}; !slices.Equal(ids, want) {
+		t.Errorf("CompactionStates lists %q, want %q", ids, want)
 	}
 }

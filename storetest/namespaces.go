@@ -140,6 +140,38 @@ func testNamespaces(t *testing.T, s strata.Store) {
 	}
 }
 
+// testNamespacesWithoutConversations: a namespace that holds only a
+// compaction state, a watch state, a token or the audit record of a
+// deleted conversation is listed.
+func testNamespacesWithoutConversations(t *testing.T, s strata.Store) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := s.SaveCompactionState(ctx(t), "compaction", "agent", strata.CompactionState{TurnCount: 1, Updated: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveWatchState(ctx(t), "watch", "/w.jsonl", strata.WatchState{Offset: 5, Lines: 1, Updated: at}); err != nil {
+		t.Fatal(err)
+	}
+	ensure(t, s, "gone", "c")
+	if _, err := s.DeleteConversation(ctx(t), "gone", "c", "test", at); err != nil {
+		t.Fatal(err)
+	}
+	ensure(t, s, "memory", "c")
+	want := []string{"compaction", "gone", "memory", "watch"}
+	if ts, ok := s.(strata.TokenStore); ok {
+		_, tok, err := strata.NewToken("keys", "ci", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.PutToken(ctx(t), tok); err != nil {
+			t.Fatal(err)
+		}
+		want = []string{"compaction", "gone", "keys", "memory", "watch"}
+	}
+	if got, err := s.Namespaces(ctx(t)); err != nil || !slices.Equal(got, want) {
+		t.Errorf("Namespaces = %q (err %v), want %q", got, err, want)
+	}
+}
+
 func testStats(t *testing.T, s strata.Store) {
 	st, err := s.Stats(ctx(t), "ns")
 	if err != nil {

@@ -55,7 +55,9 @@ func runMigrate(ctx context.Context, m *Main, args []string) error {
 
 // runCopy copies every namespace (or those named) of one store into
 // another, SQLite or PostgreSQL either way, then verifies the copy. A copy
-// cut short is finished by running it again.
+// cut short is finished by running it again. Every namespace is one that
+// holds anything: tokens, watch or compaction states, not only
+// conversations.
 func runCopy(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("copy", "--from SRC --to DST [--namespaces A,B] [--verify-only] [--json]")
 	from := fs.String("from", "", "the store to copy: an SQLite file or a postgres:// URL (required)")
@@ -130,8 +132,8 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			for _, c := range rep.Conversations {
 				turns += c.Turns
 			}
-			fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens, %d watch states",
-				len(rep.Conversations), rep.Namespaces, showDB(*from), showDB(*to), turns, rep.Tokens, rep.Watches)
+			fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens, %d watch states, %d compaction states",
+				len(rep.Conversations), rep.Namespaces, showDB(*from), showDB(*to), turns, rep.Tokens, rep.Watches, rep.Compactions)
 			if rep.Deletions > 0 {
 				fmt.Fprintf(m.Stdout, "; %d audit records of deleted conversations stay behind", rep.Deletions)
 			}
@@ -141,7 +143,8 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintln(m.Stdout, "differs:", x)
 		}
 		if len(ms) == 0 {
-			fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both, and every watch state is the same")
+			fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both, "+
+				"and every namespace the same tokens, watch states and compaction states")
 		}
 	}
 	if len(ms) > 0 {

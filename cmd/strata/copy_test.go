@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,37 @@ func TestCopyCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "nope.db")); err == nil {
 		t.Error("copying from a missing file created it")
+	}
+}
+
+// TestCopyCommandTokens: the tokens of a namespace that holds no
+// conversation are copied, and --verify-only against a store that lacks
+// them, or holds one revoked, fails naming the token.
+func TestCopyCommandTokens(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")
+	mustRun(t, a, "import", writeJSONL(t, dir, "k", 10))
+	mustRun(t, a, "token", "create", "--namespace", "keys", "--label", "ci")
+	var list struct{ Tokens []struct{ ID string } }
+	if err := json.Unmarshal([]byte(mustRun(t, a, "token", "list", "--json")), &list); err != nil || len(list.Tokens) != 1 {
+		t.Fatalf("token list: %v %+v", err, list)
+	}
+	toks := list.Tokens
+	mustRun(t, "", "copy", "--from", a, "--to", b, "--namespaces", "default")
+	out, _, err := run(t, "", "", "copy", "--from", a, "--to", b, "--verify-only")
+	if err == nil || !strings.Contains(out, "differs: keys: token "+toks[0].ID+` ("ci") only in the source`) || strings.Contains(out, "verified") {
+		t.Errorf("--verify-only against a store without the token: %v\n%s", err, out)
+	}
+	if out := mustRun(t, "", "copy", "--from", a, "--to", c); !strings.Contains(out, "copied 1 conversations of 2 namespaces") || !strings.Contains(out, "1 tokens") || !strings.Contains(out, "verified") {
+		t.Errorf("copy printed:\n%s", out)
+	}
+	if got := mustRun(t, c, "token", "list", "--namespace", "keys"); !strings.Contains(got, toks[0].ID) {
+		t.Errorf("tokens of keys in the copy:\n%s", got)
+	}
+	mustRun(t, c, "token", "revoke", toks[0].ID)
+	out, _, err = run(t, "", "", "copy", "--from", a, "--to", c, "--verify-only")
+	if err == nil || !strings.Contains(out, "differs: keys: token "+toks[0].ID+": not revoked in the source, revoked at ") {
+		t.Errorf("--verify-only against a store with the token revoked: %v\n%s", err, out)
 	}
 }
 
