@@ -281,8 +281,8 @@ func openReader(ctx context.Context, path, abs string, pragmas []string) (*sql.D
 type refuseWrites struct{ path string }
 
 func (c refuseWrites) Connect(context.Context) (driver.Conn, error) { return nil, c.err() }
-func (c refuseWrites) Driver() driver.Driver                          { return c }
-func (c refuseWrites) Open(string) (driver.Conn, error)               { return nil, c.err() }
+func (c refuseWrites) Driver() driver.Driver                        { return c }
+func (c refuseWrites) Open(string) (driver.Conn, error)             { return nil, c.err() }
 
 func (c refuseWrites) err() error {
 	return strata.Errorf(strata.ECONFLICT, "sqlite: %s is open read-only: it cannot be changed "+
