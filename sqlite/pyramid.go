@@ -311,11 +311,14 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	if err != nil {
 		return fmt.Errorf("turn %d: %w", t.Seq, err)
 	}
+	// The row keeps its seq, ext_id, session, time and tokens, which the
+	// read back below compares with t's.
+	row := encodedRow(t.Seq, t.Session, t.SessionLabel, string(t.Role), t.Name, t.Content, t.Model, t.Tokens, &e)
 	res, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ?, span = NULL, role = ?, session_label = ?, name = ?,
-		content = ?, model = ?, tool_calls = ?, tool_results = ?, importance = ?, tags = ?, metadata = ?
+		content = ?, model = ?, tool_calls = ?, tool_results = ?, importance = ?, tags = ?, metadata = ?, crc = ?
 		WHERE pk = ? AND tier = ? AND size = ?`,
 		tierHot, string(t.Role), t.SessionLabel, t.Name, t.Content, t.Model, e.toolCalls, e.toolResults, t.Importance,
-		e.tags, e.metadata, rowPK, tier, len(t.Content))
+		e.tags, e.metadata, int64(row.sum()), rowPK, tier, len(t.Content))
 	if err != nil {
 		return fmt.Errorf("turn %d: %w", t.Seq, err)
 	}

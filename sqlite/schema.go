@@ -429,6 +429,13 @@ CREATE TABLE derived_frames (id INTEGER PRIMARY KEY CHECK (id = 1));
 CREATE TABLE cold_unindexed (node INTEGER PRIMARY KEY);
 INSERT INTO cold_unindexed (node) SELECT pk FROM nodes WHERE level = 1 AND tier = 2;
 `},
+	{22, "checksums of hot turn rows", `
+-- The CRC-32C of a hot row's content fields (turnsum.go), checked on every
+-- read; NULL while the content is with its span (warm or cold), whose
+-- block or segment is checked instead.
+ALTER TABLE turns ADD COLUMN crc INTEGER;
+UPDATE turns SET crc = strata_turn_crc(` + turnSumCols + `) WHERE tier = 0;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

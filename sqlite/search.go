@@ -141,7 +141,7 @@ func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, co
 		var st stub
 		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &h.Score)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: search turns: %w", err)
+			return nil, fmt.Errorf("sqlite: search turns of %q: %w", h.Conversation, err)
 		}
 		if st.tier != tierHot {
 			st.index = len(hits)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -33,6 +34,7 @@ type Store struct {
 	sums       convIndexes[sumIndex]
 	turnIdx    convIndexes[turnIndex]
 	noMemIndex bool
+	readOnly   bool // opened with ReadOnly: w refuses every write
 }
 
 var _ strata.Store = (*Store)(nil)
@@ -50,6 +52,7 @@ type Option func(*options)
 type options struct {
 	blobs      archive.Blobs
 	noMemIndex bool
+	readOnly   bool
 }
 
 // WithBlobs keeps the store's archive segments in b instead of the files
@@ -62,12 +65,14 @@ func WithBlobs(b archive.Blobs) Option {
 
 // Open opens the SQLite store at path, creating the file and its parent
 // directory if they are missing, and migrates its schema to the newest
-// version this build knows. Its archive segments are the files of
-// ArchiveRoot(path) unless an option gives other Blobs. It returns an
-// ECONFLICT error if the file's schema is newer than that, and an EINVALID
-// error for an empty path, an in-memory database name or a URI (a Store
-// needs a file path: its reads and writes use separate connections, and it
-// sets the connection options itself).
+// version this build knows (unless the ReadOnly option is given). Its
+// archive segments are the files of ArchiveRoot(path) unless an option
+// gives other Blobs. It returns an ECONFLICT error if the file's schema is
+// newer than that, and an EINVALID error for an empty path, an in-memory
+// database name or a URI (a Store needs a file path: its reads and writes
+// use separate connections, and it sets the connection options itself).
+// A full disk or a read-only file or folder is said so in words (see
+// Store.Explain).
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, strata.Errorf(strata.EINVALID, "sqlite: path %q: want a file path", path)
@@ -83,6 +88,21 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if o.blobs == nil {
 		o.blobs = archive.NewFiles(ArchiveRoot(abs))
 	}
+	var s *Store
+	if o.readOnly {
+		s, err = openReadOnly(ctx, path, abs, o)
+	} else {
+		s, err = openWritable(ctx, path, abs, o)
+	}
+	if err != nil {
+		return nil, explain(err, path, o.readOnly)
+	}
+	return s, nil
+}
+
+// openWritable opens the store at path for reading and writing, creating
+// and migrating it as Open says.
+func openWritable(ctx context.Context, path, abs string, o options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("sqlite: creating the directory of %s: %w", path, err)
 	}
@@ -138,6 +158,137 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// ReadOnly opens the store for reading only, as a backup, a snapshot or a
+// file on read-only media can be: Open creates, migrates and indexes
+// nothing and writes nothing, not even SQLite's -wal and -shm files when
+// it cannot (a read-only folder, a full disk). The file must exist and
+// have this build's schema: an older one is refused with an ECONFLICT
+// error that says to open it writable once (a read-only open cannot
+// migrate it, and this build's queries need the newest schema). Every
+// write to the store fails with an ECONFLICT error that says it is open
+// read-only.
+//
+// SQLite reads a file in WAL mode through its -shm file. Where that
+// cannot be created and the file has no write-ahead log to replay (it was
+// closed cleanly), the store opens it as immutable: SQLite then takes no
+// locks, so another process writing to it meanwhile is not seen, and can
+// make a read fail. Where the -wal file holds changes but no -shm can be
+// made beside it, Open fails and says so: copy the files to a writable
+// folder.
+func ReadOnly() Option {
+	return func(o *options) { o.readOnly = true }
+}
+
+// ReadOnly reports whether the store was opened with the ReadOnly option.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// openReadOnly opens the store at path as ReadOnly says.
+func openReadOnly(ctx context.Context, path, abs string, o options) (*Store, error) {
+	if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+		return nil, strata.Errorf(strata.ENOTFOUND, "sqlite: %s does not exist (a read-only open creates nothing)", path)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	pragmas := []string{
+		"busy_timeout(" + fmt.Sprint(BusyTimeout.Milliseconds()) + ")",
+		"temp_store(MEMORY)",
+		"query_only(ON)",
+		"cache_size(-16384)",
+	}
+	r, err := openReader(ctx, path, abs, pragmas)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, seg: archive.Segments{Blobs: o.blobs}, r: r, text: newTextCodec(minCompressed),
+		noMemIndex: o.noMemIndex, readOnly: true,
+		w: sql.OpenDB(refuseWrites{path: path})}
+	fail := func(err error) (*Store, error) {
+		s.Close()
+		return nil, err
+	}
+	var tables int
+	if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&tables); err != nil {
+		return fail(fmt.Errorf("sqlite: opening %s: %w", path, err))
+	}
+	if tables == 0 {
+		return fail(strata.Errorf(strata.EINVALID, "sqlite: %s is not a strata store (it has no schema_migrations table)", path))
+	}
+	if err := r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&s.from); err != nil {
+		return fail(fmt.Errorf("sqlite: opening %s: %w", path, err))
+	}
+	switch {
+	case s.from > SchemaVersion():
+		return fail(strata.Errorf(strata.ECONFLICT,
+			"sqlite: %s has schema version %d, newer than this build of strata knows (%d); use a newer strata",
+			path, s.from, SchemaVersion()))
+	case s.from < SchemaVersion():
+		return fail(strata.Errorf(strata.ECONFLICT,
+			"sqlite: %s has schema version %d, older than this build's %d, and a read-only open does not migrate it: "+
+				"open it writable once (strata migrate --db %s) on a copy that can be written, then read it",
+			path, s.from, SchemaVersion(), path))
+	}
+	if err := s.text.load(ctx, r); err != nil {
+		return fail(fmt.Errorf("sqlite: opening %s: %w", path, err))
+	}
+	return s, nil
+}
+
+// openReader opens the read-only connections of a ReadOnly store: mode=ro
+// if SQLite can open the file so (it needs to create or map the -shm
+// file beside it), else immutable if the file has no write-ahead log that
+// would be ignored.
+func openReader(ctx context.Context, path, abs string, pragmas []string) (*sql.DB, error) {
+	try := func(params ...string) (*sql.DB, error) {
+		r, err := sql.Open("sqlite", dsn(abs, pragmas, "", params...))
+		if err != nil {
+			return nil, err
+		}
+		n := max(4, runtime.GOMAXPROCS(0))
+		r.SetMaxOpenConns(n)
+		r.SetMaxIdleConns(n)
+		r.SetConnMaxIdleTime(5 * time.Minute)
+		// Reading the schema opens the -wal and -shm files if there are
+		// any: a ping alone opens only the database file.
+		var objects int
+		if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&objects); err != nil {
+			r.Close()
+			return nil, err
+		}
+		return r, nil
+	}
+	r, err := try("mode=ro")
+	if err == nil {
+		return r, nil
+	}
+	if !cannotOpen(err) {
+		return nil, fmt.Errorf("sqlite: opening %s read-only: %w", path, err)
+	}
+	if st, serr := os.Stat(abs + "-wal"); serr == nil && st.Size() > 0 {
+		return nil, &storageError{kind: "read-only", err: fmt.Errorf("sqlite: cannot open %s read-only: its write-ahead log %s-wal "+
+			"holds changes, which SQLite reads only through a %s-shm file it cannot create or open here "+
+			"(the folder is read-only or the disk is full); copy the files to a writable folder and open the copy: %w",
+			path, path, path, err)}
+	}
+	r, err2 := try("mode=ro", "immutable=1")
+	if err2 != nil {
+		return nil, fmt.Errorf("sqlite: opening %s read-only: %w", path, errors.Join(err, err2))
+	}
+	return r, nil
+}
+
+// refuseWrites is the write pool of a ReadOnly store: it never connects,
+// so every write fails with an error that says why.
+type refuseWrites struct{ path string }
+
+func (c refuseWrites) Connect(context.Context) (driver.Conn, error) { return nil, c.err() }
+func (c refuseWrites) Driver() driver.Driver                        { return c }
+func (c refuseWrites) Open(string) (driver.Conn, error)             { return nil, c.err() }
+
+func (c refuseWrites) err() error {
+	return strata.Errorf(strata.ECONFLICT, "sqlite: %s is open read-only: it cannot be changed "+
+		"(open it without the read-only option to write)", c.path)
+}
+
 // checkOrphanArchive refuses to start a new store (a missing or empty
 // file) over the archive segments of an earlier one: those segments are
 // the raw content of cold spans, which only the lost file indexes, and a
@@ -175,7 +326,7 @@ func checkOrphanArchive(ctx context.Context, path, abs string, blobs archive.Blo
 // dsn builds a modernc.org/sqlite data source name for the file at abs: a
 // file: URI (so any character in the path is safe) with the driver's
 // _pragma and _txlock parameters.
-func dsn(abs string, pragmas []string, txlock string) string {
+func dsn(abs string, pragmas []string, txlock string, params ...string) string {
 	p := filepath.ToSlash(abs)
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // Windows: C:/x becomes /C:/x
@@ -186,6 +337,10 @@ func dsn(abs string, pragmas []string, txlock string) string {
 	}
 	if txlock != "" {
 		q.Set("_txlock", txlock)
+	}
+	for _, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		q.Set(k, v)
 	}
 	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
 }

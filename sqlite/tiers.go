@@ -175,7 +175,7 @@ func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversatio
 // segment (a cold row is read through its segment's record, which holds
 // them; 6.5 bytes a turn on a million synthetic ones).
 const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', tool_calls = NULL,
-	tool_results = NULL, tags = NULL, metadata = NULL,
+	tool_results = NULL, tags = NULL, metadata = NULL, crc = NULL,
 	role = iif(?1 >= 2, '', role), name = iif(?1 >= 2, '', name), session_label = iif(?1 >= 2, '', session_label)
 	WHERE conversation = ?3 AND seq BETWEEN ?4 AND ?5 AND tier < ?6 AND importance < ` + pinnedLiteral
 

@@ -13,13 +13,13 @@ import (
 
 // turnCols are the columns scanTurn reads, for a turns table aliased t.
 const turnCols = `t.seq, t.ext_id, t.session, t.session_label, t.role, t.name, t.content, t.time,
-	t.model, t.tool_calls, t.tool_results, t.tokens, t.importance, t.tags, t.metadata`
+	t.model, t.tool_calls, t.tool_results, t.tokens, t.importance, t.tags, t.metadata, t.crc`
 
 // insertTurn appends one turn unless its ext_id is already stored; the
 // caller checks rows affected, so a skipped turn consumes no seq.
 const insertTurn = `INSERT INTO turns (conversation, seq, ext_id, session, session_label, role, name,
-	content, time, model, tool_calls, tool_results, tokens, importance, tags, metadata, size)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	content, time, model, tool_calls, tool_results, tokens, importance, tags, metadata, size, crc)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation, ext_id) DO NOTHING`
 
 // encodedTurn is a turn's column values that need encoding, prepared before
@@ -165,9 +165,10 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 			return fail(err)
 		}
 		t, e := &turns[i], &enc[i]
+		row := encodedRow(seq+1, t.Session, t.SessionLabel, string(t.Role), t.Name, t.Content, t.Model, t.Tokens, e)
 		res, err := ins.ExecContext(rowCtx, pk, seq+1, e.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
 			t.Content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
-			len(t.Content))
+			len(t.Content), int64(row.sum()))
 		if err != nil {
 			return fail(fmt.Errorf("turn %q: %w", t.ExtID, err))
 		}
@@ -326,22 +327,26 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 	return s.hydrate(ctx, s.r, f.Namespace, f.Conversation, out, stubs)
 }
 
-// scanTurn reads a row of turnCols followed by extra.
+// scanTurn reads a row of turnCols followed by extra, and checks the
+// row's checksum (turnsum.go).
 func scanTurn(row interface{ Scan(...any) error }, extra ...any) (strata.Turn, error) {
 	var (
-		t                                      strata.Turn
-		extID                                  sql.NullString
-		role                                   string
-		tm                                     sql.NullInt64
-		toolCalls, toolResults, tags, metadata sql.NullString
+		t   strata.Turn
+		r   turnRow
+		crc sql.NullInt64
 	)
-	dest := append([]any{&t.Seq, &extID, &t.Session, &t.SessionLabel, &role, &t.Name, &t.Content, &tm,
-		&t.Model, &toolCalls, &toolResults, &t.Tokens, &t.Importance, &tags, &metadata}, extra...)
+	dest := append([]any{&r.seq, &r.extID, &r.session, &r.label, &r.role, &r.name, &r.content, &r.time,
+		&r.model, &r.toolCalls, &r.toolResults, &r.tokens, &t.Importance, &r.tags, &r.metadata, &crc}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return t, err
 	}
-	t.ExtID, t.Role, t.Time = extID.String, strata.Role(role), fromNanos(tm)
-	return t, decodeColumns(&t, toolCalls, toolResults, tags, metadata)
+	if err := r.check(crc); err != nil {
+		return t, err
+	}
+	t.Seq, t.ExtID, t.Session, t.SessionLabel, t.Role, t.Name, t.Content = r.seq, r.extID.String, int(r.session),
+		r.label, strata.Role(r.role), r.name, r.content
+	t.Time, t.Model, t.Tokens = fromNanos(r.time), r.model, int(r.tokens)
+	return t, decodeColumns(&t, r.toolCalls, r.toolResults, r.tags, r.metadata)
 }
 
 // decodeColumns sets t's structured fields from their JSON columns.

@@ -58,7 +58,7 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}

@@ -131,6 +131,7 @@ type globals struct {
 	db, config, namespace, tokenizer  string
 	llmProvider, llmModel, llmBaseURL string
 	embedModel, embedBaseURL          string
+	readOnly                          bool
 }
 
 func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
@@ -144,6 +145,7 @@ func (m *Main) addGlobals(fs *flag.FlagSet) *globals {
 	fs.StringVar(&g.llmBaseURL, "llm-base-url", "", "the API's base URL, e.g. http://127.0.0.1:11434/v1 (env STRATA_LLM_BASE_URL)")
 	fs.StringVar(&g.embedModel, "embed-model", "", "embedding model for hybrid search, on any OpenAI-compatible server (env STRATA_EMBED_MODEL)")
 	fs.StringVar(&g.embedBaseURL, "embed-base-url", "", "the embeddings API's base URL, e.g. http://127.0.0.1:11434/v1 (env STRATA_EMBED_BASE_URL)")
+	fs.BoolVar(&g.readOnly, "read-only", false, "open an SQLite store read-only: nothing is created, migrated or written, and commands that write fail (env STRATA_READ_ONLY=1)")
 	return g
 }
 
@@ -172,6 +174,11 @@ type settings struct {
 	// the server and the MCP server answer many queries; a one-shot
 	// command would pay for loading them and use them once.
 	longRunning bool
+	// ReadOnly opens an SQLite store with sqlite.ReadOnly (--read-only,
+	// STRATA_READ_ONLY); reads marks a command that only reads, which
+	// opens it so too whenever the store allows (see openStore).
+	ReadOnly bool
+	reads    bool
 }
 
 // llmSettings are the resolved llm settings.
@@ -214,6 +221,15 @@ func (m *Main) resolve(g *globals) (settings, error) {
 			return s, err
 		}
 		s.DB = filepath.Join(dir, "strata", "strata.db")
+	}
+	if g.readOnly {
+		s.ReadOnly = true
+	} else if v := m.Getenv("STRATA_READ_ONLY"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return s, fmt.Errorf("STRATA_READ_ONLY %q: want 1 or 0 (true or false)", v)
+		}
+		s.ReadOnly = on
 	}
 	s.Namespace = first(g.namespace, m.Getenv("STRATA_NAMESPACE"), fc.Namespace, strata.DefaultNamespace)
 	s.Tokenizer = first(g.tokenizer, m.Getenv("STRATA_TOKENIZER"), fc.Tokenizer, "o200k_base")
@@ -401,6 +417,19 @@ func (m *Main) open(ctx context.Context, g *globals) (*app, error) {
 	return m.openSettings(ctx, s)
 }
 
+// openReading is open for a command that only reads the store: an SQLite
+// store is opened read-only when it can be (see openStore), so that a
+// backup, a snapshot or a store on read-only media or a full disk can be
+// read.
+func (m *Main) openReading(ctx context.Context, g *globals) (*app, error) {
+	s, err := m.resolve(g)
+	if err != nil {
+		return nil, err
+	}
+	s.reads = true
+	return m.openSettings(ctx, s)
+}
+
 // openSettings opens the store and the engine of settings already
 // resolved.
 func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
@@ -408,9 +437,19 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, s.DB, s.longRunning)
+	mode := readWrite
+	switch {
+	case s.ReadOnly:
+		mode = readOnly
+	case s.reads:
+		mode = readPreferred
+	}
+	st, err := openStore(ctx, s.DB, s.longRunning, mode)
 	if err != nil {
 		return nil, err
+	}
+	if x, ok := st.(explainer); ok {
+		m.explainers = append(m.explainers, x)
 	}
 	llm := s.LLM.Options
 	if llm.Completer, err = s.LLM.completer(); err != nil {

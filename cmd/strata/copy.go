@@ -88,12 +88,12 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			nss = append(nss, ns)
 		}
 	}
-	src, err := openStore(ctx, *from, false)
+	src, err := openStore(ctx, *from, false, readWrite)
 	if err != nil {
 		return fmt.Errorf("copy: --from: %w", err)
 	}
 	defer src.Close()
-	dst, err := openStore(ctx, *to, false)
+	dst, err := openStore(ctx, *to, false, readWrite)
 	if err != nil {
 		return fmt.Errorf("copy: --to: %w", err)
 	}

@@ -50,7 +50,7 @@ func runExportPrimers(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func runUpload(ctx context.Context, m *Main, fs *cmdline, conv string, ref time.
 	if query {
 		return usagef("context: --query does not apply to --format upload")
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,10 @@ type Main struct {
 	// Now is the clock the engine reads (nil: time.Now): when periods
 	// close, when spans go cold, and how long ago.
 	Now func() time.Time
+	// explainers are the stores the command opened: Run passes its
+	// error through each, so that a full disk or a read-only file is
+	// said in words.
+	explainers []explainer
 }
 
 // NewMain returns a Main over the process's streams and environment.
@@ -118,7 +122,12 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, m, args[1:])
+			err := c.run(ctx, m, args[1:])
+			for _, x := range m.explainers {
+				err = x.Explain(err)
+			}
+			m.explainers = nil
+			return err
 		}
 	}
 	return usagef("unknown command %q (run 'strata help')", args[0])

@@ -46,7 +46,7 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 	if err := requireConversation(*conv); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	if *format == "upload" {
 		return runUpload(ctx, m, fs, *conv, ref, secs, *budget, *maxBytes)
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func runSearch(ctx context.Context, m *Main, args []string) error {
 	if *k <= 0 {
 		return usagef("search: -k must be positive")
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func runExpand(ctx context.Context, m *Main, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("expand: give one NODE_ID (see 'strata tree')")
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func runList(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}

@@ -28,11 +28,27 @@ func isPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
+// openMode is how openStore opens an SQLite store.
+type openMode int
+
+const (
+	readWrite     openMode = iota // created if missing, migrated
+	readOnly                      // sqlite.ReadOnly: nothing written
+	readPreferred                 // read-only if the file exists with this build's schema
+)
+
 // openStore opens the store a --db value names: a postgres:// URL, or the
-// path of an SQLite file (created if missing). Either is migrated to the
-// newest schema this build knows. longRunning keeps SQLite's in-memory
-// summary index, which pays for its loading over many queries.
-func openStore(ctx context.Context, db string, longRunning bool) (store, error) {
+// path of an SQLite file. Read-write, the file is created if missing and
+// either store is migrated to the newest schema this build knows.
+// Read-only, an SQLite file is opened with sqlite.ReadOnly. readPreferred
+// (the commands that only read) opens it read-only too, but as before
+// read-write where that is refused because the file is missing or has an
+// older schema, so that the first read after an upgrade migrates it; if
+// that open fails too, the read-only refusal is the error, which says
+// what to do. A PostgreSQL store is always opened read-write. longRunning
+// keeps SQLite's in-memory summary index, which pays for its loading over
+// many queries.
+func openStore(ctx context.Context, db string, longRunning bool, mode openMode) (store, error) {
 	if isPostgres(db) {
 		st, err := postgres.Open(ctx, db)
 		if err != nil {
@@ -40,12 +56,34 @@ func openStore(ctx context.Context, db string, longRunning bool) (store, error) 
 		}
 		return st, nil
 	}
-	st, err := sqlite.Open(ctx, db, sqlite.WithSummaryIndex(longRunning))
+	opts := []sqlite.Option{sqlite.WithSummaryIndex(longRunning)}
+	if mode != readWrite {
+		st, err := sqlite.Open(ctx, db, append(opts, sqlite.ReadOnly())...)
+		if err == nil {
+			return st, nil
+		}
+		code := strata.ErrorCode(err)
+		if mode == readOnly || (code != strata.ENOTFOUND && code != strata.ECONFLICT) {
+			return nil, fmt.Errorf("open %s: %w", db, err)
+		}
+		st2, err2 := sqlite.Open(ctx, db, opts...)
+		if err2 != nil {
+			return nil, fmt.Errorf("open %s: %w", db, err)
+		}
+		return st2, nil
+	}
+	st, err := sqlite.Open(ctx, db, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
 	}
 	return st, nil
 }
+
+// explainer is a store that can say a full disk or a read-only file in
+// words (sqlite.Store.Explain).
+type explainer interface{ Explain(error) error }
+
+var _ explainer = (*sqlite.Store)(nil)
 
 // showDB is a --db value as messages print it: a URL's password masked.
 func showDB(db string) string {
