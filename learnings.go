@@ -139,6 +139,9 @@ func (m *Memory) Learnings(ctx context.Context, f LearningFilter) ([]Learning, e
 			return nil, err
 		}
 	}
+	if CheckText("subject", f.Subject) != nil {
+		return nil, nil // no store holds a learning about it
+	}
 	return m.store.Learnings(ctx, f)
 }
 
