@@ -13,7 +13,7 @@ import (
 // for, so a browser can show a level of a long conversation a window at a
 // time.
 func (m *Memory) NodesIn(ctx context.Context, conversation string, level int, from, to int64, limit int) ([]Node, int64, error) {
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -82,7 +82,7 @@ func (m *Memory) Resummarize(ctx context.Context, id string) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
-	c, err := m.store.Conversation(ctx, m.ns, conv)
+	c, err := m.conversation(ctx, conv)
 	if err != nil {
 		return Node{}, err
 	}

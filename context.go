@@ -281,7 +281,7 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 	if err != nil {
 		return nil, err
 	}
-	conv, err := m.store.Conversation(ctx, m.ns, req.Conversation)
+	conv, err := m.conversation(ctx, req.Conversation)
 	if err != nil {
 		return nil, err
 	}

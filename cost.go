@@ -35,6 +35,11 @@ type CostReport struct {
 // the namespace if "").
 func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, error) {
 	rep := CostReport{Levels: []LevelCost{}, Models: map[string][2]int64{}}
+	if conversation != "" {
+		if err := lookupID(m.ns, conversation); err != nil {
+			return rep, err
+		}
+	}
 	calls, err := m.store.Calls(ctx, m.ns, conversation)
 	if err != nil {
 		return rep, err

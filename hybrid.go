@@ -265,7 +265,7 @@ func (m *Memory) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]H
 		}
 		last, ok := lasts[f.conv]
 		if !ok {
-			if c, err := m.store.Conversation(ctx, m.ns, f.conv); err == nil {
+			if c, err := m.conversation(ctx, f.conv); err == nil {
 				last = c.Last
 			}
 			lasts[f.conv] = last

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // Batch is a run of turns for one conversation, in order.
@@ -40,17 +39,10 @@ type IngestResult struct {
 	RollupDeferred string `json:"rollup_deferred,omitempty"`
 }
 
-// ValidateConversationID reports whether id can name a conversation.
+// ValidateConversationID reports whether id can name a conversation in
+// every store: 1 to MaxIDBytes bytes of text (see CheckText).
 func ValidateConversationID(id string) error {
-	switch {
-	case id == "":
-		return Errorf(EINVALID, "conversation id is empty")
-	case len(id) > 256:
-		return Errorf(EINVALID, "conversation id is %d bytes long, at most 256", len(id))
-	case !utf8.ValidString(id):
-		return Errorf(EINVALID, "conversation id is not valid UTF-8")
-	}
-	return nil
+	return CheckID("conversation id", id)
 }
 
 // Ingest appends b's turns to the end of the conversation (creating it with

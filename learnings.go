@@ -134,6 +134,14 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 // Memory's).
 func (m *Memory) Learnings(ctx context.Context, f LearningFilter) ([]Learning, error) {
 	f.Namespace = m.ns
+	if f.Conversation != "" {
+		if err := lookupID(m.ns, f.Conversation); err != nil {
+			return nil, err
+		}
+	}
+	if CheckText("subject", f.Subject) != nil {
+		return nil, nil // no store holds a learning about it
+	}
 	return m.store.Learnings(ctx, f)
 }
 

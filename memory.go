@@ -135,6 +135,9 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = DefaultNamespace
 	}
+	if err := ValidateNamespace(cfg.Namespace); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	if cfg.SessionGap == 0 {
 		cfg.SessionGap = 30 * time.Minute
 	}
@@ -244,7 +247,7 @@ func (m *Memory) Policy(name string) (Policy, error) {
 
 // PolicyOf returns the policy of a conversation.
 func (m *Memory) PolicyOf(ctx context.Context, conversation string) (Policy, error) {
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -265,6 +268,15 @@ func samePolicy(a, b Policy) bool {
 
 // Conversation returns a conversation of this namespace; ENOTFOUND if none.
 func (m *Memory) Conversation(ctx context.Context, id string) (Conversation, error) {
+	return m.conversation(ctx, id)
+}
+
+// conversation reads conversation id of the namespace; an id no store
+// can hold is not found, without asking the store.
+func (m *Memory) conversation(ctx context.Context, id string) (Conversation, error) {
+	if err := lookupID(m.ns, id); err != nil {
+		return Conversation{}, err
+	}
 	return m.store.Conversation(ctx, m.ns, id)
 }
 
@@ -274,7 +286,7 @@ func (m *Memory) conversationsOf(ctx context.Context, id string) ([]Conversation
 	if id == "" {
 		return m.store.Conversations(ctx, m.ns)
 	}
-	c, err := m.store.Conversation(ctx, m.ns, id)
+	c, err := m.conversation(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -349,6 +361,12 @@ func (m *Memory) counters(ctx context.Context, conv string, p Policy) (map[strin
 // tier, and an audit record of what went is kept (see Store.Deletions).
 // reason is recorded with it. ENOTFOUND for an unknown conversation.
 func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Deletion, error) {
+	if err := lookupID(m.ns, id); err != nil {
+		return Deletion{}, err
+	}
+	if err := CheckText("reason", reason); err != nil {
+		return Deletion{}, err
+	}
 	lock := m.convLock(id)
 	lock.Lock()
 	defer lock.Unlock()
@@ -368,8 +386,8 @@ func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Del
 // locks; conversations of two namespaces never share either. It holds
 // claims under the same holder name. EINVALID for an empty ns.
 func (m *Memory) ForNamespace(ns string) (*Memory, error) {
-	if ns == "" {
-		return nil, Errorf(EINVALID, "namespace is empty")
+	if err := ValidateNamespace(ns); err != nil {
+		return nil, err
 	}
 	return &Memory{
 		holder: m.holder, claimTTL: m.claimTTL, held: m.held,

@@ -16,7 +16,7 @@ import (
 // pinned is not). A milestone keeps its content in its row in every tier
 // and is never expired. It returns the turn.
 func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, importance float64) (Turn, error) {
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -47,7 +47,7 @@ func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, import
 // (001, Phase 4). The nodes of that period and those over them are
 // rewritten at once. It returns the conversation's marks.
 func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, important bool) ([]string, error) {
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (m *Memory) SetPolicy(ctx context.Context, conversation, policy string) (Po
 	if err != nil {
 		return ch, err
 	}
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return ch, err
 	}

@@ -222,7 +222,7 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 	if p.Off {
 		return plan, nil
 	}
-	conv, err := m.store.Conversation(ctx, m.ns, conversation)
+	conv, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return plan, err
 	}

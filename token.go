@@ -48,8 +48,11 @@ type TokenStore interface {
 // NewToken makes a token for namespace: the secret, to be shown once, and
 // the record to store. EINVALID for an empty namespace.
 func NewToken(namespace, label string, now time.Time) (string, Token, error) {
-	if namespace == "" {
-		return "", Token{}, Errorf(EINVALID, "token: namespace is empty")
+	if err := ValidateNamespace(namespace); err != nil {
+		return "", Token{}, Errorf(EINVALID, "token: %s", err.(*Error).Message)
+	}
+	if err := CheckText("label", label); err != nil {
+		return "", Token{}, Errorf(EINVALID, "token: %s", err.(*Error).Message)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {

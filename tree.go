@@ -55,7 +55,7 @@ type TreeNode struct {
 
 // Tree returns the conversation's pyramid, coarsest level first.
 func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
-	conv, err := m.store.Conversation(ctx, m.ns, conversation)
+	conv, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,9 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 
 // Node returns one node of this namespace by id; ENOTFOUND if none.
 func (m *Memory) Node(ctx context.Context, id string) (Node, string, error) {
+	if err := checkNodeID(id); err != nil {
+		return Node{}, "", err
+	}
 	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, IDs: []string{id}})
 	if err != nil {
 		return Node{}, "", err
@@ -149,6 +152,11 @@ func (m *Memory) expiredIn(ctx context.Context, conv string, n Node) bool {
 func (m *Memory) Search(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
 	if k <= 0 {
 		k = 10
+	}
+	if conversation != "" {
+		if err := lookupID(m.ns, conversation); err != nil {
+			return nil, err
+		}
 	}
 	hits, err := m.hybridSearch(ctx, conversation, query, k)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -189,9 +190,11 @@ func (t *Turn) Text() string {
 // Validate checks the fields a caller sets. It returns an EINVALID error
 // naming the first bad field. It refuses everything a store would refuse,
 // so that a batch or a file that passes it is never stopped half way by
-// the store: text that is not valid UTF-8, an unknown role, an importance
-// outside 0..1, and a time outside the storable range (see MinTime and
-// MaxTime; the zero time means "not given" and passes).
+// the store (see valid.go for the one definition): text that is not valid
+// UTF-8 or holds NUL, an ext_id over MaxIDBytes, a turn over MaxTurnBytes,
+// an unknown role, an importance outside 0..1, and a time outside the
+// storable range (see MinTime and MaxTime; the zero time means "not
+// given" and passes).
 func (t *Turn) Validate() error {
 	if _, err := ParseRole(string(t.Role)); err != nil {
 		return Errorf(EINVALID, "role: %s", err.(*Error).Message)
@@ -200,9 +203,12 @@ func (t *Turn) Validate() error {
 		{"content", t.Content}, {"name", t.Name}, {"ext_id", t.ExtID},
 		{"session", t.SessionLabel}, {"model", t.Model},
 	} {
-		if !utf8.ValidString(f.s) {
-			return Errorf(EINVALID, "%s: invalid UTF-8", f.name)
+		if err := CheckText(f.name, f.s); err != nil {
+			return err
 		}
+	}
+	if len(t.ExtID) > MaxIDBytes {
+		return Errorf(EINVALID, "ext_id: %d bytes long, at most %d", len(t.ExtID), MaxIDBytes)
 	}
 	if err := CheckTime(t.Time); err != nil {
 		return Errorf(EINVALID, "time: %s", err.(*Error).Message)
@@ -214,30 +220,56 @@ func (t *Turn) Validate() error {
 		if c.Name == "" {
 			return Errorf(EINVALID, "tool_calls[%d].name: missing", i)
 		}
-		if !utf8.ValidString(c.Name) || !utf8.ValidString(c.ID) {
-			return Errorf(EINVALID, "tool_calls[%d]: invalid UTF-8 in the id or name", i)
+		if err := CheckText(fmt.Sprintf("tool_calls[%d].name", i), c.Name); err != nil {
+			return err
 		}
-		if !utf8.Valid(c.Arguments) {
-			return Errorf(EINVALID, "tool_calls[%d].arguments: invalid UTF-8", i)
+		if err := CheckText(fmt.Sprintf("tool_calls[%d].id", i), c.ID); err != nil {
+			return err
+		}
+		if err := checkBytes(fmt.Sprintf("tool_calls[%d].arguments", i), c.Arguments); err != nil {
+			return err
 		}
 	}
 	for i, r := range t.ToolResults {
-		if !utf8.ValidString(r.Content) {
-			return Errorf(EINVALID, "tool_results[%d].content: invalid UTF-8", i)
-		}
-		if !utf8.ValidString(r.Name) || !utf8.ValidString(r.CallID) {
-			return Errorf(EINVALID, "tool_results[%d]: invalid UTF-8 in the call_id or name", i)
+		for _, f := range [...]struct{ name, s string }{{"content", r.Content}, {"name", r.Name}, {"call_id", r.CallID}} {
+			if err := CheckText(fmt.Sprintf("tool_results[%d].%s", i, f.name), f.s); err != nil {
+				return err
+			}
 		}
 	}
 	for i, tag := range t.Tags {
-		if !utf8.ValidString(tag) {
-			return Errorf(EINVALID, "tags[%d]: invalid UTF-8", i)
+		if err := CheckText(fmt.Sprintf("tags[%d]", i), tag); err != nil {
+			return err
 		}
 	}
+	meta := 0
 	if len(t.Metadata) > 0 {
-		if _, err := json.Marshal(t.Metadata); err != nil {
+		for k, v := range t.Metadata {
+			if s, ok := v.(string); ok && !utf8.ValidString(s) {
+				return CheckText("metadata."+k, s)
+			}
+		}
+		js, err := json.Marshal(t.Metadata)
+		if err != nil {
 			return Errorf(EINVALID, "metadata: cannot be written as JSON: %v", err)
 		}
+		// As the store will hold it: values of any Go type become JSON.
+		var v any
+		if err := json.Unmarshal(js, &v); err != nil {
+			return Errorf(EINVALID, "metadata: cannot be read back as JSON: %v", err)
+		}
+		if err := checkMetadata("metadata", v); err != nil {
+			return err
+		}
+		meta = metadataSize(v)
+	}
+	if n := t.Size() - metadataSize(t.Metadata) + meta; n > MaxTurnBytes {
+		field := "turn"
+		if len(t.Content) > MaxTurnBytes {
+			field = "content"
+		}
+		return Errorf(EINVALID, "%s: the turn is %d bytes (content, tool calls and results, names and metadata), over the limit of %d (%d MiB)",
+			field, n, MaxTurnBytes, MaxTurnBytes>>20)
 	}
 	return nil
 }

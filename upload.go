@@ -208,7 +208,7 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 			return nil, Errorf(EINVALID, "upload: section %d: a title is one line of text, and not empty", i+1)
 		}
 	}
-	c, err := m.store.Conversation(ctx, m.ns, req.Conversation)
+	c, err := m.conversation(ctx, req.Conversation)
 	if err != nil {
 		return nil, err
 	}

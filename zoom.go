@@ -21,7 +21,7 @@ func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Tur
 	if !p.Start.Before(p.End) {
 		return nil, Errorf(EINVALID, "zoom: the period %s is empty", p.Label())
 	}
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (m *Memory) monthNode(ctx context.Context, c Conversation, p Period) (*Node
 // query's time expressions are. The period is in the conversation's time
 // zone.
 func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now time.Time) (Period, error) {
-	c, err := m.store.Conversation(ctx, m.ns, conversation)
+	c, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return Period{}, err
 	}
@@ -127,7 +127,7 @@ func (m *Memory) Turns(ctx context.Context, conversation string, from, to int64,
 	if to > 0 && to < from {
 		return nil, 0, Errorf(EINVALID, "turns: to %d is before from %d", to, from)
 	}
-	if _, err := m.store.Conversation(ctx, m.ns, conversation); err != nil {
+	if _, err := m.conversation(ctx, conversation); err != nil {
 		return nil, 0, err
 	}
 	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: from, ToSeq: to, Limit: limit + 1})

@@ -159,7 +159,9 @@ func projectFolder(path string) string {
 	return ""
 }
 
-// timeOf reads an RFC 3339 time member ("" or absent = no time).
+// timeOf reads an RFC 3339 time member ("" or absent = no time). The
+// zero time written out (0001-01-01T00:00:00Z) is refused rather than
+// read as no time, which the engine would stamp with the clock.
 func timeOf(o *object, name string) (time.Time, error) {
 	v, ok := o.get(name)
 	if !ok {
@@ -167,6 +169,9 @@ func timeOf(o *object, name string) (time.Time, error) {
 	}
 	if v[0] == '"' && len(v) >= 2 && v[len(v)-1] == '"' {
 		if t, ok := parseRFC3339(v[1 : len(v)-1]); ok {
+			if t.IsZero() {
+				return time.Time{}, o.errf(name, "%s is the zero time, which reads as no time", v)
+			}
 			return t, nil
 		}
 	}
@@ -177,6 +182,9 @@ func timeOf(o *object, name string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, o.errf(name, "cannot parse %q as a time (want RFC 3339)", s)
+	}
+	if t.IsZero() {
+		return time.Time{}, o.errf(name, "%q is the zero time, which reads as no time", s)
 	}
 	if err := strata.CheckTime(t); err != nil {
 		return time.Time{}, o.errf(name, "%s", err.(*strata.Error).Message)

@@ -136,6 +136,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	s.api = humago.New(mux, cfg)
 	s.metrics = newMetrics()
 	s.api.UseMiddleware(s.metrics.middleware)
+	s.api.UseMiddleware(s.checkParams)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	s.register()
 	s.registerBrowse()
@@ -292,6 +293,35 @@ func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return true
+}
+
+// checkParams answers 400, naming the parameter, a request whose path or
+// query parameter is not text every store keeps (invalid UTF-8 or a NUL,
+// which a URL can carry escaped as %FF or %00): the same answer whatever
+// the store, where PostgreSQL would otherwise fail on the lookup. The
+// body's text is checked where it is decoded (see checkBody and the
+// engine's validation).
+func (s *Server) checkParams(ctx huma.Context, next func(huma.Context)) {
+	if op := ctx.Operation(); op != nil && op.Metadata[metaKey] == true {
+		for _, p := range op.Parameters {
+			var v string
+			switch p.In {
+			case "path":
+				v = ctx.Param(p.Name)
+			case "query":
+				v = ctx.Query(p.Name)
+			default:
+				continue
+			}
+			where := p.In + "." + p.Name
+			if err := strata.CheckText(where, v); err != nil {
+				huma.WriteErr(s.api, ctx, http.StatusBadRequest, "invalid request: "+err.Error(),
+					&huma.ErrorDetail{Location: where, Message: strings.TrimPrefix(err.Error(), where+": ")})
+				return
+			}
+		}
+	}
+	next(ctx)
 }
 
 // httpError maps an engine error to the HTTP error the client sees: the

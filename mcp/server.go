@@ -135,6 +135,11 @@ func (t *tools) remember(ctx context.Context, _ *mcp.CallToolRequest, in Remembe
 			if err != nil {
 				return nil, strata.IngestResult{}, fmt.Errorf("remember: conversation %q turn %d: time: %q is not an RFC 3339 time such as 2023-05-08T13:56:00Z", in.Conversation, i+1, ti.Time)
 			}
+			if tm.IsZero() {
+				// The engine reads the zero time as "no time" and would
+				// stamp the turn with the clock: refused, as on every path.
+				return nil, strata.IngestResult{}, fmt.Errorf("remember: conversation %q turn %d: time: %q is the zero time, which reads as no time (leave time out to use the current time)", in.Conversation, i+1, ti.Time)
+			}
 			tu.Time = tm
 		}
 		b.Turns[i] = tu

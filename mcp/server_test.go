@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	stratamcp "github.com/strata-memory/strata/mcp"
+	"github.com/strata-memory/strata/postgres"
 	"github.com/strata-memory/strata/sqlite"
 )
 
@@ -22,12 +24,18 @@ import (
 // in-memory transport and returns a client session to it.
 func connect(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return connectStore(t, st)
+}
+
+// connectStore is connect over the store st.
+func connectStore(t *testing.T, st strata.Store) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
 	mem, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 		Now:   func() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) },
 		Tiers: &strata.TierPolicy{Off: true}})
@@ -297,5 +305,81 @@ func TestForget(t *testing.T) {
 	call(t, cs, "context", map[string]any{"conversation": "keep"}, &pkg)
 	if pkg.Turns != 2 {
 		t.Errorf("the other conversation has %d turns, want 2", pkg.Turns)
+	}
+}
+
+// TestBadTextBothStores calls every tool with text no store keeps (a NUL,
+// invalid UTF-8) and remember with the zero time, on SQLite and on
+// PostgreSQL (when STRATA_TEST_POSTGRES names a database): each is a tool
+// error naming the problem or finding nothing, the same on both stores,
+// never an internal error, and nothing is stored.
+func TestBadTextBothStores(t *testing.T) {
+	stores := map[string]strata.Store{}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	stores["sqlite"] = st
+	if dsn := os.Getenv("STRATA_TEST_POSTGRES"); dsn != "" {
+		pg, drop, err := postgres.OpenScratch(context.Background(), dsn, "strata_mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Close(); drop() })
+		stores["postgres"] = pg
+	}
+	turn := func(k, v string) map[string]any {
+		m := map[string]any{"role": "user", "content": "hi", "time": "2024-01-01T10:00:00Z"}
+		m[k] = v
+		return m
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"remember", map[string]any{"conversation": "c", "turns": []any{turn("time", "0001-01-01T00:00:00Z")}}, "zero time"},
+		{"remember", map[string]any{"conversation": "c", "turns": []any{turn("content", "a\x00b")}}, "content: contains a NUL"},
+		{"remember", map[string]any{"conversation": "c", "turns": []any{turn("name", "a\x00b")}}, "name: contains a NUL"},
+		{"remember", map[string]any{"conversation": "c", "turns": []any{turn("ext_id", "a\x00b")}}, "ext_id: contains a NUL"},
+		{"remember", map[string]any{"conversation": "c\x00", "turns": []any{turn("name", "x")}}, "conversation id: contains a NUL"},
+		{"recall", map[string]any{"query": "hi", "conversation": "c\x00"}, "not found"},
+		{"context", map[string]any{"conversation": "c\x00"}, "conversation id: contains a NUL"},
+		{"zoom", map[string]any{"conversation": "c\x00", "when": "2024-01-01"}, "not found"},
+		{"expand", map[string]any{"node_id": "n\x00"}, "not found"},
+		{"learnings", map[string]any{"conversation": "c\x00"}, "not found"},
+		{"forget", map[string]any{"conversation": "c\x00", "confirm": true}, "not found"},
+		{"forget", map[string]any{"conversation": "c", "confirm": true, "reason": "x\x00"}, "reason: contains a NUL"},
+	}
+	answers := map[string][]string{}
+	for name, st := range stores {
+		cs := connectStore(t, st)
+		var rem strata.IngestResult
+		call(t, cs, "remember", map[string]any{"conversation": "c", "turns": days(1, 2)}, &rem)
+		for _, c := range calls {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, c.tool, err)
+			}
+			if !res.IsError || !strings.Contains(text(res), c.want) {
+				t.Errorf("%s: %s %q: IsError %v, %q; want an error naming %q", name, c.tool, c.args, res.IsError, text(res), c.want)
+			}
+			answers[name] = append(answers[name], text(res))
+		}
+		var ls stratamcp.LearningsOut
+		call(t, cs, "learnings", map[string]any{"subject": "jon\x00"}, &ls)
+		var pkg stratamcp.ContextOut
+		call(t, cs, "context", map[string]any{"conversation": "c"}, &pkg)
+		if pkg.Turns != 2 {
+			t.Errorf("%s: after the bad calls the conversation has %d turns, want 2", name, pkg.Turns)
+		}
+	}
+	if pg, ok := answers["postgres"]; ok {
+		for i, a := range answers["sqlite"] {
+			if pg[i] != a {
+				t.Errorf("%s %q: SQLite answers %q, PostgreSQL %q", calls[i].tool, calls[i].args, a, pg[i])
+			}
+		}
 	}
 }

@@ -17,6 +17,12 @@
 // destination goes on where the source's stopped; and its live-compaction
 // states, those of conversations memory does not hold included.
 //
+// Before anything is written, the source is read through once and checked
+// against strata's one definition of valid input: a source holding a
+// record no store may keep (a NUL in a name, say, which an older SQLite
+// store kept and PostgreSQL cannot) is refused with the records named,
+// and nothing is copied (see check).
+//
 // What is not carried: the audit records of deleted conversations (the
 // contract has no way to write them; Report.Deletions counts them), and
 // the created and updated times of learnings (the destination stamps its
@@ -80,6 +86,9 @@ func Copy(ctx context.Context, src, dst strata.Store, o Options) (Report, error)
 		return rep, err
 	}
 	rep.Namespaces = len(nss)
+	if err := check(ctx, src, nss, o.Batch); err != nil {
+		return rep, err
+	}
 	for _, ns := range nss {
 		convs, err := src.Conversations(ctx, ns)
 		if err != nil {

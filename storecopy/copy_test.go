@@ -17,6 +17,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/postgres"
 	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/storecopy"
 )
@@ -403,4 +404,60 @@ func TestCopyResumes(t *testing.T) {
 			rt.Fatalf("after a cut at write %d of %d and a resume: %v %v", cut, writes, ms, err)
 		}
 	})
+}
+
+// TestCopyRefusesUnstorableSource: a source written before strata's one
+// definition of valid input may hold a NUL in a turn's name or in a
+// conversation id, which PostgreSQL cannot store. The copy names every
+// such record and writes nothing, to PostgreSQL (with STRATA_TEST_POSTGRES)
+// and to SQLite alike, rather than failing half way on every run; once the
+// records are gone from the source, it copies.
+func TestCopyRefusesUnstorableSource(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := open(t, dir, "src.db")
+	at := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
+	for _, conv := range []string{"good", "bad-name", "id\x00nul"} {
+		if _, err := src.EnsureConversation(ctx, strata.Conversation{Namespace: "default", ID: conv, Policy: "chunks", Created: at}); err != nil {
+			t.Fatal(err)
+		}
+		tr := strata.Turn{ExtID: "t1", Role: strata.RoleUser, Content: "hello", Time: at, Session: 1}
+		if conv == "bad-name" {
+			tr.Name = "J\x00n"
+		}
+		if _, err := src.AppendTurns(ctx, "default", conv, []strata.Turn{tr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dsts := map[string]strata.Store{"sqlite": open(t, dir, "dst.db")}
+	if dsn := os.Getenv("STRATA_TEST_POSTGRES"); dsn != "" {
+		pg, drop, err := postgres.OpenScratch(ctx, dsn, "strata_copycheck")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Close(); drop() })
+		dsts["postgres"] = pg
+	}
+	for name, dst := range dsts {
+		_, err := storecopy.Copy(ctx, src, dst, storecopy.Options{})
+		if strata.ErrorCode(err) != strata.EINVALID || !strings.Contains(err.Error(), "nothing was copied") ||
+			!strings.Contains(err.Error(), `default/bad-name turn 1 (ext_id "t1"): name: contains a NUL`) ||
+			!strings.Contains(err.Error(), `default/"id\x00nul": conversation id: contains a NUL`) {
+			t.Fatalf("%s: copy of a source with a NUL: %v; want invalid naming both records", name, err)
+		}
+		if cs, err := dst.Conversations(ctx, "default"); err != nil || len(cs) != 0 {
+			t.Fatalf("%s: a refused copy wrote %d conversations (%v)", name, len(cs), err)
+		}
+	}
+	for _, conv := range []string{"bad-name", "id\x00nul"} {
+		if _, err := src.DeleteConversation(ctx, "default", conv, "not storable", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, dst := range dsts {
+		rep, err := storecopy.Copy(ctx, src, dst, storecopy.Options{})
+		if err != nil || len(rep.Conversations) != 1 || rep.Conversations[0].Turns != 1 {
+			t.Fatalf("%s: copy once the records are gone: %+v, %v", name, rep, err)
+		}
+	}
 }

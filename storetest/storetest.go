@@ -16,6 +16,13 @@
 // Run pins the Store contract documented in package strata, including what
 // the documentation leaves to a reading of it:
 //
+//   - Valid input: a Memory over the store refuses, as EINVALID naming the
+//     field and before anything is written, a turn with NUL or invalid
+//     UTF-8 in any text field, an ext_id over strata.MaxIDBytes or a turn
+//     over strata.MaxTurnBytes; a lookup by an id no store can hold (NUL,
+//     invalid UTF-8, too long) is ENOTFOUND or EINVALID, never internal;
+//     and the store takes a turn of exactly MaxTurnBytes and gives it back
+//     whole (not under the race detector).
 //   - Conversations: EnsureConversation creates or returns the stored
 //     conversation (an existing one keeps its policy and creation time); an
 //     empty id is EINVALID; Conversation of a missing id is ENOTFOUND;
@@ -209,6 +216,8 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"ClaimsConcurrent", testClaimsConcurrent},
 		{"WatchState", testWatchState},
 		{"WatchStateInvalid", testWatchStateInvalid},
+		{"ValidInput", testValidInput},
+		{"MaxTurn", testMaxTurn},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-memory/strata"
 )
 
 // listTurns returns the turns of conversation conv in list --json.
@@ -182,5 +184,90 @@ func TestCTFDecodeRefusesWhatImportRefuses(t *testing.T) {
 	out, _, err := run(t, filepath.Join(t.TempDir(), "s.db"), "#CTF v1 fields=role,content\nUser\thi\n", "ctf", "decode")
 	if err != nil || !strings.Contains(out, `"role":"user"`) {
 		t.Fatalf("decode of role User: %q %v, want role user", out, err)
+	}
+}
+
+// storeDBs returns an SQLite file, and a scratch PostgreSQL store when
+// STRATA_TEST_POSTGRES names a database, by store name.
+func storeDBs(t *testing.T) map[string]string {
+	dbs := map[string]string{"sqlite": filepath.Join(t.TempDir(), "s.db")}
+	if dsn := os.Getenv("STRATA_TEST_POSTGRES"); dsn != "" {
+		dbs["postgres"] = scratchSchema(t, dsn)
+	}
+	return dbs
+}
+
+// TestImportRefusesUnstorableTextUpFront: a record no store keeps (over
+// strata.MaxTurnBytes, a NUL in a name, a NUL in the conversation id) is
+// refused by the checking pass with its file, line and field, before
+// anything of the file is stored, on SQLite and on PostgreSQL alike; and
+// --skip-invalid leaves out just those lines.
+func TestImportRefusesUnstorableTextUpFront(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"conversation":"A","role":"user","content":"hello","time":"2026-01-01T10:00:00Z"}` + "\n")
+	b.WriteString(`{"conversation":"A","role":"assistant","content":"hi","time":"2026-01-01T10:00:05Z"}` + "\n")
+	b.WriteString(`{"conversation":"A","role":"tool","content":"` + strings.Repeat("x", strata.MaxTurnBytes+1) + `","time":"2026-01-01T10:00:06Z"}` + "\n")
+	b.WriteString(`{"conversation":"B","role":"user","name":"J\u0000n","content":"hi","time":"2026-01-01T10:00:07Z"}` + "\n")
+	b.WriteString(`{"conversation":"C\u0000","role":"user","content":"hi","time":"2026-01-01T10:00:08Z"}` + "\n")
+	b.WriteString(`{"conversation":"A","role":"user","content":"after","time":"2026-01-01T10:00:09Z"}` + "\n")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	for name, db := range storeDBs(t) {
+		_, _, err := run(t, db, "", "import", p)
+		if err == nil || !strings.Contains(err.Error(), `big.jsonl:3: field "content"`) || !strings.Contains(err.Error(), "over the limit of 33554432") {
+			t.Fatalf("%s: err = %.300v; want it to name big.jsonl:3, the content and the limit", name, err)
+		}
+		for _, c := range []string{"A", "B"} {
+			if n := listTurns(t, db, c); n != -1 {
+				t.Fatalf("%s: after a refused import, conversation %s exists with %d turns", name, c, n)
+			}
+		}
+		_, errs, err := run(t, db, "", "import", "--skip-invalid", p)
+		if err != nil {
+			t.Fatalf("%s: import --skip-invalid: %v\n%.500s", name, err, errs)
+		}
+		for _, want := range []string{`big.jsonl:3: field "content"`, `big.jsonl:4: field "name": contains a NUL`, `big.jsonl:5: field "conversation": conversation id: contains a NUL`} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("%s: stderr does not say %q:\n%.1000s", name, want, errs)
+			}
+		}
+		if a, bn := listTurns(t, db, "A"), listTurns(t, db, "B"); a != 3 || bn != -1 {
+			t.Errorf("%s: turns of A, B = %d, %d; want 3 and no B", name, a, bn)
+		}
+	}
+}
+
+// TestAddRefusesUnstorableText: strata add refuses a NUL in the content
+// (from standard input) and invalid UTF-8 in a flag, naming the field, on
+// SQLite and PostgreSQL alike, and stores nothing.
+func TestAddRefusesUnstorableText(t *testing.T) {
+	for name, db := range storeDBs(t) {
+		for _, c := range []struct {
+			stdin string
+			args  []string
+			want  string
+		}{
+			{"a\x00b", nil, "content: contains a NUL"},
+			{"", []string{"--name", "J\xffn", "hi"}, "name: invalid UTF-8"},
+			{"", []string{"--ext-id", strings.Repeat("e", strata.MaxIDBytes+1), "hi"}, "ext_id: 257 bytes long"},
+			{"", []string{"--session", "s\xff", "hi"}, "session: invalid UTF-8"},
+		} {
+			args := append([]string{"add", "--conversation", "E"}, c.args...)
+			_, _, err := run(t, db, c.stdin, args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: strata %q: err = %v, want it to say %q", name, args, err, c.want)
+			}
+		}
+		_, _, err := run(t, db, "", "add", "--conversation", "E\xff", "hi")
+		if err == nil || !strings.Contains(err.Error(), "conversation") {
+			t.Errorf("%s: add to a conversation id with invalid UTF-8: %v", name, err)
+		}
+		if n := listTurns(t, db, "E"); n != -1 {
+			t.Errorf("%s: conversation E exists with %d turns after refused adds", name, n)
+		}
 	}
 }

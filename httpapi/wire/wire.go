@@ -35,6 +35,32 @@ type TurnIn struct {
 	Metadata     map[string]any      `json:"metadata,omitempty"`
 }
 
+// UnmarshalJSON reads a turn, refusing the zero time given explicitly
+// (0001-01-01T00:00:00Z): the engine reads a zero time as "not given" and
+// would stamp the turn with the clock, so that the same input would give
+// another pyramid. A time left out (or null) is not given.
+func (t *TurnIn) UnmarshalJSON(data []byte) error {
+	type plain TurnIn
+	var in struct {
+		plain
+		Time json.RawMessage `json:"time"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*t = TurnIn(in.plain)
+	if len(in.Time) == 0 || string(in.Time) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(in.Time, &t.Time); err != nil {
+		return err
+	}
+	if t.Time.IsZero() {
+		return strata.Errorf(strata.EINVALID, "time: %s is the zero time, which reads as no time (leave the field out to stamp the turn with the server's clock)", in.Time)
+	}
+	return nil
+}
+
 // Turn is the engine's turn of t.
 func (t TurnIn) Turn() strata.Turn {
 	return strata.Turn{ExtID: t.ExtID, Role: t.Role, Name: t.Name, Content: t.Content, Time: t.Time,
