@@ -525,6 +525,9 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 		start := time.Now()
 		comp, err := m.llm.Completer.Complete(cctx, req)
 		cancel()
+		// What a model answers is stored (summaries, call records): it is
+		// made storable, as a user's input would be refused if it were not.
+		comp.Text, comp.Model = Storable(comp.Text), Storable(comp.Model)
 		call := Call{Conversation: n.Conversation, Node: n.ID, Level: n.Level, Provider: m.llm.Completer.Name(), Model: req.Model,
 			Attempt: before + len(calls) + 1, TokensIn: comp.InputTokens, TokensOut: comp.OutputTokens,
 			Elapsed: time.Since(start), Outcome: "ok", At: m.now().UTC()}
@@ -532,7 +535,7 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 			call.Model = comp.Model
 		}
 		if err != nil {
-			call.Outcome = oneLineError(err)
+			call.Outcome = Storable(oneLineError(err))
 		}
 		calls = append(calls, call)
 		down := g.observe(err)

@@ -393,3 +393,49 @@ func (s *slowModel) Complete(ctx context.Context, req strata.CompletionRequest) 
 	<-ctx.Done()
 	return strata.Completion{}, ctx.Err()
 }
+
+// TestModelReplyMadeStorable: a model that answers with NUL and invalid
+// UTF-8 (and fails once with them in its error) has its reply stored as
+// text every store keeps (PostgreSQL refuses both), not refused and not
+// written raw.
+func TestModelReplyMadeStorable(t *testing.T) {
+	model := &fakeModel{answer: func(n int, req strata.CompletionRequest) (strata.Completion, error) {
+		if n == 1 {
+			return strata.Completion{}, &strata.ProviderError{Status: 500, Retryable: true, Msg: "bad\x00gateway \xff"}
+		}
+		return strata.Completion{Text: "SUMMARY:\nThe speakers\x00 made plans \xff\xfe together.\nFACTS:\n- A\x00B.\nTHEMES: pl\xffans",
+			Model: "fake\x00-2", FinishReason: "stop"}, nil
+	}}
+	m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), model, strata.LLMOptions{Concurrency: 1})
+	ctx := context.Background()
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: identTurns()[:10]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ok := func(what, s string) {
+		t.Helper()
+		if err := strata.CheckText(what, s); err != nil {
+			t.Errorf("%v (%q)", err, s)
+		}
+	}
+	for _, n := range allNodes(t, m, "c") {
+		if n.Method != strata.MethodLLM {
+			t.Errorf("node %s: method %s, want the model's summary", n.ID, n.Method)
+		}
+		ok("summary", n.Summary)
+		ok("model", n.Model)
+		for _, f := range append(append([]string{}, n.Facts...), n.Themes...) {
+			ok("fact or theme", f)
+		}
+	}
+	calls, err := m.Store().Calls(ctx, m.Namespace(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		ok("call outcome", c.Outcome)
+		ok("call model", c.Model)
+	}
+}

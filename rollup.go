@@ -13,7 +13,7 @@ import (
 // second run makes nothing, and a node is never made twice because its id
 // derives from its span.
 func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
-	conv, err := m.store.Conversation(ctx, m.ns, conversation)
+	conv, err := m.conversation(ctx, conversation)
 	if err != nil {
 		return 0, err
 	}

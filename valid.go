@@ -57,6 +57,16 @@ func CheckText(field, s string) error {
 	return nil
 }
 
+// Storable returns s as text every store keeps: invalid UTF-8 and NUL
+// become U+FFFD. It is for text strata makes or receives from a model,
+// never for a user's input, which is refused instead (CheckText).
+func Storable(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
 // checkBytes is CheckText for text held as bytes.
 func checkBytes(field string, b []byte) error {
 	if utf8.Valid(b) && !strings.Contains(string(b), "\x00") {
