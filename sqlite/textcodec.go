@@ -327,7 +327,13 @@ func buildTextDictionary(samples [][]byte) (uint32, []byte, error) {
 	// Ids below 32768 are reserved by the zstd format; the hash keeps the
 	// ids of two stores' dictionaries apart.
 	id := 1<<15 + h.Sum32()%(1<<30)
-	dict, err := zstd.BuildDict(zstd.BuildDictOptions{ID: id, Contents: samples, History: hist, Offsets: [3]int{1, 4, 8}})
+	// The statistics are gathered at Vacuum's level. Left unset, the
+	// level is the best one, whose encoder clears tables of tens of MB
+	// for every sample: training took 4 s on the node texts of 3,000
+	// turns, 0.2 s at this level, for the same compression (3.34x
+	// against 3.33x after Vacuum, TestVacuumCompressesNodeTexts).
+	dict, err := zstd.BuildDict(zstd.BuildDictOptions{ID: id, Contents: samples, History: hist, Offsets: [3]int{1, 4, 8},
+		Level: zstd.SpeedBetterCompression})
 	if err != nil {
 		return 0, nil, fmt.Errorf("training a text dictionary: %w", err)
 	}
