@@ -146,7 +146,7 @@ type NodeStore interface {
 	// removed nodes give their turns back, and which are refused, is
 	// CheckNodeRemoval's decision. Removing a node removes the stored
 	// nodes above it too (those of a higher level whose span meets its),
-	// and a node whose child is neither stored nor among nodes is
+	// unless nodes puts it back under its id, and a node whose child is neither stored nor among nodes is
 	// ECONFLICT, changing nothing: a parent never stands over a child
 	// another writer replaced.
 	ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []Node) (int, error)

@@ -490,7 +490,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 			}
 			spans = append(spans, sp)
 		}
-		if ids, err = withAncestors(ctx, tx, pk, spans, ids); err != nil {
+		if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
 			return err
 		}
 		for _, sp := range spans {
@@ -524,17 +524,25 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 }
 
 // withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs): a
-// parent never stands over a removed child. Another process may have
+// nodes of spans (those of a higher level whose span meets theirs) that
+// nodes does not put back (a node put back keeps its span and its id, so
+// its parents stand): a parent never stands over a removed child. Another process may have
 // closed a parent over a node after the caller read the pyramid; the
 // conversation's row lock orders the two writes.
-func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids []string) ([]string, error) {
+func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		seen[id] = true
 	}
+	back := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		back[nodes[i].ID] = true
+	}
 	out := ids
 	for _, sp := range spans {
+		if back[sp.id] {
+			continue
+		}
 		rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
 			pk, sp.level, sp.first, sp.last)
 		if err != nil {

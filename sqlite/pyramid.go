@@ -792,7 +792,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		}
 		spans = append(spans, sp)
 	}
-	if ids, err = withAncestors(ctx, tx, pk, spans, ids); err != nil {
+	if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
 		return 0, fail(err)
 	}
 	scrub := false
@@ -837,16 +837,24 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 // dropNodesByID unindexes and deletes the nodes ids of conversation pk,
 // which the caller has checked exist.
 // withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs): a
-// parent never stands over a removed child. Another process may have
+// nodes of spans (those of a higher level whose span meets theirs) that
+// nodes does not put back (a node put back keeps its span and its id, so
+// its parents stand): a parent never stands over a removed child. Another process may have
 // closed a parent over a node after the caller read the pyramid.
-func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids []string) ([]string, error) {
+func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		seen[id] = true
 	}
+	back := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		back[nodes[i].ID] = true
+	}
 	out := ids
 	for _, sp := range spans {
+		if back[sp.id] {
+			continue
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
 			pk, sp.level, sp.first, sp.last)
 		if err != nil {

@@ -498,6 +498,15 @@ func testReplaceNodesParents(t *testing.T, s strata.Store) {
 		t.Fatalf("nodes %s", got)
 	}
 
+	// A node put back under its id (a new summary of the same span)
+	// keeps its parents.
+	if _, err := s.ReplaceNodes(ctx(t), "ns", "c", []string{b.ID}, []strata.Node{b}); err != nil {
+		t.Fatalf("ReplaceNodes of a node by itself: %v", err)
+	}
+	if got := spans(); got != "[1:1-10 1:11-20 1:21-30 2:1-20 3:1-20]" {
+		t.Fatalf("after putting a node back under its id the nodes are %s: its parents must stand", got)
+	}
+
 	// Session 11-20 reopens into 11-30: its parent and grandparent go
 	// with it, though the caller named neither.
 	bc := mkNode("ns", "c", 1, 11, 30, "bc")

@@ -94,7 +94,8 @@
 //     An expired span makes it ECONFLICT, changing nothing; an unknown
 //     conversation is ENOTFOUND.
 //   - ReplaceNodes removes, with the nodes it is given, every stored node
-//     above them (of a higher level, whose span meets theirs), and refuses
+//     above them (of a higher level, whose span meets theirs) unless it
+//     puts the removed node back under its id, and refuses
 //     with ECONFLICT, changing nothing, a node whose child is neither
 //     stored nor among the nodes it stores: no parent stands over a
 //     removed child, whichever of two writers comes first.
