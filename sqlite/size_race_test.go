@@ -5,3 +5,8 @@ package sqlite_test
 // bigTurnSize is the size of TestBigTurn's turn. modernc.org/sqlite runs
 // 20-50x slower under the race detector, so it is 1 MB there.
 const bigTurnSize = 1 << 20
+
+// rankQueries is how many queries the tests that compare the in-memory
+// indexes with FTS5 ask at each stage: each is a few dozen searches, and
+// the race detector looks for races, which a few find as well as many.
+const rankQueries = 12

@@ -152,7 +152,7 @@ func TestSummaryIndexRanksAsFTS5(t *testing.T) {
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)
 	gen := synth.New(11) // importHistory's turns, then more of the same conversation
-	queries := summaryQueries(gen.Turns(3000), 60)
+	queries := summaryQueries(gen.Turns(3000), rankQueries)
 	compare := func(stage string, other *sqlite.Store) {
 		t.Helper()
 		for _, q := range queries {
@@ -301,7 +301,7 @@ func TestTurnIndexRanksAsFTS5(t *testing.T) {
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)
 	gen := synth.New(11)
-	queries := summaryQueries(gen.Turns(3000), 40)
+	queries := summaryQueries(gen.Turns(3000), rankQueries*2/3)
 	total := int64(3000)
 	check := func(stage string, windows ...int64) {
 		t.Helper()
