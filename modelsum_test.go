@@ -344,11 +344,14 @@ func TestModelTimeoutsAndBadReplies(t *testing.T) {
 			var model *fakeModel
 			model = &fakeModel{answer: tt.answer}
 			slow := &slowModel{fakeModel: model}
+			// Only the slow model meets its timeout: the others answer at
+			// once, and get a timeout no busy machine runs out of.
 			var c strata.Completer = model
+			timeout := time.Minute
 			if tt.answer == nil {
-				c = slow
+				c, timeout = slow, 20*time.Millisecond
 			}
-			m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), c, strata.LLMOptions{Timeout: 20 * time.Millisecond, ErrorRetries: 2})
+			m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), c, strata.LLMOptions{Timeout: timeout, ErrorRetries: 2})
 			ctx := context.Background()
 			if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(6).Turns(10)}); err != nil {
 				t.Fatal(err)
