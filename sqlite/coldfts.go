@@ -69,9 +69,17 @@ func (s *Store) indexCold(ctx context.Context) (int, error) {
 		}
 	}
 	// Listed rows whose node is gone (replaced or deleted by an earlier
-	// version between two opens) name nothing.
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node NOT IN (SELECT pk FROM nodes)`); err != nil {
+	// version between two opens) name nothing. They are looked for
+	// first: a DELETE takes the write lock even when it removes nothing,
+	// and every Open comes here.
+	var stale bool
+	if err := s.w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM cold_unindexed WHERE node NOT IN (SELECT pk FROM nodes))`).Scan(&stale); err != nil {
 		return done, fmt.Errorf("sqlite: indexing cold turns: %w", err)
+	}
+	if stale {
+		if _, err := s.w.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node NOT IN (SELECT pk FROM nodes)`); err != nil {
+			return done, fmt.Errorf("sqlite: indexing cold turns: %w", err)
+		}
 	}
 	return done, nil
 }
