@@ -140,6 +140,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	s.register()
 	s.registerBrowse()
 	s.registerCompact()
+	s.refineDoc() // openapi.go
 	// MCP over streamable HTTP, stateless: each request is served by the
 	// tools of its own token's namespace, so a session id can never carry
 	// one token's memory to another.
@@ -351,5 +352,5 @@ func (s *Server) op(method, path, id, summary string) huma.Operation {
 	s.routes = append(s.routes, route{method, path})
 	return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
 		MaxBodyBytes: s.opt.MaxBody, BodyReadTimeout: s.opt.Timeout, Metadata: map[string]any{metaKey: true},
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge}}
+		Errors: opErrors}
 }
