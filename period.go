@@ -140,6 +140,30 @@ func (p Period) Anchor() time.Time {
 // Surrounding spaces are ignored. ParsePeriod returns EINVALID, naming the
 // label and the fault, for anything else.
 func ParsePeriod(label string, loc *time.Location) (Period, error) {
+	p, err := parsePeriod(label, loc)
+	if err != nil {
+		return Period{}, err
+	}
+	return writablePeriod(label, p)
+}
+
+// writablePeriod returns p, or an EINVALID error naming text if p starts
+// or ends outside the years 0 to 9999: RFC 3339, and so every JSON answer
+// and store that holds a time, cannot write such a time, and the last day,
+// week or month of 9999 ends in 10000.
+func writablePeriod(text string, p Period) (Period, error) {
+	if y := p.Start.Year(); y < 0 || y > 9999 {
+		return Period{}, Errorf(EINVALID, "period %q: starts in the year %d, outside 0 to 9999", text, y)
+	}
+	if y := p.End.Year(); y < 0 || y > 9999 {
+		return Period{}, Errorf(EINVALID, "period %q: ends at %s, past the last time strata can write (the end of the year 9999)",
+			text, p.End.Format("2006-01-02"))
+	}
+	return p, nil
+}
+
+// parsePeriod is ParsePeriod without the bound on years.
+func parsePeriod(label string, loc *time.Location) (Period, error) {
 	if loc == nil {
 		loc = time.UTC
 	}

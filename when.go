@@ -123,7 +123,7 @@ func ParseWhen(text string, ref time.Time, loc *time.Location) (Period, error) {
 	lead, tail := whenBounds(toks)
 	ms := FindTimes(text, ref, loc)
 	if len(ms) == 1 && lead < tail && ms[0].Start == toks[lead].start && ms[0].End == toks[tail-1].end {
-		return ms[0].Period, nil
+		return writablePeriod(text, ms[0].Period)
 	}
 	switch {
 	case strings.TrimSpace(text) == "":

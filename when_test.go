@@ -304,3 +304,25 @@ func TestParseWhenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestParseWhenYear9999 names periods that end past the year 9999, which
+// no RFC 3339 time can hold: an EINVALID error naming the text, where the
+// period used to reach a JSON answer that could not be written.
+func TestParseWhenYear9999(t *testing.T) {
+	ref := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, text := range []string{"9999-12-31", "9999-12", "9999-W52", "in December 9999", "9999-12-30..9999-12-31", "late 9999"} {
+		_, err := ParseWhen(text, ref, time.UTC)
+		if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), text) || !strings.Contains(err.Error(), "9999") {
+			t.Errorf("ParseWhen(%q): %v; want EINVALID naming it", text, err)
+		}
+	}
+	for _, label := range []string{"9999-12-31", "9999-12", "9999-W52"} {
+		if _, err := ParsePeriod(label, time.UTC); ErrorCode(err) != EINVALID {
+			t.Errorf("ParsePeriod(%q): %v; want EINVALID", label, err)
+		}
+	}
+	// The day before the last still ends within the year 9999.
+	if p, err := ParseWhen("9999-12-30", ref, time.UTC); err != nil || p.Label() != "9999-12-30" {
+		t.Errorf("ParseWhen(9999-12-30): %v %v", p, err)
+	}
+}

@@ -5,23 +5,43 @@
 //
 // Appends two turns to the conversation "trip" (again: they are skipped by
 // their ext_ids), asks for a context package about the hotel, and prints it.
+if (process.argv.length < 3) {
+  console.error("usage: node client.mjs URL [TOKEN]");
+  process.exit(1);
+}
 const base = process.argv[2].replace(/\/$/, "");
 const token = process.argv[3] ?? "";
 
+// fail ends the program with a message, not a stack trace.
+function fail(message) {
+  console.error(message);
+  process.exit(1);
+}
+
+// call sends a request; it ends the program with a message on any error.
 async function call(method, path, body) {
+  const where = `${method} ${base}${path}`;
   const headers = {};
   if (token) headers["Authorization"] = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const resp = await fetch(base + path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await resp.json();
-  if (!resp.ok) {
-    console.error(`${method} ${path}: ${resp.status} ${answer.detail}`);
-    process.exit(1);
+  let resp, text;
+  try {
+    resp = await fetch(base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    text = await resp.text();
+  } catch (e) {
+    fail(`${where}: cannot reach the server: ${e.cause?.message ?? e.message}`);
   }
+  let answer;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    fail(`${where}: ${resp.status}, and the answer is not JSON: ${JSON.stringify(text.slice(0, 200))}`);
+  }
+  if (!resp.ok) fail(`${where}: ${resp.status} ${answer?.detail ?? JSON.stringify(text.slice(0, 200))}`);
   return answer;
 }
 

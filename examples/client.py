@@ -10,12 +10,19 @@ import sys
 import urllib.error
 import urllib.request
 
+if len(sys.argv) < 2:
+    sys.exit("usage: python3 client.py URL [TOKEN]")
 base = sys.argv[1].rstrip("/")
 token = sys.argv[2] if len(sys.argv) > 2 else ""
 
 
 def call(method, path, body=None):
-    req = urllib.request.Request(base + path, method=method)
+    """Send a request; end the program with a message on any error."""
+    where = f"{method} {base}{path}"
+    try:
+        req = urllib.request.Request(base + path, method=method)
+    except ValueError as e:
+        sys.exit(f"{where}: {e}")
     if token:
         req.add_header("Authorization", "Bearer " + token)
     data = None
@@ -23,11 +30,20 @@ def call(method, path, body=None):
         data = json.dumps(body).encode("utf-8")
         req.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(req, data) as resp:
-            return json.load(resp)
+        with urllib.request.urlopen(req, data, timeout=60) as resp:
+            status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as e:
-        problem = json.load(e)
-        sys.exit(f"{method} {path}: {e.code} {problem.get('detail')}")
+        status, raw = e.code, e.read()
+    except (urllib.error.URLError, OSError) as e:
+        sys.exit(f"{where}: cannot reach the server: {getattr(e, 'reason', e)}")
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        sys.exit(f"{where}: {status}, and the answer is not JSON: {raw[:200]!r}")
+    if status >= 400:
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        sys.exit(f"{where}: {status} {detail or raw[:200]!r}")
+    return answer
 
 
 turns = [

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -136,11 +135,12 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	s.api = humago.New(mux, cfg)
 	s.metrics = newMetrics()
 	s.api.UseMiddleware(s.metrics.middleware)
-	s.api.UseMiddleware(s.checkParams)
+	s.api.UseMiddleware(s.checkParams, s.checkNumbers)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	s.register()
 	s.registerBrowse()
 	s.registerCompact()
+	s.refineDoc() // openapi.go
 	// MCP over streamable HTTP, stateless: each request is served by the
 	// tools of its own token's namespace, so a session id can never carry
 	// one token's memory to another.
@@ -157,7 +157,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 		}
 		writePlain(w, http.StatusOK, "ready\n")
 	})
-	s.handler = s.middleware(mux)
+	s.handler = s.guard(s.middleware(s.checkText(mux))) // guard.go
 	return s, nil
 }
 
@@ -246,10 +246,9 @@ func (s *Server) logRequest(ctx context.Context, id string, r *http.Request, sw 
 		slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))
 }
 
-// checkBody reads a /v1 request's body whole (it is bounded by MaxBody)
-// and refuses one that is not valid UTF-8: JSON must be, and a decoder
-// would otherwise turn the bad bytes into U+FFFD and store that silently.
-// It answers 413 for a body over the bound. The body is given back to the
+// checkBody reads a /v1 request's body whole (it is bounded by MaxBody),
+// answering 413 for a body over the bound; its text is checked by
+// checkText (guard.go). The body is given back to the
 // handler unread.
 func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody || !strings.HasPrefix(r.URL.Path, "/v1/") {
@@ -277,18 +276,6 @@ func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if int64(len(b)) > s.opt.MaxBody {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
-		return false
-	}
-	if !utf8.Valid(b) {
-		at := 0
-		for at < len(b) {
-			rn, size := utf8.DecodeRune(b[at:])
-			if rn == utf8.RuneError && size <= 1 {
-				break
-			}
-			at += size
-		}
-		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("the body is not valid UTF-8 (at byte %d)", at))
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
@@ -365,5 +352,5 @@ func (s *Server) op(method, path, id, summary string) huma.Operation {
 	s.routes = append(s.routes, route{method, path})
 	return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
 		MaxBodyBytes: s.opt.MaxBody, BodyReadTimeout: s.opt.Timeout, Metadata: map[string]any{metaKey: true},
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge}}
+		Errors: opErrors}
 }
