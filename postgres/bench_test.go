@@ -65,3 +65,38 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTurns reads back 10,000 hot turns of about 270 bytes, the
+// whole conversation at once, and reports turns per second.
+func BenchmarkTurns(b *testing.B) {
+	ctx := context.Background()
+	s := openStore(b, testDSN(b))
+	if _, err := s.EnsureConversation(ctx, strata.Conversation{Namespace: "ns", ID: "c"}); err != nil {
+		b.Fatal(err)
+	}
+	const batches, batch = 20, 500
+	text := "We looked at the quarterly numbers again and the billing service still drops about one request " +
+		"in a thousand under load; Maria thinks the retry budget is too small, Tom wants to move the queue to " +
+		"a separate cluster before the March release. Next step: a load test on staging. "
+	for k := 0; k < batches; k++ {
+		turns := make([]strata.Turn, batch)
+		for i := range turns {
+			n := k*batch + i
+			turns[i] = strata.Turn{ExtID: fmt.Sprintf("t%d", n), Role: strata.RoleUser,
+				Content: fmt.Sprintf("%s(%d)", text, n), Time: t0.Add(time.Duration(n) * time.Second), Tokens: 60}
+		}
+		if _, err := s.AppendTurns(ctx, "ns", "c", turns); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := 0
+	start := time.Now()
+	for b.Loop() {
+		got, err := s.Turns(ctx, strata.TurnFilter{Namespace: "ns", Conversation: "c"})
+		if err != nil || len(got) != batches*batch {
+			b.Fatalf("Turns: %d, %v", len(got), err)
+		}
+		n += len(got)
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "turns/s")
+}

@@ -65,6 +65,11 @@ func MigrateAsBefore(ctx context.Context, dsn string, to int) error {
 		if _, err := conn.Exec(ctx, m.sql); err != nil {
 			return fmt.Errorf("version %d: %w", m.version, err)
 		}
+		if m.then != nil {
+			if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return m.then(ctx, tx) }); err != nil {
+				return fmt.Errorf("version %d: %w", m.version, err)
+			}
+		}
 		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)`, m.version, m.name); err != nil {
 			return err
 		}

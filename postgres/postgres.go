@@ -67,6 +67,14 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// then, if not nil, runs after sql in the same transaction: the part
+	// of a step that only Go can do.
+	then func(ctx context.Context, tx pgx.Tx) error
+}
+
+// goSteps are the Go parts of the steps that have one, by version.
+var goSteps = map[int]func(ctx context.Context, tx pgx.Tx) error{
+	9: fillTurnSums,
 }
 
 var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
@@ -89,7 +97,7 @@ func loadMigrations() ([]migration, error) {
 			return nil, err
 		}
 		v, _ := strconv.Atoi(m[1])
-		out = append(out, migration{version: v, name: strings.ReplaceAll(m[2], "_", " "), sql: string(b)})
+		out = append(out, migration{version: v, name: strings.ReplaceAll(m[2], "_", " "), sql: string(b), then: goSteps[v]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	for i, m := range out {
@@ -212,6 +220,11 @@ func migrate(ctx context.Context, conn *pgx.Conn, where string) (from, to int, p
 	for _, m := range migrations[from:] {
 		if _, err := tx.Exec(ctx, m.sql); err != nil {
 			return fail(fmt.Errorf("version %d (%s): %w%s", m.version, m.name, err, hint(err)))
+		}
+		if m.then != nil {
+			if err := m.then(ctx, tx); err != nil {
+				return fail(fmt.Errorf("version %d (%s): %w", m.version, m.name, err))
+			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
 			m.version, m.name, time.Now().UnixNano()); err != nil {

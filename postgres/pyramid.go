@@ -274,12 +274,16 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 		if err != nil {
 			return fmt.Errorf("turn %d: %w", t.Seq, err)
 		}
+		// The row keeps its seq, ext_id, session, role, time and tokens:
+		// its checksum, computed from the copy's, holds only if they are
+		// the copy's, which the read back below checks.
+		row := encodedRow(t.Seq, t, &e)
 		b.Queue(`UPDATE turns t SET tier = $1, span = NULL, session_label = $2, name = $3, content = $4, model = $5,
-			tool_calls = $6, tool_results = $7, importance = $8, tags = $9, metadata = $10
+			tool_calls = $6, tool_results = $7, importance = $8, tags = $9, metadata = $10, crc = $15
 			WHERE t.conversation = $11 AND t.seq = $12 AND t.tier = $13 AND t.size = $14
 			RETURNING `+turnCols,
-			tierHot, t.SessionLabel, t.Name, []byte(t.Content), t.Model, e.toolCalls, e.toolResults, t.Importance,
-			e.tags, e.metadata, pk, t.Seq, r.tier, int64(len(t.Content))).
+			tierHot, t.SessionLabel, t.Name, row.content, t.Model, e.toolCalls, e.toolResults, t.Importance,
+			e.tags, e.metadata, pk, t.Seq, r.tier, int64(len(t.Content)), int64(row.sum())).
 			QueryRow(func(row pgx.Row) error {
 				back, err := scanTurn(row)
 				if errors.Is(err, pgx.ErrNoRows) {

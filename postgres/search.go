@@ -194,7 +194,7 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 		var st stub
 		t, err := scanTurn(rows, &st.tier, &st.span, &h.Conversation, &h.Score)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("search turns of %q: %w", h.Conversation, err)
 		}
 		if st.tier != tierHot {
 			st.index = len(hits)

@@ -183,7 +183,7 @@ func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversatio
 // cold rows also leave their speaker name and session label to the
 // segment. It returns the seqs of the rows it changed.
 const slim = `UPDATE turns SET tier = $1, span = $2, content = NULL, model = '', tool_calls = NULL,
-	tool_results = NULL, tags = NULL, metadata = NULL,
+	tool_results = NULL, tags = NULL, metadata = NULL, crc = NULL,
 	name = CASE WHEN $1 >= 2 THEN '' ELSE name END,
 	session_label = CASE WHEN $1 >= 2 THEN '' ELSE session_label END
 	WHERE conversation = $3 AND seq BETWEEN $4 AND $5 AND tier < $1 AND importance < 0.8

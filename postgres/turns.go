@@ -16,11 +16,11 @@ import (
 
 // turnCols are the columns scanTurn reads, for a turns table aliased t.
 const turnCols = `t.seq, t.ext_id, t.session, t.session_label, t.role, t.name, t.content, t.time,
-	t.model, t.tool_calls, t.tool_results, t.tokens, t.importance, t.tags, t.metadata`
+	t.model, t.tool_calls, t.tool_results, t.tokens, t.importance, t.tags, t.metadata, t.crc`
 
 // turnCopyCols are the columns AppendTurns copies in, in order.
 var turnCopyCols = []string{"conversation", "seq", "ext_id", "session", "session_label", "role", "name",
-	"content", "time", "model", "tool_calls", "tool_results", "tokens", "importance", "tags", "metadata", "size"}
+	"content", "time", "model", "tool_calls", "tool_results", "tokens", "importance", "tags", "metadata", "size", "crc"}
 
 // storedToolCall is a strata.ToolCall as stored: the arguments are kept as
 // the exact text the model produced (encoding/json would compact a
@@ -221,9 +221,10 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 				seen[t.ExtID] = true
 			}
 			seq++
-			rows = append(rows, []any{pk, seq, nullString(t.ExtID), t.Session, t.SessionLabel, string(t.Role), t.Name,
-				[]byte(t.Content), e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
-				int64(len(t.Content))})
+			row := encodedRow(seq, t, e)
+			rows = append(rows, []any{pk, seq, row.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
+				row.content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
+				int64(len(t.Content)), int64(row.sum())})
 			for p, w := range e.index {
 				idxSeqs, idxParts, idxWords = append(idxSeqs, seq), append(idxParts, int32(p)), append(idxWords, w)
 			}
@@ -390,23 +391,26 @@ func (s *Store) turns(ctx context.Context, tx pgx.Tx, f strata.TurnFilter) ([]st
 	return s.hydrate(ctx, tx, f.Namespace, f.Conversation, out, stubs)
 }
 
-// scanTurn reads a row of turnCols followed by extra.
+// scanTurn reads a row of turnCols followed by extra, and checks the
+// row's checksum (turnsum.go).
 func scanTurn(row pgx.Row, extra ...any) (strata.Turn, error) {
 	var (
-		t                                      strata.Turn
-		extID                                  *string
-		role                                   string
-		content                                []byte
-		tm                                     *int64
-		toolCalls, toolResults, tags, metadata *string
+		t   strata.Turn
+		r   turnRow
+		crc *int64
 	)
-	dest := append([]any{&t.Seq, &extID, &t.Session, &t.SessionLabel, &role, &t.Name, &content, &tm,
-		&t.Model, &toolCalls, &toolResults, &t.Tokens, &t.Importance, &tags, &metadata}, extra...)
+	dest := append([]any{&r.seq, &r.extID, &r.session, &r.label, &r.role, &r.name, &r.content, &r.time,
+		&r.model, &r.toolCalls, &r.toolResults, &r.tokens, &t.Importance, &r.tags, &r.metadata, &crc}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return t, err
 	}
-	t.ExtID, t.Role, t.Content, t.Time = deref(extID), strata.Role(role), string(content), fromNanos(tm)
-	return t, decodeColumns(&t, toolCalls, toolResults, tags, metadata)
+	if err := r.check(crc); err != nil {
+		return t, err
+	}
+	t.Seq, t.ExtID, t.Session, t.SessionLabel, t.Role, t.Name, t.Content = r.seq, deref(r.extID), int(r.session),
+		r.label, strata.Role(r.role), r.name, string(r.content)
+	t.Time, t.Model, t.Tokens = fromNanos(r.time), r.model, int(r.tokens)
+	return t, decodeColumns(&t, r.toolCalls, r.toolResults, r.tags, r.metadata)
 }
 
 // decodeColumns sets t's structured fields from their JSON columns.
