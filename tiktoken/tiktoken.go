@@ -127,8 +127,7 @@ func (t *Tokenizer) CountContext(ctx context.Context, s string) (int, error) {
 	return n, nil
 }
 
-// MaxPiece is the longest pre-token Count merges whole, in bytes: the
-// longest the count cache keeps.
+// MaxPiece is the longest pre-token Count merges whole, in bytes.
 //
 // Byte-pair merging costs time and memory with a pre-token's length (16
 // MiB of one letter took 27 s and 1.3 GB), and the pre-tokenizer lets a
