@@ -126,6 +126,13 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		}
 	}
 
+	// Tokens are counted before anything is written or locked: counting
+	// megabytes of text takes seconds, and a request whose deadline ends
+	// meanwhile must leave nothing behind, not even an empty conversation.
+	if err := m.countTokens(ctx, turns); err != nil {
+		return res, job, err
+	}
+
 	lock := m.convLock(b.Conversation)
 	lock.Lock()
 	defer lock.Unlock()
@@ -203,7 +210,6 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 			t.Session = m.sessionOf(prev, t)
 			prev = t
 		}
-		m.countTokens(fresh)
 		added, err = m.store.AppendTurnsAfter(ctx, m.ns, b.Conversation, after, fresh)
 		if ErrorCode(err) == ECONFLICT && try < appendTries {
 			m.log.Debug("another writer appended; reading the conversation's end again", "conversation", b.Conversation, "error", err)
@@ -466,11 +472,30 @@ func (m *Memory) sessionOf(prev, t *Turn) int {
 	return prev.Session
 }
 
-// countTokens sets Tokens on every turn, in parallel.
-func (m *Memory) countTokens(turns []Turn) {
+// contextCounter is a Tokenizer that can give up counting when its
+// context ends (tiktoken's).
+type contextCounter interface {
+	CountContext(ctx context.Context, s string) (int, error)
+}
+
+// countTokens sets Tokens on every turn, in parallel, and returns ctx's
+// error if it ends first.
+func (m *Memory) countTokens(ctx context.Context, turns []Turn) error {
+	cc, _ := m.tok.(contextCounter)
 	parallel(len(turns), m.workers, func(i int) {
-		turns[i].Tokens = m.tok.Count(turns[i].Text())
+		if ctx.Err() != nil {
+			return
+		}
+		if cc != nil {
+			turns[i].Tokens, _ = cc.CountContext(ctx, turns[i].Text())
+		} else {
+			turns[i].Tokens = m.tok.Count(turns[i].Text())
+		}
 	})
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("counting the tokens of %d turns: %w", len(turns), err)
+	}
+	return nil
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines.

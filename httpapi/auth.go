@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -58,7 +61,8 @@ func (s *Server) forNamespace(ns string) (*strata.Memory, error) {
 
 // authenticate resolves the request's token (when tokens are on) and
 // applies the token's rate limit. It returns the request to serve, or
-// false after writing the refusal.
+// false after writing the refusal. It reads the headers alone: no byte
+// of the body is read before the token is known good.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	page := isPage(r.URL.Path)
 	if s.opt.Tokens == nil || !(strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp" || page) {
@@ -67,6 +71,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || secret == "" {
 		secret = s.cookieSecret(r, page)
+	}
+	if secret == "" && r.Header.Get("Authorization") == "" && s.opt.Anonymous {
+		return r, true
 	}
 	if secret == "" {
 		if page {
@@ -91,17 +98,80 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 		writeProblem(w, http.StatusInternalServerError, "checking the token: "+err.Error())
 		return nil, false
 	}
-	if wait, ok := s.allow(tok.ID); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
-		writeProblem(w, http.StatusTooManyRequests, "too many requests for this token: retry after "+wait.Round(time.Millisecond).String())
-		return nil, false
+	// A POST to /mcp may be a batch of calls: chargeBatch charges it once
+	// its body is read, a call at a time.
+	if !isMCPPost(r) {
+		if wait, ok := s.allow(tok.ID, 1); !ok {
+			tooMany(w, wait, "too many requests for this token")
+			return nil, false
+		}
 	}
 	m, err := s.forNamespace(tok.Namespace)
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, err.Error())
 		return nil, false
 	}
-	return r.WithContext(context.WithValue(r.Context(), memKey{}, m)), true
+	ctx := context.WithValue(context.WithValue(r.Context(), memKey{}, m), tokenKey{}, tok.ID)
+	return r.WithContext(ctx), true
+}
+
+type tokenKey struct{}
+
+// tokenOf returns the id of the token a request was authenticated with
+// ("" for none: a server without tokens, or an anonymous request).
+func tokenOf(ctx context.Context) string {
+	id, _ := ctx.Value(tokenKey{}).(string)
+	return id
+}
+
+// tooMany answers 429 with a Retry-After of whole seconds, rounded up and
+// at least 1: a client told 0 would retry at once and be refused again.
+func tooMany(w http.ResponseWriter, wait time.Duration, what string) {
+	w.Header().Set("Retry-After", strconv.FormatInt(retryAfter(wait), 10))
+	writeProblem(w, http.StatusTooManyRequests, what+": retry after "+wait.Round(time.Millisecond).String())
+}
+
+// retryAfter is wait in whole seconds, rounded up, at least 1.
+func retryAfter(wait time.Duration) int64 {
+	return max(1, int64((wait+time.Second-1)/time.Second))
+}
+
+func isMCPPost(r *http.Request) bool { return r.URL.Path == "/mcp" && r.Method == http.MethodPost }
+
+// chargeBatch charges a POST to /mcp to the token's rate limit, one
+// request per JSON-RPC call: a batch of 200 calls costs 200 requests, as
+// 200 separate ones would. It reads the body, bounded by MaxBody, after
+// the token was checked, and gives it back to the handler unread.
+func (s *Server) chargeBatch(w http.ResponseWriter, r *http.Request) bool {
+	id := tokenOf(r.Context())
+	if id == "" || s.opt.RateLimit <= 0 || !isMCPPost(r) {
+		return true
+	}
+	calls := 1
+	if r.Body != nil && r.Body != http.NoBody {
+		b, ok := s.readBody(w, r)
+		if !ok {
+			return false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var batch []json.RawMessage
+		if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' && json.Unmarshal(trimmed, &batch) == nil {
+			calls = max(1, len(batch)) // anything else is one call, answered by the MCP handler
+		}
+	}
+	if burst := s.burst(); calls > burst {
+		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("a JSON-RPC batch of %d calls is more than this token may make at once (%d): send at most %d per request", calls, burst, burst))
+		return false
+	}
+	if wait, ok := s.allow(id, calls); !ok {
+		what := "too many requests for this token"
+		if calls > 1 {
+			what += fmt.Sprintf(" (a batch of %d calls)", calls)
+		}
+		tooMany(w, wait, what)
+		return false
+	}
+	return true
 }
 
 // The web page (package web, mounted under /ui/) signs in with a token
@@ -166,10 +236,18 @@ type limiters struct {
 	m  map[string]*rate.Limiter
 }
 
-// allow takes one request from token id's bucket; when it is empty it
-// says how long until the next request would be allowed.
-func (s *Server) allow(id string) (time.Duration, bool) {
-	if s.opt.RateLimit <= 0 {
+// burst is how many requests a token may make at once.
+func (s *Server) burst() int {
+	if s.opt.RateBurst > 0 {
+		return s.opt.RateBurst
+	}
+	return max(1, int(s.opt.RateLimit))
+}
+
+// allow takes n requests from token id's bucket; when it holds fewer it
+// takes none and says how long until it would hold n.
+func (s *Server) allow(id string, n int) (time.Duration, bool) {
+	if s.opt.RateLimit <= 0 || n <= 0 {
 		return 0, true
 	}
 	s.lim.mu.Lock()
@@ -178,15 +256,14 @@ func (s *Server) allow(id string) (time.Duration, bool) {
 	}
 	l, ok := s.lim.m[id]
 	if !ok {
-		burst := s.opt.RateBurst
-		if burst <= 0 {
-			burst = max(1, int(s.opt.RateLimit))
-		}
-		l = rate.NewLimiter(rate.Limit(s.opt.RateLimit), burst)
+		l = rate.NewLimiter(rate.Limit(s.opt.RateLimit), s.burst())
 		s.lim.m[id] = l
 	}
 	s.lim.mu.Unlock()
-	res := l.Reserve()
+	res := l.ReserveN(time.Now(), n)
+	if !res.OK() {
+		return time.Duration(float64(n) / s.opt.RateLimit * float64(time.Second)), false
+	}
 	if d := res.Delay(); d > 0 {
 		res.Cancel()
 		return d, false

@@ -241,6 +241,12 @@ func (s *Server) register() {
 			if err != nil {
 				return nil, s.httpError(ctx, err)
 			}
+			if tokenOf(ctx) != "" {
+				// A token sees its namespace's figures alone: where the
+				// store is and how large it is as a whole are the
+				// operator's, and other namespaces' data is part of them.
+				st.Location, st.Bytes, st.FreeBytes = "", 0, 0
+			}
 			out := wire.NamespaceStats{Namespace: m.Namespace(), Tokenizer: m.Tokenizer().Name(), Stats: st}
 			for _, l := range st.Levels {
 				out.Nodes += l.Nodes

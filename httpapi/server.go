@@ -45,6 +45,10 @@ type Options struct {
 	// Timeout bounds every request: its context ends after it. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// ReadTimeout bounds the time a request's body may take to arrive;
+	// past it the request is answered 408 and its connection closed. Zero
+	// means Timeout.
+	ReadTimeout time.Duration
 	// Logger receives one record per request (nil: slog.Default()).
 	Logger *slog.Logger
 	// Version is the API version the OpenAPI document names.
@@ -57,9 +61,16 @@ type Options struct {
 	// with the Memory's tokenizer).
 	Checkpointer compact.Checkpointer
 	// Tokens, when set, requires a bearer token on every /v1 request and
-	// serves it in the token's namespace (see auth.go). Nil: no tokens,
-	// every request in the Memory's namespace.
+	// serves it in the token's namespace (see auth.go). Each request looks
+	// its token up in the store, so a token created or revoked while the
+	// server runs counts from the next request. Nil: no tokens, every
+	// request in the Memory's namespace.
 	Tokens strata.TokenStore
+	// Anonymous, with Tokens set, serves a request that carries no token
+	// in the Memory's namespace instead of answering 401 (strata serve
+	// --no-auth, which listens on loopback only); a request with a token
+	// is still checked and served in the token's namespace.
+	Anonymous bool
 	// RateLimit is how many requests per second one token may make, with
 	// bursts of RateBurst (default: the rate, at least 1); beyond it a
 	// request is answered 429 with Retry-After. Zero: no limit.
@@ -100,6 +111,9 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
+	}
+	if opt.ReadTimeout <= 0 {
+		opt.ReadTimeout = opt.Timeout
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
@@ -228,15 +242,30 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		// with each operation's MaxBodyBytes. This bound backs both.
 		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody+1)
 		sw := &statusWriter{ResponseWriter: w}
-		if !s.checkBody(sw, r) {
-			s.logRequest(ctx, id, r, sw, start)
-			return
+		// The token is checked on the headers alone, before any of the
+		// body is read: a client without one costs no more than its
+		// headers, whatever it sends after them.
+		// A refusal closes the connection rather than leave the client's
+		// body on it to be drained, however slowly it comes.
+		var aw http.ResponseWriter = sw
+		if r.ContentLength != 0 {
+			aw = closeOnRefusal{sw}
 		}
-		if served, ok := s.authenticate(sw, r.WithContext(ctx)); ok {
+		if served, ok := s.authenticate(aw, r.WithContext(ctx)); ok && s.checkBody(sw, served) && s.chargeBatch(sw, served) {
 			next.ServeHTTP(sw, served)
 		}
 		s.logRequest(ctx, id, r, sw, start)
 	})
+}
+
+// closeOnRefusal answers with Connection: close: the server then drops
+// the connection after the answer instead of first reading what is left
+// of the request's body (up to 256 KiB, at the client's pace).
+type closeOnRefusal struct{ http.ResponseWriter }
+
+func (w closeOnRefusal) WriteHeader(code int) {
+	w.Header().Set("Connection", "close")
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // logRequest writes a request's log record.
@@ -254,32 +283,44 @@ func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody || !strings.HasPrefix(r.URL.Path, "/v1/") {
 		return true
 	}
-	// The body is read within the request's timeout, and the connection's
-	// deadline is lifted again afterwards for the next request on it.
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(s.opt.Timeout)); err == nil {
-		defer rc.SetReadDeadline(time.Time{})
-	}
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			writeProblem(w, http.StatusRequestTimeout, "the body was not received within the server's timeout of "+s.opt.Timeout.String())
-			return false
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) || int64(len(b)) > s.opt.MaxBody {
-			writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
-			return false
-		}
-		writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
-		return false
-	}
-	if int64(len(b)) > s.opt.MaxBody {
-		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+	b, ok := s.readBody(w, r)
+	if !ok {
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return true
+}
+
+// readBody reads a request's body whole, within the request's timeout
+// and bounded by MaxBody, answering 408, 413 or 400 when it cannot. After
+// a refusal the connection is closed, its read deadline left in place: the
+// rest of a slow or oversized body is never waited for.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout)) == nil
+	b, err := io.ReadAll(r.Body)
+	if err == nil && int64(len(b)) > s.opt.MaxBody {
+		err = &http.MaxBytesError{Limit: s.opt.MaxBody}
+	}
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			writeProblem(w, http.StatusRequestTimeout, "the body was not received within the server's read timeout of "+s.opt.ReadTimeout.String())
+		case errors.As(err, &tooBig):
+			writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+		default:
+			writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		}
+		return nil, false
+	}
+	// The whole body is in: the connection's deadline is lifted for the
+	// rest of this request (the server sets its own for the next one).
+	if deadline {
+		rc.SetReadDeadline(time.Time{})
+	}
+	return b, true
 }
 
 // checkParams answers 400, naming the parameter, a request whose path or

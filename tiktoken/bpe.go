@@ -1,9 +1,6 @@
 package tiktoken
 
-import (
-	"container/heap"
-	"math"
-)
+import "math"
 
 // noRank marks a pair of parts that do not form a token.
 const noRank = math.MaxUint32
@@ -97,10 +94,10 @@ func (v vocab) mergeHeap(piece string) []int {
 			h = append(h, pair{rank: r, start: i, end: i + 2})
 		}
 	}
-	heap.Init(&h)
+	h.init()
 	live := n + 1
-	for h.Len() > 0 {
-		p := heap.Pop(&h).(pair)
+	for len(h) > 0 {
+		p := h.pop()
 		// Stale unless the part still starts at p.start and its successor
 		// still ends at p.end.
 		if prev[p.start] == -2 || next[p.start] >= n || next[next[p.start]] != p.end {
@@ -113,11 +110,11 @@ func (v vocab) mergeHeap(piece string) []int {
 		prev[mid] = -2
 		live--
 		if r := pairRank(p.start); r != noRank {
-			heap.Push(&h, pair{rank: r, start: p.start, end: next[next[p.start]]})
+			h.push(pair{rank: r, start: p.start, end: next[next[p.start]]})
 		}
 		if q := prev[p.start]; q >= 0 {
 			if r := pairRank(q); r != noRank {
-				heap.Push(&h, pair{rank: r, start: q, end: p.end})
+				h.push(pair{rank: r, start: q, end: p.end})
 			}
 		}
 	}
@@ -135,20 +132,62 @@ type pair struct {
 	start, end int
 }
 
+// pairHeap is a binary min-heap of pairs, ordered by rank and then
+// offset. It is typed rather than container/heap's, which boxes every
+// pair pushed or popped: an allocation per merge, which made merging a
+// long pre-token several times slower.
 type pairHeap []pair
 
-func (h pairHeap) Len() int { return len(h) }
-func (h pairHeap) Less(i, j int) bool {
+func (h pairHeap) less(i, j int) bool {
 	if h[i].rank != h[j].rank {
 		return h[i].rank < h[j].rank
 	}
 	return h[i].start < h[j].start
 }
-func (h pairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
-func (h *pairHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h pairHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *pairHeap) push(p pair) {
+	*h = append(*h, p)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s.less(i, parent) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+func (h *pairHeap) pop() pair {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	*h = s[:last]
+	h.down(0)
+	return top
+}
+
+func (h pairHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

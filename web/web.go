@@ -115,12 +115,13 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 		return
 	}
-	// The form posts only from this server's own page.
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
-			h.render(w, http.StatusForbidden, "login.html", page{Title: "Sign in", Error: "the form was sent from another site (" + o + ")"})
-			return
-		}
+	// The form posts only from this server's own page: a sign-in forged
+	// by another site (login CSRF) would keep the forger's token in the
+	// victim's cookie, and what the victim then writes would go to the
+	// forger's namespace.
+	if why := crossSite(r); why != "" {
+		h.render(w, http.StatusForbidden, "login.html", page{Title: "Sign in", Error: "the form was sent from " + why + "; sign in from this server's own page"})
+		return
 	}
 	secret := strings.TrimSpace(r.PostFormValue("token"))
 	if secret == "" {
@@ -138,6 +139,28 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: httpapi.CookieName, Value: secret, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: h.opt.Secure})
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+// crossSite says why a form post did not come from this server's own
+// page ("" when it did). A browser names the page a form was sent from in
+// Origin; "null" is an opaque origin (a sandboxed frame, a data: URL, a
+// file), which is never this server's page. Sec-Fetch-Site, when sent,
+// must say same-origin. A request with neither header is not a browser's
+// cross-site form (every current browser sends Origin on a POST) and is
+// let through, for scripts that sign in with curl.
+func crossSite(r *http.Request) string {
+	if o := r.Header.Get("Origin"); o != "" {
+		if o == "null" {
+			return "a page with no origin (Origin: null)"
+		}
+		if u, err := url.Parse(o); err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
+			return "another site (" + o + ")"
+		}
+	}
+	if f := r.Header.Get("Sec-Fetch-Site"); f != "" && f != "same-origin" && f != "none" {
+		return "another site (Sec-Fetch-Site: " + f + ")"
+	}
+	return ""
 }
 
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {

@@ -283,7 +283,7 @@ type crashServer struct {
 // loopback port over db, with its worker on, and waits for its address.
 func startCrashServer(t *testing.T, db, cfg, logFile string, extra ...string) *crashServer {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--rate", "0", "--every", "100ms"}, extra...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--no-auth", "--rate", "0", "--every", "100ms"}, extra...)...)
 	cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db, "STRATA_CONFIG="+cfg)
 	logs, err := os.Create(logFile)
 	if err != nil {

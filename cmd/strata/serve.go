@@ -36,8 +36,12 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	// With a valid token in the store, every request needs one and is
-	// served in its namespace; without any, only this machine may connect.
+	// Every request needs a valid token of the store and is served in its
+	// namespace. Tokens are looked up on each request, so one created or
+	// revoked while servers run counts from the next request on every
+	// server of the store. A store without any refuses to be served,
+	// unless --no-auth says to serve requests without a token, which only
+	// this machine may then make.
 	tokens, err := a.store.Tokens(ctx, "")
 	if err != nil {
 		return err
@@ -48,10 +52,13 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 			valid++
 		}
 	}
-	if valid == 0 {
+	if ss.NoAuth {
 		if err := loopbackOnly(ss.Addr, ss.addrFrom); err != nil {
 			return err
 		}
+	} else if valid == 0 {
+		return fmt.Errorf("serve: the store %s has no token, so no request could be served: create one with 'strata token create --namespace %s' (it prints the token once), or pass --no-auth to serve this machine alone without tokens",
+			showDB(a.set.DB), a.mem.Namespace())
 	}
 	// POST /v1/compact takes its thresholds and checkpoint model as
 	// 'strata compact' does.
@@ -71,11 +78,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	opt := httpapi.Options{MaxBody: ss.MaxBody, Timeout: ss.Timeout, Logger: log, Version: version,
-		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst}
-	if valid > 0 {
-		opt.Tokens = a.store
-	}
+	opt := httpapi.Options{MaxBody: ss.MaxBody, Timeout: ss.Timeout, ReadTimeout: ss.ReadTimeout, Logger: log, Version: version,
+		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst, Tokens: a.store, Anonymous: ss.NoAuth}
 	srv, err := httpapi.New(a.mem, opt)
 	if err != nil {
 		return err
@@ -87,10 +91,15 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	// Every connection is bounded in time (headers, body, answer, and the
+	// wait between keep-alive requests) and in number, so idle or slow
+	// clients cannot hold the server's file descriptors.
+	conns := httpapi.NewConnLimit(ss.MaxConns)
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: min(10*time.Second, ss.ReadTimeout),
+		ReadTimeout: ss.ReadTimeout, WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, ConnState: conns.ConnState,
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- hs.Serve(conns.Listener(ln)) }()
 	wctx, stopWorker := context.WithCancel(ctx)
 	workerDone := make(chan struct{})
 	if !ss.Worker {
@@ -106,10 +115,10 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if ss.Worker {
 		log.Info("worker started", "every", ss.Every, "holder", a.mem.Holder())
 	}
-	if valid > 0 {
-		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, showDB(a.set.DB))
+	if ss.NoAuth {
+		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s without tokens, loopback only; a request with a token is served in its namespace (store %s)\n", a.mem.Namespace(), ln.Addr(), showDB(a.set.DB))
 	} else {
-		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s, loopback only, no tokens (store %s)\n", a.mem.Namespace(), ln.Addr(), showDB(a.set.DB))
+		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, showDB(a.set.DB))
 	}
 	fmt.Fprintf(m.Stdout, "strata: the web page is at http://%s/ui/\n", ln.Addr())
 	select {
@@ -136,9 +145,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
-// loopbackOnly refuses an address other machines could reach: without
-// tokens in the store, the server must not be open to anyone but this
-// machine. from is where the address came from.
+// loopbackOnly refuses an address other machines could reach: serving
+// requests without a token, the server must not be open to anyone but
+// this machine. from is where the address came from.
 func loopbackOnly(addr string, from settingFrom) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -150,7 +159,7 @@ func loopbackOnly(addr string, from settingFrom) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return from.errorf(addr, "the store has no token, so only loopback (127.0.0.1, ::1, localhost) is served; create one with 'strata token create --namespace N'")
+	return from.errorf(addr, "--no-auth serves loopback only (127.0.0.1, ::1, localhost); to serve other machines, create a token with 'strata token create --namespace N' and serve without --no-auth")
 }
 
 // runWorker runs the background work of every namespace the server

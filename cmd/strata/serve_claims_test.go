@@ -35,7 +35,10 @@ func TestServeTwoWorkersEmbedOnce(t *testing.T) {
 		pr, pw := io.Pipe()
 		m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
 		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--every", "20ms"}); pw.Close() }()
+		go func() {
+			done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--no-auth", "--every", "20ms"})
+			pw.Close()
+		}()
 		lines := bufio.NewScanner(pr)
 		if !lines.Scan() {
 			t.Fatalf("serve printed nothing: %v", <-done)

@@ -22,9 +22,9 @@ import (
 func TestServeRefusesNonLoopback(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	for _, addr := range []string{"0.0.0.0:7700", ":7700", "[::]:7700", "192.168.1.5:7700", "example.com:7700"} {
-		_, _, err := run(t, db, "", "serve", "--addr", addr)
+		_, _, err := run(t, db, "", "serve", "--no-auth", "--addr", addr)
 		var u usageError
-		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "has no token, so only loopback") {
+		if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "--no-auth serves loopback only") {
 			t.Errorf("serve --addr %s: %v", addr, err)
 		}
 	}
@@ -34,7 +34,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 // appends a turn through it, and stops it as SIGINT would.
 func TestServeAnswersAndStops(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
-	addr, _, stop := serveForTest(t, map[string]string{"STRATA_DB": db}, "--addr", "127.0.0.1:0")
+	addr, _, stop := serveForTest(t, map[string]string{"STRATA_DB": db}, "--addr", "127.0.0.1:0", "--no-auth")
 	resp, err := http.Get(addr + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("readyz: %v %v", resp, err)
@@ -95,7 +95,7 @@ func TestServeWorkerClosesPeriods(t *testing.T) {
 				return ""
 			}}
 		ctx, cancel := context.WithCancel(context.Background())
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--every", "20ms"}
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--no-auth", "--every", "20ms"}
 		if !worker {
 			args = append(args, "--no-worker")
 		}
@@ -202,7 +202,10 @@ func TestServeWorkerCompressesSummaries(t *testing.T) {
 		}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--every", "20ms"}); pw.Close() }()
+	go func() {
+		done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--no-auth", "--every", "20ms"})
+		pw.Close()
+	}()
 	go io.Copy(io.Discard, pr)
 	d, b := 0, 0
 	// Training takes a second here, and many under the race detector on a
@@ -221,5 +224,71 @@ func TestServeWorkerCompressesSummaries(t *testing.T) {
 	}
 	if after := tree(); after != before {
 		t.Fatalf("the tree reads otherwise after compression:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// TestServeTokensApplyOnEveryServer: tokens are looked up on every
+// request, so one created or revoked while servers run counts from the
+// next request on each server of the store. Before, a server started on
+// a store without tokens kept serving every request without one, and in
+// its own namespace even for another namespace's token, until restarted.
+func TestServeTokensApplyOnEveryServer(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	env := map[string]string{"STRATA_DB": db}
+	open, _, _ := serveForTest(t, env, "--addr", "127.0.0.1:0", "--no-auth")
+	get := func(addr, secret, path string) int {
+		t.Helper()
+		req, err := http.NewRequest("GET", addr+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if _, err := client.New(open, "", nil).Append(context.Background(), "mine",
+		[]client.Turn{{ExtID: "a", Role: strata.RoleUser, Content: "the server's own namespace"}}); err != nil {
+		t.Fatalf("append without a token on --no-auth: %v", err)
+	}
+	// A token made while the server runs is served in its namespace from
+	// the next request: the server's conversation is not found.
+	b, errs, err := run(t, db, "", "token", "create", "--namespace", "b")
+	if err != nil {
+		t.Fatalf("token create: %v %s", err, errs)
+	}
+	b = strings.TrimSpace(b)
+	bID := regexp.MustCompile(`tok_[0-9a-f]+`).FindString(errs)
+	if got := get(open, b, "/v1/conversations/mine"); got != 404 {
+		t.Errorf("b's token on the --no-auth server reading its namespace: %d, want 404", got)
+	}
+	// A second server, without --no-auth, asks every request for a token.
+	sealed, _, _ := serveForTest(t, env, "--addr", "127.0.0.1:0")
+	for _, c := range []struct {
+		addr, secret, path string
+		want               int
+	}{
+		{sealed, "", "/v1/conversations", 401},
+		{sealed, b, "/v1/conversations", 200},
+		{sealed, b, "/v1/conversations/mine", 404},
+		{open, "", "/v1/conversations/mine", 200},
+	} {
+		if got := get(c.addr, c.secret, c.path); got != c.want {
+			t.Errorf("GET %s%s with a token %v: %d, want %d", c.addr, c.path, c.secret != "", got, c.want)
+		}
+	}
+	// Revoked, b's token is refused by both from the next request.
+	if _, errs, err := run(t, db, "", "token", "revoke", bID); err != nil {
+		t.Fatalf("token revoke %s: %v %s", bID, err, errs)
+	}
+	for _, addr := range []string{open, sealed} {
+		if got := get(addr, b, "/v1/conversations"); got != 401 {
+			t.Errorf("%s with the revoked token: %d, want 401", addr, got)
+		}
 	}
 }

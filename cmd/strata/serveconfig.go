@@ -25,6 +25,12 @@ type serveConfig struct {
 	Burst   yaml.Node `yaml:"burst"`
 	Every   yaml.Node `yaml:"every"`
 	Worker  yaml.Node `yaml:"worker"`
+
+	ReadTimeout  yaml.Node `yaml:"read_timeout"`
+	WriteTimeout yaml.Node `yaml:"write_timeout"`
+	IdleTimeout  yaml.Node `yaml:"idle_timeout"`
+	MaxConns     yaml.Node `yaml:"max_conns"`
+	NoAuth       yaml.Node `yaml:"no_auth"`
 }
 
 // serveSettings are the resolved settings of 'strata serve'.
@@ -37,6 +43,12 @@ type serveSettings struct {
 	Every   time.Duration
 	Worker  bool
 
+	ReadTimeout  time.Duration // to receive a request, headers and body
+	WriteTimeout time.Duration // from a request's headers to its answer's end
+	IdleTimeout  time.Duration // a keep-alive connection between requests
+	MaxConns     int           // connections held open at once
+	NoAuth       bool          // serve requests without a token (loopback only)
+
 	addrFrom settingFrom // where Addr came from, for the loopback refusal
 }
 
@@ -46,6 +58,13 @@ const (
 	defaultServeRate  = 20
 	defaultServeBurst = 40
 	defaultServeEvery = time.Minute
+
+	defaultServeReadTimeout = time.Minute
+	defaultServeIdleTimeout = time.Minute
+	defaultServeMaxConns    = 1024
+	// writeTimeoutSlack is what the default write timeout leaves, past the
+	// read timeout and the request timeout, to write the answer.
+	writeTimeoutSlack = 30 * time.Second
 )
 
 // settingFrom is where a setting's value came from: a flag, a variable,
@@ -70,10 +89,15 @@ func (f settingFrom) errorf(v, format string, args ...any) error {
 type serveFlags struct{ *cmdline }
 
 func (m *Main) serveCommand() serveFlags {
-	fs := serveFlags{m.command("serve", "[--addr HOST:PORT] [--max-body BYTES] [--timeout D] [--rate N] [--burst N] [--every D | --no-worker]")}
-	fs.String("addr", defaultServeAddr, "address to listen on, loopback only until tokens exist: 'strata token create' (env STRATA_SERVE_ADDR, serve.addr)")
+	fs := serveFlags{m.command("serve", "[--addr HOST:PORT] [--no-auth] [--max-body BYTES] [--timeout D] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--max-conns N] [--rate N] [--burst N] [--every D | --no-worker]")}
+	fs.String("addr", defaultServeAddr, "address to listen on (env STRATA_SERVE_ADDR, serve.addr)")
+	fs.Bool("no-auth", false, "serve requests that carry no token, in the store's namespace: loopback addresses only; without it the store must hold a token, 'strata token create' (env STRATA_SERVE_NO_AUTH=true, serve.no_auth: true)")
 	fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413 (env STRATA_SERVE_MAX_BODY, serve.max_body)")
 	fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request (env STRATA_SERVE_TIMEOUT, serve.timeout)")
+	fs.Duration("read-timeout", defaultServeReadTimeout, "time a client has to send a request, headers and body; past it 408 and the connection is closed (env STRATA_SERVE_READ_TIMEOUT, serve.read_timeout)")
+	fs.Duration("write-timeout", 0, "time from a request's headers to the end of its answer, more than --read-timeout plus --timeout (default: their sum plus 30s) (env STRATA_SERVE_WRITE_TIMEOUT, serve.write_timeout)")
+	fs.Duration("idle-timeout", defaultServeIdleTimeout, "how long a keep-alive connection may wait between requests (env STRATA_SERVE_IDLE_TIMEOUT, serve.idle_timeout)")
+	fs.Int("max-conns", defaultServeMaxConns, "connections held open at once; past it a new one replaces the longest idle one (env STRATA_SERVE_MAX_CONNS, serve.max_conns)")
 	fs.Float64("rate", defaultServeRate, "requests per second one token may make (0: no limit); beyond it 429 with Retry-After (env STRATA_SERVE_RATE, serve.rate)")
 	fs.Int("burst", defaultServeBurst, "requests one token may make at once before --rate applies (env STRATA_SERVE_BURST, serve.burst)")
 	fs.Duration("every", defaultServeEvery, "how often the worker closes due periods, writes pending model summaries, moves tiers and learns (env STRATA_SERVE_EVERY, serve.every)")
@@ -131,6 +155,7 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 	}
 	ss := serveSettings{Addr: defaultServeAddr, MaxBody: httpapi.DefaultMaxBody, Timeout: httpapi.DefaultTimeout,
 		Rate: defaultServeRate, Burst: defaultServeBurst, Every: defaultServeEvery, Worker: true,
+		ReadTimeout: defaultServeReadTimeout, IdleTimeout: defaultServeIdleTimeout, MaxConns: defaultServeMaxConns,
 		addrFrom: settingFrom{name: "--addr", flag: true}}
 
 	v, from, ok, err := pick("addr", "STRATA_SERVE_ADDR", &file.Addr, "addr")
@@ -161,6 +186,9 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 	}{
 		{"timeout", "STRATA_SERVE_TIMEOUT", "timeout", &file.Timeout, &ss.Timeout},
 		{"every", "STRATA_SERVE_EVERY", "every", &file.Every, &ss.Every},
+		{"read-timeout", "STRATA_SERVE_READ_TIMEOUT", "read_timeout", &file.ReadTimeout, &ss.ReadTimeout},
+		{"write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", "write_timeout", &file.WriteTimeout, &ss.WriteTimeout},
+		{"idle-timeout", "STRATA_SERVE_IDLE_TIMEOUT", "idle_timeout", &file.IdleTimeout, &ss.IdleTimeout},
 	} {
 		v, from, ok, err := pick(d.flag, d.env, d.node, d.key)
 		if err != nil {
@@ -193,6 +221,35 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 			return ss, from.errorf(v, "want a number of requests, 0 or more (0: as many as the rate)")
 		}
 		ss.Burst = b
+	}
+
+	// The write deadline runs from a request's headers: it must leave the
+	// time to read the body and to serve it, or an answer is cut off.
+	if ss.WriteTimeout == 0 {
+		ss.WriteTimeout = ss.ReadTimeout + ss.Timeout + writeTimeoutSlack
+	} else if ss.WriteTimeout <= ss.ReadTimeout+ss.Timeout {
+		v, from, _, _ := pick("write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", &file.WriteTimeout, "write_timeout")
+		return ss, from.errorf(v, "want more than the read timeout (%v) plus the request timeout (%v): the write deadline runs from the request's headers to the end of its answer", ss.ReadTimeout, ss.Timeout)
+	}
+
+	if v, from, ok, err = pick("max-conns", "STRATA_SERVE_MAX_CONNS", &file.MaxConns, "max_conns"); err != nil {
+		return ss, err
+	} else if ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return ss, from.errorf(v, "want a positive number of connections, like %d", defaultServeMaxConns)
+		}
+		ss.MaxConns = n
+	}
+
+	if v, from, ok, err = pick("no-auth", "STRATA_SERVE_NO_AUTH", &file.NoAuth, "no_auth"); err != nil {
+		return ss, err
+	} else if ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return ss, from.errorf(v, "want true or false")
+		}
+		ss.NoAuth = b
 	}
 
 	// --no-worker says the opposite of the variable and the key.

@@ -1,0 +1,99 @@
+package tiktoken
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// spaceless returns n bytes of text without spaces: one letter repeated,
+// random letters, base64-like text, and a mix of non-ASCII letters.
+func spaceless(kind string, n int) string {
+	r := rand.New(rand.NewPCG(1, uint64(len(kind))))
+	var b strings.Builder
+	switch kind {
+	case "repeated":
+		return strings.Repeat("a", n)
+	case "letters":
+		for b.Len() < n {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+	case "base64":
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		for b.Len() < n {
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+	case "accented":
+		letters := []rune("aéçñøüßœπжщ")
+		for b.Len() < n {
+			b.WriteRune(letters[r.IntN(len(letters))])
+		}
+	}
+	return b.String()
+}
+
+// TestLongPieceCount: a pre-token longer than MaxPiece is counted in
+// pieces of MaxPiece bytes, within two tokens a cut of the exact count
+// of the whole run, and a run up to MaxPiece is still counted exactly.
+func TestLongPieceCount(t *testing.T) {
+	tok, err := New(O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"repeated", "letters", "base64", "accented"} {
+		s := spaceless(kind, 64<<10)
+		exact := len(tok.Encode(s))
+		got := tok.Count(s)
+		cuts := len(s) / (MaxPiece - 3)
+		t.Logf("%s, %d bytes: %d tokens counted, %d exact (%+d over %d cuts, %.3f%%)", kind, len(s), got, exact,
+			got-exact, cuts, 100*float64(got-exact)/float64(exact))
+		if d := got - exact; d < -2*cuts || d > 2*cuts {
+			t.Errorf("%s: counted %d, exact %d: more than two tokens a cut apart (%d cuts)", kind, got, exact, cuts)
+		}
+		short := s[:MaxPiece-8]
+		if got, want := tok.Count(short), len(tok.Encode(short)); got != want {
+			t.Errorf("%s: a run of %d bytes counted %d, exact %d", kind, len(short), got, want)
+		}
+	}
+}
+
+// TestCountContextCancelled: counting a long text gives up once its
+// context is done.
+func TestCountContextCancelled(t *testing.T) {
+	tok, err := New(O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := tok.CountContext(ctx, spaceless("letters", 1<<20)); !errors.Is(err, context.Canceled) {
+		t.Errorf("counting with a cancelled context: %v, want context.Canceled", err)
+	}
+	if n, err := tok.CountContext(ctx, "short"); err != nil || n != tok.Count("short") {
+		t.Errorf("a text shorter than a check: %d %v", n, err)
+	}
+}
+
+// BenchmarkCountSpaceless counts 16 MiB turns without spaces, the
+// largest body the server takes: one operation is one turn. Before long
+// runs were cut, 16 MiB of one letter took about 24 s and allocated
+// 2.2 GB, random letters 18.5 s and 1.3 GB.
+func BenchmarkCountSpaceless(b *testing.B) {
+	tok, err := New(O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []string{"repeated", "letters", "base64"} {
+		s := spaceless(kind, 16<<20)
+		b.Run(kind, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				tok.cache = newCountCache() // each turn new, as a stranger's would be
+				tok.Count(s)
+			}
+		})
+	}
+}
