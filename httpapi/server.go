@@ -367,8 +367,22 @@ func (s *Server) httpError(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return huma.Error503ServiceUnavailable("the request took longer than the server's timeout of " + s.opt.Timeout.String())
 	}
+	// A store that can say its disk is full or its file read-only (the
+	// SQLite store) says so in the log, and the client learns it in words
+	// without the store's path.
+	if ex, ok := s.memory(ctx).Store().(interface{ Explain(error) error }); ok {
+		err = ex.Explain(err)
+		msg = err.Error()
+	}
+	var fault interface{ StorageFault() string }
+	if errors.As(err, &fault) {
+		s.log.LogAttrs(ctx, slog.LevelError, "storage error", slog.String("request_id", RequestID(ctx)), slog.String("error", msg))
+		return huma.Error503ServiceUnavailable("the store cannot be written: " + fault.StorageFault() + " (request id " + RequestID(ctx) + ")")
+	}
+	// The error's text stays in the log: it may name files, queries or
+	// other tenants' data.
 	s.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("request_id", RequestID(ctx)), slog.String("error", msg))
-	return huma.Error500InternalServerError("internal error (request id " + RequestID(ctx) + "): " + msg)
+	return huma.Error500InternalServerError("internal error (request id " + RequestID(ctx) + "); the server's log has the details")
 }
 
 // A body or parameter that fails the schema is answered 400 by strata's
