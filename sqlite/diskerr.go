@@ -30,7 +30,7 @@ func (e *storageError) Error() string { return e.kind + ": " + e.err.Error() }
 // StorageFault says what is wrong, "disk full" or "read-only", without
 // the file's path: what a server may tell its clients.
 func (e *storageError) StorageFault() string { return e.kind }
-func (e *storageError) Unwrap() error { return e.err }
+func (e *storageError) Unwrap() error        { return e.err }
 
 // lowSpace is the free space under which an I/O error is put down to a
 // full disk: less than SQLite needs to grow its -shm file by one chunk or
