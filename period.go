@@ -148,16 +148,22 @@ func ParsePeriod(label string, loc *time.Location) (Period, error) {
 }
 
 // writablePeriod returns p, or an EINVALID error naming text if p starts
-// or ends outside the years 0 to 9999: RFC 3339, and so every JSON answer
-// and store that holds a time, cannot write such a time, and the last day,
-// week or month of 9999 ends in 10000.
+// outside the years 0 to 9999. RFC 3339, and so every JSON answer and
+// store that holds a time, cannot write a time past the year 9999, and the
+// last day, week or month of 9999 ends in 10000: such an end is moved back
+// to the last nanosecond of 9999 (in UTC and in p's zone, whichever comes
+// first), so "--to 9999-12-31" still means "until the end of time", and
+// that nanosecond alone falls outside.
 func writablePeriod(text string, p Period) (Period, error) {
 	if y := p.Start.Year(); y < 0 || y > 9999 {
 		return Period{}, Errorf(EINVALID, "period %q: starts in the year %d, outside 0 to 9999", text, y)
 	}
-	if y := p.End.Year(); y < 0 || y > 9999 {
-		return Period{}, Errorf(EINVALID, "period %q: ends at %s, past the last time strata can write (the end of the year 9999)",
-			text, p.End.Format("2006-01-02"))
+	last := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	if l := time.Date(9999, 12, 31, 23, 59, 59, 999999999, p.End.Location()); l.Before(last) {
+		last = l
+	}
+	if p.End.After(last) {
+		p.End = last.In(p.End.Location())
 	}
 	return p, nil
 }
