@@ -78,10 +78,10 @@ type Options struct {
 
 // Standard is about 300 messages, 120 tool calls and 250k to 400k o200k
 // tokens.
-func Standard() Options { return Options{ToolCalls: 120, Scale: 1} }
+func Standard() Options { return Options{ToolCalls: 122, Scale: 1.45} }
 
 // Long is about 1M o200k tokens.
-func Long() Options { return Options{ToolCalls: 300, Scale: 1.45} }
+func Long() Options { return Options{ToolCalls: 300, Scale: 1.75} }
 
 // Transcript is a generated session.
 type Transcript struct {
