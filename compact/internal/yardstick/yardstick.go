@@ -64,7 +64,33 @@ type Row struct {
 	Said, SaidKept int
 	ListTokens     int
 	CheckpointTok  int
+
+	// ByClass counts, per class, the labelled identifiers (those a
+	// generator placed and labelled with the class of their place; see
+	// MeasureLabelled) that occur in the span, and how many of them the
+	// compacted list keeps: [kept, total]. LabelTokens is what listing
+	// each of them once takes, in tokens; LabelsFit says that is at most
+	// half of CheckpointBudget, where every one of them could be kept.
+	ByClass     map[string][2]int
+	LabelTokens int
+	LabelsFit   bool
+	LostLabels  []Label
+	// ErrorIDs and ErrorIDsKept count the identifiers on the error lines
+	// of the span's tool output, by the yardstick's own rule (ErrorLine,
+	// Identifiers), with no labels and nothing from package checkpoint.
+	ErrorIDs, ErrorIDsKept int
+	LostErrorIDs           []string
 }
+
+// Label is an identifier with the class of the place it was put, as the
+// source that placed it knows it.
+type Label struct {
+	Text, Class string
+}
+
+// CheckpointBudget is the extractive checkpoint's budget, in tokens, as
+// the documentation gives it.
+const CheckpointBudget = 6000
 
 // Rate is the share of the span's identifiers kept.
 func (r Row) Rate() float64 {
@@ -77,7 +103,15 @@ func (r Row) Rate() float64 {
 // Measure compacts body (a message list in p's form) with cfg, counting
 // tokens with tok, and measures the result.
 func Measure(ctx context.Context, source string, p compact.Provider, body []byte, cfg compact.Config, tok strata.Tokenizer) (Row, error) {
-	row := Row{Source: source, Provider: p, Threshold: cfg.CompactionThreshold, Keep: cfg.KeepRecentTokens, ByKind: map[string][2]int{}}
+	return MeasureLabelled(ctx, source, p, body, cfg, tok, nil)
+}
+
+// MeasureLabelled is Measure, and also counts, per class, the labels
+// whose text occurs in the span and how many of them the compacted list
+// keeps. An occurrence is a whole token: the text with no letter, digit
+// or underscore right before or after it.
+func MeasureLabelled(ctx context.Context, source string, p compact.Provider, body []byte, cfg compact.Config, tok strata.Tokenizer, labels []Label) (Row, error) {
+	row := Row{ByClass: map[string][2]int{}, Source: source, Provider: p, Threshold: cfg.CompactionThreshold, Keep: cfg.KeepRecentTokens, ByKind: map[string][2]int{}}
 	t, err := compact.Parse(p, body)
 	if err != nil {
 		return row, fmt.Errorf("%s: %w", source, err)
@@ -160,6 +194,51 @@ func Measure(ctx context.Context, source string, p compact.Provider, body []byte
 		row.Said++
 		if strings.Contains(hay, id.Text) {
 			row.SaidKept++
+		}
+	}
+	var spanText strings.Builder
+	for _, e := range span {
+		spanText.WriteString(haystack([]byte(e.Text)))
+		spanText.WriteByte('\n')
+	}
+	st := spanText.String()
+	var inSpan []string
+	for _, l := range labels {
+		if !ContainsToken(st, l.Text) {
+			continue
+		}
+		inSpan = append(inSpan, l.Text)
+		c := row.ByClass[l.Class]
+		c[1]++
+		if ContainsToken(hay, l.Text) {
+			c[0]++
+		} else {
+			row.LostLabels = append(row.LostLabels, l)
+		}
+		row.ByClass[l.Class] = c
+	}
+	if len(inSpan) > 0 {
+		row.LabelTokens = tok.Count(strings.Join(inSpan, "\n"))
+	}
+	row.LabelsFit = row.LabelTokens <= CheckpointBudget/2
+	seen := map[string]bool{}
+	for _, e := range span {
+		if e.Kind != "tool_result" {
+			continue
+		}
+		for _, l := range ErrorLines(e.Text) {
+			for _, id := range Identifiers(l) {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				row.ErrorIDs++
+				if ContainsToken(hay, id) {
+					row.ErrorIDsKept++
+				} else {
+					row.LostErrorIDs = append(row.LostErrorIDs, id)
+				}
+			}
 		}
 	}
 	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
@@ -461,6 +540,50 @@ func Table(rows []Row) string {
 			fmt.Fprintf(&b, " %d/%d (%.0f%%) |", c[0], c[1], 100*float64(c[0])/float64(c[1]))
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// ClassTable formats, for the rows that have labels or error lines, the
+// share of each class's identifiers kept (kept/total in the span), the
+// tokens listing the labelled ones takes and whether that fits in half
+// the checkpoint budget, and the identifiers on error lines by the
+// yardstick's own rule.
+func ClassTable(rows []Row, classes []string) string {
+	var b strings.Builder
+	b.WriteString("| source | provider | setting |")
+	for _, c := range classes {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString(" labelled, tokens to list | fits in half the budget | error-line identifiers (rule) kept | pairs | roles |\n|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(classes)+5) + "\n")
+	ok := func(v bool) string {
+		if v {
+			return "ok"
+		}
+		return "BROKEN"
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |", r.Source, r.Provider, r.Setting)
+		all := 0
+		for _, c := range classes {
+			k := r.ByClass[c]
+			all += k[1]
+			if k[1] == 0 {
+				b.WriteString(" - |")
+				continue
+			}
+			fmt.Fprintf(&b, " %d/%d (%.1f%%) |", k[0], k[1], 100*float64(k[0])/float64(k[1]))
+		}
+		fits := "-"
+		if all > 0 {
+			fits = "no"
+			if r.LabelsFit {
+				fits = "yes"
+			}
+		}
+		fmt.Fprintf(&b, " %d, %d | %s | %d/%d (%.1f%%) | %s | %s |\n", all, r.LabelTokens, fits,
+			r.ErrorIDsKept, r.ErrorIDs, 100*float64(r.ErrorIDsKept)/float64(max(1, r.ErrorIDs)), ok(r.PairsOK), ok(r.RolesOK))
 	}
 	return b.String()
 }

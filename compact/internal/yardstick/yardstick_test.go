@@ -11,6 +11,7 @@ import (
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/internal/agentgen"
 	"github.com/strata-memory/strata/compact/internal/agentlog"
+	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
 	"github.com/strata-memory/strata/compact/internal/yardstick"
 	"github.com/strata-memory/strata/tiktoken"
@@ -81,16 +82,52 @@ func TestMeasureSmall(t *testing.T) {
 
 // source is a message list to measure.
 type source struct {
-	name string
-	p    compact.Provider
-	body []byte
-	real bool
+	name   string
+	p      compact.Provider
+	body   []byte
+	real   bool
+	labels []yardstick.Label
+}
+
+// labels converts evidgen's labels.
+func labels(tr *evidgen.Transcript) []yardstick.Label {
+	out := make([]yardstick.Label, len(tr.Labels))
+	for i, l := range tr.Labels {
+		out[i] = yardstick.Label{Text: l.Text, Class: string(l.Class)}
+	}
+	return out
+}
+
+func classes() []string {
+	out := make([]string, len(evidgen.Classes))
+	for i, c := range evidgen.Classes {
+		out[i] = string(c)
+	}
+	return out
 }
 
 func sources(t *testing.T) []source {
 	var out []source
 	both := func(name string, openai, anthropic []byte) {
-		out = append(out, source{name, compact.OpenAI, openai, false}, source{name, compact.Anthropic, anthropic, false})
+		out = append(out, source{name, compact.OpenAI, openai, false, nil}, source{name, compact.Anthropic, anthropic, false, nil})
+	}
+	evid := []struct {
+		name string
+		o    evidgen.Options
+	}{{"standard", evidgen.Standard()}}
+	if os.Getenv("STRATA_YARDSTICK_LONG") != "" {
+		evid = append(evid, struct {
+			name string
+			o    evidgen.Options
+		}{"long", evidgen.Long()})
+	}
+	for _, size := range evid {
+		for _, seed := range []uint64{1, 2} {
+			tr := evidgen.Generate(seed, size.o)
+			name := fmt.Sprintf("evidgen %s seed %d", size.name, seed)
+			l := labels(tr)
+			out = append(out, source{name, compact.OpenAI, tr.OpenAI(), false, l}, source{name, compact.Anthropic, tr.Anthropic(), false, l})
+		}
 	}
 	ag := agentgen.Generate(1, agentgen.Options{Tasks: 80})
 	both("agentgen 80 tasks seed 1", ag.OpenAI(), ag.Anthropic())
@@ -117,7 +154,7 @@ func sources(t *testing.T) []source {
 			if format == agentlog.FormatCodex {
 				p = compact.OpenAI
 			}
-			out = append(out, source{filepath.Base(path), p, body, true})
+			out = append(out, source{filepath.Base(path), p, body, true, nil})
 		}
 	}
 	return out
@@ -169,7 +206,7 @@ func TestMeasure(t *testing.T) {
 		for _, s := range settings(src.real) {
 			cfg := compact.DefaultConfig()
 			cfg.CompactionEnabled, cfg.CompactionThreshold, cfg.KeepRecentTokens = true, s.threshold, s.keep
-			row, err := yardstick.Measure(context.Background(), src.name, src.p, src.body, cfg, tok)
+			row, err := yardstick.MeasureLabelled(context.Background(), src.name, src.p, src.body, cfg, tok, src.labels)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,4 +221,5 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 	t.Log("\n" + yardstick.Table(rows))
+	t.Log("\n" + yardstick.ClassTable(rows, classes()))
 }
