@@ -24,6 +24,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,7 +41,11 @@ const (
 // Options tune a Server. The zero value takes the defaults.
 type Options struct {
 	// MaxBody is the largest request body accepted, in bytes; a larger one
-	// is answered 413. Zero means DefaultMaxBody.
+	// is answered 413. Zero means DefaultMaxBody. The bodies of requests
+	// being handled at once (read, then decoded, counted and stored, which
+	// costs several times their size) add up to at most twice MaxBody: a
+	// request that would pass it waits for room (until its timeout, then
+	// 503 with a Retry-After).
 	MaxBody int64
 	// Timeout bounds every request: its context ends after it. Zero means
 	// DefaultTimeout.
@@ -97,6 +102,8 @@ type Server struct {
 	byNS map[string]*strata.Memory      // a Memory per token namespace
 	mcps map[*strata.Memory]*mcp.Server // the MCP tools over each Memory
 	lim  limiters
+
+	bodies *semaphore.Weighted // bytes of bodies in flight, at most 2*MaxBody
 }
 
 // route is one registered operation, kept so tests can check the OpenAPI
@@ -109,6 +116,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = DefaultMaxBody
 	}
+	bodies := semaphore.NewWeighted(2 * opt.MaxBody)
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
@@ -128,7 +136,7 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if err := opt.Compact.Validate(); err != nil {
 		return nil, fmt.Errorf("compact settings: %w", err)
 	}
-	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer}
+	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer, bodies: bodies}
 	if s.checkpointer == nil {
 		cp, err := defaultCheckpointer(mem.Tokenizer())
 		if err != nil {
@@ -251,11 +259,41 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		if r.ContentLength != 0 {
 			aw = closeOnRefusal{sw}
 		}
-		if served, ok := s.authenticate(aw, r.WithContext(ctx)); ok && s.checkBody(sw, served) && s.chargeBatch(sw, served) {
-			next.ServeHTTP(sw, served)
+		if served, ok := s.authenticate(aw, r.WithContext(ctx)); ok && s.checkBody(sw, served) {
+			// Room is taken once the body is in: a slow body holds only
+			// the bytes it sent while it trickles in.
+			if release, ok := s.roomForBody(sw, served); ok {
+				if s.chargeBatch(sw, served) {
+					next.ServeHTTP(sw, served)
+				}
+				release()
+			}
 		}
 		s.logRequest(ctx, id, r, sw, start)
 	})
+}
+
+// roomForBody waits until the bodies being handled leave room for r's
+// (read whole by then for /v1, so its Content-Length; MaxBody when it
+// does not say), and returns the function that gives the room back once
+// r is answered: decoding, counting and storing a body costs several
+// times its size. A request that gets no room within its deadline is
+// answered 503 with a Retry-After.
+func (s *Server) roomForBody(w http.ResponseWriter, r *http.Request) (func(), bool) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return func() {}, true
+	}
+	n := r.ContentLength
+	if n < 0 || n > s.opt.MaxBody {
+		n = s.opt.MaxBody // not said, or a 413 to come: it is read up to the bound
+	}
+	if !s.bodies.TryAcquire(n) && s.bodies.Acquire(r.Context(), n) != nil {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusServiceUnavailable, "the server is busy reading other large bodies; try again")
+		return nil, false
+	}
+	return func() { s.bodies.Release(n) }, true
 }
 
 // closeOnRefusal answers with Connection: close: the server then drops
@@ -288,6 +326,7 @@ func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
 	return true
 }
 
