@@ -144,14 +144,22 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 // crossSite says why a form post did not come from this server's own
 // page ("" when it did). A browser names the page a form was sent from in
 // Origin; "null" is an opaque origin (a sandboxed frame, a data: URL, a
-// file), which is never this server's page. Sec-Fetch-Site, when sent,
+// file), or a page whose referrer policy withholds its origin, as this
+// server's pages do: it passes only with Sec-Fetch-Site: same-origin,
+// which a sandboxed frame's post never carries. Sec-Fetch-Site, when sent,
 // must say same-origin. A request with neither header is not a browser's
 // cross-site form (every current browser sends Origin on a POST) and is
 // let through, for scripts that sign in with curl.
 func crossSite(r *http.Request) string {
 	if o := r.Header.Get("Origin"); o != "" {
+		// The page's own "Referrer-Policy: no-referrer" makes a browser
+		// send Origin: null on its own form posts too, so null passes
+		// only with the browser's word that the post is same-origin.
 		if o == "null" {
-			return "a page with no origin (Origin: null)"
+			if r.Header.Get("Sec-Fetch-Site") != "same-origin" {
+				return "a page with no origin (Origin: null)"
+			}
+			return ""
 		}
 		if u, err := url.Parse(o); err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
 			return "another site (" + o + ")"
