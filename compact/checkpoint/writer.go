@@ -166,6 +166,12 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 			cands = withExtra(cands, extra)
 		}
 	}
+	if !spareFits(cands, o.Budget/2, o.Tokenizer) {
+		// Not everything fits: the names only a read or a listing showed
+		// are left out; the error lines past the first few of an output
+		// still fill what room is left.
+		cands = withoutSpare(cands, true)
+	}
 	full := sec
 	fitProse(&sec, int(float64(o.Budget)*proseShare), o.Tokenizer)
 	res.Text, res.Ledger, res.Omitted, res.Tokens = fitLedger(sec, cands, o.Budget, o.Tokenizer)
