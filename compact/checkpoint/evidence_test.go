@@ -82,3 +82,26 @@ func TestFailureEvidenceFirst(t *testing.T) {
 		t.Errorf("the panic site is lost:\n%s", res.Text)
 	}
 }
+
+// TestConstraintsCollapse checks that constraint lines differing only in
+// their identifiers become one line that keeps every identifier.
+func TestConstraintsCollapse(t *testing.T) {
+	var span []checkpoint.Entry
+	files := []string{"internal/router/match.go", "internal/router/table.go", "internal/router/trie.go", "internal/router/params.go"}
+	for _, f := range files {
+		span = append(span, user("Don't touch "+f+" in this change."), said("Understood."))
+	}
+	span = append(span, user("Never log the value of `API_TOKEN`."), said("Understood."))
+	res, err := newWriter(t, checkpoint.Options{}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := checkpoint.Parse(res.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Don't touch " + strings.Join(files, ", ") + " in this change.", "Never log the value of `API_TOKEN`."}
+	if strings.Join(s.Constraints, "\n") != strings.Join(want, "\n") {
+		t.Errorf("constraints:\n%s\nwant:\n%s", strings.Join(s.Constraints, "\n"), strings.Join(want, "\n"))
+	}
+}
