@@ -845,3 +845,30 @@ func TestSpanTurnsOpenAI(t *testing.T) {
 		}
 	}
 }
+
+// unreachable is a model that cannot be reached.
+type unreachable struct{}
+
+func (unreachable) Name() string { return "unreachable" }
+func (unreachable) Complete(context.Context, strata.CompletionRequest) (strata.Completion, error) {
+	return strata.Completion{}, errors.New("dial tcp 127.0.0.1:9: connect: connection refused")
+}
+
+// A checkpoint writer whose model cannot be reached writes the extractive
+// checkpoint: the span is summarized, not dropped, and the statistics say
+// why the model's checkpoint was not used.
+func TestUnreachableModelFallsBackToExtractive(t *testing.T) {
+	w, err := checkpoint.New(checkpoint.Options{LLM: unreachable{}, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCompactor(t, w, func(c *compact.Config) { c.ToolPruningEnabled = false }, nil)
+	res := compactOK(t, c, compact.Request{Transcript: mustParse(t, compact.OpenAI, list(chat(compact.OpenAI, 10, 400, 1, 200)...))})
+	if !res.Compacted || res.Fallback || res.Mode != checkpoint.ModeExtractive || res.State.Checkpoint == "" {
+		t.Fatalf("compacted=%v fallback=%v (%v) mode=%q checkpoint %q", res.Compacted, res.Fallback, res.Err, res.Mode, res.State.Checkpoint)
+	}
+	st := compact.NewStats(compact.OpenAI, "chars/4", "", res, 0)
+	if !strings.Contains(st.ModelFallback, "connection refused") || st.Mode != "extractive" || st.Fallback {
+		t.Fatalf("stats: mode %q fallback %v model_fallback %q", st.Mode, st.Fallback, st.ModelFallback)
+	}
+}

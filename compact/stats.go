@@ -23,7 +23,11 @@ type Stats struct {
 	Update            bool    `json:"update"`
 	Fallback          bool    `json:"fallback"`
 	Error             string  `json:"error,omitempty"`
-	CompactionCount   int     `json:"compaction_count"`
+	// ModelFallback says why a configured model's checkpoint was not used
+	// and the extractive one was (the call failed, or its reply was not a
+	// checkpoint); "" when the model's was used or there is no model.
+	ModelFallback   string `json:"model_fallback,omitempty"`
+	CompactionCount int    `json:"compaction_count"`
 	// TurnsRemembered counts the messages of the compacted span handed to
 	// memory as turns (see Remember); 0 without a conversation.
 	TurnsRemembered int `json:"turns_remembered"`
@@ -38,7 +42,8 @@ func NewStats(p Provider, tokenizer, conversation string, res Result, remembered
 		ResultsTrimmed: res.Prune.Trimmed, ResultsCleared: res.Prune.Cleared, CharsRemoved: res.Prune.CharsRemoved,
 		Compacted: res.Compacted, Reason: res.Reason, Cut: res.Cut, MessagesCompacted: res.MessagesCompacted,
 		IdentifiersKept: res.Identifiers, Mode: res.Mode, Update: res.Update, Fallback: res.Fallback,
-		CompactionCount: res.State.CompactionCount, TurnsRemembered: remembered}
+		CompactionCount: res.State.CompactionCount, TurnsRemembered: remembered,
+		ModelFallback: res.Checkpoint.Fallback}
 	if res.Err != nil {
 		st.Error = res.Err.Error()
 	}

@@ -185,8 +185,9 @@
 // the reply was empty), the extractive checkpoint is used and
 // Result.Fallback says why. A model
 // call that fails (after retrying retryable provider errors, see
-// Options.Retries) returns its error: the caller falls back to
-// truncation.
+// Options.Retries), a model that cannot be reached included, gives the
+// extractive checkpoint too, with Result.Fallback saying why: the span is
+// never dropped for want of a model.
 //
 // # Updates
 //

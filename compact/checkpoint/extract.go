@@ -66,10 +66,17 @@ func extract(si *spanInfo) Sections {
 				continue
 			}
 			seen[l] = true
-			if len(s.Constraints) < maxConstraints {
-				s.Constraints = append(s.Constraints, cutWords(snt, maxItemBytes))
-			}
+			s.Constraints = append(s.Constraints, snt)
 		}
+	}
+	// The cap counts sentences before they collapse: collapsing makes the
+	// section shorter, never longer.
+	if len(s.Constraints) > maxConstraints {
+		s.Constraints = s.Constraints[:maxConstraints]
+	}
+	s.Constraints = collapseConstraints(s.Constraints)
+	for i, c := range s.Constraints {
+		s.Constraints[i] = cutWords(c, maxItemBytes)
 	}
 
 	// Done, In Progress: what the tool calls did and how the checks ended.
@@ -282,6 +289,81 @@ func extract(si *spanInfo) Sections {
 		break
 	}
 	return s
+}
+
+// collapseConstraints merges constraint sentences that differ only in
+// their identifiers ("Don't touch internal/a.go." and "Don't touch
+// internal/b.go.") into the first of them, each identifier replaced by
+// all the distinct ones the group names at that place ("Don't touch
+// internal/a.go, internal/b.go."), so that no identifier is lost and the
+// line is said once.
+func collapseConstraints(cs []string) []string {
+	type group struct {
+		fields []string
+		ids    map[int][]string // field index -> distinct identifiers there
+	}
+	var groups []*group
+	byShape := map[string]*group{}
+	for _, c := range cs {
+		fields := strings.Fields(c)
+		var shape strings.Builder
+		var idAt []int
+		for i, f := range fields {
+			if constraintIdent(f) {
+				shape.WriteString("\x00 ")
+				idAt = append(idAt, i)
+				continue
+			}
+			shape.WriteString(strings.ToLower(f))
+			shape.WriteByte(' ')
+		}
+		key := shape.String()
+		g := byShape[key]
+		if g == nil || len(idAt) == 0 {
+			g = &group{fields: fields, ids: map[int][]string{}}
+			groups = append(groups, g)
+			if len(idAt) > 0 {
+				byShape[key] = g
+			}
+		}
+		for _, i := range idAt {
+			id := trimIdentPunct(fields[i])
+			if !contains(g.ids[i], id) {
+				g.ids[i] = append(g.ids[i], id)
+			}
+		}
+	}
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		fields := append([]string(nil), g.fields...)
+		for i, ids := range g.ids {
+			if len(ids) > 1 {
+				first := trimIdentPunct(fields[i])
+				fields[i] = strings.Replace(fields[i], first, strings.Join(ids, ", "), 1)
+			}
+		}
+		out = append(out, strings.Join(fields, " "))
+	}
+	return out
+}
+
+// constraintIdent reports whether a word of a constraint is an
+// identifier: code in backquotes, or what the scanner classifies as one.
+func constraintIdent(f string) bool {
+	if strings.Contains(f, "`") {
+		return true
+	}
+	k, _ := classify(trimToken(f), false, false)
+	return k != kNone
+}
+
+// trimIdentPunct drops the sentence punctuation and backquotes around an
+// identifier word.
+func trimIdentPunct(f string) string {
+	if strings.HasSuffix(f, "/...") {
+		return strings.TrimLeft(f, "(\"'`")
+	}
+	return strings.TrimRight(strings.TrimLeft(f, "(\"'`"), ".,;:!?)\"'`")
 }
 
 func contains(l []string, s string) bool {

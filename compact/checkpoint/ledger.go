@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/strata-memory/strata"
 )
 
 // source is where an identifier was seen, as a bit set.
@@ -46,7 +48,12 @@ type cand struct {
 	marks   mark // how code or output showed it
 	arg     bool // text is as a tool call argument wrote it
 	earlier bool // in the previous checkpoint's ledger
-	score   float64
+	// spare marks what the ranking leaves out unless there is room for
+	// everything: error lines past an output's first few, error lines
+	// that repeat another but for their numbers, names only a read or a
+	// listing showed.
+	spare bool
+	score float64
 }
 
 // collector gathers the identifiers of a span.
@@ -69,6 +76,7 @@ func (c *collector) add(k kind, text string, m mark) {
 	if text == "" {
 		return
 	}
+	spare := false
 	if k == kError && c.src == srcOutput && c.si != nil {
 		c.si.errs[c.at]++
 		// The first error line says what failed; a test runner's summary
@@ -76,9 +84,9 @@ func (c *collector) add(k kind, text string, m mark) {
 		if f := c.si.firstErr[c.at]; f == "" || isSummaryError(f) && !isSummaryError(text) {
 			c.si.firstErr[c.at] = text
 		}
-		if c.si.errs[c.at] > maxErrorsPerOutput {
-			return
-		}
+		// Past the first few, an output's error lines are kept only
+		// where there is room for every identifier of the span.
+		spare = c.si.errs[c.at] > maxErrorsPerOutput
 	}
 	if i := strings.IndexAny(text, "\n\r"); i >= 0 {
 		text = strings.TrimSpace(text[:i])
@@ -99,6 +107,7 @@ func (c *collector) add(k kind, text string, m mark) {
 		d.last = c.at
 		d.src |= c.src
 		d.marks |= m
+		d.spare = d.spare && spare
 		if kindPriority[k] > kindPriority[d.kind] {
 			d.kind = k
 		}
@@ -110,7 +119,7 @@ func (c *collector) add(k kind, text string, m mark) {
 	key := string(c.buf)
 	c.idx[key] = int32(len(c.cands))
 	c.cands = append(c.cands, cand{key: key, text: text, kind: k, src: c.src, n: 1, first: c.at, last: c.at,
-		marks: m, arg: c.src == srcArg})
+		marks: m, arg: c.src == srcArg, spare: spare})
 }
 
 // isSummaryError reports whether an error line only names what failed.
@@ -215,14 +224,21 @@ func (c *collector) scanCall(i int, e Entry) {
 	si := c.si
 	a := &si.actions[si.act[i]]
 	c.src = srcArg
+	var m mark
+	switch {
+	case a.kind == actWrite:
+		m = markWritten
+	case a.kind == actRead || a.command != "" && readsOnly(a.command):
+		m = markRead
+	}
 	if a.command != "" {
 		if isCommand(a.command) || a.kind == actRun {
-			c.add(kCommand, a.command, 0)
+			c.add(kCommand, a.command, m)
 		}
-		scanTokens(a.command, c, false)
+		scanTokens(a.command, marked{c, m}, false)
 	}
 	for _, p := range a.paths {
-		c.add(kPath, p, 0)
+		c.add(kPath, p, m)
 	}
 	args := si.args[i]
 	if args == nil {
@@ -234,6 +250,30 @@ func (c *collector) scanCall(i int, e Entry) {
 	for _, k := range sortedKeys(args) {
 		c.scanArg(strings.ToLower(k), args[k], 0)
 	}
+}
+
+// readCommands only read the project: a command made of them is a read,
+// not an action.
+var readCommands = setOf(`cat head tail less more ls ll tree find fd grep rg ag wc nl bat file stat du sed awk
+pwd echo which type git-show`)
+
+// readsOnly reports whether every part of a shell command only reads:
+// cat, head, ls, grep (sed and awk without -i).
+func readsOnly(cmd string) bool {
+	parts := splitShell(cmd)
+	if len(parts) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		f := strings.Fields(p)
+		if len(f) == 0 {
+			continue
+		}
+		if !readCommands[f[0]] || strings.Contains(p, " -i") || strings.Contains(p, ">") {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *collector) scanArg(key string, v any, depth int) {
@@ -279,54 +319,70 @@ func (c *collector) scanArg(key string, v any, depth int) {
 // rank scores the candidates and orders them for the budget: the kind's
 // weight, scaled by frequency (logarithmically), plus a bonus for what
 // the user said (4), for a tool call's own argument (2.5), for the
-// assistant's text (2) and thinking (0.5), and for recency (up to 2).
+// assistant's text (2) and thinking (0.5), and for recency (up to 2);
+// then by the evidence it carries: what a failing output's error lines
+// and stack frames name gains 3, a file written or edited 1.5, and a
+// path or command that only reads (cat, grep, read_file) loses 2.5.
 // An identifier only tool output or written code shows (not an error)
-// keeps 70% of its score if an error line or a stack frame names it, or
-// if code a tool call writes declares it; those are the first tier, with
-// everything the conversation names. Error lines that differ only in
-// numbers or hex digits collapse into the best ranked of them. The first
-// tier is taken in turns by kind (each kind's best, then each kind's
-// second best...), so that every kind is represented before any kind is
-// complete. Then come the URLs, paths, ids and sizes only tool output
-// shows, which fill what room the budget leaves; the other names of a
-// file the agent read, a listing or a build log are left out.
+// keeps 70% of its score unless an error line or a stack frame names it,
+// and is in the first tier only if one does or if code a tool call
+// writes declares it; the first tier also holds everything the
+// conversation names. Error lines that differ only in numbers or hex
+// digits give way to the best ranked of them. The first tier is taken in
+// turns by kind (each kind's best, then each kind's second best...), so
+// that every kind is represented before any kind is complete. Then come
+// the URLs, paths, ids and sizes only tool output shows, which fill what
+// room the budget leaves, and last the spare candidates: error lines
+// past an output's first few or repeating another, and the other names
+// of a file the agent read, a listing or a build log, kept only where
+// every identifier of the span fits (see spareFits).
 func (c *collector) rank() []cand {
 	n := len(c.si.entries)
-	var first, rest []cand
+	var first, rest, spare []cand
 	for _, d := range c.cands {
 		d.score = score(&d, n)
-		if !talked(&d) && d.kind != kError && d.kind != kCommand &&
-			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0) {
+		switch {
+		case d.spare:
+			spare = append(spare, d)
+		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
+			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
 			if d.kind != kSymbol {
 				rest = append(rest, d)
+			} else {
+				d.spare = true
+				spare = append(spare, d)
 			}
-			continue
+		default:
+			first = append(first, d)
 		}
-		first = append(first, d)
 	}
 	sortCands(first)
 	sortCands(rest)
-	first = collapseAlike(first)
-	return append(byKindTurns(first), rest...)
+	first, alike := collapseAlike(first)
+	spare = append(alike, spare...)
+	sortCands(spare)
+	out := append(byKindTurns(first), rest...)
+	return append(out, spare...)
 }
 
-// collapseAlike drops the error lines that repeat a better ranked one but
-// for their numbers and hex digits ("FAIL line 7 of output 3fa9"
+// collapseAlike sets apart the error lines that repeat a better ranked
+// one but for their numbers and hex digits ("FAIL line 7 of output 3fa9"
 // repeated).
-func collapseAlike(cs []cand) []cand {
+func collapseAlike(cs []cand) (kept, alike []cand) {
 	seen := map[string]bool{}
-	out := cs[:0]
 	for _, d := range cs {
 		if d.kind == kError {
 			sh := shape(d.key)
 			if seen[sh] {
+				d.spare = true
+				alike = append(alike, d)
 				continue
 			}
 			seen[sh] = true
 		}
-		out = append(out, d)
+		kept = append(kept, d)
 	}
-	return out
+	return kept, alike
 }
 
 // shape is a key with its opaque tokens replaced by '#': words of hex
@@ -412,8 +468,17 @@ func score(d *cand, n int) float64 {
 	if d.src&srcThinking != 0 {
 		s += 0.5
 	}
-	if !talked(d) && d.kind != kError && d.kind != kCommand {
+	failure := d.marks&markTrace != 0 || d.kind == kError && d.src&srcOutput != 0
+	if !talked(d) && d.kind != kError && d.kind != kCommand && !failure {
 		s *= 0.7
+	}
+	switch {
+	case failure:
+		s += 3
+	case d.marks&markWritten != 0:
+		s += 1.5
+	case d.marks&markRead != 0 && d.kind != kCommand && d.src&(srcUser|srcAssistant) == 0:
+		s -= 2.5
 	}
 	if n > 0 {
 		s += 2 * float64(d.last+1) / float64(n)
@@ -570,6 +635,13 @@ func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
 	if len(prev) == 0 {
 		return ranked
 	}
+	var spare []cand
+	for i := range ranked {
+		if ranked[i].spare {
+			ranked, spare = ranked[:i:i], ranked[i:]
+			break
+		}
+	}
 	sup := newSuperseder(si, c)
 	var older []cand
 	seen := map[string]bool{}
@@ -597,7 +669,37 @@ func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
 		older = append(older, cand{key: key, text: strings.TrimSpace(id.Text), kind: k, earlier: true, first: -1, last: -1})
 	}
 	sort.SliceStable(older, func(i, j int) bool { return kindWeight[older[i].kind] > kindWeight[older[j].kind] })
-	return append(ranked, older...)
+	out := append(ranked, older...)
+	return append(out, spare...)
+}
+
+// withoutSpare drops the spare candidates, or only the spare names (not
+// the error lines) when keepErrors is set.
+func withoutSpare(cs []cand, keepErrors bool) []cand {
+	out := make([]cand, 0, len(cs))
+	for _, d := range cs {
+		if !d.spare || keepErrors && d.kind == kError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// spareFits reports whether listing every identifier of the span, once
+// each, takes at most limit tokens: then the checkpoint lists them all,
+// spare ones included.
+func spareFits(cs []cand, limit int, tok strata.Tokenizer) bool {
+	n := 0
+	for i := range cs {
+		if cs[i].first < 0 {
+			continue
+		}
+		n += tok.Count(cs[i].text) + 1
+		if n > limit {
+			return false
+		}
+	}
+	return true
 }
 
 // Ledger returns the identifier ledger of a span, best ranked first,
@@ -612,7 +714,7 @@ func Ledger(span []Entry, previous string) []Identifier {
 	}
 	c := collect(si)
 	_, prev := readPrevious(previous)
-	cs := ledger(si, c, prev)
+	cs := withoutSpare(ledger(si, c, prev), false)
 	out := make([]Identifier, len(cs))
 	for i, d := range cs {
 		out[i] = Identifier{Kind: kindNames[d.kind], Text: d.text}
@@ -648,7 +750,7 @@ func scanIdentifiers(text string) []Identifier {
 	c := newCollector(si)
 	c.src = srcAssistant
 	scanBounded(text, func(s string) { scanProse(s, c) })
-	cs := c.rank()
+	cs := withoutSpare(c.rank(), false)
 	out := make([]Identifier, len(cs))
 	for i, d := range cs {
 		out[i] = Identifier{Kind: kindNames[d.kind], Text: d.text}

@@ -41,8 +41,10 @@ const (
 type mark uint8
 
 const (
-	markDecl  mark = 1 << iota // declared: func Name, def name, class Name
-	markTrace                  // on an error line or a stack frame
+	markDecl    mark = 1 << iota // declared: func Name, def name, class Name
+	markTrace                    // on an error line or a stack frame
+	markWritten                  // a path a tool call writes, edits or deletes
+	markRead                     // a path or command that only reads
 )
 
 // sink receives what the scanner finds.
@@ -368,6 +370,12 @@ func scanCodeLine(line string, out sink) {
 	if frame != "" {
 		out.add(kSymbol, frame, markTrace)
 	}
+	if site := frameSite(t); site != "" {
+		// The site itself, with its line: where a panic or an exception
+		// happened. It fills what room the names the conversation says
+		// leave, as other names only output shows do.
+		out.add(kPath, site, 0)
+	}
 	if msg != "" || frame != "" || isFrameLocation(t) {
 		out = marked{out, markTrace} // what an error or a stack frame names
 	}
@@ -393,6 +401,33 @@ func isFrameLocation(t string) bool {
 		return false
 	}
 	return lineSuffix(t[:i]) > 0 && hasKnownExt(t[:lineSuffix(t[:i])])
+}
+
+// frameSite returns the file:line of a stack frame's location line
+// (Go's "/src/a.go:12 +0x1d", JavaScript's and Rust's "at f (src/a.js:3:5)"),
+// without a column, or "".
+func frameSite(t string) string {
+	if !isFrameLocation(t) {
+		return ""
+	}
+	f := strings.Fields(strings.TrimPrefix(t, "at "))
+	if len(f) == 0 {
+		return ""
+	}
+	loc := strings.Trim(f[len(f)-1], "()")
+	if strings.HasPrefix(f[len(f)-1], "+0x") && len(f) >= 2 {
+		loc = f[len(f)-2]
+	}
+	i := lineSuffix(loc)
+	if i <= 0 || !hasKnownExt(loc[:i]) {
+		return ""
+	}
+	// Keep the line, drop the column.
+	rest := loc[i+1:]
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		rest = rest[:j]
+	}
+	return loc[:i+1] + rest
 }
 
 // trimToken strips quotes, brackets, emphasis and sentence punctuation

@@ -73,7 +73,8 @@ type Result struct {
 	// Tokens is the size of Text as counted by the writer's tokenizer.
 	Tokens int
 	// Fallback says why a model was configured but Text is extractive
-	// (the reply was not a checkpoint, even after a repair); "" otherwise.
+	// (the call failed, or the reply was not a checkpoint even after a
+	// repair); "" otherwise.
 	Fallback string
 }
 

@@ -122,9 +122,10 @@ func New(o Options) (*Writer, error) {
 // whatever the model replies; its Critical Context carries the identifier
 // ledger (see the package documentation).
 //
-// A model call that fails (after the retries Options allow) returns the
-// error, with the calls made in Result.Calls: the caller falls back to
-// truncation; cancelling ctx returns ctx's error. Without a model,
+// A model that cannot be reached or fails (after the retries Options
+// allow) gives the extractive checkpoint, with Result.Fallback saying why
+// and the calls made in Result.Calls: the span is never lost for want of
+// a model. Only cancelling ctx returns an error, ctx's. Without a model,
 // Checkpoint does no I/O and cannot fail.
 //
 // An entry of span that is itself a checkpoint (the summary message of an
@@ -156,8 +157,11 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 			last := calls[len(calls)-1]
 			res.Completion = &last
 		}
+		if err != nil && ctx.Err() != nil {
+			return res, ctx.Err()
+		}
 		if err != nil {
-			return res, err
+			fallback = "the model call failed: " + strings.TrimPrefix(err.Error(), "checkpoint model: ")
 		}
 		if fallback != "" {
 			res.Fallback = fallback
@@ -165,6 +169,12 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 			sec, res.Mode = ms, ModeLLM
 			cands = withExtra(cands, extra)
 		}
+	}
+	if !spareFits(cands, o.Budget/2, o.Tokenizer) {
+		// Not everything fits: the names only a read or a listing showed
+		// are left out; the error lines past the first few of an output
+		// still fill what room is left.
+		cands = withoutSpare(cands, true)
 	}
 	full := sec
 	fitProse(&sec, int(float64(o.Budget)*proseShare), o.Tokenizer)

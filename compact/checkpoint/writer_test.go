@@ -285,12 +285,19 @@ func TestModelError(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || res.Text != "" {
-				t.Fatalf("err %v, text %q: want an error and no checkpoint", err, res.Text)
+			// A failed model gives the extractive checkpoint, saying why.
+			if err != nil || res.Mode != checkpoint.ModeExtractive || !strings.Contains(res.Text, "TestApplyDiscount") {
+				t.Fatalf("err %v mode %q text %q: want the extractive checkpoint", err, res.Mode, res.Text)
 			}
-			var pe *strata.ProviderError
-			if tt.name != "other errors are not retried" && !errors.As(err, &pe) {
-				t.Errorf("error %v does not wrap the provider's", err)
+			want := "bad request"
+			switch tt.name {
+			case "other errors are not retried":
+				want = "broken"
+			case "retries run out", "no retries":
+				want = "slow down"
+			}
+			if !strings.HasPrefix(res.Fallback, "the model call failed: ") || !strings.Contains(res.Fallback, want) {
+				t.Errorf("fallback %q does not say the call failed with %q", res.Fallback, want)
 			}
 		})
 	}

@@ -1,0 +1,107 @@
+package checkpoint_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/strata-memory/strata/compact/checkpoint"
+)
+
+// TestEverythingFitsEverythingSurvives checks that when listing every
+// identifier of a span takes at most half of the budget, the checkpoint
+// carries every one: an output's error lines past its first few, error
+// lines that differ only in a request id, and the names a read printed.
+func TestEverythingFitsEverythingSurvives(t *testing.T) {
+	var log strings.Builder
+	var want []string
+	for i := 1; i <= 12; i++ {
+		line := fmt.Sprintf("ERROR upstream %d refused: dial tcp 10.0.0.%d:8443: connect: connection refused", i, i)
+		log.WriteString(line + "\n")
+		want = append(want, line)
+	}
+	for _, id := range []string{"4f9a2c81d3e7b6", "9be07d41aa5c3f"} {
+		line := "ERROR request " + id + " timed out"
+		log.WriteString(line + "\n")
+		want = append(want, line)
+	}
+	span := []checkpoint.Entry{
+		user("Find out why the gateway fails to reach its upstreams."),
+		call("read_file", `{"path": "internal/gateway/pool.go"}`),
+		output("read_file", "package gateway\n\nfunc dialUpstream(addr string) error {\n\treturn nil\n}\n\ntype connPool struct{}\n"),
+	}
+	span = append(span, run("c9", "go run ./cmd/gateway", log.String())...)
+	want = append(want, "dialUpstream", "connPool")
+	res, err := newWriter(t, checkpoint.Options{}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q lost from a checkpoint with room for everything:\n%s", w, res.Text)
+		}
+	}
+	// Ledger, the package's ranked choice, still leaves the spare ones out.
+	if ids := checkpoint.Ledger(span, ""); hasText(ids, want[len(want)-1]) {
+		t.Errorf("Ledger lists %q, a name only a read printed", want[len(want)-1])
+	}
+}
+
+// TestFailureEvidenceFirst checks that, in a budget too small for
+// everything, what a failing output's error lines name outranks what a
+// passing output or a read shows, and a file written outranks a file read.
+func TestFailureEvidenceFirst(t *testing.T) {
+	var span []checkpoint.Entry
+	span = append(span, user("Make the router tests pass."))
+	for i := 0; i < 60; i++ {
+		span = append(span, call("read_file", fmt.Sprintf(`{"path": "internal/router/file%02d.go"}`, i)),
+			output("read_file", "package router\n"))
+	}
+	span = append(span, call("write_file", `{"path": "internal/router/route_table.go", "content": "package router\n"}`),
+		output("write_file", "wrote internal/router/route_table.go"))
+	span = append(span, run("t1", "go test ./internal/router/",
+		"--- FAIL: TestMatchWildcard (0.00s)\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 7 [running]:\n"+
+			"example.com/gw/internal/router.(*Table).match(...)\n\t/src/gw/internal/router/table.go:118 +0x1d4\n"+
+			"FAIL\texample.com/gw/internal/router\t0.011s")...)
+	res, err := newWriter(t, checkpoint.Options{Budget: 300}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"TestMatchWildcard", "index out of range [3] with length 3", "internal/router/route_table.go"} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q lost while files only read were kept:\n%s", w, res.Text)
+		}
+	}
+	// With room, the panic's site is kept with its line.
+	res, err = newWriter(t, checkpoint.Options{}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "internal/router/table.go:118") {
+		t.Errorf("the panic site is lost:\n%s", res.Text)
+	}
+}
+
+// TestConstraintsCollapse checks that constraint lines differing only in
+// their identifiers become one line that keeps every identifier.
+func TestConstraintsCollapse(t *testing.T) {
+	var span []checkpoint.Entry
+	files := []string{"internal/router/match.go", "internal/router/table.go", "internal/router/trie.go", "internal/router/params.go"}
+	for _, f := range files {
+		span = append(span, user("Don't touch "+f+" in this change."), said("Understood."))
+	}
+	span = append(span, user("Never log the value of `API_TOKEN`."), said("Understood."))
+	res, err := newWriter(t, checkpoint.Options{}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := checkpoint.Parse(res.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Don't touch " + strings.Join(files, ", ") + " in this change.", "Never log the value of `API_TOKEN`."}
+	if strings.Join(s.Constraints, "\n") != strings.Join(want, "\n") {
+		t.Errorf("constraints:\n%s\nwant:\n%s", strings.Join(s.Constraints, "\n"), strings.Join(want, "\n"))
+	}
+}
