@@ -9,3 +9,7 @@ const crashBatches = 80
 // killedTierTurns is the length of the history TestKilledTierLosesNothing
 // tiers while it kills the pass. (see crash_race_test.go).
 const killedTierTurns = 6000
+
+// soakBatches is how many batches each client of
+// TestTwoServersOneConversation sends when STRATA_SOAK is not set.
+const soakBatches = 60

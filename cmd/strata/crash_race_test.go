@@ -13,3 +13,7 @@ const crashBatches = 40
 // slower under the race detector, so there the history is a third as
 // long.
 const killedTierTurns = 2000
+
+// soakBatches is how many batches each client of
+// TestTwoServersOneConversation sends when STRATA_SOAK is not set.
+const soakBatches = 20

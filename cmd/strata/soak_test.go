@@ -111,7 +111,7 @@ func twoServersOneConversation(t *testing.T, dir, db, preset string, soak time.D
 		return out
 	}
 	deadline := time.Now().Add(soak)
-	const batches = 60 // per client, when not soaking
+	const batches = soakBatches // per client, when not soaking
 	errs := make(chan error, 4)
 	var wg sync.WaitGroup
 	for c := range 4 {

@@ -186,8 +186,8 @@ func settings(real bool) []struct {
 // STRATA_YARDSTICK_TARGET (a share, such as 0.95) also fails rows that
 // keep fewer identifiers.
 func TestMeasure(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compacts about 10M tokens")
+	if testing.Short() || raceDetector {
+		t.Skip("compacts about 10M tokens: run it without -short and without -race")
 	}
 	target := 0.0
 	if s := os.Getenv("STRATA_YARDSTICK_TARGET"); s != "" {
