@@ -52,6 +52,10 @@ func TestConnLimitEvictsIdle(t *testing.T) {
 		if !healthz(c, readers[i]) {
 			t.Fatalf("connection %d was not served", i)
 		}
+		// The server marks a connection idle after it has answered, in
+		// its own time: wait for it, so that the next connection finds
+		// every older one idle, in the order they were answered.
+		waitAllIdle(t, lim, min(i+1, 3))
 	}
 	// The three oldest were idle when the newer ones came: closed.
 	for i, c := range conns {
@@ -88,5 +92,28 @@ func TestSlowBodyClosed(t *testing.T) {
 	}
 	if rest, err := io.ReadAll(r); err != nil || len(rest) != 0 || !strings.Contains(string(body), "read timeout") {
 		t.Errorf("after the 408: %q %v, want the connection closed", rest, err)
+	}
+}
+
+// waitAllIdle waits until lim holds n connections, all idle between
+// requests. The bound is for a hang, not for speed.
+func waitAllIdle(t *testing.T, lim *ConnLimit, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		lim.mu.Lock()
+		idle := 0
+		for _, cs := range lim.conns {
+			if cs.state == http.StateIdle {
+				idle++
+			}
+		}
+		held := len(lim.conns)
+		lim.mu.Unlock()
+		if held == n && idle == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the limit holds %d connections, %d idle; want %d, all idle", held, idle, n)
+		}
 	}
 }
