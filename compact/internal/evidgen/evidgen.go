@@ -313,8 +313,8 @@ func (t *Transcript) Verify() error {
 	return nil
 }
 
-// ContainsToken reports whether s holds id with no letter or digit right
-// before or after it (so E1234 is not found in E12345, nor a hash in a
+// ContainsToken reports whether s holds id with no letter, digit or
+// underscore right before or after it (so E1234 is not found in E12345, nor a hash in a
 // longer one).
 func ContainsToken(s, id string) bool {
 	if id == "" {

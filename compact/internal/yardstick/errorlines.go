@@ -90,28 +90,3 @@ func isHex(s string) bool {
 	}
 	return true
 }
-
-// ContainsToken reports whether s holds id with no letter, digit or
-// underscore right before or after it (so E1234 is not found in E12345,
-// nor a hash in a longer one).
-func ContainsToken(s, id string) bool {
-	if id == "" {
-		return false
-	}
-	for i := 0; ; {
-		j := strings.Index(s[i:], id)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(id)
-		if (j == 0 || !word(s[j-1]) || !word(id[0])) && (end == len(s) || !word(s[end]) || !word(id[len(id)-1])) {
-			return true
-		}
-		i = j + 1
-	}
-}
-
-func word(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-}

@@ -46,7 +46,7 @@ func TestErrorLines(t *testing.T) {
 		s, id string
 		ok    bool
 	}{{"x E1234 y", "E1234", true}, {"E12345", "E1234", false}, {"a/b.go:12,", "a/b.go:12", true}, {"a/b.go:123", "a/b.go:12", false}, {"[127.0.0.1:80]", "127.0.0.1:80", true}} {
-		if yardstick.ContainsToken(c.s, c.id) != c.ok {
+		if evidgen.ContainsToken(c.s, c.id) != c.ok {
 			t.Errorf("ContainsToken(%q, %q) = %v", c.s, c.id, !c.ok)
 		}
 	}

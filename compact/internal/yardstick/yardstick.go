@@ -25,6 +25,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
+	"github.com/strata-memory/strata/compact/internal/evidgen"
 )
 
 // Row is one measurement.
@@ -204,13 +205,13 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 	st := spanText.String()
 	var inSpan []string
 	for _, l := range labels {
-		if !ContainsToken(st, l.Text) {
+		if !evidgen.ContainsToken(st, l.Text) {
 			continue
 		}
 		inSpan = append(inSpan, l.Text)
 		c := row.ByClass[l.Class]
 		c[1]++
-		if ContainsToken(hay, l.Text) {
+		if evidgen.ContainsToken(hay, l.Text) {
 			c[0]++
 		} else {
 			row.LostLabels = append(row.LostLabels, l)
@@ -233,7 +234,7 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 				}
 				seen[id] = true
 				row.ErrorIDs++
-				if ContainsToken(hay, id) {
+				if evidgen.ContainsToken(hay, id) {
 					row.ErrorIDsKept++
 				} else {
 					row.LostErrorIDs = append(row.LostErrorIDs, id)
