@@ -123,3 +123,36 @@ type countingTokenizer struct {
 }
 
 func (c countingTokenizer) Count(s string) int { *c.calls++; return c.Tokenizer.Count(s) }
+
+func TestLendToOpeners(t *testing.T) {
+	// Turns 10-20: session 3 is 12-16, session 4 from 17 on.
+	sessionOf := map[int64]int{}
+	for s := int64(10); s <= 20; s++ {
+		switch {
+		case s < 12:
+			sessionOf[s] = 2
+		case s < 17:
+			sessionOf[s] = 3
+		default:
+			sessionOf[s] = 4
+		}
+	}
+	delete(sessionOf, 18) // a gap in the turns read
+	score := map[int64]float64{}
+	lendToOpeners([]lead{
+		{15, 0.4}, // opener 12
+		{14, 0.9}, // opener 12: only the best lead of a session counts
+		{12, 1},   // opens its own session: lends nothing
+		{20, 1},   // 19's session goes back past a turn not read: no opener found
+		{11, 0.5}, // session 2 begins before the turns read
+		{99, 1},   // not read
+	}, sessionOf, score, 0.5)
+	want := map[int64]float64{12: 0.45}
+	if len(score) != len(want) || score[12] != want[12] {
+		t.Fatalf("scores %v, want %v", score, want)
+	}
+	lendToOpeners([]lead{{15, 1}}, sessionOf, score, 0)
+	if score[12] != 0.45 {
+		t.Fatalf("a zero weight lent: %v", score)
+	}
+}

@@ -1117,6 +1117,10 @@ func cmpInt64(x, y int64) int {
 //     the index when this was written; they are searched now, so a cold
 //     turn that is a hit counts its words twice. The measures in
 //     docs/context.md were taken so;
+//   - when it opens a session, half the value of the session's best
+//     turn hit among the best 24 (lendToOpeners; less under 4,000
+//     tokens): the opener says what the thread is about, in words the
+//     question rarely repeats;
 //   - twice the above when it opens its session (relevanceOpener);
 //   - a small bonus when its speaker is named in the query, and one per
 //     query word it holds (ties within a summary hit's span).
@@ -1144,7 +1148,8 @@ func (a *assembler) relevance() error {
 	// which the turn search did not see, and those of cold spans.
 	cold := map[int64]bool{}
 	searched := a.searchedFrom()
-	turnHits := 0 // turn hits seen, best first
+	turnHits := 0    // turn hits seen, best first
+	var leads []lead // the best turn hits, to lend to their sessions' openers
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:
@@ -1157,6 +1162,16 @@ func (a *assembler) relevance() error {
 			// five.
 			if turnHits++; turnHits > 2*a.m.asm.SearchK {
 				continue
+			}
+			if turnHits <= leadHits {
+				// Read the turns back to leadReach, to find the
+				// session's opener among them.
+				leads = append(leads, lead{h.Turn.Seq, v})
+				for d := int64(len(spread)); d <= leadReach; d++ {
+					if s := h.Turn.Seq - d; s >= 1 {
+						score[s] += 0
+					}
+				}
 			}
 			for d := 1; d < len(spread); d++ {
 				for _, s := range []int64{h.Turn.Seq - int64(d), h.Turn.Seq + int64(d)} {
@@ -1206,6 +1221,7 @@ func (a *assembler) relevance() error {
 	for _, t := range ts {
 		sessionOf[t.Seq] = t.Session
 	}
+	lendToOpeners(leads, sessionOf, score, relevanceLead*min(1, float64(a.req.Budget)/leadFullBudget))
 	for i, t := range ts {
 		v := score[t.Seq]
 		if prev, ok := sessionOf[t.Seq-1]; ok && prev != t.Session || t.Seq == 1 {
@@ -1307,6 +1323,51 @@ func scoreCold(ts []Turn, held [][]int, nwords int, cold map[int64]bool, score m
 	}
 }
 
+// lead is a turn hit and its value (its score over the best hit's,
+// squared), which it lends to the turn that opens its session.
+type lead struct {
+	seq int64
+	v   float64
+}
+
+// lendToOpeners adds to the score of the turn that opens each lead's
+// session weight times the lead's value, the best lead of a session only.
+// sessionOf holds the session of each turn read; an opener is found when
+// the turns from it to its lead were read and the turn before it was read
+// and is of another session (or it is turn 1). A lead that opens its own
+// session lends nothing.
+func lendToOpeners(leads []lead, sessionOf map[int64]int, score map[int64]float64, weight float64) {
+	if weight <= 0 {
+		return
+	}
+	lent := map[int64]float64{} // by opener: the best lead's share so far
+	for _, l := range leads {
+		k, ok := sessionOf[l.seq]
+		if !ok {
+			continue
+		}
+		s := l.seq
+		for s > 1 {
+			p, ok := sessionOf[s-1]
+			if !ok {
+				s = 0 // the session begins before the turns read
+				break
+			}
+			if p != k {
+				break
+			}
+			s--
+		}
+		if s < 1 || s == l.seq {
+			continue
+		}
+		if w := weight * l.v; w > lent[s] {
+			score[s] += w - lent[s]
+			lent[s] = w
+		}
+	}
+}
+
 // How relevance scores turns; see relevance. The weights were set on
 // LoCoMo's questions (evidence recall at 1,000 to 4,000 tokens) and are
 // general: nothing in them depends on a topic or a wording.
@@ -1334,10 +1395,21 @@ const (
 	// length does not count against it: relevance ranks turns by score
 	// per token of their size or this floor, whichever is more.
 	relevanceCostFloor = 100
-	relevanceSpan      = 0.5  // a level-1 summary hit, over the best one, to each turn of its span
-	relevanceSpeaker   = 0.4  // the turn's speaker is named in the query
-	relevanceWord      = 0.02 // per query word the turn holds
-	minTurnTokens      = 8    // below this much room no turn fits
+	// relevanceLead is the share of a turn hit's value that goes to the
+	// turn opening its session (the best hit of the session's only),
+	// at leadFullBudget tokens and more, and in proportion below: a small
+	// package has room for the hits themselves first. The opener says
+	// what the session is about, which a later turn of the thread
+	// rarely repeats: on RealMem most evidence is such openers, whose
+	// own words match no word of the question.
+	relevanceLead    = 0.5
+	leadFullBudget   = 4000
+	leadHits         = 24   // the best turn hits lend to their openers
+	leadReach        = 6    // how far back from a hit its opener is looked for, in turns
+	relevanceSpan    = 0.5  // a level-1 summary hit, over the best one, to each turn of its span
+	relevanceSpeaker = 0.4  // the turn's speaker is named in the query
+	relevanceWord    = 0.02 // per query word the turn holds
+	minTurnTokens    = 8    // below this much room no turn fits
 )
 
 // readSeqs reads the turns of the seqs in set, in one read (two at once,

@@ -368,3 +368,37 @@ func TestContextUnreadableColdSpan(t *testing.T) {
 		t.Fatalf("want hot turn 290 raw and cold turn 46 (unreadable) not:\n%s", pkg.Rendered)
 	}
 }
+
+// TestContextHitLeadsToItsSessionOpener: the turn that opens a session,
+// which holds no word of the question, comes into a 4,000-token package
+// because a later turn of its session is the best hit; the opener of a
+// session without hits does not.
+func TestContextHitLeadsToItsSessionOpener(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t, o200k(t))
+	turns := synth.New(11).Turns(3000)
+	for i := range turns {
+		turns[i].SessionLabel = fmt.Sprintf("s%d", (i+3)/6)
+	}
+	// A session is 6 turns, from turn 4 on: turns 610-615 are one, and
+	// its opener lies in another level-1 span than the hit (chunks of
+	// 10 turns), out of a hit's neighbours' reach.
+	turns[609].Content = "Let's pick up the plan for the bakery's new ovens where we left off."
+	turns[613].Content = "The quote for the convection deck came to 18,400 euros with installation."
+	turns[1209].Content = "Can we go over the bakery plan again tomorrow?"
+	ingest(t, m, "c", turns)
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "What did the convection deck quote come to?", Budget: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawTurns(pkg)
+	if !raw[614] {
+		t.Fatalf("the hit, turn 614, is not raw in the package:\n%s", pkg.Rendered)
+	}
+	if !raw[610] {
+		t.Fatalf("turn 610, which opens the hit's session, is not raw in the package:\n%s", pkg.Rendered)
+	}
+	if raw[1210] {
+		t.Errorf("turn 1210 opens a session without hits and is raw in the package:\n%s", pkg.Rendered)
+	}
+}
