@@ -275,6 +275,27 @@ var messageLists = []any{
 	[]any{map[string]any{"role": "user"}},
 }
 
+// plainAppend is an append-turns body of 1 to 4 turns the server should
+// take: user and assistant turns with text, times after the setup's, and
+// ext_ids that may repeat earlier ones (a repeat is skipped, not refused).
+func plainAppend(t *rapid.T) map[string]any {
+	n := rapid.IntRange(1, 4).Draw(t, "plain turns")
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rapid.IntRange(0, 1e6).Draw(t, "plain minute")) * time.Minute)
+	out := []any{}
+	for i := 0; i < n; i++ {
+		turn := map[string]any{
+			"role":    rapid.SampledFrom([]string{"user", "assistant"}).Draw(t, "plain role"),
+			"content": rapid.SampledFrom([]string{"hello", "the garden and the tomatoes", "día 😀", "东京的天气", strings.Repeat("word ", 200)}).Draw(t, "plain content"),
+			"time":    at.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
+		}
+		if rapid.Bool().Draw(t, "plain ext_id?") {
+			turn["ext_id"] = fmt.Sprintf("p%d", rapid.IntRange(0, 50).Draw(t, "plain ext_id"))
+		}
+		out = append(out, turn)
+	}
+	return map[string]any{"turns": out}
+}
+
 // mutate changes a body so that it no longer matches its schema, or
 // carries text a decoder would change.
 func mutate(t *rapid.T, v any) []byte {
@@ -401,6 +422,13 @@ func TestContract(t *testing.T) {
 		ctype := "application/json"
 		if o.op.RequestBody != nil {
 			v := doc.gen(rt, o.op.RequestBody.Content["application/json"].Schema.(map[string]any), "body", 0)
+			if o.op.OperationID == "append-turns" && rapid.Bool().Draw(rt, "a plain append") {
+				// Generated turns are mostly refused (a tool call
+				// without its id, a tool turn without its result...):
+				// half the appends are plain ones, so that the success
+				// path is exercised as often as the refusals.
+				v = plainAppend(rt)
+			}
 			if rapid.IntRange(0, 2).Draw(rt, "mutate") == 2 {
 				body = mutate(rt, v)
 			} else {
