@@ -272,22 +272,25 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	}
 	p.metrics.added.Observe(time.Since(start).Seconds())
 
-	reply, status, err := p.forward(ctx, w, r, c, sh.body)
+	stored := false
+	status, err := p.forward(ctx, w, r, c, sh.body, func(reply *compact.Message) {
+		ms := append(append([]*compact.Message(nil), c.t.Messages...), reply)
+		if err := p.remember(context.WithoutCancel(ctx), c, ms, c.tail, len(ms)); err != nil {
+			p.log.LogAttrs(ctx, slog.LevelError, "proxy: the reply could not be stored",
+				slog.String("conversation", c.conv), slog.String("error", err.Error()))
+			return
+		}
+		stored = true
+	})
 	switch {
 	case err != nil:
-		// forward has answered already.
 		outcome = "upstream_error"
-		return
 	case status >= 300:
 		outcome = "upstream_" + strconv.Itoa(status)
-		return
-	}
-	outcome = "ok"
-	ms := append(append([]*compact.Message(nil), c.t.Messages...), reply)
-	if err := p.remember(context.WithoutCancel(ctx), c, ms, c.tail, len(ms)); err != nil {
+	case !stored:
 		outcome = "store_error"
-		p.log.LogAttrs(ctx, slog.LevelError, "proxy: the reply was sent but could not be stored",
-			slog.String("conversation", c.conv), slog.String("error", err.Error()))
+	default:
+		outcome = "ok"
 	}
 }
 

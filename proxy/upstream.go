@@ -41,12 +41,13 @@ func forwardHeaders(dst, src http.Header) {
 }
 
 // forward sends body upstream and copies the answer to w: whole, or event
-// by event when streaming. It returns the reply as a message when
-// upstream answered 2xx and the reply arrived whole, and the upstream's
-// status. An error means the client has been answered with one in the
-// provider's format (or its stream was cut) and there is no reply to
-// store.
-func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, c *call, body []byte) (*compact.Message, int, error) {
+// by event when streaming. When upstream answered 2xx and the reply
+// arrived whole, it calls done with the reply as a message before the
+// answer's last bytes go to the client, so that a client that has the
+// whole reply finds it stored. It returns the upstream's status; an error
+// means the client has been answered with one in the provider's format
+// (or its stream was cut) and done was not called.
+func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, c *call, body []byte, done func(*compact.Message)) (int, error) {
 	url := p.opt.OpenAIURL + "/chat/completions"
 	if c.prov == compact.Anthropic {
 		url = p.opt.AnthropicURL + "/v1/messages"
@@ -54,7 +55,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		writeError(w, c.prov, http.StatusInternalServerError, "api_error", "building the upstream request: "+err.Error())
-		return nil, 0, err
+		return 0, err
 	}
 	forwardHeaders(req.Header, r.Header)
 	if q := r.URL.RawQuery; q != "" {
@@ -68,7 +69,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			status, msg = http.StatusGatewayTimeout, "the upstream "+url+" did not answer before the request ended: "+upstreamCause(err)
 		}
 		writeError(w, c.prov, status, "api_error", msg)
-		return nil, 0, err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	for k, vs := range resp.Header {
@@ -81,28 +82,28 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "status").Inc()
 		w.WriteHeader(resp.StatusCode)
 		io.Copy(w, resp.Body)
-		return nil, resp.StatusCode, nil
+		return resp.StatusCode, nil
 	}
 	if c.stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		m, err := p.relayStream(w, resp, c)
-		return m, resp.StatusCode, err
+		return resp.StatusCode, p.relayStream(w, resp, c, done)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "cut").Inc()
 		w.Header().Del("Content-Type")
 		writeError(w, c.prov, http.StatusBadGateway, "api_error", "the upstream's answer was cut: "+upstreamCause(err))
-		return nil, 0, err
+		return 0, err
+	}
+	m, err := replyMessage(c.prov, data)
+	if err == nil {
+		done(m)
+	} else {
+		p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "unreadable").Inc()
+		p.log.Warn("proxy: the upstream's reply could not be read; the newest turn is not stored", "conversation", c.conv, "error", err.Error())
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
-	m, err := replyMessage(c.prov, data)
-	if err != nil {
-		p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "unreadable").Inc()
-		p.log.Warn("proxy: the upstream's reply could not be read; the newest turn is not stored", "conversation", c.conv, "error", err.Error())
-		return nil, 0, err
-	}
-	return m, resp.StatusCode, nil
+	return resp.StatusCode, err
 }
 
 // upstreamCause is the cause of a failed call without the method and URL
@@ -148,9 +149,10 @@ func replyMessage(prov compact.Provider, data []byte) (*compact.Message, error) 
 }
 
 // relayStream copies an event stream to w, each event flushed as it
-// ends, while assembling the reply. The reply is returned only if the
-// stream ended as the provider ends a whole one ([DONE], message_stop).
-func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, c *call) (*compact.Message, error) {
+// ends, while assembling the reply. When the event that ends a whole
+// stream ([DONE], message_stop) arrives, done gets the reply before that
+// event goes to the client.
+func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, c *call, done func(*compact.Message)) error {
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	rc.Flush()
@@ -159,7 +161,9 @@ func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, c *call)
 		asm = &anthropicAssembler{}
 	}
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	var data []byte
+	var event, data []byte // the lines of the event being read, and its data
+	hasData := false
+	finished := false
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -171,45 +175,47 @@ func (p *Proxy) relayStream(w http.ResponseWriter, resp *http.Response, c *call)
 			}
 			line = full
 		}
-		if len(line) > 0 {
-			if _, werr := w.Write(line); werr != nil {
-				return nil, fmt.Errorf("writing to the client: %w", werr)
+		event = append(event, line...)
+		l := bytes.TrimRight(line, "\r\n")
+		end := len(line) > 0 && len(l) == 0 // a blank line ends the event
+		if bytes.HasPrefix(l, []byte("data:")) {
+			if hasData {
+				data = append(data, '\n')
 			}
-			l := bytes.TrimRight(line, "\r\n")
-			switch {
-			case len(l) == 0:
-				rc.Flush()
-				if data != nil {
-					asm.event(data)
-					data = nil
-				}
-			case bytes.HasPrefix(l, []byte("data:")):
-				d := bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, d...)
-			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("data:")), []byte(" "))...)
+			hasData = true
 		}
-		if err != nil {
-			rc.Flush()
-			if data != nil {
+		if end || err != nil {
+			if hasData {
 				asm.event(data)
 			}
-			if errors.Is(err, io.EOF) && asm.done() {
-				break
+			if asm.done() && !finished {
+				finished = true
+				if e := asm.failed(); e != "" {
+					p.log.Warn("proxy: the upstream's stream reported an error; the newest turn is not stored", "conversation", c.conv, "error", e)
+				} else if m, aerr := asm.message(); aerr != nil {
+					p.log.Warn("proxy: the streamed reply could not be assembled; the newest turn is not stored", "conversation", c.conv, "error", aerr.Error())
+				} else {
+					done(m)
+				}
+			}
+			if _, werr := w.Write(event); werr != nil {
+				return fmt.Errorf("writing to the client: %w", werr)
+			}
+			rc.Flush()
+			event, data, hasData = event[:0], data[:0], false
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && finished {
+				return nil
 			}
 			p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "cut").Inc()
 			if errors.Is(err, io.EOF) {
-				return nil, errors.New("the upstream's stream ended before its last event")
+				return errors.New("the upstream's stream ended before its last event")
 			}
-			return nil, fmt.Errorf("the upstream's stream was cut: %w", err)
+			return fmt.Errorf("the upstream's stream was cut: %w", err)
 		}
 	}
-	if e := asm.failed(); e != "" {
-		return nil, errors.New("the upstream's stream reported an error: " + e)
-	}
-	return asm.message()
 }
 
 // assembler rebuilds a streamed reply from its events.
