@@ -48,6 +48,13 @@ func newFake(t testing.TB) *fake {
 	return f
 }
 
+// setFail sets (nil: clears) the function that answers instead.
+func (f *fake) setFail(fail func(w http.ResponseWriter, r *http.Request) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
+}
+
 func (f *fake) requests() []received {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -290,7 +297,7 @@ func newRig(t testing.TB, opt proxy.Options) *rig {
 }
 
 // turns returns the conversation's stored turns.
-func (r *rig) turns(t testing.TB, conv string) []strata.Turn {
+func (r *rig) turns(t tb, conv string) []strata.Turn {
 	t.Helper()
 	ts, _, err := r.mem.Turns(context.Background(), conv, 0, 0, 1000)
 	if err != nil && strata.ErrorCode(err) != strata.ENOTFOUND {
@@ -300,7 +307,7 @@ func (r *rig) turns(t testing.TB, conv string) []strata.Turn {
 }
 
 // post sends body to the proxy's path with headers, returning the answer.
-func (r *rig) post(t testing.TB, path, body string, headers map[string]string) (*http.Response, []byte) {
+func (r *rig) post(t tb, path, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, r.proxy.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -317,4 +324,11 @@ func (r *rig) post(t testing.TB, path, body string, headers map[string]string) (
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b
+}
+
+// tb is what the helpers need of a test: *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
