@@ -116,9 +116,9 @@ type Options struct {
 
 // Proxy is the handler of both routes.
 type Proxy struct {
-	opt       Options
-	metrics   *metrics
-	log       *slog.Logger
+	opt     Options
+	metrics *metrics
+	log     *slog.Logger
 }
 
 // New returns a Proxy, or an error naming the bad option.
