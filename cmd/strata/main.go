@@ -102,6 +102,7 @@ func commands() []command {
 		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
 		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
 		{"serve", "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (a token per request; --no-auth: loopback only)", runServe},
+		{"proxy", "serve OpenAI and Anthropic model APIs in front of an upstream, with memory: each turn remembered, history reshaped (loopback only)", runProxy},
 		{"tokens", "count the tokens of standard input", runTokens},
 		{"mcp", "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", runMCP},
 	}
