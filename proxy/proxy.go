@@ -71,6 +71,10 @@ const (
 	HeaderUpstream     = "X-Strata-Tokens-Upstream"
 	HeaderCoverage     = "X-Strata-Coverage"
 	HeaderReshaped     = "X-Strata-Reshaped"
+	// HeaderRemember "false" asks the proxy to store nothing of the call
+	// (a side question that is no part of the conversation): its history
+	// is still read from the store.
+	HeaderRemember = "X-Strata-Remember"
 )
 
 // MemoryFunc returns the Memory a request is served by (a server with
@@ -212,6 +216,7 @@ type call struct {
 	tail   int // index of the newest real user message: the newest turn starts there
 	mem    *strata.Memory
 	at     time.Time
+	forget bool // store nothing (X-Strata-Remember: false)
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provider) {
@@ -329,6 +334,13 @@ func (p *Proxy) parse(r *http.Request, prov compact.Provider, body []byte) (*cal
 	}
 	c := &call{prov: prov, t: t, stream: top.Stream}
 	c.mode = p.opt.Mode
+	if v := r.Header.Get(HeaderRemember); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %q: want true or false", HeaderRemember, v)
+		}
+		c.forget = !b
+	}
 	if v := r.Header.Get(HeaderMode); v != "" {
 		m, err := ParseMode(v)
 		if err != nil {
@@ -359,7 +371,7 @@ func (p *Proxy) parse(r *http.Request, prov compact.Provider, body []byte) (*cal
 // turns of the call's conversation, skipping those already stored.
 func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, from, to int) error {
 	from = max(from, c.lead)
-	if from >= to {
+	if from >= to || c.forget {
 		return nil
 	}
 	turns := compact.MessageTurns(ms[:to], from, "proxy-", c.at)

@@ -117,7 +117,7 @@ func (p *Proxy) shapeCompact(ctx context.Context, c *call, cp *compact.Compactor
 	if err != nil {
 		return sh, err
 	}
-	if res.Compacted {
+	if res.Compacted && !c.forget {
 		if err := st.Save(ctx, c.conv, res.State); err != nil {
 			return sh, fmt.Errorf("save compaction state: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 // oaMsg is an OpenAI chat message as a test client builds it.
 type oaMsg struct {
 	Role       string   `json:"role"`
+	Name       string   `json:"name,omitempty"`
 	Content    *string  `json:"content"`
 	ToolCalls  []oaCall `json:"tool_calls,omitempty"`
 	ToolCallID string   `json:"tool_call_id,omitempty"`
@@ -258,6 +259,11 @@ func TestModeHeader(t *testing.T) {
 	resp, _ := r.post(t, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, map[string]string{proxy.HeaderMode: "off"})
 	if resp.Header.Get(proxy.HeaderMode) != "off" {
 		t.Fatalf("mode %q", resp.Header.Get(proxy.HeaderMode))
+	}
+	resp, _ = r.post(t, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"a side question"}]}`,
+		map[string]string{proxy.HeaderConversation: "side", proxy.HeaderRemember: "false"})
+	if resp.StatusCode != http.StatusOK || len(r.turns(t, "side")) != 0 {
+		t.Fatalf("status %d, %d turns stored: want 200 and none", resp.StatusCode, len(r.turns(t, "side")))
 	}
 	resp, b := r.post(t, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, map[string]string{proxy.HeaderMode: "shrink"})
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(wireError(t, false, b), "X-Strata-Mode") {
