@@ -266,6 +266,12 @@ type rig struct {
 
 func newRig(t testing.TB, opt proxy.Options) *rig {
 	t.Helper()
+	return newRigTok(t, opt, strata.CharEstimator{})
+}
+
+// newRigTok is newRig with the Memory counting with tok.
+func newRigTok(t testing.TB, opt proxy.Options, tok strata.Tokenizer) *rig {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "strata.db")
 	st, err := sqlite.Open(ctx, path)
@@ -273,7 +279,7 @@ func newRig(t testing.TB, opt proxy.Options) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New()})
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,6 +125,8 @@ type Proxy struct {
 	opt     Options
 	metrics *metrics
 	log     *slog.Logger
+	seen    seen
+	cps     sync.Map // tokenizer name -> *compact.Compactor
 }
 
 // New returns a Proxy, or an error naming the bad option.
@@ -389,24 +393,31 @@ func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, fr
 	for i, t := range turns {
 		ids[i] = t.ExtID
 	}
-	have, err := c.mem.Store().ExistingExtIDs(ctx, storeNamespace(c.mem), c.conv, ids)
+	ns := storeNamespace(c.mem)
+	ask := p.seen.unknown(ns, c.conv, ids)
+	if len(ask) == 0 {
+		return nil
+	}
+	have, err := c.mem.Store().ExistingExtIDs(ctx, ns, c.conv, ask)
 	if err != nil {
+		p.seen.forget(ns, c.conv)
 		return fmt.Errorf("look up stored messages: %w", err)
 	}
 	fresh := turns[:0]
 	for _, t := range turns {
-		if !have[t.ExtID] {
+		if !have[t.ExtID] && slices.Contains(ask, t.ExtID) {
 			fresh = append(fresh, t)
 		}
 	}
-	if len(fresh) == 0 {
-		return nil
+	if len(fresh) > 0 {
+		res, err := c.mem.Ingest(ctx, strata.Batch{Conversation: c.conv, Turns: fresh})
+		p.metrics.turns.WithLabelValues("added").Add(float64(res.Added))
+		if err != nil {
+			p.seen.forget(ns, c.conv)
+			return err
+		}
 	}
-	res, err := c.mem.Ingest(ctx, strata.Batch{Conversation: c.conv, Turns: fresh})
-	p.metrics.turns.WithLabelValues("added").Add(float64(res.Added))
-	if err != nil {
-		return err
-	}
+	p.seen.stored(ns, c.conv, ids)
 	return nil
 }
 

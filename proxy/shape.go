@@ -48,8 +48,12 @@ func (p *Proxy) shape(ctx context.Context, c *call) (shaped, error) {
 	return sh, nil
 }
 
-// compactor returns a Compactor counting with tok.
+// compactor returns a Compactor counting with tok, made once per
+// tokenizer.
 func (p *Proxy) compactor(tok strata.Tokenizer) (*compact.Compactor, error) {
+	if c, ok := p.cps.Load(tok.Name()); ok {
+		return c.(*compact.Compactor), nil
+	}
 	cp := p.opt.Checkpointer
 	if cp == nil {
 		ex, err := checkpoint.New(checkpoint.Options{Tokenizer: tok})
@@ -58,7 +62,12 @@ func (p *Proxy) compactor(tok strata.Tokenizer) (*compact.Compactor, error) {
 		}
 		cp = ex
 	}
-	return compact.New(compact.Options{Config: p.opt.Compact, Tokenizer: tok, Checkpointer: cp, Now: p.opt.Now})
+	c, err := compact.New(compact.Options{Config: p.opt.Compact, Tokenizer: tok, Checkpointer: cp, Now: p.opt.Now})
+	if err != nil {
+		return nil, err
+	}
+	p.cps.Store(tok.Name(), c)
+	return c, nil
 }
 
 // shapeMemory replaces the history before the newest turn by a context
