@@ -298,3 +298,51 @@ func TestIdentity(t *testing.T) {
 	}
 	checkTurns(t, r.turns(t, a), []string{"user: first", "assistant: You said: first", "user: second", "assistant: You said: second"})
 }
+
+// TestMemoryModeAnthropic: the same reshaping on the Messages API: the
+// top-level system prompt and other fields stay, the package and its
+// acknowledgement open the messages, and the newest turn (a tool round
+// here) follows as sent.
+func TestMemoryModeAnthropic(t *testing.T) {
+	r := newRig(t, proxy.Options{Mode: proxy.ModeMemory, Budget: 400})
+	var msgs []json.RawMessage
+	add := func(role, content string) {
+		b, _ := json.Marshal(map[string]any{"role": role, "content": content})
+		msgs = append(msgs, b)
+	}
+	for i := 0; i < 6; i++ {
+		add("user", fmt.Sprintf("Note %d: %s", i, filler(120, "the harbour")))
+		add("assistant", fmt.Sprintf("Noted %d.", i))
+	}
+	add("user", "What is the weather in Paris?")
+	msgs = append(msgs, json.RawMessage(`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"get_weather","input":{"city":"Paris"}}]}`),
+		json.RawMessage(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"grey"}]}`))
+	body, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": 64, "system": "Be brief.", "x_extra": 7, "messages": msgs})
+	resp, b := r.post(t, "/v1/messages", string(body), map[string]string{proxy.HeaderConversation: "harbour"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(proxy.HeaderReshaped) != "true" {
+		t.Fatalf("status %d, reshaped %q: %s", resp.StatusCode, resp.Header.Get(proxy.HeaderReshaped), b)
+	}
+	var got struct {
+		System   string            `json:"system"`
+		Extra    int               `json:"x_extra"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(r.up.last(t).Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := compact.Parse(compact.Anthropic, r.up.last(t).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := tr.Messages
+	if got.System != "Be brief." || got.Extra != 7 || len(ms) != 5 || !strings.HasPrefix(ms[0].Text(), proxy.MemoryPrefix) ||
+		ms[1].Text() != proxy.MemoryAck || ms[2].Text() != "What is the weather in Paris?" || !ms[4].IsToolResult() {
+		t.Fatalf("upstream got %s", r.up.last(t).Body)
+	}
+	if string(got.Messages[3]) != string(msgs[len(msgs)-2]) || string(got.Messages[4]) != string(msgs[len(msgs)-1]) {
+		t.Fatalf("the tool round did not go as sent: %s", r.up.last(t).Body)
+	}
+	if n := len(r.turns(t, "harbour")); n != len(msgs)+1 {
+		t.Fatalf("stored %d turns, want %d", n, len(msgs)+1)
+	}
+}

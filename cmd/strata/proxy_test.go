@@ -157,3 +157,18 @@ func TestProxyCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNoAuthProxy: under serve --no-auth, a model call whose
+// Authorization carries the caller's key for the upstream is served
+// without a token, not refused as a bad strata token.
+func TestServeNoAuthProxy(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	up := newEchoUpstream(t)
+	addr, _, _ := serveForTest(t, map[string]string{"STRATA_DB": db, "STRATA_PROXY_OPENAI_URL": up.srv.URL + "/v1"},
+		"--addr", "127.0.0.1:0", "--no-auth")
+	code, body := postJSON(t, addr+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"Authorization": "Bearer sk-caller"})
+	if code != http.StatusOK || up.last().Get("Authorization") != "Bearer sk-caller" {
+		t.Fatalf("%d %s", code, body)
+	}
+}
