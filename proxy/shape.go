@@ -84,6 +84,11 @@ func (p *Proxy) shapeMemory(ctx context.Context, c *call, cp *compact.Compactor,
 	budget = max(budget, MinPackage)
 	query := c.t.Messages[c.tail].Text()
 	pkg, err := c.mem.Context(ctx, strata.ContextRequest{Conversation: c.conv, Query: query, Budget: budget})
+	if strata.ErrorCode(err) == strata.ENOTFOUND {
+		// Nothing stored to draw on (X-Strata-Remember: false on a new
+		// conversation): the list goes as it came.
+		return sh, nil
+	}
 	if err != nil {
 		return sh, fmt.Errorf("context package: %w", err)
 	}

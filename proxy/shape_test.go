@@ -265,6 +265,13 @@ func TestModeHeader(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(r.turns(t, "side")) != 0 {
 		t.Fatalf("status %d, %d turns stored: want 200 and none", resp.StatusCode, len(r.turns(t, "side")))
 	}
+	// Over the budget, with nothing stored to draw a package from: the
+	// list goes whole.
+	long := fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q},{"role":"assistant","content":"ok"},{"role":"user","content":"and?"}]}`, filler(30000, "the sea"))
+	resp, body := r.post(t, "/v1/chat/completions", long, map[string]string{proxy.HeaderConversation: "side-2", proxy.HeaderRemember: "false"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(proxy.HeaderReshaped) != "false" || len(r.turns(t, "side-2")) != 0 {
+		t.Fatalf("status %d, reshaped %q: %s", resp.StatusCode, resp.Header.Get(proxy.HeaderReshaped), body)
+	}
 	resp, b := r.post(t, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, map[string]string{proxy.HeaderMode: "shrink"})
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(wireError(t, false, b), "X-Strata-Mode") {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
