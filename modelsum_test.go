@@ -344,14 +344,14 @@ func TestModelTimeoutsAndBadReplies(t *testing.T) {
 			var model *fakeModel
 			model = &fakeModel{answer: tt.answer}
 			slow := &slowModel{fakeModel: model}
-			// Only the slow model meets its timeout: the others answer at
-			// once, and get a timeout no busy machine runs out of.
+			// Every model gets a timeout no busy machine runs out of; the
+			// slow one says its call's deadline passed as soon as it is
+			// called, so no test waits for a clock.
 			var c strata.Completer = model
-			timeout := time.Minute
 			if tt.answer == nil {
-				c, timeout = slow, 20*time.Millisecond
+				c = slow
 			}
-			m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), c, strata.LLMOptions{Timeout: timeout, ErrorRetries: 2})
+			m := newLLMMemory(t, filepath.Join(t.TempDir(), "s.db"), c, strata.LLMOptions{Timeout: time.Minute, ErrorRetries: 2})
 			ctx := context.Background()
 			if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(6).Turns(10)}); err != nil {
 				t.Fatal(err)
@@ -365,10 +365,12 @@ func TestModelTimeoutsAndBadReplies(t *testing.T) {
 				t.Errorf("node: method %s fallback %q summary %q", n.Method, n.Fallback, n.Summary)
 			}
 			if tt.answer == nil {
-				// Each retry waited longer than the one before.
+				// Each retry is given half the first timeout more than the
+				// one before (60 s, 90 s, 120 s); the margin of 20 s is
+				// for the time between setting a deadline and reading it.
 				for i := 1; i < len(slow.deadlines); i++ {
-					if slow.deadlines[i] <= slow.deadlines[i-1] {
-						t.Errorf("timeouts %v do not grow", slow.deadlines)
+					if slow.deadlines[i] < slow.deadlines[i-1]+20*time.Second {
+						t.Errorf("timeouts %v do not grow by 30 s a retry", slow.deadlines)
 					}
 				}
 			}
@@ -376,8 +378,9 @@ func TestModelTimeoutsAndBadReplies(t *testing.T) {
 	}
 }
 
-// slowModel answers only after its caller's deadline, recording how long
-// each call was given.
+// slowModel never answers in time: it records how long each call was
+// given and returns the error of a call whose deadline passed, as a
+// client does when its model is too slow, without waiting for it.
 type slowModel struct {
 	*fakeModel
 	mu        sync.Mutex
@@ -393,8 +396,7 @@ func (s *slowModel) Complete(ctx context.Context, req strata.CompletionRequest) 
 	s.fakeModel.mu.Lock()
 	s.fakeModel.calls++
 	s.fakeModel.mu.Unlock()
-	<-ctx.Done()
-	return strata.Completion{}, ctx.Err()
+	return strata.Completion{}, fmt.Errorf("fake model: no reply in time: %w", context.DeadlineExceeded)
 }
 
 // TestModelReplyMadeStorable: a model that answers with NUL and invalid

@@ -425,7 +425,7 @@ func TestCompleteTransport(t *testing.T) {
 			handle: func(w http.ResponseWriter, r *http.Request) {
 				select {
 				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
+				case <-time.After(2 * time.Minute): // past every bound below
 				}
 			},
 			timeout: 300 * time.Millisecond,
@@ -487,7 +487,7 @@ func TestCompleteTransport(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.wantMsg)
 			}
-			if elapsed > tt.timeout+time.Second {
+			if elapsed > tt.timeout+time.Minute { // a client that waited for the server, not a slow machine
 				t.Errorf("Complete took %v, want about the timeout %v at most", elapsed, tt.timeout)
 			}
 		})
@@ -539,10 +539,10 @@ func TestCompleteContext(t *testing.T) {
 				once.Do(func() { close(started) })
 				select {
 				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
+				case <-time.After(2 * time.Minute): // past every bound below
 				}
 			})
-			c := newClient(t, f, Config{Timeout: 10 * time.Second})
+			c := newClient(t, f, Config{Timeout: 10 * time.Minute}) // only the caller's context ends the call
 			start := time.Now()
 			_, err := c.Complete(tt.ctx(started), strata.CompletionRequest{User: "u"})
 			pe := providerError(t, err)
@@ -552,7 +552,7 @@ func TestCompleteContext(t *testing.T) {
 			if pe.Retryable {
 				t.Errorf("Retryable = true, want false")
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			if d := time.Since(start); d > time.Minute { // a client that waited for the server, not a slow machine
 				t.Errorf("Complete took %v after the context ended", d)
 			}
 		})

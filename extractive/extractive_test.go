@@ -724,7 +724,9 @@ func TestHugeTurn(t *testing.T) {
 	for _, tok := range tokenizers {
 		start := time.Now()
 		s := summarize(t, strata.SummaryRequest{Level: 1, Budget: 120, Turns: turns, Tokenizer: tok})
-		if d := time.Since(start); d > 3*time.Second {
+		// A bound for a blow-up (quadratic work on 10 MB takes hours),
+		// not for speed: the benchmarks measure that.
+		if d := time.Since(start); d > 2*time.Minute {
 			t.Errorf("%s: took %v", tok.Name(), d)
 		}
 		if !strings.Contains(s.Text, "/srv/app/main.go") {

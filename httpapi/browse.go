@@ -34,38 +34,45 @@ type nodeIDIn struct {
 
 func (s *Server) registerBrowse() {
 	huma.Register(s.api, s.op(http.MethodGet, "/v1/conversations/{id}/nodes", "list-nodes",
-		"A page of one level's nodes whose spans meet a range of turns"),
-		func(ctx context.Context, in *nodesIn) (*body[wire.NodePage], error) {
-			m := s.memory(ctx)
-			ns, next, err := m.NodesIn(ctx, in.ID, in.Level, in.From, in.To, in.Limit)
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			p, err := m.PolicyOf(ctx, in.ID)
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			return &body[wire.NodePage]{wire.NodePage{Conversation: in.ID, Level: in.Level, Name: p.LevelName(in.Level), Nodes: ns, Next: next}}, nil
-		})
+		"A page of one level's nodes whose spans meet a range of turns"), s.listNodes)
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/important", "mark-important",
-		"Mark a day, week or month important (its summaries keep more detail), or clear the mark"),
-		func(ctx context.Context, in *importantIn) (*body[wire.ImportantMarks], error) {
-			marks, err := s.memory(ctx).MarkImportant(ctx, in.ID, in.Period, in.Important)
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			if marks == nil {
-				marks = []string{}
-			}
-			return &body[wire.ImportantMarks]{wire.ImportantMarks{Conversation: in.ID, Important: marks}}, nil
-		})
+		"Mark a day, week or month important (its summaries keep more detail), or clear the mark"), s.markImportant)
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/nodes/{id}/resummarize", "resummarize",
-		"Write a node's summary again, and those over it (a model level is left pending for the next pass)"),
-		func(ctx context.Context, in *nodeIDIn) (*body[strata.Node], error) {
-			n, err := s.memory(ctx).Resummarize(ctx, in.ID)
-			if err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			return &body[strata.Node]{n}, nil
-		})
+		"Write a node's summary again, and those over it (a model level is left pending for the next pass)"), s.resummarize)
+}
+
+// listNodes returns a page of one level's nodes, with the level's name.
+func (s *Server) listNodes(ctx context.Context, in *nodesIn) (*body[wire.NodePage], error) {
+	m := s.memory(ctx)
+	ns, next, err := m.NodesIn(ctx, in.ID, in.Level, in.From, in.To, in.Limit)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	p, err := m.PolicyOf(ctx, in.ID)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	return &body[wire.NodePage]{wire.NodePage{Conversation: in.ID, Level: in.Level, Name: p.LevelName(in.Level), Nodes: ns, Next: next}}, nil
+}
+
+// markImportant marks a period important, or clears the mark, and
+// returns the conversation's marks.
+func (s *Server) markImportant(ctx context.Context, in *importantIn) (*body[wire.ImportantMarks], error) {
+	marks, err := s.memory(ctx).MarkImportant(ctx, in.ID, in.Period, in.Important)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	if marks == nil {
+		marks = []string{}
+	}
+	return &body[wire.ImportantMarks]{wire.ImportantMarks{Conversation: in.ID, Important: marks}}, nil
+}
+
+// resummarize writes a node's summary again, and those over it.
+func (s *Server) resummarize(ctx context.Context, in *nodeIDIn) (*body[strata.Node], error) {
+	n, err := s.memory(ctx).Resummarize(ctx, in.ID)
+	if err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	return &body[strata.Node]{n}, nil
 }

@@ -25,18 +25,23 @@ type compactConvIn struct {
 // stateless, and with a conversation whose state is kept.
 func (s *Server) registerCompact() {
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/compact", "compact",
-		"Compact an agent's message list: prune old tool output, checkpoint older history (stateless)"),
-		func(ctx context.Context, in *compactIn) (*body[wire.CompactResult], error) {
-			return s.compact(ctx, in.Body, "")
-		})
+		"Compact an agent's message list: prune old tool output, checkpoint older history (stateless)"), s.compactList)
 	huma.Register(s.api, s.op(http.MethodPost, "/v1/conversations/{id}/compact", "compact-conversation",
 		"Compact an agent's message list, keeping the conversation's checkpoint and remembering the compacted span"),
-		func(ctx context.Context, in *compactConvIn) (*body[wire.CompactResult], error) {
-			if err := strata.ValidateConversationID(in.ID); err != nil {
-				return nil, s.httpError(ctx, err)
-			}
-			return s.compact(ctx, in.Body, in.ID)
-		})
+		s.compactConversation)
+}
+
+// compactList compacts a message list with no state kept.
+func (s *Server) compactList(ctx context.Context, in *compactIn) (*body[wire.CompactResult], error) {
+	return s.compact(ctx, in.Body, "")
+}
+
+// compactConversation compacts a message list as part of a conversation.
+func (s *Server) compactConversation(ctx context.Context, in *compactConvIn) (*body[wire.CompactResult], error) {
+	if err := strata.ValidateConversationID(in.ID); err != nil {
+		return nil, s.httpError(ctx, err)
+	}
+	return s.compact(ctx, in.Body, in.ID)
 }
 
 // compact compacts b's list; with a conversation, its compaction state

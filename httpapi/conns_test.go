@@ -74,7 +74,9 @@ func TestConnLimitEvictsIdle(t *testing.T) {
 // the rest (before, the deadline was lifted after the 408 and the server
 // went on reading the body at the client's pace).
 func TestSlowBodyClosed(t *testing.T) {
-	ts, sec := newTokenServer(t, Options{ReadTimeout: 200 * time.Millisecond}, "a")
+	// The body never arrives, so the timeout always passes; 2 s leaves a
+	// busy machine the time to read the headers before it does.
+	ts, sec := newTokenServer(t, Options{ReadTimeout: 2 * time.Second}, "a")
 	c, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)

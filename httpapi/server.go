@@ -169,18 +169,24 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.mcpServer(s.memory(r.Context()))
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writePlain(w, http.StatusOK, "ok\n")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.ready.Load() {
-			writePlain(w, http.StatusServiceUnavailable, "not ready\n")
-			return
-		}
-		writePlain(w, http.StatusOK, "ready\n")
-	})
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	s.handler = s.guard(s.middleware(s.checkText(mux))) // guard.go
 	return s, nil
+}
+
+// healthz answers 200 while the process serves.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writePlain(w, http.StatusOK, "ok\n")
+}
+
+// readyz answers 200 once SetReady(true), 503 before and while draining.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		writePlain(w, http.StatusServiceUnavailable, "not ready\n")
+		return
+	}
+	writePlain(w, http.StatusOK, "ready\n")
 }
 
 // Handler returns the server's http.Handler.

@@ -57,7 +57,9 @@ func TestQueryCoverageShareOutOfRange(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("assembly:\n  query_coverage_share: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, err := runCfg(t, filepath.Join(dir, "s.db"), cfg, "", "list")
+	db := filepath.Join(dir, "s.db")
+	mustRun(t, db, "add", "--conversation", "c", "--role", "user", "hello") // a store to list
+	_, errs, err := runCfg(t, db, cfg, "", "list")
 	if err == nil || !strings.Contains(err.Error()+errs, "query coverage share 2") {
 		t.Fatalf("err %v (%s), want one naming the query coverage share", err, errs)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"time"
 
@@ -197,7 +198,13 @@ func runPin(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
+const policyUsage = "Usage: strata policy show [--conversation ID] [--json]  |  strata policy set --conversation ID NAME [--json]"
+
 func runPolicy(ctx context.Context, m *Main, args []string) error {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		m.printHelp("policy", policyUsage+"\n\nRun 'strata help policy show' or 'strata help policy set' for the flags.")
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || (args[0] != "set" && args[0] != "show") {
 		return usagef("policy: 'strata policy show [--conversation ID]' or 'strata policy set --conversation ID NAME'")
 	}
@@ -207,7 +214,11 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	open := m.open
+	if sub == "show" {
+		open = m.openReading
+	}
+	a, err := open(ctx, fs.g)
 	if err != nil {
 		return err
 	}

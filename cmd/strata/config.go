@@ -446,7 +446,7 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 	case s.reads:
 		mode = readPreferred
 	}
-	st, err := openStore(ctx, s.DB, s.longRunning, mode)
+	st, err := openStore(ctx, s.DB, s.longRunning, mode, m.Stderr)
 	if err != nil {
 		return nil, err
 	}

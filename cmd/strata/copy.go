@@ -33,9 +33,13 @@ func runMigrate(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	} else {
+		_, statErr := os.Stat(s.DB)
 		st, err := sqlite.Open(ctx, s.DB)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", s.DB, err)
+		}
+		if errors.Is(statErr, os.ErrNotExist) {
+			fmt.Fprintf(m.Stderr, "strata: created a new store at %s\n", s.DB)
 		}
 		from, to = st.MigratedFrom(), sqlite.SchemaVersion()
 		if err := st.Close(); err != nil {
@@ -88,12 +92,12 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 			nss = append(nss, ns)
 		}
 	}
-	src, err := openStore(ctx, *from, false, readWrite)
+	src, err := openStore(ctx, *from, false, readWrite, nil)
 	if err != nil {
 		return fmt.Errorf("copy: --from: %w", err)
 	}
 	defer src.Close()
-	dst, err := openStore(ctx, *to, false, readWrite)
+	dst, err := openStore(ctx, *to, false, readWrite, m.Stderr)
 	if err != nil {
 		return fmt.Errorf("copy: --to: %w", err)
 	}

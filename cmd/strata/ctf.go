@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,9 +17,9 @@ import (
 
 func runCTF(ctx context.Context, m *Main, args []string) error {
 	if len(args) == 0 || (args[0] != "encode" && args[0] != "decode") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(m.Stderr, ctfUsage)
-			return nil
+		if len(args) > 0 && isHelpFlag(args[0]) {
+			m.printHelp("ctf", ctfUsage)
+			return flag.ErrHelp
 		}
 		return usagef("ctf: want 'strata ctf encode' or 'strata ctf decode'\n%s", ctfUsage)
 	}

@@ -16,7 +16,8 @@ import (
 func runExport(ctx context.Context, m *Main, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(m.Stderr, "Usage: strata export primers --conversation ID --dir DIR [--now T] [--json]")
+			m.printHelp("export", "Usage: strata export primers --conversation ID --dir DIR [--now T] [--json]\n\n"+
+				"Run 'strata help export primers' for the flags.")
 			return flag.ErrHelp
 		}
 		return usagef("export: say what to export: strata export primers --conversation ID --dir DIR")

@@ -20,7 +20,7 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.open(ctx, fs.g) // listing writes too: it extracts the learnings not yet extracted
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,18 +21,21 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	m := NewMain()
-	if err := m.Run(ctx, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "strata:", err)
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	os.Exit(exitCode(NewMain().Run(ctx, os.Args[1:]), os.Stderr))
+}
+
+// exitCode prints err, if any, to stderr and returns the process's exit
+// status: 0 for none, 2 for a mistake in the command line, 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintln(stderr, "strata:", err)
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
 }
 
 // Main is the CLI: its streams and environment are fields so tests can run
@@ -50,6 +54,9 @@ type Main struct {
 	// error through each, so that a full disk or a read-only file is
 	// said in words.
 	explainers []explainer
+	// flagSets, when set, collects the flag set of every command line
+	// parsed: the completion scripts read the commands' flags so.
+	flagSets *[]*flag.FlagSet
 }
 
 // NewMain returns a Main over the process's streams and environment.
@@ -65,73 +72,94 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// command is one entry of the command table, from which the general
+// help, 'strata help CMD' and the shell completion scripts are made.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, m *Main, args []string) error
+	// subs are the command's subcommands, the word that follows its
+	// name ('strata token create'), if it has any.
+	subs []string
 }
 
 func commands() []command {
 	return []command{
-		{"demo", "import a sample conversation shipped in the binary; show its tree and a context", runDemo},
-		{"import", "import turns from files (jsonl, openai, locomo, Claude Code, Codex, ChatGPT, Anthropic)", runImport},
-		{"watch", "follow transcript files and folders as they grow and import new turns (default: ~/.claude/projects)", runWatch},
-		{"add", "add one turn to a conversation", runAdd},
-		{"rollup", "close every complete span of a conversation's pyramid", runRollup},
-		{"tree", "show a conversation's summary pyramid", runTree},
-		{"review", "list summaries over budget or kept extractive because the model failed", runReview},
-		{"learnings", "list the key facts learned from the conversation; confirm or reject them", runLearnings},
-		{"context", "assemble a context package within a token budget", runContext},
-		{"search", "search turns and summaries (BM25, hybrid with an embedder)", runSearch},
-		{"embed", "compute the missing vectors of turns and summaries (needs an embedder)", runEmbed},
-		{"reembed", "drop vectors of another model or dimension and compute them anew", runReembed},
-		{"expand", "show the exact turns under a summary node, whatever their tier", runExpand},
-		{"compact", "compact an agent's message list: prune old tool output, checkpoint older history", runCompact},
-		{"zoom", "show the whole turns of a day, week, month or range, whatever their tier", runZoom},
-		{"pin", "pin a turn as a milestone, or mark a day important", runPin},
-		{"policy", "show a pyramid policy, or move a conversation to another and rebuild it", runPolicy},
-		{"tier", "move old spans to warm and cold storage (and expire per the retention rule)", runTier},
-		{"retention", "delete archived raw content past cold_retention_days (--dry-run shows it)", runRetention},
-		{"ctf", "encode JSONL turns as Compact Turn Format, or decode it back", runCTF},
-		{"list", "list conversations", runList},
-		{"forget", "delete a conversation and everything it holds, keeping an audit record", runForget},
-		{"token", "create, list or revoke the server's bearer tokens (one namespace each)", runToken},
-		{"stats", "counts and bytes on disk", runStats},
-		{"migrate", "bring the store's schema to this build's version (SQLite or PostgreSQL)", runMigrate},
-		{"copy", "copy a store into another (SQLite and PostgreSQL, either way), resumably, and verify it", runCopy},
-		{"export", "write a conversation's primer files: daily, weekly, monthly, upload package", runExport},
-		{"eval", "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", runEval},
-		{"serve", "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (a token per request; --no-auth: loopback only)", runServe},
-		{"proxy", "serve OpenAI and Anthropic model APIs in front of an upstream, with memory: each turn remembered, history reshaped (loopback only)", runProxy},
-		{"tokens", "count the tokens of standard input", runTokens},
-		{"mcp", "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", runMCP},
+		{name: "demo", summary: "import a sample conversation shipped in the binary; show its tree and a context", run: runDemo},
+		{name: "import", summary: "import turns from files (jsonl, openai, locomo, Claude Code, Codex, ChatGPT, Anthropic)", run: runImport},
+		{name: "watch", summary: "follow transcript files and folders as they grow and import new turns (default: ~/.claude/projects)", run: runWatch},
+		{name: "add", summary: "add one turn to a conversation", run: runAdd},
+		{name: "rollup", summary: "close every complete span of a conversation's pyramid", run: runRollup},
+		{name: "tree", summary: "show a conversation's summary pyramid", run: runTree},
+		{name: "review", summary: "list summaries over budget or kept extractive because the model failed", run: runReview},
+		{name: "learnings", summary: "list the key facts learned from the conversation; confirm or reject them", run: runLearnings, subs: []string{"confirm", "reject", "reopen"}},
+		{name: "context", summary: "assemble a context package within a token budget", run: runContext},
+		{name: "search", summary: "search turns and summaries (BM25, hybrid with an embedder)", run: runSearch},
+		{name: "embed", summary: "compute the missing vectors of turns and summaries (needs an embedder)", run: runEmbed},
+		{name: "reembed", summary: "drop vectors of another model or dimension and compute them anew", run: runReembed},
+		{name: "expand", summary: "show the exact turns under a summary node, whatever their tier", run: runExpand},
+		{name: "compact", summary: "compact an agent's message list: prune old tool output, checkpoint older history", run: runCompact},
+		{name: "zoom", summary: "show the whole turns of a day, week, month or range, whatever their tier", run: runZoom},
+		{name: "pin", summary: "pin a turn as a milestone, or mark a day important", run: runPin},
+		{name: "policy", summary: "show a pyramid policy, or move a conversation to another and rebuild it", run: runPolicy, subs: []string{"show", "set"}},
+		{name: "tier", summary: "move old spans to warm and cold storage (and expire per the retention rule)", run: runTier},
+		{name: "retention", summary: "delete archived raw content past cold_retention_days (--dry-run shows it)", run: runRetention},
+		{name: "ctf", summary: "encode JSONL turns as Compact Turn Format, or decode it back", run: runCTF, subs: []string{"encode", "decode"}},
+		{name: "list", summary: "list conversations", run: runList},
+		{name: "forget", summary: "delete a conversation and everything it holds, keeping an audit record", run: runForget},
+		{name: "token", summary: "create, list or revoke the server's bearer tokens (one namespace each)", run: runToken, subs: []string{"create", "list", "revoke"}},
+		{name: "stats", summary: "counts and bytes on disk", run: runStats},
+		{name: "migrate", summary: "bring the store's schema to this build's version (SQLite or PostgreSQL)", run: runMigrate},
+		{name: "copy", summary: "copy a store into another (SQLite and PostgreSQL, either way), resumably, and verify it", run: runCopy},
+		{name: "export", summary: "write a conversation's primer files: daily, weekly, monthly, upload package", run: runExport, subs: []string{"primers"}},
+		{name: "eval", summary: "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", run: runEval},
+		{name: "serve", summary: "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (a token per request; --no-auth: loopback only)", run: runServe},
+		{name: "proxy", summary: "serve OpenAI and Anthropic model APIs in front of an upstream, with memory: each turn remembered, history reshaped (loopback only)", run: runProxy},
+		{name: "tokens", summary: "count the tokens of standard input", run: runTokens},
+		{name: "mcp", summary: "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", run: runMCP},
+		{name: "completion", summary: "print a shell completion script: strata completion bash|zsh|fish", run: runCompletion, subs: completionShells},
+		{name: "version", summary: "print strata's version", run: runVersion},
+		{name: "help", summary: "show the help of strata, or of one command: strata help COMMAND [SUBCOMMAND]", run: runHelp},
 	}
 }
 
-// Run runs the command line args (without the program name).
+// Run runs the command line args (without the program name). A request
+// for help (-h, --help, 'strata help [COMMAND]') prints it to Stdout and
+// returns nil.
 func (m *Main) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		m.usage(m.Stdout)
-		if len(args) == 0 {
-			return usagef("no command given")
-		}
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		args = append([]string{"help"}, args[1:]...)
+	case "--version":
+		args[0] = "version"
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		return usagef("unknown command %q (run 'strata help')", args[0])
+	}
+	err := c.run(ctx, m, args[1:])
+	for _, x := range m.explainers {
+		err = x.Explain(err)
+	}
+	m.explainers = nil
+	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(m.Stdout, "strata", version)
-		return nil
-	}
+	return err
+}
+
+// lookup returns the command named name.
+func lookup(name string) (command, bool) {
 	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(ctx, m, args[1:])
-			for _, x := range m.explainers {
-				err = x.Explain(err)
-			}
-			m.explainers = nil
-			return err
+		if c.name == name {
+			return c, true
 		}
 	}
-	return usagef("unknown command %q (run 'strata help')", args[0])
+	return command{}, false
 }
 
 const version = "0.1.0-dev"
@@ -140,17 +168,87 @@ func (m *Main) usage(w io.Writer) {
 	fmt.Fprintln(w, "strata: long-term memory for LLM conversations")
 	fmt.Fprintln(w, "\nUsage: strata COMMAND [flags]\n\nCommands:")
 	cs := commands()
-	sort.SliceStable(cs, func(i, j int) bool { return false })
+	width := 0
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nEvery command takes --db PATH (or STRATA_DB) and --config FILE (or STRATA_CONFIG);")
-	fmt.Fprintln(w, "read commands take --json. Run 'strata COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "read commands take --json. Run 'strata help COMMAND' (or 'strata COMMAND -h') for a command's flags.")
+}
+
+// runHelp prints the general help, or with a command's name that
+// command's: its summary, usage line and flags.
+func runHelp(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 || isHelpFlag(args[0]) || args[0] == "help" {
+		m.usage(m.Stdout)
+		return nil
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		return usagef("help: unknown command %q (run 'strata help' for the list)", args[0])
+	}
+	if len(args) > 2 {
+		return usagef("help: want 'strata help COMMAND [SUBCOMMAND]', got %q", args)
+	}
+	if len(args) == 2 && !slices.Contains(c.subs, args[1]) {
+		if len(c.subs) == 0 {
+			return usagef("help: %s has no subcommands", c.name)
+		}
+		return usagef("help: %s has no subcommand %q (it has %s)", c.name, args[1], strings.Join(c.subs, ", "))
+	}
+	err := c.run(ctx, m, append(slices.Clone(args[1:]), "-h"))
+	if err == nil {
+		// Every command answers -h with flag.ErrHelp; one that ran
+		// instead is a bug in it.
+		return fmt.Errorf("help: strata %s did not print its help", strings.Join(args, " "))
+	}
+	return err
+}
+
+// runVersion prints strata's version.
+func runVersion(ctx context.Context, m *Main, args []string) error {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		m.printHelp("version", "Usage: strata version")
+		return flag.ErrHelp
+	}
+	if len(args) > 0 {
+		return usagef("version takes no arguments")
+	}
+	fmt.Fprintln(m.Stdout, "strata", version)
+	return nil
+}
+
+// isHelpFlag reports whether arg asks for help.
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// printHelp prints, on Stdout, the help of a command that has no flags of
+// its own or whose subcommand is missing: its summary and usage text.
+func (m *Main) printHelp(name, usage string) {
+	fmt.Fprint(m.Stdout, summaryLine(name))
+	if usage != "" {
+		fmt.Fprintln(m.Stdout, strings.TrimRight(usage, "\n"))
+	}
+}
+
+// summaryLine is the first line of a command's help: its name and
+// summary from the command table, and a blank line.
+func summaryLine(name string) string {
+	word, _, _ := strings.Cut(name, " ")
+	c, ok := lookup(word)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("strata %s: %s\n\n", word, c.summary)
 }
 
 // cmdline is a subcommand's flags: its own, the global ones, and --json.
 type cmdline struct {
 	*flag.FlagSet
+	m    *Main
+	name string
 	g    *globals
 	json *bool
 }
@@ -159,21 +257,33 @@ type cmdline struct {
 // errors and prints its help on -h.
 func (m *Main) command(name, usage string) *cmdline {
 	fs := flag.NewFlagSet("strata "+name, flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(m.Stderr, "Usage: strata %s %s\n\nFlags:\n", name, usage)
+		fmt.Fprintf(fs.Output(), "Usage: strata %s %s\n\nFlags:\n", name, usage)
 		fs.PrintDefaults()
 	}
-	return &cmdline{FlagSet: fs, g: m.addGlobals(fs), json: fs.Bool("json", false, "print JSON")}
+	return &cmdline{FlagSet: fs, m: m, name: name, g: m.addGlobals(fs), json: fs.Bool("json", false, "print JSON")}
 }
 
-// parse parses args, turning flag errors into usage errors.
+// parse parses args, turning flag errors into usage errors. Help asked
+// for with -h or --help goes to Stdout, after the command's summary, and
+// parse returns flag.ErrHelp; a mistake's message and the usage go to
+// Stderr.
 func (c *cmdline) parse(args []string) error {
 	fs := c.FlagSet
-	if err := fs.Parse(interleave(fs, args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	err := fs.Parse(interleave(fs, args))
+	fs.SetOutput(c.m.Stderr)
+	if c.m.flagSets != nil {
+		*c.m.flagSets = append(*c.m.flagSets, fs)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(c.m.Stdout, summaryLine(c.name))
+		c.m.Stdout.Write(out.Bytes())
+		return err
+	}
+	c.m.Stderr.Write(out.Bytes())
+	if err != nil {
 		return usageError{err.Error()}
 	}
 	return nil

@@ -62,7 +62,7 @@ func runReview(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	a, err := m.open(ctx, fs.g)
+	a, err := m.openReading(ctx, fs.g)
 	if err != nil {
 		return err
 	}

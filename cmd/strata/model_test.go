@@ -163,7 +163,7 @@ func TestModelEndpointDownCLI(t *testing.T) {
 	start := time.Now()
 	out := runLLM(t, db, url, "rollup", "--wait")
 	if took := time.Since(start); strings.Count(out, "model endpoint unreachable") != 1 || !strings.Contains(out, "6 nodes stay pending: ") ||
-		!strings.Contains(out, "connection refused") || took > 10*time.Second {
+		!strings.Contains(out, "connection refused") || took > 2*time.Minute { // a bound for waiting out every retry, not for speed
 		t.Fatalf("rollup --wait against a closed port (%v):\n%s", took, out)
 	}
 	if rv := runLLM(t, db, url, "review"); strings.Count(rv, "pending, extractive until then: model endpoint unreachable") != 6 {

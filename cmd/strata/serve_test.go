@@ -137,7 +137,7 @@ func TestServeWorkerClosesPeriods(t *testing.T) {
 		now = time.Date(2026, 3, 2, 0, 0, 1, 0, time.UTC)
 		mu.Unlock()
 		got := 0
-		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if got = days(); got > 0 || !worker {
 				break
 			}

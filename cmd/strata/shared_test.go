@@ -187,7 +187,7 @@ func serversShareStore(t *testing.T, dir, db string) {
 
 	// Every stored turn was sent, once, as sent; each writer's turns in
 	// each conversation are those acknowledged, in order.
-	st, err := openStore(ctx, db, false, readWrite)
+	st, err := openStore(ctx, db, false, readWrite, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

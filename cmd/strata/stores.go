@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/strata-memory/strata"
@@ -38,17 +42,19 @@ const (
 )
 
 // openStore opens the store a --db value names: a postgres:// URL, or the
-// path of an SQLite file. Read-write, the file is created if missing and
-// either store is migrated to the newest schema this build knows.
-// Read-only, an SQLite file is opened with sqlite.ReadOnly. readPreferred
-// (the commands that only read) opens it read-only too, but as before
-// read-write where that is refused because the file is missing or has an
-// older schema, so that the first read after an upgrade migrates it; if
-// that open fails too, the read-only refusal is the error, which says
-// what to do. A PostgreSQL store is always opened read-write. longRunning
-// keeps SQLite's in-memory summary index, which pays for its loading over
-// many queries.
-func openStore(ctx context.Context, db string, longRunning bool, mode openMode) (store, error) {
+// path of an SQLite file. Read-write, a missing file is created (and
+// openStore says so on stderr, if not nil) and either store is migrated
+// to the newest schema this build knows. Read-only, an SQLite file is
+// opened with sqlite.ReadOnly. readPreferred (the commands that only
+// read) opens it read-only too, but read-write where that is refused
+// because the file has an older schema, so that the first read after an
+// upgrade migrates it; if that open fails too, the read-only refusal is
+// the error, which says what to do. A command that only reads never
+// creates a store: a missing file is an ENOTFOUND error naming it. A
+// PostgreSQL store is always opened read-write. longRunning keeps
+// SQLite's in-memory summary index, which pays for its loading over many
+// queries.
+func openStore(ctx context.Context, db string, longRunning bool, mode openMode, stderr io.Writer) (store, error) {
 	if isPostgres(db) {
 		st, err := postgres.Open(ctx, db)
 		if err != nil {
@@ -56,14 +62,19 @@ func openStore(ctx context.Context, db string, longRunning bool, mode openMode) 
 		}
 		return st, nil
 	}
+	_, statErr := os.Stat(db)
+	missing := errors.Is(statErr, fs.ErrNotExist)
+	if missing && mode == readPreferred {
+		return nil, strata.Errorf(strata.ENOTFOUND,
+			"no store at %s: nothing has been imported there (check --db or STRATA_DB; 'strata import' or 'strata add' creates it)", db)
+	}
 	opts := []sqlite.Option{sqlite.WithSummaryIndex(longRunning)}
 	if mode != readWrite {
 		st, err := sqlite.Open(ctx, db, append(opts, sqlite.ReadOnly())...)
 		if err == nil {
 			return st, nil
 		}
-		code := strata.ErrorCode(err)
-		if mode == readOnly || (code != strata.ENOTFOUND && code != strata.ECONFLICT) {
+		if mode == readOnly || strata.ErrorCode(err) != strata.ECONFLICT {
 			return nil, fmt.Errorf("open %s: %w", db, err)
 		}
 		st2, err2 := sqlite.Open(ctx, db, opts...)
@@ -75,6 +86,9 @@ func openStore(ctx context.Context, db string, longRunning bool, mode openMode) 
 	st, err := sqlite.Open(ctx, db, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
+	}
+	if missing && stderr != nil {
+		fmt.Fprintf(stderr, "strata: created a new store at %s\n", db)
 	}
 	return st, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strata-memory/strata"
@@ -12,7 +13,7 @@ import (
 // secret is printed once, at creation; the store keeps only its hash.
 func runToken(ctx context.Context, m *Main, args []string) error {
 	sub := ""
-	if len(args) > 0 {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
 	fs := m.command("token", "create --namespace N [--label L] | list [--namespace N] | revoke ID  [--json]")
@@ -38,7 +39,11 @@ func runToken(ctx context.Context, m *Main, args []string) error {
 	if sub == "revoke" && fs.NArg() != 1 {
 		return usagef("token revoke: give one token ID (see 'strata token list')")
 	}
-	a, err := m.open(ctx, fs.g)
+	open := m.open
+	if sub == "list" {
+		open = m.openReading
+	}
+	a, err := open(ctx, fs.g)
 	if err != nil {
 		return err
 	}

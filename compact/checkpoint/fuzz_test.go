@@ -113,7 +113,9 @@ func TestPathologicalInputs(t *testing.T) {
 			if _, err := w.Checkpoint(context.Background(), []checkpoint.Entry{e}, in); err != nil {
 				t.Fatal(err)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			// A bound for a blow-up (quadratic work on a megabyte takes
+			// hours), not for speed: BenchmarkCheckpoint measures that.
+			if d := time.Since(start); d > 2*time.Minute {
 				t.Errorf("%s as %s: %v", name, e.Kind, d)
 			}
 		}
