@@ -332,7 +332,7 @@ func (r *rig) post(t tb, path, body string, headers map[string]string) (*http.Re
 	return resp, b
 }
 
-// tb is what the helpers need of a test: *testing.T and *rapid.T.
+// tb is what rig and chat need of a test: *testing.T and *rapid.T.
 type tb interface {
 	Helper()
 	Fatal(args ...any)
