@@ -99,6 +99,18 @@ func TestServeMountsProxy(t *testing.T) {
 	if h.Get("X-Api-Key") != "sk-ant-caller" || h.Get("Authorization") != "" {
 		t.Fatalf("upstream got %v: want x-api-key and no strata token", h)
 	}
+	resp, err := http.Get(addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`strata_proxy_requests_total{outcome="ok",provider="openai"} 1`,
+		`strata_proxy_requests_total{outcome="ok",provider="anthropic"} 1`, "strata_proxy_tokens_upstream_total"} {
+		if !bytes.Contains(metrics, []byte(want)) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	stop()
 	out := mustRun(t, db, "list", "--namespace", "team-a")
 	if !strings.Contains(out, "via-serve ") || !strings.Contains(out, "via-serve-2 ") {
