@@ -3,7 +3,9 @@ package compact
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/strata-memory/strata"
 )
@@ -143,4 +145,38 @@ func StoredList(turns []strata.Turn, st strata.CompactionState) ([]byte, error) 
 		out = append(out, pair...)
 	}
 	return appendMessages(nil, append(out, rest...)), nil
+}
+
+// TextMessage returns a message of role ("user", "assistant", or for
+// OpenAI "system") whose content is text, in the provider's shape: what a
+// caller adds to a list (a summary, a notice) before writing it back.
+func TextMessage(p Provider, role, text string) *Message { return textMessage(p, role, text) }
+
+// ParseMessage reads one message in the provider's shape (a model's
+// reply, say), with the errors Parse gives.
+func ParseMessage(p Provider, raw []byte) (*Message, error) {
+	return parseMessage(p, 0, raw)
+}
+
+// MessageTurns converts ms[from:] to strata turns as SpanTurns converts a
+// span's messages (tool results take their tool's name from the calls
+// anywhere in ms), each stamped at. A message's ExtID is prefix, its
+// index in ms, "-", and the short hash of its role, text and tool call
+// ids that SpanTurns uses: a client that sends its whole list again on
+// each call gives each message the same ExtID every time, so appending
+// them again adds nothing, while a message that changed at its place
+// gets a new one.
+func MessageTurns(ms []*Message, from int, prefix string, at time.Time) []strata.Turn {
+	if from >= len(ms) {
+		return nil
+	}
+	names := toolNames(ms)
+	turns := make([]strata.Turn, 0, len(ms)-from)
+	for i := from; i < len(ms); i++ {
+		t := messageTurn(ms[i], names)
+		t.Time = at
+		t.ExtID = prefix + strconv.Itoa(i) + "-" + stableHash(ms[i])
+		turns = append(turns, t)
+	}
+	return turns
 }

@@ -68,11 +68,22 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	if s.opt.Tokens == nil || !(strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/mcp" || page) {
 		return r, true
 	}
-	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	authz := r.Header.Get("Authorization")
+	if modelRoute(r.URL.Path) {
+		// The model API routes (the proxy's) carry the caller's key for
+		// the upstream model in Authorization: their strata token is in
+		// X-Strata-Token, or in Authorization when it is one.
+		if v := r.Header.Get("X-Strata-Token"); v != "" {
+			authz = "Bearer " + v
+		} else if !strings.HasPrefix(authz, "Bearer "+strata.TokenPrefix) {
+			authz = ""
+		}
+	}
+	secret, ok := strings.CutPrefix(authz, "Bearer ")
 	if !ok || secret == "" {
 		secret = s.cookieSecret(r, page)
 	}
-	if secret == "" && r.Header.Get("Authorization") == "" && s.opt.Anonymous {
+	if secret == "" && authz == "" && s.opt.Anonymous {
 		return r, true
 	}
 	if secret == "" {
@@ -114,6 +125,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	ctx := context.WithValue(context.WithValue(r.Context(), memKey{}, m), tokenKey{}, tok.ID)
 	return r.WithContext(ctx), true
 }
+
+// modelRoute reports whether path is one of the model API routes that
+// strata serve mounts for the proxy (see package proxy).
+func modelRoute(path string) bool { return path == "/v1/chat/completions" || path == "/v1/messages" }
 
 type tokenKey struct{}
 

@@ -44,6 +44,10 @@ func newMetrics() *metrics {
 	return m
 }
 
+// Registerer returns the registry /metrics serves, for handlers mounted
+// beside the API (the proxy) to add their series to.
+func (s *Server) Registerer() prometheus.Registerer { return s.metrics.reg }
+
 // handler serves the series.
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

@@ -37,6 +37,7 @@ type fileConfig struct {
 	LLM        *llmConfig           `yaml:"llm"`
 	Embed      *embedConfig         `yaml:"embed"`
 	Serve      *serveConfig         `yaml:"serve"`
+	Proxy      *proxyConfig         `yaml:"proxy"`
 	Extra      map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -167,6 +168,7 @@ type settings struct {
 	// section, which only 'strata serve' resolves (serve.go).
 	Config string
 	serve  *serveConfig
+	proxy  *proxyConfig // the proxy section, resolved by proxy.go
 	// deferTiers leaves tier moves to the server's worker (see
 	// strata.Config.DeferTiers).
 	deferTiers bool
@@ -209,7 +211,7 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		for k, v := range fc.Extra {
 			return s, fmt.Errorf("config %s:%d: unknown field %q", path, v.Line, k)
 		}
-		s.Config, s.serve = path, fc.Serve
+		s.Config, s.serve, s.proxy = path, fc.Serve, fc.Proxy
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 	default:
 		return s, fmt.Errorf("config: %w", err)

@@ -114,6 +114,7 @@ func commands() []command {
 		{name: "export", summary: "write a conversation's primer files: daily, weekly, monthly, upload package", run: runExport, subs: []string{"primers"}},
 		{name: "eval", summary: "measure context quality on a LoCoMo-format file: evidence recall per budget against a BM25 baseline", run: runEval},
 		{name: "serve", summary: "serve the store over HTTP: JSON API under /v1, OpenAPI at /openapi.json (a token per request; --no-auth: loopback only)", run: runServe},
+		{name: "proxy", summary: "serve OpenAI and Anthropic model APIs in front of an upstream, with memory: each turn remembered, history reshaped (loopback only)", run: runProxy},
 		{name: "tokens", summary: "count the tokens of standard input", run: runTokens},
 		{name: "mcp", summary: "serve the memory to MCP clients (Claude Desktop, Claude Code) over stdio", run: runMCP},
 		{name: "completion", summary: "print a shell completion script: strata completion bash|zsh|fish", run: runCompletion, subs: completionShells},

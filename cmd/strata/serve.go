@@ -14,6 +14,7 @@ import (
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
 	"github.com/strata-memory/strata/httpapi"
+	"github.com/strata-memory/strata/proxy"
 	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/web"
 )
@@ -83,6 +84,24 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	srv, err := httpapi.New(a.mem, opt)
 	if err != nil {
 		return err
+	}
+	// The model API routes of the proxy (see docs/proxy.md), behind the
+	// server's tokens, in each token's namespace.
+	ps, err := m.resolveProxy(nil, a.set)
+	if err != nil {
+		return err
+	}
+	popt, err := m.proxyOptions(a, ps)
+	if err != nil {
+		return err
+	}
+	popt.Memory, popt.Registerer, popt.Logger, popt.MaxBody = srv.MemoryOf, srv.Registerer(), log, ss.MaxBody
+	px, err := proxy.New(popt)
+	if err != nil {
+		return err
+	}
+	for _, r := range proxy.Routes {
+		srv.Mount("POST "+r, px)
 	}
 	// The web page, under /ui/ (see docs/web.md).
 	srv.Mount("/ui/", web.New(web.Options{Memory: srv.MemoryOf, Tokens: opt.Tokens}))

@@ -19,11 +19,18 @@ import (
 // printed (http://127.0.0.1:PORT) and its first line.
 func serveForTest(t *testing.T, env map[string]string, args ...string) (addr, first string, stop func()) {
 	t.Helper()
+	return listenForTest(t, "serve", env, args...)
+}
+
+// listenForTest runs a command that listens (serve, proxy) as
+// serveForTest does.
+func listenForTest(t *testing.T, command string, env map[string]string, args ...string) (addr, first string, stop func()) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	m := &Main{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, append([]string{"serve"}, args...)); pw.Close() }()
+	go func() { done <- m.Run(ctx, append([]string{command}, args...)); pw.Close() }()
 	lines := bufio.NewScanner(pr)
 	if !lines.Scan() {
 		cancel()
