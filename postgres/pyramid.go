@@ -80,14 +80,14 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 				return err
 			}
 			t.Importance = importance
-			unpinning := sp != nil && !pinned && (sp.tier == tierWarm || sp.tier == tierCold)
-			if sp != nil && !pinned && sp.tier == tierExpired {
+			unpinning := sp != nil && !pinned && (sp.Tier == tierWarm || sp.Tier == tierCold)
+			if sp != nil && !pinned && sp.Tier == tierExpired {
 				return strata.Errorf(strata.ECONFLICT,
 					"turn %d of %q cannot be unpinned: its span (node %s) expired, so its row holds the only copy of it",
-					seq, conversation, sp.id)
+					seq, conversation, sp.ID)
 			}
 			if unpinning {
-				if sp.tier == tierWarm {
+				if sp.Tier == tierWarm {
 					err = rewriteBlock(ctx, tx, *sp, t)
 				} else {
 					err = s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
@@ -100,12 +100,12 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 				return err
 			}
 			if unpinning {
-				seqs, err := slimRows(ctx, tx, sp.tier, sp.pk, pk, seq, seq)
+				tag, err := tx.Exec(ctx, slim, sp.Tier, sp.PK, pk, seq, seq)
 				if err != nil {
 					return err
 				}
-				if len(seqs) != 1 {
-					return fmt.Errorf("slimming the row: %d rows changed", len(seqs))
+				if n := tag.RowsAffected(); n != 1 {
+					return fmt.Errorf("slimming the row: %d rows changed", n)
 				}
 			}
 
@@ -117,15 +117,15 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 			if err != nil {
 				return fmt.Errorf("span of the row: %w", err)
 			}
-			if sp.tier != st.tier {
-				return fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.id, tierName(sp.tier))
+			if sp.Tier != st.tier {
+				return fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.ID, tierName(sp.Tier))
 			}
 			whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
 			if err != nil {
 				return err
 			}
 			if len(whole) != 1 {
-				return fmt.Errorf("node %s holds no copy of the turn", sp.id)
+				return fmt.Errorf("node %s holds no copy of the turn", sp.ID)
 			}
 			t = whole[0]
 			old := t.Importance
@@ -133,7 +133,7 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 			switch {
 			case pinned:
 				if err := restoreRows(ctx, tx, pk, []restore{{tier: st.tier, turn: t}}); err != nil {
-					return fmt.Errorf("node %s: %w", sp.id, err)
+					return fmt.Errorf("node %s: %w", sp.ID, err)
 				}
 			case old != importance:
 				if st.tier == tierWarm {
@@ -179,16 +179,16 @@ func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string,
 	case 1:
 		return &out[0], nil
 	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].id, out[1].id)
+	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
 }
 
 // rewriteBlock rewrites the warm block of sp with t in place of the turn
 // of the same seq (or added to it), and checks the new block by decoding
 // it before storing it.
 func rewriteBlock(ctx context.Context, tx pgx.Tx, sp span, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.block)
+	turns, err := spanfmt.DecodeBlock(sp.Block)
 	if err != nil {
-		return fmt.Errorf("warm block of node %s: %w", sp.id, err)
+		return fmt.Errorf("warm block of node %s: %w", sp.ID, err)
 	}
 	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
 	if i >= 0 {
@@ -199,12 +199,12 @@ func rewriteBlock(ctx context.Context, tx pgx.Tx, sp span, t strata.Turn) error 
 	}
 	block, err := spanfmt.EncodeBlock(turns)
 	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.id, err)
+		return fmt.Errorf("packing node %s: %w", sp.ID, err)
 	}
 	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
+		return fmt.Errorf("checking the block of node %s: %w", sp.ID, err)
 	}
-	_, err = tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.pk)
+	_, err = tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.PK)
 	return err
 }
 
@@ -218,30 +218,30 @@ func (s *Store) archiveTurn(ctx context.Context, tx pgx.Tx, namespace, conversat
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	period := spanfmt.Period(sp.periods, t.Time)
+	period := spanfmt.Period(sp.Periods, t.Time)
 	key := archive.Key(namespace, conversation, period)
 	seg := s.segmentsIn(tx)
 	info, err := seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
+		return fmt.Errorf("node %s: %w", sp.ID, err)
 	}
 	if err := putSegment(ctx, tx, pk, period, info); err != nil {
 		return err
 	}
 	got, err := seg.Read(ctx, key, t.Seq, t.Seq)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
+		return fmt.Errorf("node %s: %w", sp.ID, err)
 	}
 	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", seg.Blobs.Locate(key), sp.id, len(got), t.Seq)
+		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", seg.Blobs.Locate(key), sp.ID, len(got), t.Seq)
 	}
 	if err := spanfmt.CheckRecord(got[0].Line, &t); err != nil {
-		return fmt.Errorf("archive segment %s of node %s: turn %d: %w", seg.Blobs.Locate(key), sp.id, t.Seq, err)
+		return fmt.Errorf("archive segment %s of node %s: turn %d: %w", seg.Blobs.Locate(key), sp.ID, t.Seq, err)
 	}
-	if !slices.Contains(sp.periods, period) {
-		periods := append(slices.Clone(sp.periods), period)
+	if !slices.Contains(sp.Periods, period) {
+		periods := append(slices.Clone(sp.Periods), period)
 		sort.Strings(periods)
-		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.pk); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.PK); err != nil {
 			return err
 		}
 	}
@@ -488,7 +488,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 			if err != nil {
 				return err
 			}
-			if sp.tier == tierExpired {
+			if sp.Tier == tierExpired {
 				return strata.Errorf(strata.ECONFLICT,
 					"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", id, conversation)
 			}
@@ -498,15 +498,15 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 			return err
 		}
 		for _, sp := range spans {
-			if sp.level != 1 || (sp.tier != tierWarm && sp.tier != tierCold) {
+			if sp.Level != 1 || (sp.Tier != tierWarm && sp.Tier != tierCold) {
 				continue
 			}
-			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-				return fmt.Errorf("node %s: %w", sp.id, err)
+			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.First, sp.Last); err != nil {
+				return fmt.Errorf("node %s: %w", sp.ID, err)
 			}
-			if sp.tier == tierCold {
-				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.periods, sp.first, sp.last); err != nil {
-					return fmt.Errorf("node %s: %w", sp.id, err)
+			if sp.Tier == tierCold {
+				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.Periods, sp.First, sp.Last); err != nil {
+					return fmt.Errorf("node %s: %w", sp.ID, err)
 				}
 			}
 		}
@@ -544,11 +544,11 @@ func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids [
 	}
 	out := ids
 	for _, sp := range spans {
-		if back[sp.id] {
+		if back[sp.ID] {
 			continue
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
-			pk, sp.level, sp.first, sp.last)
+			pk, sp.Level, sp.First, sp.Last)
 		if err != nil {
 			return nil, err
 		}

@@ -108,8 +108,8 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		if err != nil {
 			return fail(fmt.Errorf("span of the row: %w", err))
 		}
-		if x.tier != st.tier {
-			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), x.id, tierName(x.tier)))
+		if x.Tier != st.tier {
+			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), x.ID, tierName(x.Tier)))
 		}
 		sp = &x
 		whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
@@ -117,14 +117,14 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 			return fail(err)
 		}
 		if len(whole) != 1 {
-			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.id))
+			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.ID))
 		}
 		t = whole[0] // with the importance its copy holds
 	}
 	var spanTier strata.Tier
 	var spanID string
 	if sp != nil {
-		spanTier, spanID = tierName(sp.tier), sp.id
+		spanTier, spanID = tierName(sp.Tier), sp.ID
 	}
 	move, err := strata.DecidePin(conversation, seq, tierName(st.tier), spanTier, spanID, t.Importance, importance)
 	if err != nil {
@@ -132,15 +132,15 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 	}
 	t.Importance = importance
 	spanIndexed := true
-	if sp != nil && sp.tier == tierCold {
-		if spanIndexed, err = coldIndexed(ctx, tx, sp.pk); err != nil {
+	if sp != nil && sp.Tier == tierCold {
+		if spanIndexed, err = coldIndexed(ctx, tx, sp.PK); err != nil {
 			return fail(err)
 		}
 	}
 
 	// writeCopy writes t into the copy of its span.
 	writeCopy := func() error {
-		if sp.tier == tierWarm {
+		if sp.Tier == tierWarm {
 			return rewriteBlock(ctx, tx, *sp, conversation, t)
 		}
 		return s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
@@ -163,7 +163,7 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		}
 	case strata.PinRestore:
 		if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
-			return fail(fmt.Errorf("node %s: %w", sp.id, err))
+			return fail(fmt.Errorf("node %s: %w", sp.ID, err))
 		}
 		// A cold row keeps its index entry (coldfts.go) unless its span
 		// is one an earlier version left unindexed.
@@ -180,14 +180,14 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 		if err := setImportance(); err != nil {
 			return fail(err)
 		}
-		res, err := tx.ExecContext(ctx, slim, sp.tier, sp.pk, pk, seq, seq, sp.tier)
+		res, err := tx.ExecContext(ctx, slim, sp.Tier, sp.PK, pk, seq, seq, sp.Tier)
 		if err != nil {
 			return fail(err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
 		}
-		if sp.tier == tierCold && !spanIndexed {
+		if sp.Tier == tierCold && !spanIndexed {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
 				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
 				return fail(fmt.Errorf("unindexing the turn: %w", err))
@@ -230,16 +230,16 @@ func coveringSpan(ctx context.Context, q querier, pk int64, conversation string,
 	case 1:
 		return &out[0], nil
 	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].id, out[1].id)
+	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
 }
 
 // rewriteBlock rewrites the warm block of sp with t in place of the turn
 // of the same seq (or added to it), and checks the new block by decoding
 // it before storing it.
 func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.block)
+	turns, err := spanfmt.DecodeBlock(sp.Block)
 	if err != nil {
-		return fmt.Errorf("warm block of node %s of %q: %w", sp.id, conversation, err)
+		return fmt.Errorf("warm block of node %s of %q: %w", sp.ID, conversation, err)
 	}
 	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
 	if i >= 0 {
@@ -250,12 +250,12 @@ func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string,
 	}
 	block, err := spanfmt.EncodeBlock(turns)
 	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.id, err)
+		return fmt.Errorf("packing node %s: %w", sp.ID, err)
 	}
 	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
+		return fmt.Errorf("checking the block of node %s: %w", sp.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.pk); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.PK); err != nil {
 		return err
 	}
 	return nil
@@ -271,12 +271,12 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	if err != nil {
 		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
 	}
-	period := spanfmt.Period(sp.periods, t.Time)
+	period := spanfmt.Period(sp.Periods, t.Time)
 	key := archive.Key(namespace, conversation, period)
 	path := s.seg.Blobs.Locate(key)
 	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
 	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
+		return fmt.Errorf("node %s: %w", sp.ID, err)
 	}
 	pyramidAt("importance-archived")
 	if err := putSegment(ctx, tx, pk, period, info); err != nil {
@@ -284,19 +284,19 @@ func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversa
 	}
 	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
+		return fmt.Errorf("node %s: %w", sp.ID, err)
 	}
 	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
+		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.ID, len(got), t.Seq)
 	}
 	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
-		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
+		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.ID, t.Seq, err)
 	}
-	if !slices.Contains(sp.periods, period) {
-		periods := append(slices.Clone(sp.periods), period)
+	if !slices.Contains(sp.Periods, period) {
+		periods := append(slices.Clone(sp.Periods), period)
 		sort.Strings(periods)
 		pj, _ := json.Marshal(periods)
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.pk); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.PK); err != nil {
 			return err
 		}
 	}
@@ -657,8 +657,8 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 			rows.Close()
 			return fail(err)
 		}
-		for _, p := range sp.periods {
-			owned[p] = append(owned[p], [2]int64{sp.first, sp.last})
+		for _, p := range sp.Periods {
+			owned[p] = append(owned[p], [2]int64{sp.First, sp.Last})
 		}
 	}
 	err = rows.Err()
@@ -797,17 +797,17 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	}
 	scrub := false
 	for _, sp := range spans {
-		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.id, Level: sp.level, Tier: tierName(sp.tier)})
+		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.ID, Level: sp.Level, Tier: tierName(sp.Tier)})
 		if err != nil {
 			return 0, err
 		}
 		if !restore {
 			continue
 		}
-		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-			return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
+		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.First, sp.Last); err != nil {
+			return 0, fail(fmt.Errorf("node %s: %w", sp.ID, err))
 		}
-		scrub = scrub || sp.tier == tierCold
+		scrub = scrub || sp.Tier == tierCold
 	}
 	if err := s.dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
 		return 0, fail(err)
@@ -852,11 +852,11 @@ func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids 
 	}
 	out := ids
 	for _, sp := range spans {
-		if back[sp.id] {
+		if back[sp.ID] {
 			continue
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
-			pk, sp.level, sp.first, sp.last)
+			pk, sp.Level, sp.First, sp.Last)
 		if err != nil {
 			return nil, err
 		}
