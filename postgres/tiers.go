@@ -309,80 +309,26 @@ func (s *Store) dropRecords(ctx context.Context, tx pgx.Tx, namespace, conversat
 }
 
 // Expire deletes the archived raw content of cold level-1 nodes, except
-// pinned turns, and keeps an audit record per node; see strata.TierStore.
-// One transaction, holding the conversation's row lock, records each
-// expiry, marks the node and its rows expired, rewrites the span's
-// segments without its records (deleting those left empty) and clears the
-// node's list of segments.
+// pinned turns, and keeps an audit record per node; see strata.TierStore
+// and tiermove.Expire. One transaction, holding the conversation's row
+// lock, records each expiry, marks the node and its rows expired,
+// rewrites the span's segments without its records (deleting those left
+// empty) and clears the node's list of segments.
 func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
-	if rule == "" {
-		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	if err := tiermove.CheckExpire(rule); err != nil {
+		return nil, err
 	}
-	at = at.UTC()
-	atNanos, err := toNanos(at, "expire: time")
+	atNanos, err := toNanos(at.UTC(), "expire: time")
 	if err != nil {
 		return nil, err
 	}
 	if atNanos == nil {
 		return nil, strata.Errorf(strata.EINVALID, "expire: the time of the expiry is zero")
 	}
-	out := []strata.Expiry{}
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, !dryRun)
-		if err != nil {
+	var out []strata.Expiry
+	err = s.tierTx(ctx, namespace, conversation, !dryRun, func(t *tierTx) (err error) {
+		if out, err = tiermove.Expire(ctx, t, conversation, ids, rule, at, dryRun); err != nil {
 			return err
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		spans, err := loadSpans(ctx, tx, pk, conversation, ids)
-		if err != nil {
-			return err
-		}
-		for _, sp := range spans {
-			if sp.Tier == tierExpired {
-				continue
-			}
-			if sp.Tier != tierCold {
-				return strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.ID, conversation, tierName(sp.Tier))
-			}
-			ex := strata.Expiry{Conversation: conversation, NodeID: sp.ID, FirstSeq: sp.First, LastSeq: sp.Last,
-				Segments: sp.Periods, Rule: rule, At: at}
-			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
-				WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, pk, sp.First, sp.Last, tierCold).
-				Scan(&ex.Turns, &ex.Bytes); err != nil {
-				return err
-			}
-			var coldAt, newest *int64
-			if err := tx.QueryRow(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = $1`, sp.PK).Scan(&coldAt, &newest); err != nil {
-				return err
-			}
-			ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-			out = append(out, ex)
-			if dryRun {
-				continue
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes,
-				jsonList(sp.Periods), rule, *atNanos, coldAt, newest); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, segments = NULL WHERE pk = $2`, tierExpired, sp.PK); err != nil {
-				return err
-			}
-			// An expired turn has no words left to be found by.
-			if _, err := tx.Exec(ctx, `DELETE FROM turn_index i USING turns t
-				WHERE i.conversation = $1 AND i.seq BETWEEN $2 AND $3 AND t.conversation = i.conversation AND t.seq = i.seq AND t.tier = $4`,
-				pk, sp.First, sp.Last, tierCold); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,
-				tierExpired, pk, sp.First, sp.Last, tierCold); err != nil {
-				return err
-			}
-			if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.Periods, sp.First, sp.Last); err != nil {
-				return fmt.Errorf("node %s: %w", sp.ID, err)
-			}
 		}
 		if dryRun {
 			return errDryRun // roll back: nothing changes
@@ -393,6 +339,55 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 		return nil, wrap(fmt.Sprintf("expiring spans of %q", conversation), err)
 	}
 	return out, nil
+}
+
+func (t *tierTx) Figures(ctx context.Context, sp span, ex *strata.Expiry) error {
+	if err := t.tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
+		WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, t.pk, sp.First, sp.Last, tierCold).
+		Scan(&ex.Turns, &ex.Bytes); err != nil {
+		return err
+	}
+	var coldAt, newest *int64
+	if err := t.tx.QueryRow(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = $1`, sp.PK).Scan(&coldAt, &newest); err != nil {
+		return err
+	}
+	ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
+	return nil
+}
+
+func (t *tierTx) ExpireSpan(ctx context.Context, sp span, ex strata.Expiry) error {
+	at, err := toNanos(ex.At, "expire: time")
+	if err != nil {
+		return err
+	}
+	coldAt, _ := toNanos(ex.ColdAt, "cold_at") // read from the node: in range
+	newest, _ := toNanos(ex.NewestTurn, "end")
+	if _, err := t.tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, t.pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes,
+		jsonList(sp.Periods), ex.Rule, at, coldAt, newest); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE nodes SET tier = $1 WHERE pk = $2`, tierExpired, sp.PK); err != nil {
+		return err
+	}
+	// An expired turn has no words left to be found by.
+	if _, err := t.tx.Exec(ctx, `DELETE FROM turn_index i USING turns t
+		WHERE i.conversation = $1 AND i.seq BETWEEN $2 AND $3 AND t.conversation = i.conversation AND t.seq = i.seq AND t.tier = $4`,
+		t.pk, sp.First, sp.Last, tierCold); err != nil {
+		return err
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,
+		tierExpired, t.pk, sp.First, sp.Last, tierCold)
+	return err
+}
+
+// DropRecords rewrites the segments in the transaction.
+func (t *tierTx) DropRecords(ctx context.Context, sp span) error {
+	if err := t.s.dropRecords(ctx, t.tx, t.namespace, t.conversation, t.pk, sp.Periods, sp.First, sp.Last); err != nil {
+		return fmt.Errorf("node %s: %w", sp.ID, err)
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET segments = NULL WHERE pk = $1`, sp.PK)
+	return err
 }
 
 // errDryRun rolls back the transaction of a dry run.

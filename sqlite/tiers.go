@@ -213,6 +213,7 @@ type tierTx struct {
 	tx                      *sql.Tx
 	namespace, conversation string
 	pk                      int64
+	expired                 []span // spans whose records dropExpired removes after the commit
 }
 
 // beginTier begins a transaction of conversation on db for tiermove.
@@ -274,99 +275,86 @@ func (t *tierTx) SetCold(ctx context.Context, sp span, periods []string, at time
 }
 
 // Expire deletes the archived raw content of cold level-1 nodes, except
-// pinned turns, and keeps an audit record per node; see strata.TierStore. One
-// transaction records the expiry and marks the node and its rows; the
-// segments are rewritten without the span afterwards, in a second one that
-// holds the write lock (the node keeps naming its segments until then, so
-// a kill in between is finished by the next Expire or Demote).
+// pinned turns, and keeps an audit record per node; see strata.TierStore
+// and tiermove.Expire. One transaction records the expiry and marks the
+// node and its rows; the segments are rewritten without the span
+// afterwards, in a second one that holds the write lock (the node keeps
+// naming its segments until then, so a kill in between is finished by the
+// next Expire or Demote).
 func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
-	out := []strata.Expiry{}
-	fail := func(err error) ([]strata.Expiry, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("sqlite: expiring spans of %q: %w", conversation, err)
+		return fmt.Errorf("sqlite: expiring spans of %q: %w", conversation, err)
 	}
-	if rule == "" {
-		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	if err := tiermove.CheckExpire(rule); err != nil {
+		return nil, err
 	}
-	at = at.UTC()
 	db := s.w
 	if dryRun {
 		db = s.r
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	t, err := s.beginTier(ctx, db, namespace, conversation, fail)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+	defer t.tx.Rollback()
+	out, err := tiermove.Expire(ctx, t, conversation, ids, rule, at, dryRun)
 	if err != nil {
-		return fail(err)
-	}
-	var cleanup []span
-	for _, sp := range spans {
-		if sp.Tier == tierExpired {
-			if len(sp.Periods) > 0 {
-				cleanup = append(cleanup, sp)
-			}
-			continue
-		}
-		if sp.Tier != tierCold {
-			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.ID, conversation, tierName(sp.Tier))
-		}
-		ex := strata.Expiry{Conversation: conversation, NodeID: sp.ID, FirstSeq: sp.First, LastSeq: sp.Last,
-			Segments: sp.Periods, Rule: rule, At: at}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
-			WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, pk, sp.First, sp.Last, tierCold).
-			Scan(&ex.Turns, &ex.Bytes); err != nil {
-			return fail(err)
-		}
-		var coldAt, newest sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = ?`, sp.PK).Scan(&coldAt, &newest); err != nil {
-			return fail(err)
-		}
-		ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-		out = append(out, ex)
-		if dryRun {
-			continue
-		}
-		pj, _ := json.Marshal(sp.Periods)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes, string(pj), rule, at.UnixNano(),
-			coldAt, newest); err != nil {
-			return fail(err)
-		}
-		if err := s.expireRows(ctx, tx, namespace, conversation, pk, sp); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.PK); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ? WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`,
-			tierExpired, pk, sp.First, sp.Last, tierCold); err != nil {
-			return fail(err)
-		}
-		sp.Tier = tierExpired
-		cleanup = append(cleanup, sp)
+		return nil, fail(err)
 	}
 	if dryRun {
 		return out, nil
 	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := t.tx.Commit(); err != nil {
+		return nil, fail(err)
 	}
-	if err := s.dropExpired(ctx, namespace, conversation, pk, cleanup); err != nil {
+	if err := s.dropExpired(ctx, namespace, conversation, t.pk, t.expired); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+func (t *tierTx) Figures(ctx context.Context, sp span, ex *strata.Expiry) error {
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
+		WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, t.pk, sp.First, sp.Last, tierCold).
+		Scan(&ex.Turns, &ex.Bytes); err != nil {
+		return err
+	}
+	var coldAt, newest sql.NullInt64
+	if err := t.tx.QueryRowContext(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = ?`, sp.PK).Scan(&coldAt, &newest); err != nil {
+		return err
+	}
+	ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
+	return nil
+}
+
+func (t *tierTx) ExpireSpan(ctx context.Context, sp span, ex strata.Expiry) error {
+	pj, _ := json.Marshal(sp.Periods)
+	coldAt, _ := toNanos(ex.ColdAt, "cold_at") // read from the node: in range
+	newest, _ := toNanos(ex.NewestTurn, "end")
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes, string(pj), ex.Rule, ex.At.UnixNano(),
+		coldAt, newest); err != nil {
+		return err
+	}
+	if err := t.s.expireRows(ctx, t.tx, t.namespace, t.conversation, t.pk, sp); err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.PK); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE turns SET tier = ? WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`,
+		tierExpired, t.pk, sp.First, sp.Last, tierCold)
+	return err
+}
+
+// DropRecords leaves sp to dropExpired, after the commit: segment files
+// are rewritten under the write lock once the span is expired for good.
+func (t *tierTx) DropRecords(ctx context.Context, sp span) error {
+	t.expired = append(t.expired, sp)
+	return nil
 }
 
 // putSegment records what the segment of period holds after it was
