@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +13,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -32,132 +32,80 @@ import (
 // stub takes the whole turn, importance included, from the copy.
 
 // SetImportance sets the importance of one turn and returns it, whole;
-// see strata.TurnStore.
-//
-// A row that holds its content (hot, or pinned in any tier) and stays
-// pinned, or lies in no warm or cold span, only changes its importance.
-// One that stops being pinned in a warm or cold span first writes itself,
-// with its new importance, into the span's copy (the warm block rewritten
-// and checked, or the record merged into its segment and read back), then
-// leaves its row slim, as Demote leaves it (a cold row also leaves the
-// full-text index). A stub that becomes pinned takes its whole turn back
-// from the copy into its row (and into the full-text index if it was
-// cold). A stub that stays unpinned has its copy rewritten with
-// the new importance. A stub of an expired span, or unpinning a turn of
-// an expired span, is ECONFLICT.
+// see strata.TurnStore and tiermove.SetImportance, which this runs in one
+// transaction holding the conversation's row lock. Cold turns keep their
+// rows in turn_index whatever their importance (coldindex.go).
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
-	if math.IsNaN(importance) || importance < 0 || importance > 1 {
-		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	if err := strata.CheckImportance(seq, importance); err != nil {
+		return strata.Turn{}, err
 	}
 	var t strata.Turn
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var st stub
-		t, err = scanTurn(tx.QueryRow(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-			WHERE t.conversation = $1 AND t.seq = $2`, pk, seq), &st.tier, &st.span)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
-		}
-		if err != nil {
-			return err
-		}
-		pinned := importance >= strata.PinnedImportance
-		setImportance := func() error {
-			_, err := tx.Exec(ctx, `UPDATE turns SET importance = $1 WHERE conversation = $2 AND seq = $3`, importance, pk, seq)
-			return err
-		}
-
-		switch st.tier {
-		case tierExpired:
-			return strata.Errorf(strata.ECONFLICT, "turn %d of %q expired: only its span's summary is left", seq, conversation)
-
-		case tierHot:
-			sp, err := coveringSpan(ctx, tx, pk, conversation, seq)
-			if err != nil {
-				return err
-			}
-			t.Importance = importance
-			unpinning := sp != nil && !pinned && (sp.Tier == tierWarm || sp.Tier == tierCold)
-			if sp != nil && !pinned && sp.Tier == tierExpired {
-				return strata.Errorf(strata.ECONFLICT,
-					"turn %d of %q cannot be unpinned: its span (node %s) expired, so its row holds the only copy of it",
-					seq, conversation, sp.ID)
-			}
-			if unpinning {
-				if sp.Tier == tierWarm {
-					err = rewriteBlock(ctx, tx, *sp, t)
-				} else {
-					err = s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if err := setImportance(); err != nil {
-				return err
-			}
-			if unpinning {
-				tag, err := tx.Exec(ctx, slim, sp.Tier, sp.PK, pk, seq, seq)
-				if err != nil {
-					return err
-				}
-				if n := tag.RowsAffected(); n != 1 {
-					return fmt.Errorf("slimming the row: %d rows changed", n)
-				}
-			}
-
-		default: // a stub: its content is in the copy of its span
-			if st.span == nil {
-				return fmt.Errorf("%s row with no span", tierName(st.tier))
-			}
-			sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, *st.span))
-			if err != nil {
-				return fmt.Errorf("span of the row: %w", err)
-			}
-			if sp.Tier != st.tier {
-				return fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.ID, tierName(sp.Tier))
-			}
-			whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
-			if err != nil {
-				return err
-			}
-			if len(whole) != 1 {
-				return fmt.Errorf("node %s holds no copy of the turn", sp.ID)
-			}
-			t = whole[0]
-			old := t.Importance
-			t.Importance = importance
-			switch {
-			case pinned:
-				if err := restoreRows(ctx, tx, pk, []restore{{tier: st.tier, turn: t}}); err != nil {
-					return fmt.Errorf("node %s: %w", sp.ID, err)
-				}
-			case old != importance:
-				if st.tier == tierWarm {
-					err = rewriteBlock(ctx, tx, sp, t)
-				} else {
-					err = s.archiveTurn(ctx, tx, namespace, conversation, pk, sp, t)
-				}
-				if err != nil {
-					return err
-				}
-				fallthrough
-			default:
-				if err := setImportance(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	err := s.tierTx(ctx, namespace, conversation, true, func(tx *tierTx) (err error) {
+		t, err = tiermove.SetImportance(ctx, tx, conversation, seq, importance)
+		return err
 	})
 	if err != nil {
 		return strata.Turn{}, wrap(fmt.Sprintf("setting the importance of turn %d of %q", seq, conversation), err)
 	}
 	return t, nil
 }
+
+func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error) {
+	var r spanRow
+	var sp *int64
+	var err error
+	r.Turn, err = scanTurn(t.tx.QueryRow(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.seq = $2`, t.pk, seq), &r.Tier, &sp)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, nil, tiermove.ErrNoRow
+	}
+	return r, sp, err
+}
+
+func (t *tierTx) CoveringSpan(ctx context.Context, seq int64) (*span, error) {
+	return coveringSpan(ctx, t.tx, t.pk, t.conversation, seq)
+}
+
+func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
+	return scanSpan(t.tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
+}
+
+func (t *tierTx) FromCopy(ctx context.Context, r spanRow, pk int64) (strata.Turn, bool, error) {
+	whole, err := t.s.hydrate(ctx, t.tx, t.namespace, t.conversation, []strata.Turn{r.Turn}, []stub{{index: 0, tier: r.Tier, span: &pk}})
+	if err != nil || len(whole) != 1 {
+		return strata.Turn{}, false, err
+	}
+	return whole[0], true, nil
+}
+
+func (t *tierTx) PutBlock(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.PK)
+	return err
+}
+
+func (t *tierTx) ReadRecords(ctx context.Context, period string, first, last int64) ([]archive.Record, string, error) {
+	seg := t.s.segmentsIn(t.tx)
+	key := archive.Key(t.namespace, t.conversation, period)
+	recs, err := seg.Read(ctx, key, first, last)
+	return recs, seg.Blobs.Locate(key), err
+}
+
+func (t *tierTx) SetPeriods(ctx context.Context, sp span, periods []string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.PK)
+	return err
+}
+
+func (t *tierTx) SetImportance(ctx context.Context, r spanRow, importance float64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE turns SET importance = $1 WHERE conversation = $2 AND seq = $3`, importance, t.pk, r.Turn.Seq)
+	return err
+}
+
+func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
+	return restoreRows(ctx, t.tx, t.pk, []restore{{tier: r.Tier, turn: r.Turn}})
+}
+
+// Released has nothing to do: a cold turn keeps its rows in turn_index.
+func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error { return nil }
 
 // coveringSpan returns the level-1 node beyond the hot tier whose span
 // holds seq, or nil if there is none.
@@ -180,72 +128,6 @@ func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string,
 		return &out[0], nil
 	}
 	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
-}
-
-// rewriteBlock rewrites the warm block of sp with t in place of the turn
-// of the same seq (or added to it), and checks the new block by decoding
-// it before storing it.
-func rewriteBlock(ctx context.Context, tx pgx.Tx, sp span, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.Block)
-	if err != nil {
-		return fmt.Errorf("warm block of node %s: %w", sp.ID, err)
-	}
-	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
-	if i >= 0 {
-		turns[i] = t
-	} else {
-		turns = append(turns, t)
-		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
-	}
-	block, err := spanfmt.EncodeBlock(turns)
-	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.ID, err)
-	}
-	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.ID, err)
-	}
-	_, err = tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.PK)
-	return err
-}
-
-// archiveTurn merges t into its archive segment as a record of the cold
-// span sp (its UTC month's, or its UTC day's if sp names that day: a span
-// made cold when segments were days keeps its records there; see
-// spanfmt.Period), reads the record back, and records the segment in the
-// segments table and, if sp did not name that period yet, in sp's periods.
-func (s *Store) archiveTurn(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := spanfmt.Record(&t)
-	if err != nil {
-		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
-	}
-	period := spanfmt.Period(sp.Periods, t.Time)
-	key := archive.Key(namespace, conversation, period)
-	seg := s.segmentsIn(tx)
-	info, err := seg.Merge(ctx, key, []archive.Record{rec})
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.ID, err)
-	}
-	if err := putSegment(ctx, tx, pk, period, info); err != nil {
-		return err
-	}
-	got, err := seg.Read(ctx, key, t.Seq, t.Seq)
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.ID, err)
-	}
-	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", seg.Blobs.Locate(key), sp.ID, len(got), t.Seq)
-	}
-	if err := spanfmt.CheckRecord(got[0].Line, &t); err != nil {
-		return fmt.Errorf("archive segment %s of node %s: turn %d: %w", seg.Blobs.Locate(key), sp.ID, t.Seq, err)
-	}
-	if !slices.Contains(sp.Periods, period) {
-		periods := append(slices.Clone(sp.Periods), period)
-		sort.Strings(periods)
-		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.PK); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // restore is a stub row of tier to be made whole again with turn.

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -40,22 +41,12 @@ func pyramidAt(point string) {
 	}
 }
 
-// SetImportance sets the importance of one turn; see strata.TurnStore.
-// What becomes of the turn's content is strata.DecidePin's decision; this
-// is how the store carries it out.
-//
-// The row decides, not the span: a row that holds its content (hot, or
-// pinned in any tier) and stays pinned, or lies in no warm or cold span,
-// only changes its importance. One that stops being pinned in a warm or
-// cold span first writes itself, with its new importance, into the span's
-// copy (the warm block rewritten and checked in the same transaction; the
-// archive record merged into its segment and read back before the
-// transaction commits), then leaves its row slim, as Demote leaves it (a
-// cold row also leaves the full-text index). A stub (a row whose content
-// is in its span's copy) that becomes pinned takes its whole turn back
-// from the copy into its row (and into the full-text index if it was
-// cold); the copy is left as it is. A stub that stays unpinned has its
-// copy rewritten with the new importance.
+// SetImportance sets the importance of one turn; see strata.TurnStore
+// and tiermove.SetImportance, which this runs in one transaction holding
+// the write lock. A cold row also leaves the full-text index when it
+// gives its content up, and comes back into it when it takes its content
+// back, if its span is one an earlier version left unindexed
+// (coldfts.go).
 //
 // A kill at any instant loses nothing. Giving a turn up to a cold span
 // writes the segment first: a kill before the commit leaves the row
@@ -64,143 +55,121 @@ func pyramidAt(point string) {
 // leaves the row with its old importance and the record with the new one
 // (both below the pin threshold, so no filter changes); calling again
 // settles it. The other cases are one transaction.
-//
-// A stub of an expired span has no content left to return or pin: it is
-// ECONFLICT, as is unpinning a turn of an expired span.
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
 	if err := strata.CheckImportance(seq, importance); err != nil {
 		return strata.Turn{}, err
 	}
-	fail := func(err error) (strata.Turn, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return strata.Turn{}, err
+			return err
 		}
-		return strata.Turn{}, fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
+		return fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	tx, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return strata.Turn{}, err
 	}
-	defer tx.Rollback()
-	var st stub
-	var rowPK int64
-	t, err := scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-		WHERE t.conversation = ? AND t.seq = ?`, pk, seq), &st.tier, &st.span, &rowPK)
-	if errors.Is(err, sql.ErrNoRows) {
-		return strata.Turn{}, strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
-	}
+	defer tx.tx.Rollback()
+	t, err := tiermove.SetImportance(ctx, tx, conversation, seq, importance)
 	if err != nil {
-		return fail(err)
-	}
-	// The span whose copy holds the turn, or may: the one covering a row
-	// that holds its content, or the one a stub points at.
-	var sp *span
-	switch st.tier {
-	case tierHot:
-		if sp, err = coveringSpan(ctx, tx, pk, conversation, seq); err != nil {
-			return fail(err)
-		}
-	case tierWarm, tierCold:
-		if !st.span.Valid {
-			return fail(fmt.Errorf("%s row with no span", tierName(st.tier)))
-		}
-		x, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, st.span.Int64))
-		if err != nil {
-			return fail(fmt.Errorf("span of the row: %w", err))
-		}
-		if x.Tier != st.tier {
-			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), x.ID, tierName(x.Tier)))
-		}
-		sp = &x
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
-		if err != nil {
-			return fail(err)
-		}
-		if len(whole) != 1 {
-			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.ID))
-		}
-		t = whole[0] // with the importance its copy holds
-	}
-	var spanTier strata.Tier
-	var spanID string
-	if sp != nil {
-		spanTier, spanID = tierName(sp.Tier), sp.ID
-	}
-	move, err := strata.DecidePin(conversation, seq, tierName(st.tier), spanTier, spanID, t.Importance, importance)
-	if err != nil {
-		return strata.Turn{}, err
-	}
-	t.Importance = importance
-	spanIndexed := true
-	if sp != nil && sp.Tier == tierCold {
-		if spanIndexed, err = coldIndexed(ctx, tx, sp.PK); err != nil {
-			return fail(err)
-		}
-	}
-
-	// writeCopy writes t into the copy of its span.
-	writeCopy := func() error {
-		if sp.Tier == tierWarm {
-			return rewriteBlock(ctx, tx, *sp, conversation, t)
-		}
-		return s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
-	}
-	setImportance := func() error {
-		_, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK)
-		return err
-	}
-	switch move {
-	case strata.PinKeep:
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-	case strata.PinRewrite:
-		if err := writeCopy(); err != nil {
-			return fail(err)
-		}
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-	case strata.PinRestore:
-		if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
-			return fail(fmt.Errorf("node %s: %w", sp.ID, err))
-		}
-		// A cold row keeps its index entry (coldfts.go) unless its span
-		// is one an earlier version left unindexed.
-		if st.tier == tierCold && !spanIndexed {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
-				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-				return fail(fmt.Errorf("indexing the turn: %w", err))
-			}
-		}
-	case strata.PinRelease:
-		if err := writeCopy(); err != nil {
-			return fail(err)
-		}
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-		res, err := tx.ExecContext(ctx, slim, sp.Tier, sp.PK, pk, seq, seq, sp.Tier)
-		if err != nil {
-			return fail(err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
-		}
-		if sp.Tier == tierCold && !spanIndexed {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
-				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-				return fail(fmt.Errorf("unindexing the turn: %w", err))
-			}
-		}
-	default:
-		return fail(fmt.Errorf("unknown pin move %v", move))
+		return strata.Turn{}, fail(err)
 	}
 	pyramidAt("importance-written")
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := tx.tx.Commit(); err != nil {
+		return strata.Turn{}, fail(err)
 	}
 	return t, nil
+}
+
+func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error) {
+	var r spanRow
+	var sp sql.NullInt64
+	var err error
+	r.Turn, err = scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+		WHERE t.conversation = ? AND t.seq = ?`, t.pk, seq), &r.Tier, &sp, &r.Key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil, tiermove.ErrNoRow
+	}
+	if !sp.Valid {
+		return r, nil, err
+	}
+	return r, &sp.Int64, err
+}
+
+func (t *tierTx) CoveringSpan(ctx context.Context, seq int64) (*span, error) {
+	return coveringSpan(ctx, t.tx, t.pk, t.conversation, seq)
+}
+
+func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
+	return scanSpan(t.tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
+}
+
+func (t *tierTx) FromCopy(ctx context.Context, r spanRow, pk int64) (strata.Turn, bool, error) {
+	whole, err := t.s.hydrate(ctx, t.tx, t.namespace, t.conversation, []strata.Turn{r.Turn},
+		[]stub{{index: 0, tier: r.Tier, span: sql.NullInt64{Int64: pk, Valid: true}}})
+	if err != nil || len(whole) != 1 {
+		return strata.Turn{}, false, err
+	}
+	return whole[0], true, nil
+}
+
+func (t *tierTx) PutBlock(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.PK)
+	return err
+}
+
+func (t *tierTx) ReadRecords(ctx context.Context, period string, first, last int64) ([]archive.Record, string, error) {
+	key := archive.Key(t.namespace, t.conversation, period)
+	recs, err := t.s.seg.Read(ctx, key, first, last)
+	return recs, t.s.seg.Blobs.Locate(key), err
+}
+
+func (t *tierTx) SetPeriods(ctx context.Context, sp span, periods []string) error {
+	pj, _ := json.Marshal(periods)
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.PK)
+	return err
+}
+
+func (t *tierTx) SetImportance(ctx context.Context, r spanRow, importance float64) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, r.Key)
+	return err
+}
+
+// Restore puts a cold turn back into turns_fts if its span is one an
+// earlier version left unindexed (a cold row keeps its entry otherwise).
+func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
+	if err := restoreRow(ctx, t.tx, r.Key, r.Tier, r.Turn); err != nil {
+		return err
+	}
+	if r.Tier != tierCold {
+		return nil
+	}
+	indexed, err := coldIndexed(ctx, t.tx, sp.PK)
+	if err != nil || indexed {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
+		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		return fmt.Errorf("indexing the turn: %w", err)
+	}
+	return nil
+}
+
+// Released takes a turn given up to a cold span out of turns_fts if the
+// span is one an earlier version left unindexed.
+func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error {
+	if sp.Tier != tierCold {
+		return nil
+	}
+	indexed, err := coldIndexed(ctx, t.tx, sp.PK)
+	if err != nil || indexed {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
+		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		return fmt.Errorf("unindexing the turn: %w", err)
+	}
+	return nil
 }
 
 // coveringSpan returns the level-1 node beyond the hot tier whose span
@@ -231,76 +200,6 @@ func coveringSpan(ctx context.Context, q querier, pk int64, conversation string,
 		return &out[0], nil
 	}
 	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
-}
-
-// rewriteBlock rewrites the warm block of sp with t in place of the turn
-// of the same seq (or added to it), and checks the new block by decoding
-// it before storing it.
-func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.Block)
-	if err != nil {
-		return fmt.Errorf("warm block of node %s of %q: %w", sp.ID, conversation, err)
-	}
-	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
-	if i >= 0 {
-		turns[i] = t
-	} else {
-		turns = append(turns, t)
-		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
-	}
-	block, err := spanfmt.EncodeBlock(turns)
-	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.ID, err)
-	}
-	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.PK); err != nil {
-		return err
-	}
-	return nil
-}
-
-// archiveTurn merges t into its archive segment as a record of the cold
-// span sp (its UTC month's, or its UTC day's if sp names that day: a span
-// made cold when segments were days keeps its records there; see
-// spanfmt.Period), reads it back, and records the segment in the segments
-// table and, if sp did not name that period yet, in sp's periods.
-func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := spanfmt.Record(&t)
-	if err != nil {
-		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
-	}
-	period := spanfmt.Period(sp.Periods, t.Time)
-	key := archive.Key(namespace, conversation, period)
-	path := s.seg.Blobs.Locate(key)
-	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.ID, err)
-	}
-	pyramidAt("importance-archived")
-	if err := putSegment(ctx, tx, pk, period, info); err != nil {
-		return err
-	}
-	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.ID, err)
-	}
-	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.ID, len(got), t.Seq)
-	}
-	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
-		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.ID, t.Seq, err)
-	}
-	if !slices.Contains(sp.Periods, period) {
-		periods := append(slices.Clone(sp.Periods), period)
-		sort.Strings(periods)
-		pj, _ := json.Marshal(periods)
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.PK); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // restoreRow writes the whole turn t into the row rowPK, a stub of tier

@@ -262,6 +262,7 @@ func (t *tierTx) MergeRecords(ctx context.Context, period string, recs []archive
 	if err != nil {
 		return err
 	}
+	pyramidAt("importance-archived") // where the kill tests stop a SetImportance
 	return putSegment(ctx, t.tx, t.pk, period, info)
 }
 
