@@ -345,62 +345,21 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.NodeStore. A removed level-1 node beyond
-// the hot tier first gives its span back to the rows, as ResetPyramid
-// does for every span, and a cold one's records leave its segments. Then
-// the nodes are deleted (their index rows and vectors go with them, by
-// foreign key) and nodes are put as PutNodes puts them.
+// in one transaction holding the conversation's row lock; see
+// strata.NodeStore and tiermove.ReplaceNodes. The removed nodes are
+// deleted (their index rows and vectors go with them, by foreign key),
+// a cold one's records leave its segments in the same transaction, and
+// nodes are put as PutNodes puts them.
 func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
 	enc, err := encodeNodes(conversation, nodes)
 	if err != nil {
 		return 0, err
 	}
 	made := 0
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var spans []span
-		for _, id := range ids {
-			sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = $1 AND id = $2`, pk, id))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
-			}
-			if err != nil {
-				return err
-			}
-			if sp.Tier == tierExpired {
-				return strata.Errorf(strata.ECONFLICT,
-					"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", id, conversation)
-			}
-			spans = append(spans, sp)
-		}
-		if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
-			return err
-		}
-		for _, sp := range spans {
-			if sp.Level != 1 || (sp.Tier != tierWarm && sp.Tier != tierCold) {
-				continue
-			}
-			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.First, sp.Last); err != nil {
-				return fmt.Errorf("node %s: %w", sp.ID, err)
-			}
-			if sp.Tier == tierCold {
-				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.Periods, sp.First, sp.Last); err != nil {
-					return fmt.Errorf("node %s: %w", sp.ID, err)
-				}
-			}
-		}
-		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, ids); err != nil {
-				return err
-			}
-		}
-		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
-			return err
-		}
-		made, err = putNodes(ctx, tx, pk, nodes, enc)
+	err = s.tierTx(ctx, namespace, conversation, true, func(t *tierTx) (err error) {
+		made, err = tiermove.ReplaceNodes(ctx, t, conversation, ids, nodes, func() (int, error) {
+			return putNodes(ctx, t.tx, t.pk, nodes, enc)
+		})
 		return err
 	})
 	if err != nil {
@@ -409,82 +368,45 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	return made, nil
 }
 
-// withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs) that
-// nodes does not put back (a node put back keeps its span and its id, so
-// its parents stand): a parent never stands over a removed child. Another process may have
-// closed a parent over a node after the caller read the pyramid; the
-// conversation's row lock orders the two writes.
-func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		seen[id] = true
+func (t *tierTx) Node(ctx context.Context, id string) (span, error) {
+	sp, err := scanSpan(t.tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = $1 AND id = $2`, t.pk, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sp, tiermove.ErrNoRow
 	}
-	back := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		back[nodes[i].ID] = true
-	}
-	out := ids
-	for _, sp := range spans {
-		if back[sp.ID] {
-			continue
-		}
-		rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
-			pk, sp.Level, sp.First, sp.Last)
-		if err != nil {
-			return nil, err
-		}
-		above, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range above {
-			if !seen[id] {
-				seen[id] = true
-				out = append(out[:len(out):len(out)], id)
-			}
-		}
-	}
-	return out, nil
+	return sp, err
 }
 
-// checkChildren refuses, with ECONFLICT, a node whose child is neither in
-// nodes nor stored: another process replaced the child (a session or
-// period that reopened) after the caller read it, and the caller must read
-// the pyramid again rather than stand a parent over a span no child tiles.
-func checkChildren(ctx context.Context, tx pgx.Tx, pk int64, conversation string, nodes []strata.Node) error {
-	have := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		have[nodes[i].ID] = true
+func (t *tierTx) Above(ctx context.Context, sp span) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
+		t.pk, sp.Level, sp.First, sp.Last)
+	if err != nil {
+		return nil, err
 	}
-	parent := map[string]string{} // a child to look up -> a node over it
-	var want []string
-	for i := range nodes {
-		for _, c := range nodes[i].Children {
-			if _, ok := parent[c]; !ok && !have[c] {
-				parent[c] = nodes[i].ID
-				want = append(want, c)
-			}
-		}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tierTx) StoredNodes(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND id = ANY($2)`, t.pk, ids)
+	if err != nil {
+		return nil, err
 	}
-	if len(want) == 0 {
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
+	return t.s.restoreStubs(ctx, t.tx, t.namespace, t.conversation, t.pk, first, last)
+}
+
+// DropRestored rewrites the span's segments without its records, in the
+// transaction.
+func (t *tierTx) DropRestored(ctx context.Context, sp span) error {
+	return t.s.dropRecords(ctx, t.tx, t.namespace, t.conversation, t.pk, sp.Periods, sp.First, sp.Last)
+}
+
+func (t *tierTx) DropNodes(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, want)
-	if err != nil {
-		return err
-	}
-	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, id := range stored {
-		have[id] = true
-	}
-	for _, c := range want {
-		if !have[c] {
-			return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", parent[c], conversation, c)
-		}
-	}
-	return nil
+	_, err := t.tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1 AND id = ANY($2)`, t.pk, ids)
+	return err
 }

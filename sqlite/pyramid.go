@@ -653,15 +653,10 @@ func (s *Store) scrubSegment(ctx context.Context, key string, owned [][2]int64) 
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.NodeStore.
-//
-// A removed level-1 node beyond the hot tier gives its span back to the
-// rows first, as ResetPyramid does for every span: each warm or cold stub
-// of its seq range takes its whole turn back from the block or segment,
-// checked against its row, and cold turns go back into the full-text
-// index. Then the removed nodes are unindexed and deleted (their vectors
-// go with them, by the foreign key), and nodes are put as PutNodes puts
-// them. After the commit, if a cold span was restored, the conversation's
+// in one transaction; see strata.NodeStore and tiermove.ReplaceNodes.
+// The removed nodes are unindexed and deleted (their vectors go with
+// them, by the foreign key), and nodes are put as PutNodes puts them.
+// After the commit, if a cold span was restored, the conversation's
 // archive is cleaned of the records no span owns any more; a kill before
 // that leaves harmless records, as ResetPyramid explains.
 func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
@@ -675,143 +670,88 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		}
 		return fmt.Errorf("sqlite: replacing nodes of %q: %w", conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
+	t, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	var spans []span
-	for _, id := range ids {
-		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, pk, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
-		}
-		if err != nil {
-			return 0, fail(err)
-		}
-		spans = append(spans, sp)
+	defer t.tx.Rollback()
+	made, err := tiermove.ReplaceNodes(ctx, t, conversation, ids, nodes, func() (int, error) {
+		return putNodes(ctx, t.tx, s.text, namespace, t.pk, nodes, enc)
+	})
+	if err == nil {
+		err = t.tx.Commit()
 	}
-	if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
-		return 0, fail(err)
-	}
-	scrub := false
-	for _, sp := range spans {
-		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.ID, Level: sp.Level, Tier: tierName(sp.Tier)})
-		if err != nil {
-			return 0, err
-		}
-		if !restore {
-			continue
-		}
-		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.First, sp.Last); err != nil {
-			return 0, fail(fmt.Errorf("node %s: %w", sp.ID, err))
-		}
-		scrub = scrub || sp.Tier == tierCold
-	}
-	if err := s.dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
-		return 0, fail(err)
-	}
-	pyramidAt("replace-removed")
-	made := 0
-	if len(nodes) > 0 {
-		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
-			return 0, err
-		}
-		if made, err = putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
-			return 0, fail(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return 0, fail(err)
 	}
 	pyramidAt("replace-committed")
-	if scrub {
-		if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+	if t.scrub {
+		if err := s.scrubArchive(ctx, namespace, conversation, t.pk); err != nil {
 			return made, fmt.Errorf("sqlite: nodes of %q were replaced, but the archive segments of their spans were not cleaned (the next reset or replacement finishes it): %w", conversation, err)
 		}
 	}
 	return made, nil
 }
 
-// dropNodesByID unindexes and deletes the nodes ids of conversation pk,
-// which the caller has checked exist.
-// withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs) that
-// nodes does not put back (a node put back keeps its span and its id, so
-// its parents stand): a parent never stands over a removed child. Another process may have
-// closed a parent over a node after the caller read the pyramid.
-func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		seen[id] = true
+func (t *tierTx) Node(ctx context.Context, id string) (span, error) {
+	sp, err := scanSpan(t.tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, t.pk, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sp, tiermove.ErrNoRow
 	}
-	back := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		back[nodes[i].ID] = true
-	}
-	out := ids
-	for _, sp := range spans {
-		if back[sp.ID] {
-			continue
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
-			pk, sp.Level, sp.First, sp.Last)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if !seen[id] {
-				seen[id] = true
-				out = append(out[:len(out):len(out)], id)
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return sp, err
 }
 
-// checkChildren refuses, with ECONFLICT, a node whose child is neither in
-// nodes nor stored: another process replaced the child (a session or
-// period that reopened) after the caller read it, and the caller must read
-// the pyramid again rather than stand a parent over a span no child tiles.
-func checkChildren(ctx context.Context, tx *sql.Tx, pk int64, conversation string, nodes []strata.Node) error {
-	have := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		have[nodes[i].ID] = true
-	}
-	q, err := tx.PrepareContext(ctx, `SELECT 1 FROM nodes WHERE conversation = ? AND id = ?`)
+func (t *tierTx) Above(ctx context.Context, sp span) ([]string, error) {
+	return nodeIDs(ctx, t.tx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
+		t.pk, sp.Level, sp.First, sp.Last)
+}
+
+func (t *tierTx) StoredNodes(ctx context.Context, ids []string) ([]string, error) {
+	b, err := json.Marshal(ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer q.Close()
-	for i := range nodes {
-		for _, c := range nodes[i].Children {
-			if have[c] {
-				continue
-			}
-			var one int
-			err := q.QueryRowContext(ctx, pk, c).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", nodes[i].ID, conversation, c)
-			}
-			if err != nil {
-				return err
-			}
-			have[c] = true
+	return nodeIDs(ctx, t.tx, `SELECT id FROM nodes WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, t.pk, string(b))
+}
+
+// nodeIDs returns the ids the query q selects.
+func nodeIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
 		}
+		out = append(out, id)
 	}
+	return out, rows.Err()
+}
+
+func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
+	return t.s.restoreStubs(ctx, t.tx, t.namespace, t.conversation, t.pk, first, last)
+}
+
+// DropRestored leaves the records to scrubArchive, after the commit.
+func (t *tierTx) DropRestored(ctx context.Context, sp span) error {
+	t.scrub = true
 	return nil
 }
 
+func (t *tierTx) DropNodes(ctx context.Context, ids []string) error {
+	if err := t.s.dropNodesByID(ctx, t.tx, t.namespace, t.pk, ids); err != nil {
+		return err
+	}
+	pyramidAt("replace-removed")
+	return nil
+}
+
+// dropNodesByID unindexes and deletes the nodes ids of conversation pk,
+// which the caller has checked exist.
 func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {

@@ -214,6 +214,7 @@ type tierTx struct {
 	namespace, conversation string
 	pk                      int64
 	expired                 []span // spans whose records dropExpired removes after the commit
+	scrub                   bool   // whether scrubArchive runs after the commit
 }
 
 // beginTier begins a transaction of conversation on db for tiermove.
