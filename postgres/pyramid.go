@@ -289,59 +289,57 @@ func stubMismatch(r, c strata.Turn, tier int) string {
 }
 
 // ResetPyramid removes every node of the conversation and sets its
-// policy; see strata.NodeStore. One transaction, holding the
-// conversation's row lock, refuses if any span expired, brings every warm
-// and cold turn back into its row (checked against what the row kept, and
-// read back byte for byte; cold turns back into the full-text index),
-// deletes the nodes (their index entries and vectors go with them), sets
-// the policy, and deletes the conversation's archive segments, which no
-// span owns any more.
+// policy; see strata.NodeStore and tiermove.ResetPyramid. One
+// transaction, holding the conversation's row lock, does all of it,
+// deleting the nodes (their index entries and vectors go with them) and
+// the conversation's archive segments.
 func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
 	n := 0
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var id string
-		switch err := tx.QueryRow(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level = 1 AND tier = $2
-			ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
-		case err == nil:
-			return strata.Errorf(strata.ECONFLICT,
-				"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		var seq int64
-		switch err := tx.QueryRow(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND tier = $2 LIMIT 1`,
-			pk, tierExpired).Scan(&seq); {
-		case err == nil:
-			return strata.Errorf(strata.ECONFLICT,
-				"the pyramid of %q cannot be reset: turn %d expired, and only its span's summary is left", conversation, seq)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1`, pk)
-		if err != nil {
-			return err
-		}
-		n = int(tag.RowsAffected())
-		if _, err := tx.Exec(ctx, `UPDATE conversations SET policy = $1 WHERE pk = $2`, policy, pk); err != nil {
-			return err
-		}
-		if err := s.blobsIn(tx).DeletePrefix(ctx, archive.Prefix(namespace, conversation)); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1`, pk)
+	err := s.tierTx(ctx, namespace, conversation, true, func(t *tierTx) (err error) {
+		n, err = tiermove.ResetPyramid(ctx, t, conversation, policy)
 		return err
 	})
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("resetting the pyramid of %q", conversation), err)
 	}
 	return n, nil
+}
+
+func (t *tierTx) ExpiredNode(ctx context.Context) (string, error) {
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level = 1 AND tier = $2
+		ORDER BY first_seq LIMIT 1`, t.pk, tierExpired).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (t *tierTx) ExpiredTurn(ctx context.Context) (int64, bool, error) {
+	var seq int64
+	err := t.tx.QueryRow(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND tier = $2 LIMIT 1`, t.pk, tierExpired).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, err
+}
+
+func (t *tierTx) DropAllNodes(ctx context.Context) (int, error) {
+	tag, err := t.tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1`, t.pk)
+	return int(tag.RowsAffected()), err
+}
+
+func (t *tierTx) SetPolicy(ctx context.Context, policy string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE conversations SET policy = $1 WHERE pk = $2`, policy, t.pk)
+	return err
+}
+
+func (t *tierTx) DropArchive(ctx context.Context) error {
+	if err := t.s.blobsIn(t.tx).DeletePrefix(ctx, archive.Prefix(t.namespace, t.conversation)); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1`, t.pk)
+	return err
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,

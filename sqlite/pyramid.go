@@ -243,7 +243,7 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 const restoreBatch = 512
 
 // ResetPyramid removes every node of a conversation and sets its policy
-// name; see strata.NodeStore.
+// name; see strata.NodeStore and tiermove.ResetPyramid.
 //
 // One transaction, holding the write lock as Demote does, refuses if any
 // span expired, restores every warm and cold stub (the whole turn, from its
@@ -275,54 +275,65 @@ const restoreBatch = 512
 // The next ResetPyramid removes them (its cleanup removes every record no
 // cold span owns), and so would a Demote that ran scrubArchive.
 func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
-	fail := func(err error) (int, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return 0, err
+			return err
 		}
-		return 0, fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
+		return fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	t, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	var id string
-	switch err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
-		ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
-	case err == nil:
-		return 0, strata.Errorf(strata.ECONFLICT,
-			"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
-	case !errors.Is(err, sql.ErrNoRows):
-		return fail(err)
-	}
-	var seq int64
-	switch err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE conversation = ? AND tier = ? LIMIT 1`,
-		pk, tierExpired).Scan(&seq); {
-	case err == nil:
-		return 0, strata.Errorf(strata.ECONFLICT,
-			"the pyramid of %q cannot be reset: turn %d expired, and only its span's summary is left", conversation, seq)
-	case !errors.Is(err, sql.ErrNoRows):
-		return fail(err)
-	}
-	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
-		return fail(err)
-	}
-	n, err := s.dropNodes(ctx, tx, namespace, pk)
+	defer t.tx.Rollback()
+	n, err := tiermove.ResetPyramid(ctx, t, conversation, policy)
 	if err != nil {
-		return fail(err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET policy = ? WHERE pk = ?`, policy, pk); err != nil {
-		return fail(err)
+		return 0, fail(err)
 	}
 	pyramidAt("reset-restored")
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := t.tx.Commit(); err != nil {
+		return 0, fail(err)
 	}
 	pyramidAt("reset-committed")
-	if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+	if err := s.scrubArchive(ctx, namespace, conversation, t.pk); err != nil {
 		return n, fmt.Errorf("sqlite: the pyramid of %q was reset, but its archive segments were not cleaned (the next reset finishes it): %w", conversation, err)
 	}
 	return n, nil
+}
+
+func (t *tierTx) ExpiredNode(ctx context.Context) (string, error) {
+	var id string
+	err := t.tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
+		ORDER BY first_seq LIMIT 1`, t.pk, tierExpired).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (t *tierTx) ExpiredTurn(ctx context.Context) (int64, bool, error) {
+	var seq int64
+	err := t.tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE conversation = ? AND tier = ? LIMIT 1`, t.pk, tierExpired).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, err
+}
+
+func (t *tierTx) DropAllNodes(ctx context.Context) (int, error) {
+	return t.s.dropNodes(ctx, t.tx, t.namespace, t.pk)
+}
+
+func (t *tierTx) SetPolicy(ctx context.Context, policy string) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE conversations SET policy = ? WHERE pk = ?`, policy, t.pk)
+	return err
+}
+
+// DropArchive leaves the segments to scrubArchive, which ResetPyramid
+// runs after the commit.
+func (t *tierTx) DropArchive(ctx context.Context) error {
+	t.scrub = true
+	return nil
 }
 
 // restoreStubs brings every warm and cold turn of conversation pk whose
