@@ -76,9 +76,22 @@ func collectSpans(rows pgx.Rows) ([]span, error) {
 // their span) by the whole turns from the spans' warm blocks or archive
 // segments, and drops expired ones (spanfmt.Hydrate).
 func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	return s.hydrateStubs(ctx, tx, namespace, conversation, out, fmtStubs(stubs))
+}
+
+// hydrateStubs is hydrate over spanfmt's stubs.
+func (s *Store) hydrateStubs(ctx context.Context, tx pgx.Tx, namespace, conversation string, out []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
 	if len(stubs) == 0 {
 		return out, nil
 	}
+	return spanfmt.Hydrate(ctx, "postgres", s.segmentsIn(tx), namespace, conversation, out, stubs, func(pk int64) (spanfmt.Span, error) {
+		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
+		return spanfmt.Span{ID: sp.ID, First: sp.First, Last: sp.Last, Tier: sp.Tier, Block: sp.Block, Periods: sp.Periods}, err
+	})
+}
+
+// fmtStubs returns stubs as spanfmt's.
+func fmtStubs(stubs []stub) []spanfmt.Stub {
 	sts := make([]spanfmt.Stub, len(stubs))
 	for i, st := range stubs {
 		sts[i] = spanfmt.Stub{Index: st.index, Tier: st.tier, HasSpan: st.span != nil}
@@ -86,10 +99,7 @@ func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation 
 			sts[i].Span = *st.span
 		}
 	}
-	return spanfmt.Hydrate(ctx, "postgres", s.segmentsIn(tx), namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
-		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
-		return spanfmt.Span{ID: sp.ID, First: sp.First, Last: sp.Last, Tier: sp.Tier, Block: sp.Block, Periods: sp.Periods}, err
-	})
+	return sts
 }
 
 // loadSpans reads the level-1 nodes ids of conversation pk, in seq order:
