@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -101,7 +99,7 @@ func (t *tierTx) SetImportance(ctx context.Context, r spanRow, importance float6
 }
 
 func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
-	return restoreRows(ctx, t.tx, t.pk, []restore{{tier: r.Tier, turn: r.Turn}})
+	return restoreRows(ctx, t.tx, t.pk, []spanRow{r})
 }
 
 // Released has nothing to do: a cold turn keeps its rows in turn_index.
@@ -130,18 +128,12 @@ func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string,
 	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
 }
 
-// restore is a stub row of tier to be made whole again with turn.
-type restore struct {
-	tier int
-	turn strata.Turn
-}
-
 // restoreRows writes each whole turn into its row, a stub of its tier,
 // and makes it hot, in one round trip: each row must have recorded the
 // content size the turn has, and must read back as the turn. Turns that
 // were cold are indexed again, which is a no-op unless an earlier version
 // took them out of the full-text index (coldindex.go).
-func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
+func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []spanRow) error {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -151,7 +143,7 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 	var idxWords []string
 	for i := range rs {
 		r := &rs[i]
-		t := &r.turn
+		t := &r.Turn
 		e, err := encodeTurn(t, 0)
 		if err != nil {
 			return fmt.Errorf("turn %d: %w", t.Seq, err)
@@ -165,11 +157,11 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 			WHERE t.conversation = $11 AND t.seq = $12 AND t.tier = $13 AND t.size = $14
 			RETURNING `+turnCols,
 			tierHot, t.SessionLabel, t.Name, row.content, t.Model, e.toolCalls, e.toolResults, t.Importance,
-			e.tags, e.metadata, pk, t.Seq, r.tier, int64(len(t.Content)), int64(row.sum())).
+			e.tags, e.metadata, pk, t.Seq, r.Tier, int64(len(t.Content)), int64(row.sum())).
 			QueryRow(func(row pgx.Row) error {
 				back, err := scanTurn(row)
 				if errors.Is(err, pgx.ErrNoRows) {
-					return fmt.Errorf("turn %d: its row is not a %s stub of %d content bytes, as its copy is", t.Seq, tierName(r.tier), len(t.Content))
+					return fmt.Errorf("turn %d: its row is not a %s stub of %d content bytes, as its copy is", t.Seq, tierName(r.Tier), len(t.Content))
 				}
 				if err != nil {
 					return fmt.Errorf("turn %d: %w", t.Seq, err)
@@ -179,7 +171,7 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 				}
 				return nil
 			})
-		if r.tier == tierCold {
+		if r.Tier == tierCold {
 			for p, w := range e.index {
 				idxSeqs, idxParts, idxWords = append(idxSeqs, t.Seq), append(idxParts, int32(p)), append(idxWords, w)
 			}
@@ -189,77 +181,6 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 		b.Queue(indexTurnsAgain, pk, idxSeqs, idxParts, idxWords)
 	}
 	return tx.SendBatch(ctx, b).Close()
-}
-
-// restoreBatch is how many stubs restoreStubs restores per read of their
-// copies: segments shared by the batch's spans are read once.
-const restoreBatch = 512
-
-// restoreStubs brings every warm and cold turn of conversation pk whose
-// seq lies in from..to back into its row, batch by batch in seq order,
-// each checked against the fields its row kept.
-func (s *Store) restoreStubs(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk, from, to int64) error {
-	after := from - 1
-	if from == math.MinInt64 {
-		after = from
-	}
-	for {
-		rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-			WHERE t.conversation = $1 AND t.tier IN ($2, $3) AND t.seq > $4 AND t.seq <= $5 ORDER BY t.seq LIMIT $6`,
-			pk, tierWarm, tierCold, after, to, restoreBatch)
-		if err != nil {
-			return err
-		}
-		var turns []strata.Turn
-		var stubs []stub
-		for rows.Next() {
-			var st stub
-			t, err := scanTurn(rows, &st.tier, &st.span)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			st.index = len(turns)
-			stubs = append(stubs, st)
-			turns = append(turns, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(turns) == 0 {
-			break
-		}
-		rowsOf := slices.Clone(turns)
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
-		if err != nil {
-			return err
-		}
-		if len(whole) != len(stubs) {
-			return fmt.Errorf("%d of %d turns have no copy", len(stubs)-len(whole), len(stubs))
-		}
-		rs := make([]restore, len(whole))
-		for i, t := range whole {
-			st := stubs[i]
-			if d := stubMismatch(rowsOf[i], t, st.tier); d != "" {
-				return fmt.Errorf("turn %d: the %s copy does not match its row: %s", t.Seq, tierName(st.tier), d)
-			}
-			rs[i] = restore{tier: st.tier, turn: t}
-		}
-		if err := restoreRows(ctx, tx, pk, rs); err != nil {
-			return err
-		}
-		after = whole[len(whole)-1].Seq
-	}
-	var left int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM turns WHERE conversation = $1 AND tier <> $2 AND seq BETWEEN $3 AND $4`,
-		pk, tierHot, from, to).Scan(&left); err != nil {
-		return err
-	}
-	if left != 0 {
-		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
-	}
-	return nil
 }
 
 // stubMismatch returns how the copy c of a turn differs from its stub row
@@ -392,7 +313,54 @@ func (t *tierTx) StoredNodes(ctx context.Context, ids []string) ([]string, error
 }
 
 func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
-	return t.s.restoreStubs(ctx, t.tx, t.namespace, t.conversation, t.pk, first, last)
+	return tiermove.RestoreStubs(ctx, t, first, last)
+}
+
+func (t *tierTx) StubRows(ctx context.Context, after, to int64, limit int) ([]spanRow, []spanfmt.Stub, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.tier IN ($2, $3) AND t.seq > $4 AND t.seq <= $5 ORDER BY t.seq LIMIT $6`,
+		t.pk, tierWarm, tierCold, after, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out []spanRow
+	var stubs []stub
+	for rows.Next() {
+		st := stub{index: len(out)}
+		turn, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, spanRow{Tier: st.tier, Turn: turn})
+		stubs = append(stubs, st)
+	}
+	return out, fmtStubs(stubs), rows.Err()
+}
+
+func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
+	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
+}
+
+func (t *tierTx) Mismatch(r, c strata.Turn, tier int) string { return stubMismatch(r, c, tier) }
+
+func (t *tierTx) NodeName(ctx context.Context, pk int64) string {
+	var id string
+	if err := t.tx.QueryRow(ctx, `SELECT id FROM nodes WHERE pk = $1`, pk).Scan(&id); err != nil {
+		return fmt.Sprintf("node #%d", pk)
+	}
+	return "node " + id
+}
+
+func (t *tierTx) RestoreRows(ctx context.Context, rows []spanRow, _ []spanfmt.Stub) error {
+	return restoreRows(ctx, t.tx, t.pk, rows)
+}
+
+func (t *tierTx) Stubs(ctx context.Context, first, last int64) (int64, error) {
+	var n int64
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM turns WHERE conversation = $1 AND tier <> $2 AND seq BETWEEN $3 AND $4`,
+		t.pk, tierHot, first, last).Scan(&n)
+	return n, err
 }
 
 // DropRestored rewrites the span's segments without its records, in the

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -238,10 +237,6 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	return nil
 }
 
-// restoreBatch is how many stubs ResetPyramid restores per read of their
-// copies: segments shared by the batch's spans are read once.
-const restoreBatch = 512
-
 // ResetPyramid removes every node of a conversation and sets its policy
 // name; see strata.NodeStore and tiermove.ResetPyramid.
 //
@@ -333,87 +328,6 @@ func (t *tierTx) SetPolicy(ctx context.Context, policy string) error {
 // runs after the commit.
 func (t *tierTx) DropArchive(ctx context.Context) error {
 	t.scrub = true
-	return nil
-}
-
-// restoreStubs brings every warm and cold turn of conversation pk whose
-// seq lies in from..to back into its row, batch by batch in seq order.
-func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk, from, to int64) error {
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	sc := scope(pk, namespace)
-	after := from - 1
-	if from == math.MinInt64 {
-		after = from
-	}
-	unindexed := map[int64]bool{} // by cold span: listed in cold_unindexed
-	for {
-		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierWarm, tierCold, after, to, restoreBatch)
-		if err != nil {
-			return err
-		}
-		if len(turns) == 0 {
-			break
-		}
-		rowsOf := slices.Clone(turns)
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
-		if err != nil {
-			return err
-		}
-		if len(whole) != len(stubs) {
-			return fmt.Errorf("%d of %d turns have no copy", len(stubs)-len(whole), len(stubs))
-		}
-		for i, t := range whole {
-			st := stubs[i]
-			if d := stubMismatch(rowsOf[i], t, st.tier); d != "" {
-				return fmt.Errorf("turn %d: the %s copy of %s does not match its row: %s",
-					t.Seq, tierName(st.tier), nodeName(ctx, tx, st.span.Int64), d)
-			}
-			if err := restoreRow(ctx, tx, pks[i], st.tier, t); err != nil {
-				return fmt.Errorf("%s: %w", nodeName(ctx, tx, st.span.Int64), err)
-			}
-		}
-		// Index changes after the rows, so that FTS5 flushes once per
-		// batch: only cold rows an earlier version left out of the index
-		// go back in (coldfts.go).
-		for _, st := range stubs {
-			if st.tier == tierCold {
-				if _, seen := unindexed[st.span.Int64]; !seen {
-					ok, err := coldIndexed(ctx, tx, st.span.Int64)
-					if err != nil {
-						return err
-					}
-					unindexed[st.span.Int64] = !ok
-				}
-			}
-		}
-		for i, t := range whole {
-			if stubs[i].tier == tierCold && unindexed[stubs[i].span.Int64] {
-				if _, err := ins.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
-					return fmt.Errorf("indexing turn %d: %w", t.Seq, err)
-				}
-			}
-		}
-		after = whole[len(whole)-1].Seq
-	}
-	for span, listed := range unindexed {
-		if listed {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, span); err != nil {
-				return err
-			}
-		}
-	}
-	var left int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,
-		pk, tierHot, from, to).Scan(&left); err != nil {
-		return err
-	}
-	if left != 0 {
-		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
-	}
 	return nil
 }
 
@@ -743,8 +657,85 @@ func nodeIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, 
 	return out, rows.Err()
 }
 
+// RestoreStubs runs tiermove.RestoreStubs, then takes the cold spans
+// whose turns it put back into turns_fts off the list of those an
+// earlier version left unindexed (coldfts.go).
 func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
-	return t.s.restoreStubs(ctx, t.tx, t.namespace, t.conversation, t.pk, first, last)
+	t.unindexed = map[int64]bool{}
+	if err := tiermove.RestoreStubs(ctx, t, first, last); err != nil {
+		return err
+	}
+	for span, listed := range t.unindexed {
+		if listed {
+			if _, err := t.tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, span); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tierTx) StubRows(ctx context.Context, after, to int64, limit int) ([]spanRow, []spanfmt.Stub, error) {
+	turns, stubs, pks, err := rowBatch(ctx, t.tx, t.pk, tierWarm, tierCold, after, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]spanRow, len(turns))
+	for i := range turns {
+		rows[i] = spanRow{Key: pks[i], Tier: stubs[i].tier, Turn: turns[i]}
+	}
+	return rows, fmtStubs(stubs), nil
+}
+
+func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
+	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
+}
+
+func (t *tierTx) Mismatch(r, c strata.Turn, tier int) string { return stubMismatch(r, c, tier) }
+
+func (t *tierTx) NodeName(ctx context.Context, pk int64) string { return nodeName(ctx, t.tx, pk) }
+
+// RestoreRows restores row by row, then indexes the batch's cold turns
+// whose span an earlier version left out of turns_fts, so that FTS5
+// flushes once per batch.
+func (t *tierTx) RestoreRows(ctx context.Context, rows []spanRow, stubs []spanfmt.Stub) error {
+	for i, r := range rows {
+		if err := restoreRow(ctx, t.tx, r.Key, r.Tier, r.Turn); err != nil {
+			return fmt.Errorf("%s: %w", nodeName(ctx, t.tx, stubs[i].Span), err)
+		}
+	}
+	for _, st := range stubs {
+		if st.Tier == tierCold {
+			if _, seen := t.unindexed[st.Span]; !seen {
+				ok, err := coldIndexed(ctx, t.tx, st.Span)
+				if err != nil {
+					return err
+				}
+				t.unindexed[st.Span] = !ok
+			}
+		}
+	}
+	ins, err := t.tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	sc := scope(t.pk, t.namespace)
+	for i, r := range rows {
+		if r.Tier == tierCold && t.unindexed[stubs[i].Span] {
+			if _, err := ins.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+				return fmt.Errorf("indexing turn %d: %w", r.Turn.Seq, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tierTx) Stubs(ctx context.Context, first, last int64) (int64, error) {
+	var n int64
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,
+		t.pk, tierHot, first, last).Scan(&n)
+	return n, err
 }
 
 // DropRestored leaves the records to scrubArchive, after the commit.

@@ -223,8 +223,9 @@ type tierTx struct {
 	tx                      *sql.Tx
 	namespace, conversation string
 	pk                      int64
-	expired                 []span // spans whose records dropExpired removes after the commit
-	scrub                   bool   // whether scrubArchive runs after the commit
+	expired                 []span         // spans whose records dropExpired removes after the commit
+	scrub                   bool           // whether scrubArchive runs after the commit
+	unindexed               map[int64]bool // by cold span restored: whether cold_unindexed lists it
 }
 
 // beginTier begins a transaction of conversation on db for tiermove.
