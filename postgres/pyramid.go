@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -183,32 +182,6 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []spanRow) error {
 	return tx.SendBatch(ctx, b).Close()
 }
 
-// stubMismatch returns how the copy c of a turn differs from its stub row
-// r in the fields the row keeps (a cold row also gave up its speaker name
-// and session label), or "".
-func stubMismatch(r, c strata.Turn, tier int) string {
-	var d []string
-	if r.ExtID != c.ExtID {
-		d = append(d, fmt.Sprintf("ext_id %q, row %q", c.ExtID, r.ExtID))
-	}
-	if r.Role != c.Role {
-		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
-	}
-	if r.Session != c.Session {
-		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
-	}
-	if !r.Time.Equal(c.Time) {
-		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
-	}
-	if r.Tokens != c.Tokens {
-		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
-	}
-	if tier == tierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
-		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
-	}
-	return strings.Join(d, "; ")
-}
-
 // ResetPyramid removes every node of the conversation and sets its
 // policy; see strata.NodeStore and tiermove.ResetPyramid. One
 // transaction, holding the conversation's row lock, does all of it,
@@ -342,7 +315,8 @@ func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanf
 	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
 }
 
-func (t *tierTx) Mismatch(r, c strata.Turn, tier int) string { return stubMismatch(r, c, tier) }
+// Kept: a stub row keeps its ext_id and its role.
+func (t *tierTx) Kept() tiermove.Kept { return tiermove.Kept{ExtID: true, ColdRole: true} }
 
 func (t *tierTx) NodeName(ctx context.Context, pk int64) string {
 	var id string

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
@@ -363,30 +362,6 @@ func rowBatch(ctx context.Context, tx *sql.Tx, pk int64, a, b int, after, to int
 	return turns, stubs, pks, rows.Err()
 }
 
-// stubMismatch returns how the copy c of a turn differs from its stub row
-// r in the fields the row keeps (a cold row also gave up its speaker name
-// and session label, and, when this version made it cold, its role), or
-// "".
-func stubMismatch(r, c strata.Turn, tier int) string {
-	var d []string
-	if r.Role != c.Role && !(tier == tierCold && r.Role == "") {
-		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
-	}
-	if r.Session != c.Session {
-		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
-	}
-	if !r.Time.Equal(c.Time) {
-		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
-	}
-	if r.Tokens != c.Tokens {
-		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
-	}
-	if tier == tierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
-		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
-	}
-	return strings.Join(d, "; ")
-}
-
 // nodeName names the node of row key pk for an error message.
 func nodeName(ctx context.Context, q querier, pk int64) string {
 	var id string
@@ -691,7 +666,8 @@ func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanf
 	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
 }
 
-func (t *tierTx) Mismatch(r, c strata.Turn, tier int) string { return stubMismatch(r, c, tier) }
+// Kept: a cold row of this version leaves its role to its segment.
+func (t *tierTx) Kept() tiermove.Kept { return tiermove.Kept{} }
 
 func (t *tierTx) NodeName(ctx context.Context, pk int64) string { return nodeName(ctx, t.tx, pk) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/internal/spanfmt"
@@ -19,9 +20,8 @@ type StubTx interface {
 	// FromCopies returns the whole turns of the stubs of ts from their
 	// spans' copies, in order, dropping expired ones (spanfmt.Hydrate).
 	FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error)
-	// Mismatch says how the copy c of a turn differs from its stub row r
-	// of tier in the fields the row keeps, or "".
-	Mismatch(r, c strata.Turn, tier int) string
+	// Kept says which fields the store's stub rows keep.
+	Kept() Kept
 	// NodeName names the node of key pk in a message.
 	NodeName(ctx context.Context, pk int64) string
 	// RestoreRows writes each whole turn rows[i].Turn into its row, a
@@ -67,7 +67,7 @@ func RestoreStubs(ctx context.Context, tx StubTx, first, last int64) error {
 			return fmt.Errorf("%d of %d turns have no copy", len(rows)-len(whole), len(rows))
 		}
 		for i, t := range whole {
-			if d := tx.Mismatch(rows[i].Turn, t, rows[i].Tier); d != "" {
+			if d := stubMismatch(rows[i].Turn, t, rows[i].Tier, tx.Kept()); d != "" {
 				return fmt.Errorf("turn %d: the %s copy of %s does not match its row: %s",
 					t.Seq, spanfmt.TierName(rows[i].Tier), tx.NodeName(ctx, stubs[i].Span), d)
 			}
@@ -86,4 +86,38 @@ func RestoreStubs(ctx context.Context, tx StubTx, first, last int64) error {
 		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
 	}
 	return nil
+}
+
+// Kept says which fields a store's stub rows keep, besides those every
+// store's keep: the session, time and tokens, the role (of a warm row,
+// and of a cold one unless ColdRole is false), and a warm row's speaker
+// name and session label.
+type Kept struct {
+	ExtID    bool // the ext_id
+	ColdRole bool // the role of a cold row; if false, a cold row may have left it to its segment (its role is "")
+}
+
+// stubMismatch returns how the copy c of a turn differs from its stub
+// row r of tier in the fields the row keeps, or "".
+func stubMismatch(r, c strata.Turn, tier int, kept Kept) string {
+	var d []string
+	if kept.ExtID && r.ExtID != c.ExtID {
+		d = append(d, fmt.Sprintf("ext_id %q, row %q", c.ExtID, r.ExtID))
+	}
+	if r.Role != c.Role && (kept.ColdRole || tier != spanfmt.TierCold || r.Role != "") {
+		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
+	}
+	if r.Session != c.Session {
+		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
+	}
+	if !r.Time.Equal(c.Time) {
+		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
+	}
+	if r.Tokens != c.Tokens {
+		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
+	}
+	if tier == spanfmt.TierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
+		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
+	}
+	return strings.Join(d, "; ")
 }
