@@ -59,8 +59,15 @@ func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error
 	return r, sp, err
 }
 
-func (t *tierTx) CoveringSpan(ctx context.Context, seq int64) (*span, error) {
-	return coveringSpan(ctx, t.tx, t.pk, t.conversation, seq)
+func (t *tierTx) SpansAt(ctx context.Context, seq int64) ([]span, error) {
+	// Literals, so that the partial index nodes_tiered applies.
+	rows, err := t.tx.Query(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = $1 AND level = 1 AND tier > 0 AND first_seq <= $2 AND last_seq >= $2
+		ORDER BY first_seq`, t.pk, seq)
+	if err != nil {
+		return nil, err
+	}
+	return collectSpans(rows)
 }
 
 func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
@@ -103,29 +110,6 @@ func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
 
 // Released has nothing to do: a cold turn keeps its rows in turn_index.
 func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error { return nil }
-
-// coveringSpan returns the level-1 node beyond the hot tier whose span
-// holds seq, or nil if there is none.
-func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string, seq int64) (*span, error) {
-	// Literals, so that the partial index nodes_tiered applies.
-	rows, err := tx.Query(ctx, `SELECT `+spanCols+` FROM nodes
-		WHERE conversation = $1 AND level = 1 AND tier > 0 AND first_seq <= $2 AND last_seq >= $2
-		ORDER BY first_seq`, pk, seq)
-	if err != nil {
-		return nil, err
-	}
-	out, err := collectSpans(rows)
-	if err != nil {
-		return nil, err
-	}
-	switch len(out) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &out[0], nil
-	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
-}
 
 // restoreRows writes each whole turn into its row, a stub of its tier,
 // and makes it hot, in one round trip: each row must have recorded the

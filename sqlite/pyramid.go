@@ -94,8 +94,23 @@ func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error
 	return r, &sp.Int64, err
 }
 
-func (t *tierTx) CoveringSpan(ctx context.Context, seq int64) (*span, error) {
-	return coveringSpan(ctx, t.tx, t.pk, t.conversation, seq)
+func (t *tierTx) SpansAt(ctx context.Context, seq int64) ([]span, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = ? AND level = 1 AND tier > ? AND first_seq <= ? AND last_seq >= ?
+		ORDER BY first_seq`, t.pk, tierHot, seq, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []span
+	for rows.Next() {
+		sp, err := scanSpan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, rows.Err()
 }
 
 func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
@@ -168,36 +183,6 @@ func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error {
 		return fmt.Errorf("unindexing the turn: %w", err)
 	}
 	return nil
-}
-
-// coveringSpan returns the level-1 node beyond the hot tier whose span
-// holds seq, or nil if there is none.
-func coveringSpan(ctx context.Context, q querier, pk int64, conversation string, seq int64) (*span, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
-		WHERE conversation = ? AND level = 1 AND tier > ? AND first_seq <= ? AND last_seq >= ?
-		ORDER BY first_seq`, pk, tierHot, seq, seq)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []span
-	for rows.Next() {
-		sp, err := scanSpan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sp)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	switch len(out) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &out[0], nil
-	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
 }
 
 // restoreRow writes the whole turn t into the row rowPK, a stub of tier

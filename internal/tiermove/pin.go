@@ -23,9 +23,9 @@ type PinTx interface {
 	// no content) and the key of the node its stub points at (nil if
 	// none); ErrNoRow if there is no such row.
 	TurnRow(ctx context.Context, seq int64) (Row, *int64, error)
-	// CoveringSpan returns the level-1 node beyond the hot tier whose
-	// span holds seq, or nil.
-	CoveringSpan(ctx context.Context, seq int64) (*Span, error)
+	// SpansAt returns the level-1 nodes beyond the hot tier whose span
+	// holds seq, in seq order.
+	SpansAt(ctx context.Context, seq int64) ([]Span, error)
 	// Span returns the node of key pk.
 	Span(ctx context.Context, pk int64) (Span, error)
 	// FromCopy returns the whole turn of the stub row from the copy of
@@ -81,7 +81,7 @@ func SetImportance(ctx context.Context, tx PinTx, conversation string, seq int64
 	var sp *Span
 	switch row.Tier {
 	case spanfmt.TierHot:
-		if sp, err = tx.CoveringSpan(ctx, seq); err != nil {
+		if sp, err = coveringSpan(ctx, tx, conversation, seq); err != nil {
 			return strata.Turn{}, err
 		}
 	case spanfmt.TierWarm, spanfmt.TierCold:
@@ -143,6 +143,22 @@ func SetImportance(ctx context.Context, tx PinTx, conversation string, seq int64
 		return strata.Turn{}, err
 	}
 	return row.Turn, nil
+}
+
+// coveringSpan returns the level-1 node beyond the hot tier whose span
+// holds seq, or nil if there is none.
+func coveringSpan(ctx context.Context, tx PinTx, conversation string, seq int64) (*Span, error) {
+	out, err := tx.SpansAt(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	switch len(out) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &out[0], nil
+	}
+	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].ID, out[1].ID)
 }
 
 // release writes row's turn into the copy of sp, with its new importance,
