@@ -213,13 +213,23 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 }
 
 // tierTx is a transaction of one conversation as package tiermove drives
-// it.
+// it: its exported methods are the primitives tiermove's interfaces
+// (DemoteTx, ExpireTx, PinTx, PyramidTx, ResetTx, StubTx) document.
 type tierTx struct {
 	s                       *Store
 	tx                      pgx.Tx
 	namespace, conversation string
 	pk                      int64
 }
+
+var (
+	_ tiermove.DemoteTx  = (*tierTx)(nil)
+	_ tiermove.ExpireTx  = (*tierTx)(nil)
+	_ tiermove.PinTx     = (*tierTx)(nil)
+	_ tiermove.PyramidTx = (*tierTx)(nil)
+	_ tiermove.ResetTx   = (*tierTx)(nil)
+	_ tiermove.StubTx    = (*tierTx)(nil)
+)
 
 // tierTx runs fn in a transaction of conversation, holding its row lock
 // if lock.

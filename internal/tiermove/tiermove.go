@@ -25,10 +25,25 @@
 //     none reads them; the next Demote of that span rewrites them in
 //     place, and the store's archive scrub removes the rest.
 //
-// Removing records (Expire) follows the same rule the other way round:
-// the span stops naming its records' turns before they leave the
-// segments, through Tx.DropRecords, which postgres carries out in the
-// transaction and sqlite after it commits.
+// SetImportance writes a turn's record the same way, before the commit
+// (a kill between leaves a record its row does not read).
+//
+// Removing records follows the same rule the other way round: the rows
+// and nodes stop needing them first, and the records leave the segments
+// after, through ExpireTx.DropRecords (Expire), PyramidTx.DropRestored
+// (ReplaceNodes) and ResetTx.DropArchive (ResetPyramid). postgres carries
+// them out in the transaction; sqlite after it commits, under its write
+// lock, since until then the files must still hold what the rows of the
+// uncommitted state would read.
+//
+// # The algorithms
+//
+// Demote (to warm or cold), Expire, SetImportance, ReplaceNodes (with
+// withAncestors and checkChildren), ResetPyramid, and RestoreStubs, the
+// way back from a span's copy into the rows that the last two share. The
+// rules they apply that are not about storage (which pin move, which
+// node may be removed) are the root package's: strata.DecidePin,
+// strata.CheckNodeRemoval.
 package tiermove
 
 import "github.com/strata-memory/strata"
