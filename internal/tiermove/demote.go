@@ -61,19 +61,14 @@ func CheckDemote(conversation string, to strata.Tier, at time.Time) error {
 // slimmed; the turns keep their full-text entries (cold moves a turn's
 // content, never its findability).
 func Demote(ctx context.Context, tx DemoteTx, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
-	moves := []strata.Move{}
 	if len(ids) == 0 {
-		return moves, nil
+		return []strata.Move{}, nil
 	}
 	spans, err := tx.Spans(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	code := spanfmt.TierCode(to)
-	type moving struct {
-		sp   Span
-		rows []Row
-	}
 	var work []moving
 	for _, sp := range spans {
 		if sp.Tier >= code {
@@ -85,65 +80,89 @@ func Demote(ctx context.Context, tx DemoteTx, ids []string, to strata.Tier, at t
 		}
 		work = append(work, moving{sp, rows})
 	}
-	move := func(m moving) strata.Move {
-		mv := strata.Move{NodeID: m.sp.ID, FirstSeq: m.sp.First, LastSeq: m.sp.Last, From: spanfmt.TierName(m.sp.Tier), To: to}
-		for _, r := range m.rows {
-			if r.Tier < code && !r.Turn.Pinned() {
-				mv.Turns++
-				mv.Bytes += int64(len(r.Turn.Content))
-			}
-		}
-		return mv
-	}
-
 	if to == strata.TierWarm {
-		for _, m := range work {
-			turns := make([]strata.Turn, len(m.rows))
-			for i, r := range m.rows {
-				turns[i] = r.Turn
-			}
-			block, err := spanfmt.EncodeBlock(turns)
-			if err != nil {
-				return nil, fmt.Errorf("packing node %s: %w", m.sp.ID, err)
-			}
-			if err := spanfmt.CheckBlock(block, turns); err != nil {
-				return nil, fmt.Errorf("checking the block of node %s: %w", m.sp.ID, err)
-			}
-			if err := tx.SetWarm(ctx, m.sp, block); err != nil {
-				return nil, err
-			}
-			if _, err := tx.Slim(ctx, m.sp, spanfmt.TierWarm, m.sp.First, m.sp.Last); err != nil {
-				return nil, err
-			}
-			moves = append(moves, move(m))
-		}
-		return moves, nil
+		err = demoteWarm(ctx, tx, work)
+	} else {
+		err = demoteCold(ctx, tx, work, at)
 	}
+	if err != nil {
+		return nil, err
+	}
+	moves := make([]strata.Move, len(work))
+	for i, m := range work {
+		moves[i] = m.move(to)
+	}
+	return moves, nil
+}
 
-	// Cold: the segments first, one per month the spans' turns lie in, or
-	// per day in a month whose segment is full.
+// moving is a span on its way to another tier, with its turns.
+type moving struct {
+	sp   Span
+	rows []Row
+}
+
+// move reports m, moved to tier to: its unpinned turns below to count.
+func (m moving) move(to strata.Tier) strata.Move {
+	code := spanfmt.TierCode(to)
+	mv := strata.Move{NodeID: m.sp.ID, FirstSeq: m.sp.First, LastSeq: m.sp.Last, From: spanfmt.TierName(m.sp.Tier), To: to}
+	for _, r := range m.rows {
+		if r.Tier < code && !r.Turn.Pinned() {
+			mv.Turns++
+			mv.Bytes += int64(len(r.Turn.Content))
+		}
+	}
+	return mv
+}
+
+// demoteWarm packs each span's turns into a block, checks it by decoding
+// it, stores it on the node and slims the rows.
+func demoteWarm(ctx context.Context, tx DemoteTx, work []moving) error {
+	for _, m := range work {
+		turns := make([]strata.Turn, len(m.rows))
+		for i, r := range m.rows {
+			turns[i] = r.Turn
+		}
+		block, err := spanfmt.EncodeBlock(turns)
+		if err != nil {
+			return fmt.Errorf("packing node %s: %w", m.sp.ID, err)
+		}
+		if err := spanfmt.CheckBlock(block, turns); err != nil {
+			return fmt.Errorf("checking the block of node %s: %w", m.sp.ID, err)
+		}
+		if err := tx.SetWarm(ctx, m.sp, block); err != nil {
+			return err
+		}
+		if _, err := tx.Slim(ctx, m.sp, spanfmt.TierWarm, m.sp.First, m.sp.Last); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoteCold writes the segments first, one per month the spans' turns
+// lie in, or per day in a month whose segment is full; then points the
+// nodes at them and slims the rows.
+func demoteCold(ctx context.Context, tx DemoteTx, work []moving, at time.Time) error {
 	cold := spanfmt.ColdMove{Size: func(period string) (int64, error) { return tx.SegmentBytes(ctx, period) }}
 	for i, m := range work {
 		for _, r := range m.rows {
 			if err := cold.Add(i, &r.Turn); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	for _, p := range cold.Periods() {
 		if err := tx.MergeRecords(ctx, p, cold.Records[p]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	// Then point the nodes at them and drop the old copies.
 	for i, m := range work {
 		if err := tx.SetCold(ctx, m.sp, cold.SpanPeriods(i), at); err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := tx.Slim(ctx, m.sp, spanfmt.TierCold, m.sp.First, m.sp.Last); err != nil {
-			return nil, err
+			return err
 		}
-		moves = append(moves, move(m))
 	}
-	return moves, nil
+	return nil
 }
