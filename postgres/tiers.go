@@ -213,8 +213,8 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 }
 
 // tierTx is a transaction of one conversation as package tiermove drives
-// it: its exported methods are the primitives tiermove's interfaces
-// (DemoteTx, ExpireTx, PinTx, PyramidTx, ResetTx, StubTx) document.
+// it: its exported methods are the primitives of tiermove.Tx, documented
+// there.
 type tierTx struct {
 	s                       *Store
 	tx                      pgx.Tx
@@ -222,14 +222,7 @@ type tierTx struct {
 	pk                      int64
 }
 
-var (
-	_ tiermove.DemoteTx  = (*tierTx)(nil)
-	_ tiermove.ExpireTx  = (*tierTx)(nil)
-	_ tiermove.PinTx     = (*tierTx)(nil)
-	_ tiermove.PyramidTx = (*tierTx)(nil)
-	_ tiermove.ResetTx   = (*tierTx)(nil)
-	_ tiermove.StubTx    = (*tierTx)(nil)
-)
+var _ tiermove.Tx = (*tierTx)(nil)
 
 // tierTx runs fn in a transaction of conversation, holding its row lock
 // if lock.

@@ -217,8 +217,8 @@ func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids 
 }
 
 // tierTx is a transaction of one conversation as package tiermove drives
-// it: its exported methods are the primitives tiermove's interfaces
-// (DemoteTx, ExpireTx, PinTx, PyramidTx, ResetTx, StubTx) document.
+// it: its exported methods are the primitives of tiermove.Tx, documented
+// there.
 type tierTx struct {
 	s                       *Store
 	tx                      *sql.Tx
@@ -229,14 +229,7 @@ type tierTx struct {
 	unindexed               map[int64]bool // by cold span restored: whether cold_unindexed lists it
 }
 
-var (
-	_ tiermove.DemoteTx  = (*tierTx)(nil)
-	_ tiermove.ExpireTx  = (*tierTx)(nil)
-	_ tiermove.PinTx     = (*tierTx)(nil)
-	_ tiermove.PyramidTx = (*tierTx)(nil)
-	_ tiermove.ResetTx   = (*tierTx)(nil)
-	_ tiermove.StubTx    = (*tierTx)(nil)
-)
+var _ tiermove.Tx = (*tierTx)(nil)
 
 // beginTier begins a transaction of conversation on db for tiermove.
 func (s *Store) beginTier(ctx context.Context, db *sql.DB, namespace, conversation string, wrap func(error) error) (*tierTx, error) {

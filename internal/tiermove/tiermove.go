@@ -65,3 +65,14 @@ type Row struct {
 	Tier int
 	Turn strata.Turn
 }
+
+// Tx is every primitive of the package: what a store implements once, on
+// the value it binds to a transaction, to run every algorithm.
+type Tx interface {
+	DemoteTx
+	ExpireTx
+	PinTx
+	PyramidTx
+	ResetTx
+	StubTx
+}
