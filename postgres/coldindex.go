@@ -83,7 +83,7 @@ func (s *Store) indexColdNode(ctx context.Context, node int64) error {
 		if err != nil {
 			return err
 		}
-		if sp.tier == tierCold {
+		if sp.Tier == tierCold {
 			rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
 			if err != nil {
 				return errUnreadable
@@ -92,11 +92,11 @@ func (s *Store) indexColdNode(ctx context.Context, node int64) error {
 			var idxParts []int32
 			var idxWords []string
 			for _, r := range rows {
-				if r.tier != tierCold {
+				if r.Tier != tierCold {
 					continue
 				}
-				for p, w := range indexParts(r.turn.Text()) {
-					idxSeqs, idxParts, idxWords = append(idxSeqs, r.turn.Seq), append(idxParts, int32(p)), append(idxWords, w)
+				for p, w := range indexParts(r.Turn.Text()) {
+					idxSeqs, idxParts, idxWords = append(idxSeqs, r.Turn.Seq), append(idxParts, int32(p)), append(idxWords, w)
 				}
 			}
 			if len(idxSeqs) > 0 {

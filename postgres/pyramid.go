@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -32,126 +29,17 @@ import (
 // stub takes the whole turn, importance included, from the copy.
 
 // SetImportance sets the importance of one turn and returns it, whole;
-// see strata.TurnStore.
-//
-// A row that holds its content (hot, or pinned in any tier) and stays
-// pinned, or lies in no warm or cold span, only changes its importance.
-// One that stops being pinned in a warm or cold span first writes itself,
-// with its new importance, into the span's copy (the warm block rewritten
-// and checked, or the record merged into its segment and read back), then
-// leaves its row slim, as Demote leaves it (a cold row also leaves the
-// full-text index). A stub that becomes pinned takes its whole turn back
-// from the copy into its row (and into the full-text index if it was
-// cold). A stub that stays unpinned has its copy rewritten with
-// the new importance. A stub of an expired span, or unpinning a turn of
-// an expired span, is ECONFLICT.
+// see strata.TurnStore and tiermove.SetImportance, which this runs in one
+// transaction holding the conversation's row lock. Cold turns keep their
+// rows in turn_index whatever their importance (coldindex.go).
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
-	if math.IsNaN(importance) || importance < 0 || importance > 1 {
-		return strata.Turn{}, strata.Errorf(strata.EINVALID, "importance %v of turn %d is outside 0..1", importance, seq)
+	if err := strata.CheckImportance(seq, importance); err != nil {
+		return strata.Turn{}, err
 	}
 	var t strata.Turn
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var st stub
-		t, err = scanTurn(tx.QueryRow(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-			WHERE t.conversation = $1 AND t.seq = $2`, pk, seq), &st.tier, &st.span)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
-		}
-		if err != nil {
-			return err
-		}
-		pinned := importance >= strata.PinnedImportance
-		setImportance := func() error {
-			_, err := tx.Exec(ctx, `UPDATE turns SET importance = $1 WHERE conversation = $2 AND seq = $3`, importance, pk, seq)
-			return err
-		}
-
-		switch st.tier {
-		case tierExpired:
-			return strata.Errorf(strata.ECONFLICT, "turn %d of %q expired: only its span's summary is left", seq, conversation)
-
-		case tierHot:
-			sp, err := coveringSpan(ctx, tx, pk, conversation, seq)
-			if err != nil {
-				return err
-			}
-			t.Importance = importance
-			unpinning := sp != nil && !pinned && (sp.tier == tierWarm || sp.tier == tierCold)
-			if sp != nil && !pinned && sp.tier == tierExpired {
-				return strata.Errorf(strata.ECONFLICT,
-					"turn %d of %q cannot be unpinned: its span (node %s) expired, so its row holds the only copy of it",
-					seq, conversation, sp.id)
-			}
-			if unpinning {
-				if sp.tier == tierWarm {
-					err = rewriteBlock(ctx, tx, *sp, t)
-				} else {
-					err = s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if err := setImportance(); err != nil {
-				return err
-			}
-			if unpinning {
-				seqs, err := slimRows(ctx, tx, sp.tier, sp.pk, pk, seq, seq)
-				if err != nil {
-					return err
-				}
-				if len(seqs) != 1 {
-					return fmt.Errorf("slimming the row: %d rows changed", len(seqs))
-				}
-			}
-
-		default: // a stub: its content is in the copy of its span
-			if st.span == nil {
-				return fmt.Errorf("%s row with no span", tierName(st.tier))
-			}
-			sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, *st.span))
-			if err != nil {
-				return fmt.Errorf("span of the row: %w", err)
-			}
-			if sp.tier != st.tier {
-				return fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), sp.id, tierName(sp.tier))
-			}
-			whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
-			if err != nil {
-				return err
-			}
-			if len(whole) != 1 {
-				return fmt.Errorf("node %s holds no copy of the turn", sp.id)
-			}
-			t = whole[0]
-			old := t.Importance
-			t.Importance = importance
-			switch {
-			case pinned:
-				if err := restoreRows(ctx, tx, pk, []restore{{tier: st.tier, turn: t}}); err != nil {
-					return fmt.Errorf("node %s: %w", sp.id, err)
-				}
-			case old != importance:
-				if st.tier == tierWarm {
-					err = rewriteBlock(ctx, tx, sp, t)
-				} else {
-					err = s.archiveTurn(ctx, tx, namespace, conversation, pk, sp, t)
-				}
-				if err != nil {
-					return err
-				}
-				fallthrough
-			default:
-				if err := setImportance(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	err := s.tierTx(ctx, namespace, conversation, true, func(tx *tierTx) (err error) {
+		t, err = tiermove.SetImportance(ctx, tx, conversation, seq, importance)
+		return err
 	})
 	if err != nil {
 		return strata.Turn{}, wrap(fmt.Sprintf("setting the importance of turn %d of %q", seq, conversation), err)
@@ -159,107 +47,76 @@ func (s *Store) SetImportance(ctx context.Context, namespace, conversation strin
 	return t, nil
 }
 
-// coveringSpan returns the level-1 node beyond the hot tier whose span
-// holds seq, or nil if there is none.
-func coveringSpan(ctx context.Context, tx pgx.Tx, pk int64, conversation string, seq int64) (*span, error) {
-	// Literals, so that the partial index nodes_tiered applies.
-	rows, err := tx.Query(ctx, `SELECT `+spanCols+` FROM nodes
-		WHERE conversation = $1 AND level = 1 AND tier > 0 AND first_seq <= $2 AND last_seq >= $2
-		ORDER BY first_seq`, pk, seq)
-	if err != nil {
-		return nil, err
+func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error) {
+	var r spanRow
+	var sp *int64
+	var err error
+	r.Turn, err = scanTurn(t.tx.QueryRow(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.seq = $2`, t.pk, seq), &r.Tier, &sp)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, nil, tiermove.ErrNoRow
 	}
-	out, err := collectSpans(rows)
-	if err != nil {
-		return nil, err
-	}
-	switch len(out) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &out[0], nil
-	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].id, out[1].id)
+	return r, sp, err
 }
 
-// rewriteBlock rewrites the warm block of sp with t in place of the turn
-// of the same seq (or added to it), and checks the new block by decoding
-// it before storing it.
-func rewriteBlock(ctx context.Context, tx pgx.Tx, sp span, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.block)
+func (t *tierTx) SpansAt(ctx context.Context, seq int64) ([]span, error) {
+	// Literals, so that the partial index nodes_tiered applies.
+	rows, err := t.tx.Query(ctx, `SELECT `+spanCols+` FROM nodes
+		WHERE conversation = $1 AND level = 1 AND tier > 0 AND first_seq <= $2 AND last_seq >= $2
+		ORDER BY first_seq`, t.pk, seq)
 	if err != nil {
-		return fmt.Errorf("warm block of node %s: %w", sp.id, err)
+		return nil, err
 	}
-	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
-	if i >= 0 {
-		turns[i] = t
-	} else {
-		turns = append(turns, t)
-		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
+	return collectSpans(rows)
+}
+
+func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
+	return scanSpan(t.tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
+}
+
+func (t *tierTx) FromCopy(ctx context.Context, r spanRow, pk int64) (strata.Turn, bool, error) {
+	whole, err := t.s.hydrate(ctx, t.tx, t.namespace, t.conversation, []strata.Turn{r.Turn}, []stub{{index: 0, tier: r.Tier, span: &pk}})
+	if err != nil || len(whole) != 1 {
+		return strata.Turn{}, false, err
 	}
-	block, err := spanfmt.EncodeBlock(turns)
-	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.id, err)
-	}
-	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
-	}
-	_, err = tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.pk)
+	return whole[0], true, nil
+}
+
+func (t *tierTx) PutBlock(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET block = $1 WHERE pk = $2`, block, sp.PK)
 	return err
 }
 
-// archiveTurn merges t into its archive segment as a record of the cold
-// span sp (its UTC month's, or its UTC day's if sp names that day: a span
-// made cold when segments were days keeps its records there; see
-// spanfmt.Period), reads the record back, and records the segment in the
-// segments table and, if sp did not name that period yet, in sp's periods.
-func (s *Store) archiveTurn(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := spanfmt.Record(&t)
-	if err != nil {
-		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
-	}
-	period := spanfmt.Period(sp.periods, t.Time)
-	key := archive.Key(namespace, conversation, period)
-	seg := s.segmentsIn(tx)
-	info, err := seg.Merge(ctx, key, []archive.Record{rec})
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
-	}
-	if err := putSegment(ctx, tx, pk, period, info); err != nil {
-		return err
-	}
-	got, err := seg.Read(ctx, key, t.Seq, t.Seq)
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
-	}
-	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", seg.Blobs.Locate(key), sp.id, len(got), t.Seq)
-	}
-	if err := spanfmt.CheckRecord(got[0].Line, &t); err != nil {
-		return fmt.Errorf("archive segment %s of node %s: turn %d: %w", seg.Blobs.Locate(key), sp.id, t.Seq, err)
-	}
-	if !slices.Contains(sp.periods, period) {
-		periods := append(slices.Clone(sp.periods), period)
-		sort.Strings(periods)
-		if _, err := tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.pk); err != nil {
-			return err
-		}
-	}
-	return nil
+func (t *tierTx) ReadRecords(ctx context.Context, period string, first, last int64) ([]archive.Record, string, error) {
+	seg := t.s.segmentsIn(t.tx)
+	key := archive.Key(t.namespace, t.conversation, period)
+	recs, err := seg.Read(ctx, key, first, last)
+	return recs, seg.Blobs.Locate(key), err
 }
 
-// restore is a stub row of tier to be made whole again with turn.
-type restore struct {
-	tier int
-	turn strata.Turn
+func (t *tierTx) SetPeriods(ctx context.Context, sp span, periods []string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET segments = $1 WHERE pk = $2`, jsonList(periods), sp.PK)
+	return err
 }
+
+func (t *tierTx) SetImportance(ctx context.Context, r spanRow, importance float64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE turns SET importance = $1 WHERE conversation = $2 AND seq = $3`, importance, t.pk, r.Turn.Seq)
+	return err
+}
+
+func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
+	return restoreRows(ctx, t.tx, t.pk, []spanRow{r})
+}
+
+// Released has nothing to do: a cold turn keeps its rows in turn_index.
+func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error { return nil }
 
 // restoreRows writes each whole turn into its row, a stub of its tier,
 // and makes it hot, in one round trip: each row must have recorded the
 // content size the turn has, and must read back as the turn. Turns that
 // were cold are indexed again, which is a no-op unless an earlier version
 // took them out of the full-text index (coldindex.go).
-func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
+func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []spanRow) error {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -269,7 +126,7 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 	var idxWords []string
 	for i := range rs {
 		r := &rs[i]
-		t := &r.turn
+		t := &r.Turn
 		e, err := encodeTurn(t, 0)
 		if err != nil {
 			return fmt.Errorf("turn %d: %w", t.Seq, err)
@@ -283,11 +140,11 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 			WHERE t.conversation = $11 AND t.seq = $12 AND t.tier = $13 AND t.size = $14
 			RETURNING `+turnCols,
 			tierHot, t.SessionLabel, t.Name, row.content, t.Model, e.toolCalls, e.toolResults, t.Importance,
-			e.tags, e.metadata, pk, t.Seq, r.tier, int64(len(t.Content)), int64(row.sum())).
+			e.tags, e.metadata, pk, t.Seq, r.Tier, int64(len(t.Content)), int64(row.sum())).
 			QueryRow(func(row pgx.Row) error {
 				back, err := scanTurn(row)
 				if errors.Is(err, pgx.ErrNoRows) {
-					return fmt.Errorf("turn %d: its row is not a %s stub of %d content bytes, as its copy is", t.Seq, tierName(r.tier), len(t.Content))
+					return fmt.Errorf("turn %d: its row is not a %s stub of %d content bytes, as its copy is", t.Seq, tierName(r.Tier), len(t.Content))
 				}
 				if err != nil {
 					return fmt.Errorf("turn %d: %w", t.Seq, err)
@@ -297,7 +154,7 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 				}
 				return nil
 			})
-		if r.tier == tierCold {
+		if r.Tier == tierCold {
 			for p, w := range e.index {
 				idxSeqs, idxParts, idxWords = append(idxSeqs, t.Seq), append(idxParts, int32(p)), append(idxWords, w)
 			}
@@ -309,151 +166,15 @@ func restoreRows(ctx context.Context, tx pgx.Tx, pk int64, rs []restore) error {
 	return tx.SendBatch(ctx, b).Close()
 }
 
-// restoreBatch is how many stubs restoreStubs restores per read of their
-// copies: segments shared by the batch's spans are read once.
-const restoreBatch = 512
-
-// restoreStubs brings every warm and cold turn of conversation pk whose
-// seq lies in from..to back into its row, batch by batch in seq order,
-// each checked against the fields its row kept.
-func (s *Store) restoreStubs(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk, from, to int64) error {
-	after := from - 1
-	if from == math.MinInt64 {
-		after = from
-	}
-	for {
-		rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-			WHERE t.conversation = $1 AND t.tier IN ($2, $3) AND t.seq > $4 AND t.seq <= $5 ORDER BY t.seq LIMIT $6`,
-			pk, tierWarm, tierCold, after, to, restoreBatch)
-		if err != nil {
-			return err
-		}
-		var turns []strata.Turn
-		var stubs []stub
-		for rows.Next() {
-			var st stub
-			t, err := scanTurn(rows, &st.tier, &st.span)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			st.index = len(turns)
-			stubs = append(stubs, st)
-			turns = append(turns, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(turns) == 0 {
-			break
-		}
-		rowsOf := slices.Clone(turns)
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
-		if err != nil {
-			return err
-		}
-		if len(whole) != len(stubs) {
-			return fmt.Errorf("%d of %d turns have no copy", len(stubs)-len(whole), len(stubs))
-		}
-		rs := make([]restore, len(whole))
-		for i, t := range whole {
-			st := stubs[i]
-			if d := stubMismatch(rowsOf[i], t, st.tier); d != "" {
-				return fmt.Errorf("turn %d: the %s copy does not match its row: %s", t.Seq, tierName(st.tier), d)
-			}
-			rs[i] = restore{tier: st.tier, turn: t}
-		}
-		if err := restoreRows(ctx, tx, pk, rs); err != nil {
-			return err
-		}
-		after = whole[len(whole)-1].Seq
-	}
-	var left int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM turns WHERE conversation = $1 AND tier <> $2 AND seq BETWEEN $3 AND $4`,
-		pk, tierHot, from, to).Scan(&left); err != nil {
-		return err
-	}
-	if left != 0 {
-		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
-	}
-	return nil
-}
-
-// stubMismatch returns how the copy c of a turn differs from its stub row
-// r in the fields the row keeps (a cold row also gave up its speaker name
-// and session label), or "".
-func stubMismatch(r, c strata.Turn, tier int) string {
-	var d []string
-	if r.ExtID != c.ExtID {
-		d = append(d, fmt.Sprintf("ext_id %q, row %q", c.ExtID, r.ExtID))
-	}
-	if r.Role != c.Role {
-		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
-	}
-	if r.Session != c.Session {
-		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
-	}
-	if !r.Time.Equal(c.Time) {
-		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
-	}
-	if r.Tokens != c.Tokens {
-		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
-	}
-	if tier == tierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
-		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
-	}
-	return strings.Join(d, "; ")
-}
-
 // ResetPyramid removes every node of the conversation and sets its
-// policy; see strata.NodeStore. One transaction, holding the
-// conversation's row lock, refuses if any span expired, brings every warm
-// and cold turn back into its row (checked against what the row kept, and
-// read back byte for byte; cold turns back into the full-text index),
-// deletes the nodes (their index entries and vectors go with them), sets
-// the policy, and deletes the conversation's archive segments, which no
-// span owns any more.
+// policy; see strata.NodeStore and tiermove.ResetPyramid. One
+// transaction, holding the conversation's row lock, does all of it,
+// deleting the nodes (their index entries and vectors go with them) and
+// the conversation's archive segments.
 func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
 	n := 0
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var id string
-		switch err := tx.QueryRow(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level = 1 AND tier = $2
-			ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
-		case err == nil:
-			return strata.Errorf(strata.ECONFLICT,
-				"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		var seq int64
-		switch err := tx.QueryRow(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND tier = $2 LIMIT 1`,
-			pk, tierExpired).Scan(&seq); {
-		case err == nil:
-			return strata.Errorf(strata.ECONFLICT,
-				"the pyramid of %q cannot be reset: turn %d expired, and only its span's summary is left", conversation, seq)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return err
-		}
-		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1`, pk)
-		if err != nil {
-			return err
-		}
-		n = int(tag.RowsAffected())
-		if _, err := tx.Exec(ctx, `UPDATE conversations SET policy = $1 WHERE pk = $2`, policy, pk); err != nil {
-			return err
-		}
-		if err := s.blobsIn(tx).DeletePrefix(ctx, archive.Prefix(namespace, conversation)); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1`, pk)
+	err := s.tierTx(ctx, namespace, conversation, true, func(t *tierTx) (err error) {
+		n, err = tiermove.ResetPyramid(ctx, t, conversation, policy)
 		return err
 	})
 	if err != nil {
@@ -462,63 +183,59 @@ func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, polic
 	return n, nil
 }
 
+func (t *tierTx) ExpiredNode(ctx context.Context) (string, error) {
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level = 1 AND tier = $2
+		ORDER BY first_seq LIMIT 1`, t.pk, tierExpired).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (t *tierTx) ExpiredTurn(ctx context.Context) (int64, bool, error) {
+	var seq int64
+	err := t.tx.QueryRow(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND tier = $2 LIMIT 1`, t.pk, tierExpired).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, err
+}
+
+func (t *tierTx) DropAllNodes(ctx context.Context) (int, error) {
+	tag, err := t.tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1`, t.pk)
+	return int(tag.RowsAffected()), err
+}
+
+func (t *tierTx) SetPolicy(ctx context.Context, policy string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE conversations SET policy = $1 WHERE pk = $2`, policy, t.pk)
+	return err
+}
+
+func (t *tierTx) DropArchive(ctx context.Context) error {
+	if err := t.s.blobsIn(t.tx).DeletePrefix(ctx, archive.Prefix(t.namespace, t.conversation)); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE conversation = $1`, t.pk)
+	return err
+}
+
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.NodeStore. A removed level-1 node beyond
-// the hot tier first gives its span back to the rows, as ResetPyramid
-// does for every span, and a cold one's records leave its segments. Then
-// the nodes are deleted (their index rows and vectors go with them, by
-// foreign key) and nodes are put as PutNodes puts them.
+// in one transaction holding the conversation's row lock; see
+// strata.NodeStore and tiermove.ReplaceNodes. The removed nodes are
+// deleted (their index rows and vectors go with them, by foreign key),
+// a cold one's records leave its segments in the same transaction, and
+// nodes are put as PutNodes puts them.
 func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
 	enc, err := encodeNodes(conversation, nodes)
 	if err != nil {
 		return 0, err
 	}
 	made := 0
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		var spans []span
-		for _, id := range ids {
-			sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = $1 AND id = $2`, pk, id))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
-			}
-			if err != nil {
-				return err
-			}
-			if sp.tier == tierExpired {
-				return strata.Errorf(strata.ECONFLICT,
-					"node %s of %q cannot be replaced: its span expired, and its summary is all that is left of its turns", id, conversation)
-			}
-			spans = append(spans, sp)
-		}
-		if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
-			return err
-		}
-		for _, sp := range spans {
-			if sp.level != 1 || (sp.tier != tierWarm && sp.tier != tierCold) {
-				continue
-			}
-			if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-				return fmt.Errorf("node %s: %w", sp.id, err)
-			}
-			if sp.tier == tierCold {
-				if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.periods, sp.first, sp.last); err != nil {
-					return fmt.Errorf("node %s: %w", sp.id, err)
-				}
-			}
-		}
-		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, ids); err != nil {
-				return err
-			}
-		}
-		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
-			return err
-		}
-		made, err = putNodes(ctx, tx, pk, nodes, enc)
+	err = s.tierTx(ctx, namespace, conversation, true, func(t *tierTx) (err error) {
+		made, err = tiermove.ReplaceNodes(ctx, t, conversation, ids, nodes, func() (int, error) {
+			return putNodes(ctx, t.tx, t.pk, nodes, enc)
+		})
 		return err
 	})
 	if err != nil {
@@ -527,82 +244,93 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	return made, nil
 }
 
-// withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs) that
-// nodes does not put back (a node put back keeps its span and its id, so
-// its parents stand): a parent never stands over a removed child. Another process may have
-// closed a parent over a node after the caller read the pyramid; the
-// conversation's row lock orders the two writes.
-func withAncestors(ctx context.Context, tx pgx.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		seen[id] = true
+func (t *tierTx) Node(ctx context.Context, id string) (span, error) {
+	sp, err := scanSpan(t.tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = $1 AND id = $2`, t.pk, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sp, tiermove.ErrNoRow
 	}
-	back := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		back[nodes[i].ID] = true
-	}
-	out := ids
-	for _, sp := range spans {
-		if back[sp.id] {
-			continue
-		}
-		rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
-			pk, sp.level, sp.first, sp.last)
-		if err != nil {
-			return nil, err
-		}
-		above, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range above {
-			if !seen[id] {
-				seen[id] = true
-				out = append(out[:len(out):len(out)], id)
-			}
-		}
-	}
-	return out, nil
+	return sp, err
 }
 
-// checkChildren refuses, with ECONFLICT, a node whose child is neither in
-// nodes nor stored: another process replaced the child (a session or
-// period that reopened) after the caller read it, and the caller must read
-// the pyramid again rather than stand a parent over a span no child tiles.
-func checkChildren(ctx context.Context, tx pgx.Tx, pk int64, conversation string, nodes []strata.Node) error {
-	have := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		have[nodes[i].ID] = true
+func (t *tierTx) Above(ctx context.Context, sp span) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND level > $2 AND last_seq >= $3 AND first_seq <= $4`,
+		t.pk, sp.Level, sp.First, sp.Last)
+	if err != nil {
+		return nil, err
 	}
-	parent := map[string]string{} // a child to look up -> a node over it
-	var want []string
-	for i := range nodes {
-		for _, c := range nodes[i].Children {
-			if _, ok := parent[c]; !ok && !have[c] {
-				parent[c] = nodes[i].ID
-				want = append(want, c)
-			}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tierTx) StoredNodes(ctx context.Context, ids []string) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND id = ANY($2)`, t.pk, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
+	return tiermove.RestoreStubs(ctx, t, first, last)
+}
+
+func (t *tierTx) StubRows(ctx context.Context, after, to int64, limit int) ([]spanRow, []spanfmt.Stub, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.tier IN ($2, $3) AND t.seq > $4 AND t.seq <= $5 ORDER BY t.seq LIMIT $6`,
+		t.pk, tierWarm, tierCold, after, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out []spanRow
+	var stubs []stub
+	for rows.Next() {
+		st := stub{index: len(out)}
+		turn, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			return nil, nil, err
 		}
+		out = append(out, spanRow{Tier: st.tier, Turn: turn})
+		stubs = append(stubs, st)
 	}
-	if len(want) == 0 {
+	return out, fmtStubs(stubs), rows.Err()
+}
+
+func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
+	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
+}
+
+// Kept: a stub row keeps its ext_id and its role.
+func (t *tierTx) Kept() tiermove.Kept { return tiermove.Kept{ExtID: true, ColdRole: true} }
+
+func (t *tierTx) NodeName(ctx context.Context, pk int64) string {
+	var id string
+	if err := t.tx.QueryRow(ctx, `SELECT id FROM nodes WHERE pk = $1`, pk).Scan(&id); err != nil {
+		return fmt.Sprintf("node #%d", pk)
+	}
+	return "node " + id
+}
+
+func (t *tierTx) RestoreRows(ctx context.Context, rows []spanRow, _ []spanfmt.Stub) error {
+	return restoreRows(ctx, t.tx, t.pk, rows)
+}
+
+func (t *tierTx) Stubs(ctx context.Context, first, last int64) (int64, error) {
+	var n int64
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM turns WHERE conversation = $1 AND tier <> $2 AND seq BETWEEN $3 AND $4`,
+		t.pk, tierHot, first, last).Scan(&n)
+	return n, err
+}
+
+// DropRestored rewrites the span's segments without its records, in the
+// transaction.
+func (t *tierTx) DropRestored(ctx context.Context, sp span) error {
+	return t.s.dropRecords(ctx, t.tx, t.namespace, t.conversation, t.pk, sp.Periods, sp.First, sp.Last)
+}
+
+func (t *tierTx) DropNodes(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, want)
-	if err != nil {
-		return err
-	}
-	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, id := range stored {
-		have[id] = true
-	}
-	for _, c := range want {
-		if !have[c] {
-			return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", parent[c], conversation, c)
-		}
-	}
-	return nil
+	_, err := t.tx.Exec(ctx, `DELETE FROM nodes WHERE conversation = $1 AND id = ANY($2)`, t.pk, ids)
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/spanfmt"
 	"github.com/strata-memory/strata/internal/textseg"
 )
 
@@ -208,49 +209,12 @@ func (s *Store) searchTurns(ctx context.Context, tx pgx.Tx, namespace string, te
 	}
 	rows.Close()
 	// Warm and cold turns are indexed but their content is in their
-	// span's block or segments: each conversation's are read at once, so
-	// that each span and segment is read once.
-	byConv := map[string][]stub{}
-	var convNames []string
-	for _, st := range stubs {
-		c := hits[st.index].Conversation
-		if byConv[c] == nil {
-			convNames = append(convNames, c)
-		}
-		byConv[c] = append(byConv[c], st)
-	}
-	for _, c := range convNames {
-		sts := byConv[c]
-		ts := make([]strata.Turn, len(sts))
-		local := make([]stub, len(sts))
-		for i, st := range sts {
-			ts[i] = *hits[st.index].Turn
-			local[i] = stub{index: i, tier: st.tier, span: st.span}
-		}
-		whole, err := s.hydrateReadable(ctx, tx, namespace, c, ts, local)
-		if err != nil {
-			return nil, err
-		}
-		bySeq := make(map[int64]strata.Turn, len(whole))
-		for _, t := range whole {
-			bySeq[t.Seq] = t
-		}
-		for i, st := range sts {
-			h := &hits[st.index]
-			if t, ok := bySeq[ts[i].Seq]; ok {
-				*h.Turn = t
-			} else {
-				h.Turn = nil // expired: dropped below
-			}
-		}
-	}
-	kept := hits[:0]
-	for _, h := range hits {
-		if h.Turn != nil {
-			kept = append(kept, h)
-		}
-	}
-	return kept, nil
+	// span's block or segments.
+	return spanfmt.HydrateHits(hits, fmtStubs(stubs), func(c string, ts []strata.Turn, sts []spanfmt.Stub) ([]strata.Turn, error) {
+		return spanfmt.HydrateReadable(ctx, ts, sts, func(ts []strata.Turn, sts []spanfmt.Stub) ([]strata.Turn, error) {
+			return s.hydrateStubs(ctx, tx, namespace, c, ts, sts)
+		})
+	})
 }
 
 // searchNodes returns the k best summary hits of conversations convs.
@@ -281,45 +245,4 @@ func searchNodes(ctx context.Context, tx pgx.Tx, terms []string, convs []int64, 
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
-}
-
-// hydrateReadable is hydrate for search, over stubs only: a span whose
-// copy cannot be read (a segment removed by hand) loses its turns, not
-// the search. It reads every span at once, and span by span if that
-// fails; it fails only if the context is done.
-func (s *Store) hydrateReadable(ctx context.Context, tx pgx.Tx, namespace, conversation string, ts []strata.Turn, stubs []stub) ([]strata.Turn, error) {
-	whole, err := s.hydrate(ctx, tx, namespace, conversation, ts, stubs)
-	if err == nil || ctx.Err() != nil {
-		return whole, err
-	}
-	bySpan := map[int64][]int{}
-	var order []int64
-	for i, st := range stubs {
-		var key int64
-		if st.span != nil {
-			key = *st.span
-		}
-		if _, ok := bySpan[key]; !ok {
-			order = append(order, key)
-		}
-		bySpan[key] = append(bySpan[key], i)
-	}
-	var out []strata.Turn
-	for _, sp := range order {
-		var part []strata.Turn
-		var local []stub
-		for _, i := range bySpan[sp] {
-			local = append(local, stub{index: len(part), tier: stubs[i].tier, span: stubs[i].span})
-			part = append(part, ts[stubs[i].index])
-		}
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, part, local)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, whole...)
-	}
-	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // This file moves the raw turns of level-1 spans between tiers, as
@@ -39,27 +40,19 @@ type stub struct {
 }
 
 // span is a level-1 node as the tier code reads it.
-type span struct {
-	pk          int64
-	id          string
-	level       int
-	first, last int64
-	tier        int
-	block       []byte
-	periods     []string
-}
+type span = tiermove.Span
 
 const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
 
 func scanSpan(row pgx.Row) (span, error) {
 	var sp span
 	var periods *string
-	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &periods); err != nil {
+	if err := row.Scan(&sp.PK, &sp.ID, &sp.Level, &sp.First, &sp.Last, &sp.Tier, &sp.Block, &periods); err != nil {
 		return sp, err
 	}
 	if periods != nil {
-		if err := json.Unmarshal([]byte(*periods), &sp.periods); err != nil {
-			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
+		if err := json.Unmarshal([]byte(*periods), &sp.Periods); err != nil {
+			return sp, fmt.Errorf("node %s: segments: %w", sp.ID, err)
 		}
 	}
 	return sp, nil
@@ -83,9 +76,22 @@ func collectSpans(rows pgx.Rows) ([]span, error) {
 // their span) by the whole turns from the spans' warm blocks or archive
 // segments, and drops expired ones (spanfmt.Hydrate).
 func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	return s.hydrateStubs(ctx, tx, namespace, conversation, out, fmtStubs(stubs))
+}
+
+// hydrateStubs is hydrate over spanfmt's stubs.
+func (s *Store) hydrateStubs(ctx context.Context, tx pgx.Tx, namespace, conversation string, out []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
 	if len(stubs) == 0 {
 		return out, nil
 	}
+	return spanfmt.Hydrate(ctx, "postgres", s.segmentsIn(tx), namespace, conversation, out, stubs, func(pk int64) (spanfmt.Span, error) {
+		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
+		return spanfmt.Span{ID: sp.ID, First: sp.First, Last: sp.Last, Tier: sp.Tier, Block: sp.Block, Periods: sp.Periods}, err
+	})
+}
+
+// fmtStubs returns stubs as spanfmt's.
+func fmtStubs(stubs []stub) []spanfmt.Stub {
 	sts := make([]spanfmt.Stub, len(stubs))
 	for i, st := range stubs {
 		sts[i] = spanfmt.Stub{Index: st.index, Tier: st.tier, HasSpan: st.span != nil}
@@ -93,10 +99,7 @@ func (s *Store) hydrate(ctx context.Context, tx pgx.Tx, namespace, conversation 
 			sts[i].Span = *st.span
 		}
 	}
-	return spanfmt.Hydrate(ctx, "postgres", s.segmentsIn(tx), namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
-		sp, err := scanSpan(tx.QueryRow(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = $1`, pk))
-		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Periods: sp.periods}, err
-	})
+	return sts
 }
 
 // loadSpans reads the level-1 nodes ids of conversation pk, in seq order:
@@ -114,10 +117,10 @@ func loadSpans(ctx context.Context, tx pgx.Tx, pk int64, conversation string, id
 	}
 	found := map[string]bool{}
 	for _, sp := range spans {
-		if sp.level != 1 {
-			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.id, conversation, sp.level)
+		if sp.Level != 1 {
+			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.ID, conversation, sp.Level)
 		}
-		found[sp.id] = true
+		found[sp.ID] = true
 	}
 	for _, id := range ids {
 		if !found[id] {
@@ -128,18 +131,15 @@ func loadSpans(ctx context.Context, tx pgx.Tx, pk int64, conversation string, id
 }
 
 // spanRow is a turn of a span being moved, with its tier.
-type spanRow struct {
-	tier int
-	turn strata.Turn
-}
+type spanRow = tiermove.Row
 
 // spanTurns reads a span's whole turns (from rows, its warm block or its
 // segments).
 func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversation string, pk int64, sp span) ([]spanRow, error) {
 	rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-		WHERE t.conversation = $1 AND t.seq BETWEEN $2 AND $3 ORDER BY t.seq`, pk, sp.first, sp.last)
+		WHERE t.conversation = $1 AND t.seq BETWEEN $2 AND $3 ORDER BY t.seq`, pk, sp.First, sp.Last)
 	if err != nil {
-		return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+		return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
 	}
 	var out []spanRow
 	var turns []strata.Turn
@@ -149,31 +149,31 @@ func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversatio
 		t, err := scanTurn(rows, &st.tier, &st.span)
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+			return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
 		}
 		if st.tier != tierHot {
 			st.index = len(turns)
 			stubs = append(stubs, st)
 		}
-		out = append(out, spanRow{tier: st.tier})
+		out = append(out, spanRow{Tier: st.tier})
 		turns = append(turns, t)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("turns of node %s: %w", sp.id, err)
+		return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
 	}
-	if int64(len(out)) != sp.last-sp.first+1 {
-		return nil, fmt.Errorf("node %s covers turns %d-%d but %d are stored", sp.id, sp.first, sp.last, len(out))
+	if int64(len(out)) != sp.Last-sp.First+1 {
+		return nil, fmt.Errorf("node %s covers turns %d-%d but %d are stored", sp.ID, sp.First, sp.Last, len(out))
 	}
 	turns, err = s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
 	if err != nil {
 		return nil, err
 	}
 	if len(turns) != len(out) {
-		return nil, fmt.Errorf("node %s has expired turns", sp.id)
+		return nil, fmt.Errorf("node %s has expired turns", sp.ID)
 	}
 	for i := range out {
-		out[i].turn = turns[i]
+		out[i].Turn = turns[i]
 	}
 	return out, nil
 }
@@ -181,158 +181,107 @@ func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversatio
 // slim leaves the unpinned rows of a span ($4..$5 of conversation $3)
 // below tier $1 without their content, pointing at the span's node $2;
 // cold rows also leave their speaker name and session label to the
-// segment. It returns the seqs of the rows it changed.
+// segment.
 const slim = `UPDATE turns SET tier = $1, span = $2, content = NULL, model = '', tool_calls = NULL,
 	tool_results = NULL, tags = NULL, metadata = NULL, crc = NULL,
 	name = CASE WHEN $1 >= 2 THEN '' ELSE name END,
 	session_label = CASE WHEN $1 >= 2 THEN '' ELSE session_label END
-	WHERE conversation = $3 AND seq BETWEEN $4 AND $5 AND tier < $1 AND importance < 0.8
-	RETURNING seq`
-
-// slimRows runs slim and returns the seqs it changed.
-func slimRows(ctx context.Context, tx pgx.Tx, tier int, node, pk, first, last int64) ([]int64, error) {
-	rows, err := tx.Query(ctx, slim, tier, node, pk, first, last)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
-}
+	WHERE conversation = $3 AND seq BETWEEN $4 AND $5 AND tier < $1 AND importance < 0.8`
 
 // Demote moves the raw content of level-1 nodes to the warm or cold tier;
-// see strata.TierStore. Everything happens in one transaction holding the
-// conversation's row lock. Warm: the span's turns are packed into a
-// compressed CTF block on the node, checked by decoding it, and the rows
-// keep only what filters and orders them. Cold: the turns are merged into
-// the archive segments of their UTC months, or days in a full month
-// (spanfmt.ColdMove; each read back and compared by
-// archive.Segments before it replaces the old one), the node points at its
-// segments and drops its block, the rows are slimmed and the turns leave
-// the full-text index. A kill before the commit changes nothing.
+// see strata.TierStore and tiermove.Demote, which this runs in one
+// transaction holding the conversation's row lock. The archive segments
+// are rows of the same database, written in the same transaction (each
+// read back and compared by archive.Segments before it replaces the old
+// one): a kill before the commit changes nothing.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
-	if to != strata.TierWarm && to != strata.TierCold {
-		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
+	if err := tiermove.CheckDemote(conversation, to, at); err != nil {
+		return nil, err
 	}
-	if to == strata.TierCold && at.IsZero() {
-		return nil, strata.Errorf(strata.EINVALID, "demote: moving spans of %q to cold needs the time of the move (retention counts from it)", conversation)
+	if _, err := toNanos(at, "demote: time of the move"); err != nil {
+		return nil, err
 	}
-	var coldAt *int64
-	if to == strata.TierCold {
-		var err error
-		if coldAt, err = toNanos(at, "demote: time of the move"); err != nil {
-			return nil, err
-		}
-	}
-	moves := []strata.Move{}
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, true)
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		spans, err := loadSpans(ctx, tx, pk, conversation, ids)
-		if err != nil {
-			return err
-		}
-		code := tierCode(to)
-		type moving struct {
-			sp   span
-			rows []spanRow
-		}
-		var work []moving
-		for _, sp := range spans {
-			if sp.tier >= code {
-				continue
-			}
-			rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
-			if err != nil {
-				return err
-			}
-			work = append(work, moving{sp, rows})
-		}
-		move := func(m moving) strata.Move {
-			mv := strata.Move{NodeID: m.sp.id, FirstSeq: m.sp.first, LastSeq: m.sp.last, From: tierName(m.sp.tier), To: to}
-			for _, r := range m.rows {
-				if r.tier < code && !r.turn.Pinned() {
-					mv.Turns++
-					mv.Bytes += int64(len(r.turn.Content))
-				}
-			}
-			return mv
-		}
-
-		if to == strata.TierWarm {
-			for _, m := range work {
-				turns := make([]strata.Turn, len(m.rows))
-				for i, r := range m.rows {
-					turns[i] = r.turn
-				}
-				block, err := spanfmt.EncodeBlock(turns)
-				if err != nil {
-					return fmt.Errorf("packing node %s: %w", m.sp.id, err)
-				}
-				if err := spanfmt.CheckBlock(block, turns); err != nil {
-					return fmt.Errorf("checking the block of node %s: %w", m.sp.id, err)
-				}
-				if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = $2 WHERE pk = $3`, tierWarm, block, m.sp.pk); err != nil {
-					return err
-				}
-				if _, err := slimRows(ctx, tx, tierWarm, m.sp.pk, pk, m.sp.first, m.sp.last); err != nil {
-					return err
-				}
-				moves = append(moves, move(m))
-			}
-			return nil
-		}
-
-		// Cold: the segments first, each read back before it replaces the
-		// old one.
-		cold := spanfmt.ColdMove{Size: func(period string) (int64, error) {
-			var n int64
-			err := tx.QueryRow(ctx, `SELECT bytes FROM segments WHERE conversation = $1 AND day = $2`, pk, period).Scan(&n)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return 0, nil
-			}
-			return n, err
-		}}
-		for i, m := range work {
-			for _, r := range m.rows {
-				if err := cold.Add(i, &r.turn); err != nil {
-					return err
-				}
-			}
-		}
-		seg := s.segmentsIn(tx)
-		for _, period := range cold.Periods() {
-			info, err := seg.Merge(ctx, archive.Key(namespace, conversation, period), cold.Records[period])
-			if err != nil {
-				return err
-			}
-			if err := putSegment(ctx, tx, pk, period, info); err != nil {
-				return err
-			}
-		}
-		// Then point the nodes at them and drop the old copies.
-		for i, m := range work {
-			dj, _ := json.Marshal(cold.SpanPeriods(i)) // a []string always marshals
-			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = NULL, segments = $2, cold_at = $3 WHERE pk = $4`,
-				tierCold, string(dj), coldAt, m.sp.pk); err != nil {
-				return err
-			}
-			// The turns keep their rows in turn_index (coldindex.go):
-			// cold moves a turn's content, never its findability.
-			if _, err := slimRows(ctx, tx, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last); err != nil {
-				return err
-			}
-			moves = append(moves, move(m))
-		}
-		return nil
+	var moves []strata.Move
+	err := s.tierTx(ctx, namespace, conversation, true, func(t *tierTx) (err error) {
+		moves, err = tiermove.Demote(ctx, t, ids, to, at)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("moving spans of %q to %s", conversation, to), err)
 	}
 	return moves, nil
+}
+
+// tierTx is a transaction of one conversation as package tiermove drives
+// it: its exported methods are the primitives of tiermove.Tx, documented
+// there.
+type tierTx struct {
+	s                       *Store
+	tx                      pgx.Tx
+	namespace, conversation string
+	pk                      int64
+}
+
+var _ tiermove.Tx = (*tierTx)(nil)
+
+// tierTx runs fn in a transaction of conversation, holding its row lock
+// if lock.
+func (s *Store) tierTx(ctx context.Context, namespace, conversation string, lock bool, fn func(*tierTx) error) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		pk, err := conversationPK(ctx, tx, namespace, conversation, lock)
+		if err != nil {
+			return err
+		}
+		return fn(&tierTx{s: s, tx: tx, namespace: namespace, conversation: conversation, pk: pk})
+	})
+}
+
+func (t *tierTx) Spans(ctx context.Context, ids []string) ([]span, error) {
+	return loadSpans(ctx, t.tx, t.pk, t.conversation, ids)
+}
+
+func (t *tierTx) SpanRows(ctx context.Context, sp span) ([]spanRow, error) {
+	return t.s.spanTurns(ctx, t.tx, t.namespace, t.conversation, t.pk, sp)
+}
+
+func (t *tierTx) SetWarm(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = $2 WHERE pk = $3`, tierWarm, block, sp.PK)
+	return err
+}
+
+func (t *tierTx) Slim(ctx context.Context, sp span, tier int, first, last int64) (int64, error) {
+	tag, err := t.tx.Exec(ctx, slim, tier, sp.PK, t.pk, first, last)
+	return tag.RowsAffected(), err
+}
+
+func (t *tierTx) SegmentBytes(ctx context.Context, period string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRow(ctx, `SELECT bytes FROM segments WHERE conversation = $1 AND day = $2`, t.pk, period).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+func (t *tierTx) MergeRecords(ctx context.Context, period string, recs []archive.Record) error {
+	info, err := t.s.segmentsIn(t.tx).Merge(ctx, archive.Key(t.namespace, t.conversation, period), recs)
+	if err != nil {
+		return err
+	}
+	return putSegment(ctx, t.tx, t.pk, period, info)
+}
+
+// SetCold points the node at its segments. Its turns keep their rows in
+// turn_index (coldindex.go).
+func (t *tierTx) SetCold(ctx context.Context, sp span, periods []string, at time.Time) error {
+	coldAt, err := toNanos(at, "demote: time of the move")
+	if err != nil {
+		return err
+	}
+	dj, _ := json.Marshal(periods) // a []string always marshals
+	_, err = t.tx.Exec(ctx, `UPDATE nodes SET tier = $1, block = NULL, segments = $2, cold_at = $3 WHERE pk = $4`,
+		tierCold, string(dj), coldAt, sp.PK)
+	return err
 }
 
 // putSegment records what the segment of period of conversation pk holds
@@ -373,80 +322,26 @@ func (s *Store) dropRecords(ctx context.Context, tx pgx.Tx, namespace, conversat
 }
 
 // Expire deletes the archived raw content of cold level-1 nodes, except
-// pinned turns, and keeps an audit record per node; see strata.TierStore.
-// One transaction, holding the conversation's row lock, records each
-// expiry, marks the node and its rows expired, rewrites the span's
-// segments without its records (deleting those left empty) and clears the
-// node's list of segments.
+// pinned turns, and keeps an audit record per node; see strata.TierStore
+// and tiermove.Expire. One transaction, holding the conversation's row
+// lock, records each expiry, marks the node and its rows expired,
+// rewrites the span's segments without its records (deleting those left
+// empty) and clears the node's list of segments.
 func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
-	if rule == "" {
-		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	if err := tiermove.CheckExpire(rule); err != nil {
+		return nil, err
 	}
-	at = at.UTC()
-	atNanos, err := toNanos(at, "expire: time")
+	atNanos, err := toNanos(at.UTC(), "expire: time")
 	if err != nil {
 		return nil, err
 	}
 	if atNanos == nil {
 		return nil, strata.Errorf(strata.EINVALID, "expire: the time of the expiry is zero")
 	}
-	out := []strata.Expiry{}
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		pk, err := conversationPK(ctx, tx, namespace, conversation, !dryRun)
-		if err != nil {
+	var out []strata.Expiry
+	err = s.tierTx(ctx, namespace, conversation, !dryRun, func(t *tierTx) (err error) {
+		if out, err = tiermove.Expire(ctx, t, conversation, ids, rule, at, dryRun); err != nil {
 			return err
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		spans, err := loadSpans(ctx, tx, pk, conversation, ids)
-		if err != nil {
-			return err
-		}
-		for _, sp := range spans {
-			if sp.tier == tierExpired {
-				continue
-			}
-			if sp.tier != tierCold {
-				return strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
-			}
-			ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
-				Segments: sp.periods, Rule: rule, At: at}
-			if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
-				WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, pk, sp.first, sp.last, tierCold).
-				Scan(&ex.Turns, &ex.Bytes); err != nil {
-				return err
-			}
-			var coldAt, newest *int64
-			if err := tx.QueryRow(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = $1`, sp.pk).Scan(&coldAt, &newest); err != nil {
-				return err
-			}
-			ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-			out = append(out, ex)
-			if dryRun {
-				continue
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes,
-				jsonList(sp.periods), rule, *atNanos, coldAt, newest); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE nodes SET tier = $1, segments = NULL WHERE pk = $2`, tierExpired, sp.pk); err != nil {
-				return err
-			}
-			// An expired turn has no words left to be found by.
-			if _, err := tx.Exec(ctx, `DELETE FROM turn_index i USING turns t
-				WHERE i.conversation = $1 AND i.seq BETWEEN $2 AND $3 AND t.conversation = i.conversation AND t.seq = i.seq AND t.tier = $4`,
-				pk, sp.first, sp.last, tierCold); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,
-				tierExpired, pk, sp.first, sp.last, tierCold); err != nil {
-				return err
-			}
-			if err := s.dropRecords(ctx, tx, namespace, conversation, pk, sp.periods, sp.first, sp.last); err != nil {
-				return fmt.Errorf("node %s: %w", sp.id, err)
-			}
 		}
 		if dryRun {
 			return errDryRun // roll back: nothing changes
@@ -457,6 +352,55 @@ func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids 
 		return nil, wrap(fmt.Sprintf("expiring spans of %q", conversation), err)
 	}
 	return out, nil
+}
+
+func (t *tierTx) Figures(ctx context.Context, sp span, ex *strata.Expiry) error {
+	if err := t.tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(size), 0)::bigint FROM turns
+		WHERE conversation = $1 AND seq BETWEEN $2 AND $3 AND tier = $4`, t.pk, sp.First, sp.Last, tierCold).
+		Scan(&ex.Turns, &ex.Bytes); err != nil {
+		return err
+	}
+	var coldAt, newest *int64
+	if err := t.tx.QueryRow(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = $1`, sp.PK).Scan(&coldAt, &newest); err != nil {
+		return err
+	}
+	ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
+	return nil
+}
+
+func (t *tierTx) ExpireSpan(ctx context.Context, sp span, ex strata.Expiry) error {
+	at, err := toNanos(ex.At, "expire: time")
+	if err != nil {
+		return err
+	}
+	coldAt, _ := toNanos(ex.ColdAt, "cold_at") // read from the node: in range
+	newest, _ := toNanos(ex.NewestTurn, "end")
+	if _, err := t.tx.Exec(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, t.pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes,
+		jsonList(sp.Periods), ex.Rule, at, coldAt, newest); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE nodes SET tier = $1 WHERE pk = $2`, tierExpired, sp.PK); err != nil {
+		return err
+	}
+	// An expired turn has no words left to be found by.
+	if _, err := t.tx.Exec(ctx, `DELETE FROM turn_index i USING turns t
+		WHERE i.conversation = $1 AND i.seq BETWEEN $2 AND $3 AND t.conversation = i.conversation AND t.seq = i.seq AND t.tier = $4`,
+		t.pk, sp.First, sp.Last, tierCold); err != nil {
+		return err
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE turns SET tier = $1 WHERE conversation = $2 AND seq BETWEEN $3 AND $4 AND tier = $5`,
+		tierExpired, t.pk, sp.First, sp.Last, tierCold)
+	return err
+}
+
+// DropRecords rewrites the segments in the transaction.
+func (t *tierTx) DropRecords(ctx context.Context, sp span) error {
+	if err := t.s.dropRecords(ctx, t.tx, t.namespace, t.conversation, t.pk, sp.Periods, sp.First, sp.Last); err != nil {
+		return fmt.Errorf("node %s: %w", sp.ID, err)
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE nodes SET segments = NULL WHERE pk = $1`, sp.PK)
+	return err
 }
 
 // errDryRun rolls back the transaction of a dry run.

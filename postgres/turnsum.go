@@ -2,33 +2,19 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
-// A hot turn's row holds the turn's whole content, and nothing else
-// checks it: warm blocks, archive segments and compressed node texts
-// carry checksums, and PostgreSQL's page checksums (when the cluster has
+// Each hot row keeps in its crc column the checksum of its content
+// fields (the columns turnRow holds; spanfmt.Row says which and how),
+// computed in Go, since PostgreSQL's page checksums (when the cluster has
 // them at all) catch a damaged page, not a value changed by a statement.
-// So each hot row keeps in its crc column the CRC-32C of its content
-// fields (the columns turnRow holds: every content column of the row but
-// the importance, which a pin changes and which is not content), computed
-// in Go on insert and on every write that changes them, and checked
-// whenever a row is read: a row changed behind the store's back (an edit
-// by hand, a restore gone wrong, a bit flipped on disk) is an error that
-// names the turn instead of a turn served silently. A row whose content
-// moved to its span (warm or cold) has crc NULL: its content is checked
-// with the span's block or segment.
-//
-// The sum is the sqlite store's (same fields, same order, same
-// encoding), so the two stores agree on a turn's checksum, though
-// nothing relies on it.
 
 // turnRow is the stored values of a turn row's content fields, as
 // scanTurn reads them.
@@ -44,59 +30,24 @@ type turnRow struct {
 	tokens                                 int64
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// sum is the row's checksum: CRC-32C over each field in the order of the
-// table's columns, integers as 8 little-endian bytes, texts (and the
-// content's bytes) as a NULL marker and their length before their bytes.
+// sum is the row's checksum (spanfmt.Row.Sum).
 func (r *turnRow) sum() uint32 {
-	var b [9]byte
-	c := uint32(0)
-	num := func(n int64) {
-		binary.LittleEndian.PutUint64(b[:8], uint64(n))
-		c = crc32.Update(c, castagnoli, b[:8])
-	}
-	bytes := func(p []byte, valid bool) {
-		if !valid {
-			b[0] = 0
-			c = crc32.Update(c, castagnoli, b[:1])
-			return
-		}
-		b[0] = 1
-		binary.LittleEndian.PutUint64(b[1:9], uint64(len(p)))
-		c = crc32.Update(c, castagnoli, b[:9])
-		c = crc32.Update(c, castagnoli, p)
-	}
-	text := func(s string, valid bool) {
-		bytes(unsafe.Slice(unsafe.StringData(s), len(s)), valid)
-	}
-	nullText := func(s *string) {
-		if s == nil {
-			text("", false)
-		} else {
-			text(*s, true)
-		}
-	}
-	num(r.seq)
-	nullText(r.extID)
-	num(r.session)
-	text(r.label, true)
-	text(r.role, true)
-	text(r.name, true)
-	bytes(r.content, r.content != nil)
+	content := spanfmt.RowText{S: unsafe.String(unsafe.SliceData(r.content), len(r.content)), Valid: r.content != nil}
+	f := spanfmt.Row{Seq: r.seq, ExtID: rowText(r.extID), Session: r.session, Label: r.label, Role: r.role, Name: r.name,
+		Content: content, Model: r.model, ToolCalls: rowText(r.toolCalls), ToolResults: rowText(r.toolResults),
+		Tokens: r.tokens, Tags: rowText(r.tags), Metadata: rowText(r.metadata)}
 	if r.time != nil {
-		num(1)
-		num(*r.time)
-	} else {
-		num(0)
+		f.Time, f.HasTime = *r.time, true
 	}
-	text(r.model, true)
-	nullText(r.toolCalls)
-	nullText(r.toolResults)
-	num(r.tokens)
-	nullText(r.tags)
-	nullText(r.metadata)
-	return c
+	return f.Sum()
+}
+
+// rowText is a nullable text column as spanfmt.Row holds it.
+func rowText(s *string) spanfmt.RowText {
+	if s == nil {
+		return spanfmt.RowText{}
+	}
+	return spanfmt.RowText{S: *s, Valid: true}
 }
 
 // check compares the row's checksum with stored, the crc column (NULL: a
@@ -106,9 +57,7 @@ func (r *turnRow) check(stored *int64) error {
 		return nil
 	}
 	if got := r.sum(); int64(got) != *stored {
-		return fmt.Errorf("turn %d: its stored row fails its checksum (CRC-32C %08x, the row records %08x): "+
-			"the row was changed outside strata or the database is damaged; restore it from a backup",
-			r.seq, got, uint32(*stored))
+		return spanfmt.SumError(r.seq, got, *stored, "the database")
 	}
 	return nil
 }

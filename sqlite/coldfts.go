@@ -109,7 +109,7 @@ func (s *Store) indexColdNode(ctx context.Context, namespace, conversation strin
 	if err != nil {
 		return false, fmt.Errorf("sqlite: indexing cold turns: %w", err)
 	}
-	if sp.tier == tierCold {
+	if sp.Tier == tierCold {
 		rows, err := s.spanTurns(ctx, tx, namespace, conversation, conv, sp)
 		if err != nil {
 			return false, nil // unreadable: stays listed
@@ -121,11 +121,11 @@ func (s *Store) indexColdNode(ctx context.Context, namespace, conversation strin
 		defer ins.Close()
 		sc := scope(conv, namespace)
 		for _, r := range rows {
-			if r.tier != tierCold {
+			if r.Tier != tierCold {
 				continue
 			}
-			if _, err := ins.ExecContext(ctx, r.pk, ftsText(r.turn.Text()), sc); err != nil {
-				return false, fmt.Errorf("sqlite: indexing cold turn %d of %q: %w", r.turn.Seq, conversation, err)
+			if _, err := ins.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+				return false, fmt.Errorf("sqlite: indexing cold turn %d of %q: %w", r.Turn.Seq, conversation, err)
 			}
 		}
 	}

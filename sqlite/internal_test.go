@@ -313,3 +313,14 @@ func TestConvIndexesBounded(t *testing.T) {
 		t.Fatal("conversation 2, searched least recently, is still kept")
 	}
 }
+
+// TestTurnSumGolden: the store's row gives spanfmt.Row the fields it
+// sums (the value is spanfmt's golden one for the same row).
+func TestTurnSumGolden(t *testing.T) {
+	r := turnRow{seq: 12345, extID: sql.NullString{String: "msg-0001", Valid: true}, session: 3, label: "s3", role: "assistant", name: "Ana",
+		content: "the otter crossed the weir ünïcode", time: sql.NullInt64{Int64: 1700000000123456789, Valid: true}, model: "m",
+		toolCalls: sql.NullString{String: `[{"id":"c1"}]`, Valid: true}, tokens: 250, metadata: sql.NullString{String: `{"k":"v"}`, Valid: true}}
+	if got := r.sum(); got != 0xc1380d9b {
+		t.Errorf("sum %08x, want c1380d9b", got)
+	}
+}

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // This file changes what the tier code settled: the importance of one
@@ -40,22 +39,12 @@ func pyramidAt(point string) {
 	}
 }
 
-// SetImportance sets the importance of one turn; see strata.TurnStore.
-// What becomes of the turn's content is strata.DecidePin's decision; this
-// is how the store carries it out.
-//
-// The row decides, not the span: a row that holds its content (hot, or
-// pinned in any tier) and stays pinned, or lies in no warm or cold span,
-// only changes its importance. One that stops being pinned in a warm or
-// cold span first writes itself, with its new importance, into the span's
-// copy (the warm block rewritten and checked in the same transaction; the
-// archive record merged into its segment and read back before the
-// transaction commits), then leaves its row slim, as Demote leaves it (a
-// cold row also leaves the full-text index). A stub (a row whose content
-// is in its span's copy) that becomes pinned takes its whole turn back
-// from the copy into its row (and into the full-text index if it was
-// cold); the copy is left as it is. A stub that stays unpinned has its
-// copy rewritten with the new importance.
+// SetImportance sets the importance of one turn; see strata.TurnStore
+// and tiermove.SetImportance, which this runs in one transaction holding
+// the write lock. A cold row also leaves the full-text index when it
+// gives its content up, and comes back into it when it takes its content
+// back, if its span is one an earlier version left unindexed
+// (coldfts.go).
 //
 // A kill at any instant loses nothing. Giving a turn up to a cold span
 // writes the segment first: a kill before the commit leaves the row
@@ -64,151 +53,51 @@ func pyramidAt(point string) {
 // leaves the row with its old importance and the record with the new one
 // (both below the pin threshold, so no filter changes); calling again
 // settles it. The other cases are one transaction.
-//
-// A stub of an expired span has no content left to return or pin: it is
-// ECONFLICT, as is unpinning a turn of an expired span.
 func (s *Store) SetImportance(ctx context.Context, namespace, conversation string, seq int64, importance float64) (strata.Turn, error) {
 	if err := strata.CheckImportance(seq, importance); err != nil {
 		return strata.Turn{}, err
 	}
-	fail := func(err error) (strata.Turn, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return strata.Turn{}, err
+			return err
 		}
-		return strata.Turn{}, fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
+		return fmt.Errorf("sqlite: setting the importance of turn %d of %q: %w", seq, conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	tx, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return strata.Turn{}, err
 	}
-	defer tx.Rollback()
-	var st stub
-	var rowPK int64
-	t, err := scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-		WHERE t.conversation = ? AND t.seq = ?`, pk, seq), &st.tier, &st.span, &rowPK)
-	if errors.Is(err, sql.ErrNoRows) {
-		return strata.Turn{}, strata.Errorf(strata.ENOTFOUND, "turn %d not found in conversation %q", seq, conversation)
-	}
+	defer tx.tx.Rollback()
+	t, err := tiermove.SetImportance(ctx, tx, conversation, seq, importance)
 	if err != nil {
-		return fail(err)
-	}
-	// The span whose copy holds the turn, or may: the one covering a row
-	// that holds its content, or the one a stub points at.
-	var sp *span
-	switch st.tier {
-	case tierHot:
-		if sp, err = coveringSpan(ctx, tx, pk, conversation, seq); err != nil {
-			return fail(err)
-		}
-	case tierWarm, tierCold:
-		if !st.span.Valid {
-			return fail(fmt.Errorf("%s row with no span", tierName(st.tier)))
-		}
-		x, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, st.span.Int64))
-		if err != nil {
-			return fail(fmt.Errorf("span of the row: %w", err))
-		}
-		if x.tier != st.tier {
-			return fail(fmt.Errorf("the row is %s but its span, node %s, is %s", tierName(st.tier), x.id, tierName(x.tier)))
-		}
-		sp = &x
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, []strata.Turn{t}, []stub{{index: 0, tier: st.tier, span: st.span}})
-		if err != nil {
-			return fail(err)
-		}
-		if len(whole) != 1 {
-			return fail(fmt.Errorf("node %s holds no copy of the turn", sp.id))
-		}
-		t = whole[0] // with the importance its copy holds
-	}
-	var spanTier strata.Tier
-	var spanID string
-	if sp != nil {
-		spanTier, spanID = tierName(sp.tier), sp.id
-	}
-	move, err := strata.DecidePin(conversation, seq, tierName(st.tier), spanTier, spanID, t.Importance, importance)
-	if err != nil {
-		return strata.Turn{}, err
-	}
-	t.Importance = importance
-	spanIndexed := true
-	if sp != nil && sp.tier == tierCold {
-		if spanIndexed, err = coldIndexed(ctx, tx, sp.pk); err != nil {
-			return fail(err)
-		}
-	}
-
-	// writeCopy writes t into the copy of its span.
-	writeCopy := func() error {
-		if sp.tier == tierWarm {
-			return rewriteBlock(ctx, tx, *sp, conversation, t)
-		}
-		return s.archiveTurn(ctx, tx, namespace, conversation, pk, *sp, t)
-	}
-	setImportance := func() error {
-		_, err := tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, rowPK)
-		return err
-	}
-	switch move {
-	case strata.PinKeep:
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-	case strata.PinRewrite:
-		if err := writeCopy(); err != nil {
-			return fail(err)
-		}
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-	case strata.PinRestore:
-		if err := restoreRow(ctx, tx, rowPK, st.tier, t); err != nil {
-			return fail(fmt.Errorf("node %s: %w", sp.id, err))
-		}
-		// A cold row keeps its index entry (coldfts.go) unless its span
-		// is one an earlier version left unindexed.
-		if st.tier == tierCold && !spanIndexed {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
-				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-				return fail(fmt.Errorf("indexing the turn: %w", err))
-			}
-		}
-	case strata.PinRelease:
-		if err := writeCopy(); err != nil {
-			return fail(err)
-		}
-		if err := setImportance(); err != nil {
-			return fail(err)
-		}
-		res, err := tx.ExecContext(ctx, slim, sp.tier, sp.pk, pk, seq, seq, sp.tier)
-		if err != nil {
-			return fail(err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fail(fmt.Errorf("slimming the row: %d rows changed (%v)", n, err))
-		}
-		if sp.tier == tierCold && !spanIndexed {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
-				rowPK, ftsText(t.Text()), scope(pk, namespace)); err != nil {
-				return fail(fmt.Errorf("unindexing the turn: %w", err))
-			}
-		}
-	default:
-		return fail(fmt.Errorf("unknown pin move %v", move))
+		return strata.Turn{}, fail(err)
 	}
 	pyramidAt("importance-written")
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := tx.tx.Commit(); err != nil {
+		return strata.Turn{}, fail(err)
 	}
 	return t, nil
 }
 
-// coveringSpan returns the level-1 node beyond the hot tier whose span
-// holds seq, or nil if there is none.
-func coveringSpan(ctx context.Context, q querier, pk int64, conversation string, seq int64) (*span, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
+func (t *tierTx) TurnRow(ctx context.Context, seq int64) (spanRow, *int64, error) {
+	var r spanRow
+	var sp sql.NullInt64
+	var err error
+	r.Turn, err = scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
+		WHERE t.conversation = ? AND t.seq = ?`, t.pk, seq), &r.Tier, &sp, &r.Key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil, tiermove.ErrNoRow
+	}
+	if !sp.Valid {
+		return r, nil, err
+	}
+	return r, &sp.Int64, err
+}
+
+func (t *tierTx) SpansAt(ctx context.Context, seq int64) ([]span, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+spanCols+` FROM nodes
 		WHERE conversation = ? AND level = 1 AND tier > ? AND first_seq <= ? AND last_seq >= ?
-		ORDER BY first_seq`, pk, tierHot, seq, seq)
+		ORDER BY first_seq`, t.pk, tierHot, seq, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -221,84 +110,77 @@ func coveringSpan(ctx context.Context, q querier, pk int64, conversation string,
 		}
 		out = append(out, sp)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	switch len(out) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &out[0], nil
-	}
-	return nil, fmt.Errorf("turn %d of %q lies in two spans beyond the hot tier, nodes %s and %s", seq, conversation, out[0].id, out[1].id)
+	return out, rows.Err()
 }
 
-// rewriteBlock rewrites the warm block of sp with t in place of the turn
-// of the same seq (or added to it), and checks the new block by decoding
-// it before storing it.
-func rewriteBlock(ctx context.Context, tx *sql.Tx, sp span, conversation string, t strata.Turn) error {
-	turns, err := spanfmt.DecodeBlock(sp.block)
-	if err != nil {
-		return fmt.Errorf("warm block of node %s of %q: %w", sp.id, conversation, err)
+func (t *tierTx) Span(ctx context.Context, pk int64) (span, error) {
+	return scanSpan(t.tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
+}
+
+func (t *tierTx) FromCopy(ctx context.Context, r spanRow, pk int64) (strata.Turn, bool, error) {
+	whole, err := t.s.hydrate(ctx, t.tx, t.namespace, t.conversation, []strata.Turn{r.Turn},
+		[]stub{{index: 0, tier: r.Tier, span: sql.NullInt64{Int64: pk, Valid: true}}})
+	if err != nil || len(whole) != 1 {
+		return strata.Turn{}, false, err
 	}
-	i := slices.IndexFunc(turns, func(x strata.Turn) bool { return x.Seq == t.Seq })
-	if i >= 0 {
-		turns[i] = t
-	} else {
-		turns = append(turns, t)
-		sort.SliceStable(turns, func(a, b int) bool { return turns[a].Seq < turns[b].Seq })
-	}
-	block, err := spanfmt.EncodeBlock(turns)
-	if err != nil {
-		return fmt.Errorf("packing node %s: %w", sp.id, err)
-	}
-	if err := spanfmt.CheckBlock(block, turns); err != nil {
-		return fmt.Errorf("checking the block of node %s: %w", sp.id, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.pk); err != nil {
+	return whole[0], true, nil
+}
+
+func (t *tierTx) PutBlock(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET block = ? WHERE pk = ?`, block, sp.PK)
+	return err
+}
+
+func (t *tierTx) ReadRecords(ctx context.Context, period string, first, last int64) ([]archive.Record, string, error) {
+	key := archive.Key(t.namespace, t.conversation, period)
+	recs, err := t.s.seg.Read(ctx, key, first, last)
+	return recs, t.s.seg.Blobs.Locate(key), err
+}
+
+func (t *tierTx) SetPeriods(ctx context.Context, sp span, periods []string) error {
+	pj, _ := json.Marshal(periods)
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.PK)
+	return err
+}
+
+func (t *tierTx) SetImportance(ctx context.Context, r spanRow, importance float64) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE turns SET importance = ? WHERE pk = ?`, importance, r.Key)
+	return err
+}
+
+// Restore puts a cold turn back into turns_fts if its span is one an
+// earlier version left unindexed (a cold row keeps its entry otherwise).
+func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
+	if err := restoreRow(ctx, t.tx, r.Key, r.Tier, r.Turn); err != nil {
 		return err
+	}
+	if r.Tier != tierCold {
+		return nil
+	}
+	indexed, err := coldIndexed(ctx, t.tx, sp.PK)
+	if err != nil || indexed {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
+		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		return fmt.Errorf("indexing the turn: %w", err)
 	}
 	return nil
 }
 
-// archiveTurn merges t into its archive segment as a record of the cold
-// span sp (its UTC month's, or its UTC day's if sp names that day: a span
-// made cold when segments were days keeps its records there; see
-// spanfmt.Period), reads it back, and records the segment in the segments
-// table and, if sp did not name that period yet, in sp's periods.
-func (s *Store) archiveTurn(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span, t strata.Turn) error {
-	rec, err := spanfmt.Record(&t)
-	if err != nil {
-		return fmt.Errorf("archiving turn %d: %w", t.Seq, err)
+// Released takes a turn given up to a cold span out of turns_fts if the
+// span is one an earlier version left unindexed.
+func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error {
+	if sp.Tier != tierCold {
+		return nil
 	}
-	period := spanfmt.Period(sp.periods, t.Time)
-	key := archive.Key(namespace, conversation, period)
-	path := s.seg.Blobs.Locate(key)
-	info, err := s.seg.Merge(ctx, key, []archive.Record{rec})
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
-	}
-	pyramidAt("importance-archived")
-	if err := putSegment(ctx, tx, pk, period, info); err != nil {
+	indexed, err := coldIndexed(ctx, t.tx, sp.PK)
+	if err != nil || indexed {
 		return err
 	}
-	got, err := s.seg.Read(ctx, key, t.Seq, t.Seq)
-	if err != nil {
-		return fmt.Errorf("node %s: %w", sp.id, err)
-	}
-	if len(got) != 1 {
-		return fmt.Errorf("archive segment %s of node %s: %d records of turn %d after writing it", path, sp.id, len(got), t.Seq)
-	}
-	if back, err := spanfmt.DecodeRecord(got[0].Line, &t); err != nil || !spanfmt.SameTurn(&back, &t) {
-		return fmt.Errorf("archive segment %s of node %s: turn %d does not read back as written (%v)", path, sp.id, t.Seq, err)
-	}
-	if !slices.Contains(sp.periods, period) {
-		periods := append(slices.Clone(sp.periods), period)
-		sort.Strings(periods)
-		pj, _ := json.Marshal(periods)
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = ? WHERE pk = ?`, string(pj), sp.pk); err != nil {
-			return err
-		}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
+		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		return fmt.Errorf("unindexing the turn: %w", err)
 	}
 	return nil
 }
@@ -339,12 +221,8 @@ func restoreRow(ctx context.Context, tx *sql.Tx, rowPK int64, tier int, t strata
 	return nil
 }
 
-// restoreBatch is how many stubs ResetPyramid restores per read of their
-// copies: segments shared by the batch's spans are read once.
-const restoreBatch = 512
-
 // ResetPyramid removes every node of a conversation and sets its policy
-// name; see strata.NodeStore.
+// name; see strata.NodeStore and tiermove.ResetPyramid.
 //
 // One transaction, holding the write lock as Demote does, refuses if any
 // span expired, restores every warm and cold stub (the whole turn, from its
@@ -376,134 +254,64 @@ const restoreBatch = 512
 // The next ResetPyramid removes them (its cleanup removes every record no
 // cold span owns), and so would a Demote that ran scrubArchive.
 func (s *Store) ResetPyramid(ctx context.Context, namespace, conversation, policy string) (int, error) {
-	fail := func(err error) (int, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return 0, err
+			return err
 		}
-		return 0, fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
+		return fmt.Errorf("sqlite: resetting the pyramid of %q: %w", conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	t, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	var id string
-	switch err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
-		ORDER BY first_seq LIMIT 1`, pk, tierExpired).Scan(&id); {
-	case err == nil:
-		return 0, strata.Errorf(strata.ECONFLICT,
-			"the pyramid of %q cannot be reset: node %s expired, and its summary is all that is left of its turns", conversation, id)
-	case !errors.Is(err, sql.ErrNoRows):
-		return fail(err)
-	}
-	var seq int64
-	switch err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE conversation = ? AND tier = ? LIMIT 1`,
-		pk, tierExpired).Scan(&seq); {
-	case err == nil:
-		return 0, strata.Errorf(strata.ECONFLICT,
-			"the pyramid of %q cannot be reset: turn %d expired, and only its span's summary is left", conversation, seq)
-	case !errors.Is(err, sql.ErrNoRows):
-		return fail(err)
-	}
-	if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, math.MinInt64, math.MaxInt64); err != nil {
-		return fail(err)
-	}
-	n, err := s.dropNodes(ctx, tx, namespace, pk)
+	defer t.tx.Rollback()
+	n, err := tiermove.ResetPyramid(ctx, t, conversation, policy)
 	if err != nil {
-		return fail(err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET policy = ? WHERE pk = ?`, policy, pk); err != nil {
-		return fail(err)
+		return 0, fail(err)
 	}
 	pyramidAt("reset-restored")
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := t.tx.Commit(); err != nil {
+		return 0, fail(err)
 	}
 	pyramidAt("reset-committed")
-	if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+	if err := s.scrubArchive(ctx, namespace, conversation, t.pk); err != nil {
 		return n, fmt.Errorf("sqlite: the pyramid of %q was reset, but its archive segments were not cleaned (the next reset finishes it): %w", conversation, err)
 	}
 	return n, nil
 }
 
-// restoreStubs brings every warm and cold turn of conversation pk whose
-// seq lies in from..to back into its row, batch by batch in seq order.
-func (s *Store) restoreStubs(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk, from, to int64) error {
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
+func (t *tierTx) ExpiredNode(ctx context.Context) (string, error) {
+	var id string
+	err := t.tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level = 1 AND tier = ?
+		ORDER BY first_seq LIMIT 1`, t.pk, tierExpired).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
 	}
-	defer ins.Close()
-	sc := scope(pk, namespace)
-	after := from - 1
-	if from == math.MinInt64 {
-		after = from
+	return id, err
+}
+
+func (t *tierTx) ExpiredTurn(ctx context.Context) (int64, bool, error) {
+	var seq int64
+	err := t.tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE conversation = ? AND tier = ? LIMIT 1`, t.pk, tierExpired).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
 	}
-	unindexed := map[int64]bool{} // by cold span: listed in cold_unindexed
-	for {
-		turns, stubs, pks, err := rowBatch(ctx, tx, pk, tierWarm, tierCold, after, to, restoreBatch)
-		if err != nil {
-			return err
-		}
-		if len(turns) == 0 {
-			break
-		}
-		rowsOf := slices.Clone(turns)
-		whole, err := s.hydrate(ctx, tx, namespace, conversation, turns, stubs)
-		if err != nil {
-			return err
-		}
-		if len(whole) != len(stubs) {
-			return fmt.Errorf("%d of %d turns have no copy", len(stubs)-len(whole), len(stubs))
-		}
-		for i, t := range whole {
-			st := stubs[i]
-			if d := stubMismatch(rowsOf[i], t, st.tier); d != "" {
-				return fmt.Errorf("turn %d: the %s copy of %s does not match its row: %s",
-					t.Seq, tierName(st.tier), nodeName(ctx, tx, st.span.Int64), d)
-			}
-			if err := restoreRow(ctx, tx, pks[i], st.tier, t); err != nil {
-				return fmt.Errorf("%s: %w", nodeName(ctx, tx, st.span.Int64), err)
-			}
-		}
-		// Index changes after the rows, so that FTS5 flushes once per
-		// batch: only cold rows an earlier version left out of the index
-		// go back in (coldfts.go).
-		for _, st := range stubs {
-			if st.tier == tierCold {
-				if _, seen := unindexed[st.span.Int64]; !seen {
-					ok, err := coldIndexed(ctx, tx, st.span.Int64)
-					if err != nil {
-						return err
-					}
-					unindexed[st.span.Int64] = !ok
-				}
-			}
-		}
-		for i, t := range whole {
-			if stubs[i].tier == tierCold && unindexed[stubs[i].span.Int64] {
-				if _, err := ins.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
-					return fmt.Errorf("indexing turn %d: %w", t.Seq, err)
-				}
-			}
-		}
-		after = whole[len(whole)-1].Seq
-	}
-	for span, listed := range unindexed {
-		if listed {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, span); err != nil {
-				return err
-			}
-		}
-	}
-	var left int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,
-		pk, tierHot, from, to).Scan(&left); err != nil {
-		return err
-	}
-	if left != 0 {
-		return fmt.Errorf("%d turns are still out of their rows after restoring", left)
-	}
+	return seq, err == nil, err
+}
+
+func (t *tierTx) DropAllNodes(ctx context.Context) (int, error) {
+	return t.s.dropNodes(ctx, t.tx, t.namespace, t.pk)
+}
+
+func (t *tierTx) SetPolicy(ctx context.Context, policy string) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE conversations SET policy = ? WHERE pk = ?`, policy, t.pk)
+	return err
+}
+
+// DropArchive leaves the segments to scrubArchive, which ResetPyramid
+// runs after the commit.
+func (t *tierTx) DropArchive(ctx context.Context) error {
+	t.scrub = true
 	return nil
 }
 
@@ -537,30 +345,6 @@ func rowBatch(ctx context.Context, tx *sql.Tx, pk int64, a, b int, after, to int
 		pks = append(pks, rowPK)
 	}
 	return turns, stubs, pks, rows.Err()
-}
-
-// stubMismatch returns how the copy c of a turn differs from its stub row
-// r in the fields the row keeps (a cold row also gave up its speaker name
-// and session label, and, when this version made it cold, its role), or
-// "".
-func stubMismatch(r, c strata.Turn, tier int) string {
-	var d []string
-	if r.Role != c.Role && !(tier == tierCold && r.Role == "") {
-		d = append(d, fmt.Sprintf("role %q, row %q", c.Role, r.Role))
-	}
-	if r.Session != c.Session {
-		d = append(d, fmt.Sprintf("session %d, row %d", c.Session, r.Session))
-	}
-	if !r.Time.Equal(c.Time) {
-		d = append(d, fmt.Sprintf("time %s, row %s", c.Time, r.Time))
-	}
-	if r.Tokens != c.Tokens {
-		d = append(d, fmt.Sprintf("tokens %d, row %d", c.Tokens, r.Tokens))
-	}
-	if tier == tierWarm && (r.Name != c.Name || r.SessionLabel != c.SessionLabel) {
-		d = append(d, fmt.Sprintf("name and session label %q %q, row %q %q", c.Name, c.SessionLabel, r.Name, r.SessionLabel))
-	}
-	return strings.Join(d, "; ")
 }
 
 // nodeName names the node of row key pk for an error message.
@@ -657,8 +441,8 @@ func (s *Store) scrubArchive(ctx context.Context, namespace, conversation string
 			rows.Close()
 			return fail(err)
 		}
-		for _, p := range sp.periods {
-			owned[p] = append(owned[p], [2]int64{sp.first, sp.last})
+		for _, p := range sp.Periods {
+			owned[p] = append(owned[p], [2]int64{sp.First, sp.Last})
 		}
 	}
 	err = rows.Err()
@@ -754,15 +538,10 @@ func (s *Store) scrubSegment(ctx context.Context, key string, owned [][2]int64) 
 }
 
 // ReplaceNodes removes the nodes ids of a conversation and stores nodes,
-// in one transaction; see strata.NodeStore.
-//
-// A removed level-1 node beyond the hot tier gives its span back to the
-// rows first, as ResetPyramid does for every span: each warm or cold stub
-// of its seq range takes its whole turn back from the block or segment,
-// checked against its row, and cold turns go back into the full-text
-// index. Then the removed nodes are unindexed and deleted (their vectors
-// go with them, by the foreign key), and nodes are put as PutNodes puts
-// them. After the commit, if a cold span was restored, the conversation's
+// in one transaction; see strata.NodeStore and tiermove.ReplaceNodes.
+// The removed nodes are unindexed and deleted (their vectors go with
+// them, by the foreign key), and nodes are put as PutNodes puts them.
+// After the commit, if a cold span was restored, the conversation's
 // archive is cleaned of the records no span owns any more; a kill before
 // that leaves harmless records, as ResetPyramid explains.
 func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string, ids []string, nodes []strata.Node) (int, error) {
@@ -776,143 +555,166 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 		}
 		return fmt.Errorf("sqlite: replacing nodes of %q: %w", conversation, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, fail)
+	t, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	var spans []span
-	for _, id := range ids {
-		sp, err := scanSpan(tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, pk, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, strata.Errorf(strata.ENOTFOUND, "node %q not found in conversation %q", id, conversation)
-		}
-		if err != nil {
-			return 0, fail(err)
-		}
-		spans = append(spans, sp)
+	defer t.tx.Rollback()
+	made, err := tiermove.ReplaceNodes(ctx, t, conversation, ids, nodes, func() (int, error) {
+		return putNodes(ctx, t.tx, s.text, namespace, t.pk, nodes, enc)
+	})
+	if err == nil {
+		err = t.tx.Commit()
 	}
-	if ids, err = withAncestors(ctx, tx, pk, spans, ids, nodes); err != nil {
-		return 0, fail(err)
-	}
-	scrub := false
-	for _, sp := range spans {
-		restore, err := strata.CheckNodeRemoval(conversation, strata.Node{ID: sp.id, Level: sp.level, Tier: tierName(sp.tier)})
-		if err != nil {
-			return 0, err
-		}
-		if !restore {
-			continue
-		}
-		if err := s.restoreStubs(ctx, tx, namespace, conversation, pk, sp.first, sp.last); err != nil {
-			return 0, fail(fmt.Errorf("node %s: %w", sp.id, err))
-		}
-		scrub = scrub || sp.tier == tierCold
-	}
-	if err := s.dropNodesByID(ctx, tx, namespace, pk, ids); err != nil {
-		return 0, fail(err)
-	}
-	pyramidAt("replace-removed")
-	made := 0
-	if len(nodes) > 0 {
-		if err := checkChildren(ctx, tx, pk, conversation, nodes); err != nil {
-			return 0, err
-		}
-		if made, err = putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
-			return 0, fail(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return 0, fail(err)
 	}
 	pyramidAt("replace-committed")
-	if scrub {
-		if err := s.scrubArchive(ctx, namespace, conversation, pk); err != nil {
+	if t.scrub {
+		if err := s.scrubArchive(ctx, namespace, conversation, t.pk); err != nil {
 			return made, fmt.Errorf("sqlite: nodes of %q were replaced, but the archive segments of their spans were not cleaned (the next reset or replacement finishes it): %w", conversation, err)
 		}
 	}
 	return made, nil
 }
 
-// dropNodesByID unindexes and deletes the nodes ids of conversation pk,
-// which the caller has checked exist.
-// withAncestors returns ids and, after them, the stored nodes above the
-// nodes of spans (those of a higher level whose span meets theirs) that
-// nodes does not put back (a node put back keeps its span and its id, so
-// its parents stand): a parent never stands over a removed child. Another process may have
-// closed a parent over a node after the caller read the pyramid.
-func withAncestors(ctx context.Context, tx *sql.Tx, pk int64, spans []span, ids []string, nodes []strata.Node) ([]string, error) {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		seen[id] = true
+func (t *tierTx) Node(ctx context.Context, id string) (span, error) {
+	sp, err := scanSpan(t.tx.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE conversation = ? AND id = ?`, t.pk, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sp, tiermove.ErrNoRow
 	}
-	back := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		back[nodes[i].ID] = true
-	}
-	out := ids
-	for _, sp := range spans {
-		if back[sp.id] {
-			continue
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
-			pk, sp.level, sp.first, sp.last)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if !seen[id] {
-				seen[id] = true
-				out = append(out[:len(out):len(out)], id)
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return sp, err
 }
 
-// checkChildren refuses, with ECONFLICT, a node whose child is neither in
-// nodes nor stored: another process replaced the child (a session or
-// period that reopened) after the caller read it, and the caller must read
-// the pyramid again rather than stand a parent over a span no child tiles.
-func checkChildren(ctx context.Context, tx *sql.Tx, pk int64, conversation string, nodes []strata.Node) error {
-	have := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		have[nodes[i].ID] = true
-	}
-	q, err := tx.PrepareContext(ctx, `SELECT 1 FROM nodes WHERE conversation = ? AND id = ?`)
+func (t *tierTx) Above(ctx context.Context, sp span) ([]string, error) {
+	return nodeIDs(ctx, t.tx, `SELECT id FROM nodes WHERE conversation = ? AND level > ? AND last_seq >= ? AND first_seq <= ?`,
+		t.pk, sp.Level, sp.First, sp.Last)
+}
+
+func (t *tierTx) StoredNodes(ctx context.Context, ids []string) ([]string, error) {
+	b, err := json.Marshal(ids)
 	if err != nil {
+		return nil, err
+	}
+	return nodeIDs(ctx, t.tx, `SELECT id FROM nodes WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, t.pk, string(b))
+}
+
+// nodeIDs returns the ids the query q selects.
+func nodeIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// RestoreStubs runs tiermove.RestoreStubs, then takes the cold spans
+// whose turns it put back into turns_fts off the list of those an
+// earlier version left unindexed (coldfts.go).
+func (t *tierTx) RestoreStubs(ctx context.Context, first, last int64) error {
+	t.unindexed = map[int64]bool{}
+	if err := tiermove.RestoreStubs(ctx, t, first, last); err != nil {
 		return err
 	}
-	defer q.Close()
-	for i := range nodes {
-		for _, c := range nodes[i].Children {
-			if have[c] {
-				continue
-			}
-			var one int
-			err := q.QueryRowContext(ctx, pk, c).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return strata.Errorf(strata.ECONFLICT, "node %s of %q: child %s is not stored (another writer replaced it)", nodes[i].ID, conversation, c)
-			}
-			if err != nil {
+	for span, listed := range t.unindexed {
+		if listed {
+			if _, err := t.tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, span); err != nil {
 				return err
 			}
-			have[c] = true
 		}
 	}
 	return nil
 }
 
+func (t *tierTx) StubRows(ctx context.Context, after, to int64, limit int) ([]spanRow, []spanfmt.Stub, error) {
+	turns, stubs, pks, err := rowBatch(ctx, t.tx, t.pk, tierWarm, tierCold, after, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]spanRow, len(turns))
+	for i := range turns {
+		rows[i] = spanRow{Key: pks[i], Tier: stubs[i].tier, Turn: turns[i]}
+	}
+	return rows, fmtStubs(stubs), nil
+}
+
+func (t *tierTx) FromCopies(ctx context.Context, ts []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
+	return t.s.hydrateStubs(ctx, t.tx, t.namespace, t.conversation, ts, stubs)
+}
+
+// Kept: a cold row of this version leaves its role to its segment.
+func (t *tierTx) Kept() tiermove.Kept { return tiermove.Kept{} }
+
+func (t *tierTx) NodeName(ctx context.Context, pk int64) string { return nodeName(ctx, t.tx, pk) }
+
+// RestoreRows restores row by row, then indexes the batch's cold turns
+// whose span an earlier version left out of turns_fts, so that FTS5
+// flushes once per batch.
+func (t *tierTx) RestoreRows(ctx context.Context, rows []spanRow, stubs []spanfmt.Stub) error {
+	for i, r := range rows {
+		if err := restoreRow(ctx, t.tx, r.Key, r.Tier, r.Turn); err != nil {
+			return fmt.Errorf("%s: %w", nodeName(ctx, t.tx, stubs[i].Span), err)
+		}
+	}
+	for _, st := range stubs {
+		if st.Tier == tierCold {
+			if _, seen := t.unindexed[st.Span]; !seen {
+				ok, err := coldIndexed(ctx, t.tx, st.Span)
+				if err != nil {
+					return err
+				}
+				t.unindexed[st.Span] = !ok
+			}
+		}
+	}
+	ins, err := t.tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	sc := scope(t.pk, t.namespace)
+	for i, r := range rows {
+		if r.Tier == tierCold && t.unindexed[stubs[i].Span] {
+			if _, err := ins.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+				return fmt.Errorf("indexing turn %d: %w", r.Turn.Seq, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tierTx) Stubs(ctx context.Context, first, last int64) (int64, error) {
+	var n int64
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND tier <> ? AND seq BETWEEN ? AND ?`,
+		t.pk, tierHot, first, last).Scan(&n)
+	return n, err
+}
+
+// DropRestored leaves the records to scrubArchive, after the commit.
+func (t *tierTx) DropRestored(ctx context.Context, sp span) error {
+	t.scrub = true
+	return nil
+}
+
+func (t *tierTx) DropNodes(ctx context.Context, ids []string) error {
+	if err := t.s.dropNodesByID(ctx, t.tx, t.namespace, t.pk, ids); err != nil {
+		return err
+	}
+	pyramidAt("replace-removed")
+	return nil
+}
+
+// dropNodesByID unindexes and deletes the nodes ids of conversation pk,
+// which the caller has checked exist.
 func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string, pk int64, ids []string) error {
 	del, err := tx.PrepareContext(ctx, `INSERT INTO nodes_fts (nodes_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`)
 	if err != nil {

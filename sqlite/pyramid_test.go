@@ -564,7 +564,7 @@ func TestColdRowsLeaveTheirRole(t *testing.T) {
 	// 11-20 expires with its segment in place, 21-30 without.
 	for _, first := range []int64{11, 21} {
 		if first == 21 {
-			for _, p := range spanOf(t, s, 21, 30).periods {
+			for _, p := range spanOf(t, s, 21, 30).Periods {
 				if err := os.Remove(s.seg.Blobs.Locate(archive.Key(pyNS, pyConv, p))); err != nil {
 					t.Fatal(err)
 				}
@@ -611,14 +611,14 @@ func TestFullMonthTakesDaySegments(t *testing.T) {
 	defer func() { spanfmt.MaxMonthBytes = old }()
 	s, want := openCorpus(t) // 11-20 and 21-30 went cold in one move: their month
 	id := func(first int64) string { return strata.NodeID(pyNS, pyConv, 1, first, first+9) }
-	if got := spanOf(t, s, 11, 20).periods; !slices.Equal(got, []string{"2024-03"}) {
+	if got := spanOf(t, s, 11, 20).Periods; !slices.Equal(got, []string{"2024-03"}) {
 		t.Fatalf("span 11-20 names %q, want its month", got)
 	}
 	// 1-10 goes cold in a move of its own: its month's segment is full.
 	if _, err := s.Demote(ctx, pyNS, pyConv, []string{id(1)}, strata.TierCold, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	days := spanOf(t, s, 1, 10).periods
+	days := spanOf(t, s, 1, 10).Periods
 	if len(days) < 2 || slices.ContainsFunc(days, func(p string) bool { return len(p) != len("2024-03-01") }) {
 		t.Fatalf("span 1-10 names %q, want its days", days)
 	}
@@ -638,7 +638,7 @@ func TestFullMonthTakesDaySegments(t *testing.T) {
 	if _, err := s.SetImportance(ctx, pyNS, pyConv, 3, 0.1); err != nil {
 		t.Fatal(err)
 	}
-	if got := spanOf(t, s, 1, 10).periods; !slices.Equal(got, days) {
+	if got := spanOf(t, s, 1, 10).Periods; !slices.Equal(got, days) {
 		t.Fatalf("after a pin and an unpin, span 1-10 names %q, want %q", got, days)
 	}
 	turns, err := s.Turns(ctx, strata.TurnFilter{Namespace: pyNS, Conversation: pyConv, FromSeq: 1, ToSeq: 10})

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
 // DefaultK is the number of hits Search returns when the query's K is not
@@ -155,49 +156,17 @@ func (s *Store) searchTurns(ctx context.Context, q querier, namespace string, co
 	}
 	rows.Close()
 	// Warm and cold turns are indexed but their content is in their
-	// span's block or segments: each conversation's are read at once, so
-	// that each span and segment is read once.
-	byConv := map[string][]stub{}
-	var convs []string
-	for _, st := range stubs {
-		c := hits[st.index].Conversation
-		if byConv[c] == nil {
-			convs = append(convs, c)
-		}
-		byConv[c] = append(byConv[c], st)
-	}
-	for _, c := range convs {
-		sts := byConv[c]
-		ts := make([]strata.Turn, len(sts))
-		local := make([]stub, len(sts))
-		for i, st := range sts {
-			ts[i] = *hits[st.index].Turn
-			local[i] = stub{index: i, tier: st.tier, span: st.span}
-		}
-		whole, err := s.hydrateReadable(ctx, q, namespace, c, ts, local)
+	// span's block or segments.
+	kept, err := spanfmt.HydrateHits(hits, fmtStubs(stubs), func(c string, ts []strata.Turn, sts []spanfmt.Stub) ([]strata.Turn, error) {
+		whole, err := spanfmt.HydrateReadable(ctx, ts, sts, func(ts []strata.Turn, sts []spanfmt.Stub) ([]strata.Turn, error) {
+			return s.hydrateStubs(ctx, q, namespace, c, ts, sts)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search turns: %w", err)
 		}
-		bySeq := make(map[int64]strata.Turn, len(whole))
-		for _, t := range whole {
-			bySeq[t.Seq] = t
-		}
-		for i, st := range sts {
-			h := &hits[st.index]
-			if t, ok := bySeq[ts[i].Seq]; ok {
-				*h.Turn = t
-			} else {
-				h.Turn = nil // expired: dropped below
-			}
-		}
-	}
-	kept := hits[:0]
-	for _, h := range hits {
-		if h.Turn != nil {
-			kept = append(kept, h)
-		}
-	}
-	return kept, nil
+		return whole, nil
+	})
+	return kept, err
 }
 
 // searchNodes returns the k best summary hits for an FTS5 expression.
@@ -229,48 +198,10 @@ func (s *Store) searchNodes(ctx context.Context, q querier, namespace string, co
 	return hits, nil
 }
 
-// hydrateReadable is hydrate for search: a span whose copy cannot be read
-// (a segment removed by hand) loses its turns, not the search. It reads
-// every span at once, and span by span if that fails; it fails only if
-// the context is done.
+// hydrateReadable is hydrate for search (spanfmt.HydrateReadable): a
+// span whose copy cannot be read loses its turns, not the search.
 func (s *Store) hydrateReadable(ctx context.Context, q querier, namespace, conversation string, ts []strata.Turn, stubs []stub) ([]strata.Turn, error) {
-	whole, err := s.hydrate(ctx, q, namespace, conversation, ts, stubs)
-	if err == nil || ctx.Err() != nil {
-		return whole, err
-	}
-	isStub := make(map[int]bool, len(stubs))
-	var out []strata.Turn
-	for _, st := range stubs {
-		isStub[st.index] = true
-	}
-	for i, t := range ts {
-		if !isStub[i] {
-			out = append(out, t) // hot: whole in its row
-		}
-	}
-	bySpan := map[int64][]int{}
-	var order []int64
-	for i, st := range stubs {
-		if _, ok := bySpan[st.span.Int64]; !ok {
-			order = append(order, st.span.Int64)
-		}
-		bySpan[st.span.Int64] = append(bySpan[st.span.Int64], i)
-	}
-	for _, sp := range order {
-		var part []strata.Turn
-		var local []stub
-		for _, i := range bySpan[sp] {
-			local = append(local, stub{index: len(part), tier: stubs[i].tier, span: stubs[i].span})
-			part = append(part, ts[stubs[i].index])
-		}
-		whole, err := s.hydrate(ctx, q, namespace, conversation, part, local)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue
-		}
-		out = append(out, whole...)
-	}
-	return out, nil
+	return spanfmt.HydrateReadable(ctx, ts, fmtStubs(stubs), func(ts []strata.Turn, sts []spanfmt.Stub) ([]strata.Turn, error) {
+		return s.hydrateStubs(ctx, q, namespace, conversation, ts, sts)
+	})
 }

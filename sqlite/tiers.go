@@ -12,6 +12,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/archive"
 	"github.com/strata-memory/strata/internal/spanfmt"
+	"github.com/strata-memory/strata/internal/tiermove"
 )
 
 // Tiers as stored in turns.tier and nodes.tier: the codes every store
@@ -36,27 +37,19 @@ type stub struct {
 }
 
 // span is a level-1 node as the tier code reads it.
-type span struct {
-	pk          int64
-	id          string
-	level       int
-	first, last int64
-	tier        int
-	block       []byte
-	periods     []string // nodes.segments: the periods of the segments holding a cold span's records
-}
+type span = tiermove.Span
 
 const spanCols = `pk, id, level, first_seq, last_seq, tier, block, segments`
 
 func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 	var sp span
 	var periods sql.NullString
-	if err := row.Scan(&sp.pk, &sp.id, &sp.level, &sp.first, &sp.last, &sp.tier, &sp.block, &periods); err != nil {
+	if err := row.Scan(&sp.PK, &sp.ID, &sp.Level, &sp.First, &sp.Last, &sp.Tier, &sp.Block, &periods); err != nil {
 		return sp, err
 	}
 	if periods.Valid {
-		if err := json.Unmarshal([]byte(periods.String), &sp.periods); err != nil {
-			return sp, fmt.Errorf("node %s: segments: %w", sp.id, err)
+		if err := json.Unmarshal([]byte(periods.String), &sp.Periods); err != nil {
+			return sp, fmt.Errorf("node %s: segments: %w", sp.ID, err)
 		}
 	}
 	return sp, nil
@@ -66,17 +59,27 @@ func scanSpan(row interface{ Scan(...any) error }) (span, error) {
 // their span) by the whole turns from the spans' warm blocks or archive
 // segments, and drops expired ones (spanfmt.Hydrate).
 func (s *Store) hydrate(ctx context.Context, q querier, namespace, conversation string, out []strata.Turn, stubs []stub) ([]strata.Turn, error) {
+	return s.hydrateStubs(ctx, q, namespace, conversation, out, fmtStubs(stubs))
+}
+
+// hydrateStubs is hydrate over spanfmt's stubs.
+func (s *Store) hydrateStubs(ctx context.Context, q querier, namespace, conversation string, out []strata.Turn, stubs []spanfmt.Stub) ([]strata.Turn, error) {
 	if len(stubs) == 0 {
 		return out, nil
 	}
+	return spanfmt.Hydrate(ctx, "sqlite", s.seg, namespace, conversation, out, stubs, func(pk int64) (spanfmt.Span, error) {
+		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
+		return spanfmt.Span{ID: sp.ID, First: sp.First, Last: sp.Last, Tier: sp.Tier, Block: sp.Block, Periods: sp.Periods}, err
+	})
+}
+
+// fmtStubs returns stubs as spanfmt's.
+func fmtStubs(stubs []stub) []spanfmt.Stub {
 	sts := make([]spanfmt.Stub, len(stubs))
 	for i, st := range stubs {
 		sts[i] = spanfmt.Stub{Index: st.index, Tier: st.tier, Span: st.span.Int64, HasSpan: st.span.Valid}
 	}
-	return spanfmt.Hydrate(ctx, "sqlite", s.seg, namespace, conversation, out, sts, func(pk int64) (spanfmt.Span, error) {
-		sp, err := scanSpan(q.QueryRowContext(ctx, `SELECT `+spanCols+` FROM nodes WHERE pk = ?`, pk))
-		return spanfmt.Span{ID: sp.id, First: sp.first, Last: sp.last, Tier: sp.tier, Block: sp.block, Periods: sp.periods}, err
-	})
+	return sts
 }
 
 // loadSpans reads the level-1 nodes ids of conversation pk: ENOTFOUND for
@@ -100,10 +103,10 @@ func loadSpans(ctx context.Context, q querier, pk int64, conversation string, id
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: nodes of %q: %w", conversation, err)
 		}
-		if sp.level != 1 {
-			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.id, conversation, sp.level)
+		if sp.Level != 1 {
+			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is at level %d: only level-1 spans change tier", sp.ID, conversation, sp.Level)
 		}
-		found[sp.id] = true
+		found[sp.ID] = true
 		out = append(out, sp)
 	}
 	if err := rows.Err(); err != nil {
@@ -118,18 +121,14 @@ func loadSpans(ctx context.Context, q querier, pk int64, conversation string, id
 }
 
 // spanRow is a turn of a span being moved, with its row key and tier.
-type spanRow struct {
-	pk   int64
-	tier int
-	turn strata.Turn
-}
+type spanRow = tiermove.Row
 
 // spanTurns reads a span's whole turns (from rows and its warm block).
 func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversation string, pk int64, sp span) ([]spanRow, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span, t.pk FROM turns t
-		WHERE t.conversation = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq`, pk, sp.first, sp.last)
+		WHERE t.conversation = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq`, pk, sp.First, sp.Last)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.ID, conversation, err)
 	}
 	defer rows.Close()
 	var out []spanRow
@@ -138,11 +137,11 @@ func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversatio
 	for rows.Next() {
 		var st stub
 		var r spanRow
-		t, err := scanTurn(rows, &st.tier, &st.span, &r.pk)
+		t, err := scanTurn(rows, &st.tier, &st.span, &r.Key)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+			return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.ID, conversation, err)
 		}
-		r.tier = st.tier
+		r.Tier = st.tier
 		if st.tier != tierHot {
 			st.index = len(turns)
 			stubs = append(stubs, st)
@@ -151,21 +150,21 @@ func (s *Store) spanTurns(ctx context.Context, q querier, namespace, conversatio
 		turns = append(turns, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.id, conversation, err)
+		return nil, fmt.Errorf("sqlite: turns of node %s of %q: %w", sp.ID, conversation, err)
 	}
 	rows.Close()
-	if int64(len(out)) != sp.last-sp.first+1 {
-		return nil, fmt.Errorf("sqlite: node %s of %q covers turns %d-%d but %d are stored", sp.id, conversation, sp.first, sp.last, len(out))
+	if int64(len(out)) != sp.Last-sp.First+1 {
+		return nil, fmt.Errorf("sqlite: node %s of %q covers turns %d-%d but %d are stored", sp.ID, conversation, sp.First, sp.Last, len(out))
 	}
 	turns, err = s.hydrate(ctx, q, namespace, conversation, turns, stubs)
 	if err != nil {
 		return nil, err
 	}
 	if len(turns) != len(out) {
-		return nil, fmt.Errorf("sqlite: node %s of %q has expired turns", sp.id, conversation)
+		return nil, fmt.Errorf("sqlite: node %s of %q has expired turns", sp.ID, conversation)
 	}
 	for i := range out {
-		out[i].turn = turns[i]
+		out[i].Turn = turns[i]
 	}
 	return out, nil
 }
@@ -180,244 +179,198 @@ const slim = `UPDATE turns SET tier = ?1, span = ?2, content = '', model = '', t
 	WHERE conversation = ?3 AND seq BETWEEN ?4 AND ?5 AND tier < ?6 AND importance < ` + pinnedLiteral
 
 // Demote moves the raw content of level-1 nodes to the warm or cold tier;
-// see strata.TierStore. Warm: the span's turns are packed into a compressed
-// CTF block on the node, checked by decoding it, and the rows keep only
-// what filters and orders them, in one transaction. Cold: the turns are
-// merged into the archive segments of their UTC months, or days in a full
-// month (spanfmt.ColdMove; written to a temporary file, verified,
-// renamed into place), then one transaction points the node at its
-// segments, drops the block, slims the rows and removes the turns from the
-// full-text index. A kill between the two leaves records in a segment for
-// a span still warm: nothing is lost, and the next Demote rewrites them in
-// place if it picks the same segment. If it picks another (the month
-// filled meanwhile, or a day segment of an earlier version holds them),
-// they stay: a span's seqs are looked up only in the segments it names,
-// so they are never read, and the next scrub of the archive
-// (scrubArchive) removes them. The write lock is held throughout, so that
-// no other process rewrites the same segment at the same time.
+// see strata.TierStore and tiermove.Demote, which this runs in one
+// transaction holding the write lock. Cold segments are files, merged
+// (written to a temporary file, verified, renamed into place) before the
+// transaction that points the nodes at them commits. A kill between the
+// two leaves records in a segment for a span still warm: nothing is lost,
+// and the next Demote rewrites them in place if it picks the same segment.
+// If it picks another (the month filled meanwhile, or a day segment of an
+// earlier version holds them), they stay: a span's seqs are looked up
+// only in the segments it names, so they are never read, and the next
+// scrub of the archive (scrubArchive) removes them. The write lock is
+// held throughout, so that no other process rewrites the same segment at
+// the same time.
 func (s *Store) Demote(ctx context.Context, namespace, conversation string, ids []string, to strata.Tier, at time.Time) ([]strata.Move, error) {
-	if to != strata.TierWarm && to != strata.TierCold {
-		return nil, strata.Errorf(strata.EINVALID, "demote: cannot move spans to tier %q (want warm or cold)", to)
+	if err := tiermove.CheckDemote(conversation, to, at); err != nil {
+		return nil, err
 	}
-	if to == strata.TierCold && at.IsZero() {
-		return nil, strata.Errorf(strata.EINVALID, "demote: moving spans of %q to cold needs the time of the move (retention counts from it)", conversation)
-	}
-	moves := []strata.Move{}
-	fail := func(err error) ([]strata.Move, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("sqlite: moving spans of %q to %s: %w", conversation, to, err)
+		return fmt.Errorf("sqlite: moving spans of %q to %s: %w", conversation, to, err)
 	}
-	tx, pk, err := s.beginIn(ctx, s.w, namespace, conversation, func(err error) error { _, err = fail(err); return err })
+	t, err := s.beginTier(ctx, s.w, namespace, conversation, fail)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	if len(ids) == 0 {
-		return moves, nil
+	defer t.tx.Rollback()
+	moves, err := tiermove.Demote(ctx, t, ids, to, at)
+	if err == nil {
+		err = t.tx.Commit()
 	}
-	spans, err := loadSpans(ctx, tx, pk, conversation, ids)
 	if err != nil {
-		return fail(err)
-	}
-	code := tierCode(to)
-	type moving struct {
-		sp   span
-		rows []spanRow
-	}
-	var work []moving
-	for _, sp := range spans {
-		if sp.tier >= code {
-			continue
-		}
-		rows, err := s.spanTurns(ctx, tx, namespace, conversation, pk, sp)
-		if err != nil {
-			return fail(err)
-		}
-		work = append(work, moving{sp, rows})
-	}
-	if len(work) == 0 {
-		return moves, nil
-	}
-	move := func(m moving) strata.Move {
-		mv := strata.Move{NodeID: m.sp.id, FirstSeq: m.sp.first, LastSeq: m.sp.last, From: tierName(m.sp.tier), To: to}
-		for _, r := range m.rows {
-			if r.tier < code && !r.turn.Pinned() {
-				mv.Turns++
-				mv.Bytes += int64(len(r.turn.Content))
-			}
-		}
-		return mv
-	}
-
-	if to == strata.TierWarm {
-		for _, m := range work {
-			turns := make([]strata.Turn, len(m.rows))
-			for i, r := range m.rows {
-				turns[i] = r.turn
-			}
-			block, err := spanfmt.EncodeBlock(turns)
-			if err != nil {
-				return fail(fmt.Errorf("packing node %s: %w", m.sp.id, err))
-			}
-			if err := spanfmt.CheckBlock(block, turns); err != nil {
-				return fail(fmt.Errorf("checking the block of node %s: %w", m.sp.id, err))
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = ? WHERE pk = ?`, tierWarm, block, m.sp.pk); err != nil {
-				return fail(err)
-			}
-			if _, err := tx.ExecContext(ctx, slim, tierWarm, m.sp.pk, pk, m.sp.first, m.sp.last, tierWarm); err != nil {
-				return fail(err)
-			}
-			moves = append(moves, move(m))
-		}
-		if err := tx.Commit(); err != nil {
-			return fail(err)
-		}
-		return moves, nil
-	}
-
-	// Cold: write the segments first, one per month the spans' turns lie
-	// in, or per day in a month whose segment is full (spanfmt.ColdMove).
-	cold := spanfmt.ColdMove{Size: func(period string) (int64, error) {
-		var n int64
-		err := tx.QueryRowContext(ctx, `SELECT bytes FROM segments WHERE conversation = ? AND day = ?`, pk, period).Scan(&n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		return n, err
-	}}
-	for i, m := range work {
-		for _, r := range m.rows {
-			if err := cold.Add(i, &r.turn); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	for _, p := range cold.Periods() {
-		info, err := s.seg.Merge(ctx, archive.Key(namespace, conversation, p), cold.Records[p])
-		if err != nil {
-			return fail(err)
-		}
-		if err := putSegment(ctx, tx, pk, p, info); err != nil {
-			return fail(err)
-		}
-	}
-	// Then point the nodes at them and drop the old copies. The turns keep
-	// their entries in turns_fts (coldfts.go): cold moves a turn's
-	// content, never its findability.
-	for i, m := range work {
-		pj, _ := json.Marshal(cold.SpanPeriods(i))
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
-			tierCold, string(pj), at.UnixNano(), m.sp.pk); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, slim, tierCold, m.sp.pk, pk, m.sp.first, m.sp.last, tierCold); err != nil {
-			return fail(err)
-		}
-		moves = append(moves, move(m))
-	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+		return nil, fail(err)
 	}
 	return moves, nil
 }
 
+// tierTx is a transaction of one conversation as package tiermove drives
+// it: its exported methods are the primitives of tiermove.Tx, documented
+// there.
+type tierTx struct {
+	s                       *Store
+	tx                      *sql.Tx
+	namespace, conversation string
+	pk                      int64
+	expired                 []span         // spans whose records dropExpired removes after the commit
+	scrub                   bool           // whether scrubArchive runs after the commit
+	unindexed               map[int64]bool // by cold span restored: whether cold_unindexed lists it
+}
+
+var _ tiermove.Tx = (*tierTx)(nil)
+
+// beginTier begins a transaction of conversation on db for tiermove.
+func (s *Store) beginTier(ctx context.Context, db *sql.DB, namespace, conversation string, wrap func(error) error) (*tierTx, error) {
+	tx, pk, err := s.beginIn(ctx, db, namespace, conversation, wrap)
+	if err != nil {
+		return nil, err
+	}
+	return &tierTx{s: s, tx: tx, namespace: namespace, conversation: conversation, pk: pk}, nil
+}
+
+func (t *tierTx) Spans(ctx context.Context, ids []string) ([]span, error) {
+	return loadSpans(ctx, t.tx, t.pk, t.conversation, ids)
+}
+
+func (t *tierTx) SpanRows(ctx context.Context, sp span) ([]spanRow, error) {
+	return t.s.spanTurns(ctx, t.tx, t.namespace, t.conversation, t.pk, sp)
+}
+
+func (t *tierTx) SetWarm(ctx context.Context, sp span, block []byte) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = ? WHERE pk = ?`, tierWarm, block, sp.PK)
+	return err
+}
+
+func (t *tierTx) Slim(ctx context.Context, sp span, tier int, first, last int64) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, slim, tier, sp.PK, t.pk, first, last, tier)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t *tierTx) SegmentBytes(ctx context.Context, period string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRowContext(ctx, `SELECT bytes FROM segments WHERE conversation = ? AND day = ?`, t.pk, period).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// MergeRecords writes the segment file before the transaction commits
+// (see Demote).
+func (t *tierTx) MergeRecords(ctx context.Context, period string, recs []archive.Record) error {
+	info, err := t.s.seg.Merge(ctx, archive.Key(t.namespace, t.conversation, period), recs)
+	if err != nil {
+		return err
+	}
+	pyramidAt("importance-archived") // where the kill tests stop a SetImportance
+	return putSegment(ctx, t.tx, t.pk, period, info)
+}
+
+// SetCold points the node at its segments. Its turns keep their entries
+// in turns_fts (coldfts.go).
+func (t *tierTx) SetCold(ctx context.Context, sp span, periods []string, at time.Time) error {
+	pj, _ := json.Marshal(periods)
+	_, err := t.tx.ExecContext(ctx, `UPDATE nodes SET tier = ?, block = NULL, segments = ?, cold_at = ? WHERE pk = ?`,
+		tierCold, string(pj), at.UnixNano(), sp.PK)
+	return err
+}
+
 // Expire deletes the archived raw content of cold level-1 nodes, except
-// pinned turns, and keeps an audit record per node; see strata.TierStore. One
-// transaction records the expiry and marks the node and its rows; the
-// segments are rewritten without the span afterwards, in a second one that
-// holds the write lock (the node keeps naming its segments until then, so
-// a kill in between is finished by the next Expire or Demote).
+// pinned turns, and keeps an audit record per node; see strata.TierStore
+// and tiermove.Expire. One transaction records the expiry and marks the
+// node and its rows; the segments are rewritten without the span
+// afterwards, in a second one that holds the write lock (the node keeps
+// naming its segments until then, so a kill in between is finished by the
+// next Expire or Demote).
 func (s *Store) Expire(ctx context.Context, namespace, conversation string, ids []string, rule string, at time.Time, dryRun bool) ([]strata.Expiry, error) {
-	out := []strata.Expiry{}
-	fail := func(err error) ([]strata.Expiry, error) {
+	fail := func(err error) error {
 		if strata.ErrorCode(err) != strata.EINTERNAL {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("sqlite: expiring spans of %q: %w", conversation, err)
+		return fmt.Errorf("sqlite: expiring spans of %q: %w", conversation, err)
 	}
-	if rule == "" {
-		return nil, strata.Errorf(strata.EINVALID, "expire: a rule is required for the audit record")
+	if err := tiermove.CheckExpire(rule); err != nil {
+		return nil, err
 	}
-	at = at.UTC()
 	db := s.w
 	if dryRun {
 		db = s.r
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer tx.Rollback()
-	pk, err := conversationPK(ctx, tx, namespace, conversation)
+	t, err := s.beginTier(ctx, db, namespace, conversation, fail)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	spans, err := loadSpans(ctx, tx, pk, conversation, ids)
+	defer t.tx.Rollback()
+	out, err := tiermove.Expire(ctx, t, conversation, ids, rule, at, dryRun)
 	if err != nil {
-		return fail(err)
-	}
-	var cleanup []span
-	for _, sp := range spans {
-		if sp.tier == tierExpired {
-			if len(sp.periods) > 0 {
-				cleanup = append(cleanup, sp)
-			}
-			continue
-		}
-		if sp.tier != tierCold {
-			return nil, strata.Errorf(strata.EINVALID, "node %s of %q is %s: only cold spans expire", sp.id, conversation, tierName(sp.tier))
-		}
-		ex := strata.Expiry{Conversation: conversation, NodeID: sp.id, FirstSeq: sp.first, LastSeq: sp.last,
-			Segments: sp.periods, Rule: rule, At: at}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
-			WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, pk, sp.first, sp.last, tierCold).
-			Scan(&ex.Turns, &ex.Bytes); err != nil {
-			return fail(err)
-		}
-		var coldAt, newest sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = ?`, sp.pk).Scan(&coldAt, &newest); err != nil {
-			return fail(err)
-		}
-		ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
-		out = append(out, ex)
-		if dryRun {
-			continue
-		}
-		pj, _ := json.Marshal(sp.periods)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, sp.id, sp.first, sp.last, ex.Turns, ex.Bytes, string(pj), rule, at.UnixNano(),
-			coldAt, newest); err != nil {
-			return fail(err)
-		}
-		if err := s.expireRows(ctx, tx, namespace, conversation, pk, sp); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.pk); err != nil {
-			return fail(err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE turns SET tier = ? WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`,
-			tierExpired, pk, sp.first, sp.last, tierCold); err != nil {
-			return fail(err)
-		}
-		sp.tier = tierExpired
-		cleanup = append(cleanup, sp)
+		return nil, fail(err)
 	}
 	if dryRun {
 		return out, nil
 	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+	if err := t.tx.Commit(); err != nil {
+		return nil, fail(err)
 	}
-	if err := s.dropExpired(ctx, namespace, conversation, pk, cleanup); err != nil {
+	if err := s.dropExpired(ctx, namespace, conversation, t.pk, t.expired); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+func (t *tierTx) Figures(ctx context.Context, sp span, ex *strata.Expiry) error {
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0) FROM turns
+		WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`, t.pk, sp.First, sp.Last, tierCold).
+		Scan(&ex.Turns, &ex.Bytes); err != nil {
+		return err
+	}
+	var coldAt, newest sql.NullInt64
+	if err := t.tx.QueryRowContext(ctx, `SELECT cold_at, "end" FROM nodes WHERE pk = ?`, sp.PK).Scan(&coldAt, &newest); err != nil {
+		return err
+	}
+	ex.ColdAt, ex.NewestTurn = fromNanos(coldAt), fromNanos(newest)
+	return nil
+}
+
+func (t *tierTx) ExpireSpan(ctx context.Context, sp span, ex strata.Expiry) error {
+	pj, _ := json.Marshal(sp.Periods)
+	coldAt, _ := toNanos(ex.ColdAt, "cold_at") // read from the node: in range
+	newest, _ := toNanos(ex.NewestTurn, "end")
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO expiries (conversation, node, first_seq, last_seq, turns, bytes, segments, rule, at, cold_at, newest_turn)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.pk, sp.ID, sp.First, sp.Last, ex.Turns, ex.Bytes, string(pj), ex.Rule, ex.At.UnixNano(),
+		coldAt, newest); err != nil {
+		return err
+	}
+	if err := t.s.expireRows(ctx, t.tx, t.namespace, t.conversation, t.pk, sp); err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE nodes SET tier = ? WHERE pk = ?`, tierExpired, sp.PK); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE turns SET tier = ? WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ?`,
+		tierExpired, t.pk, sp.First, sp.Last, tierCold)
+	return err
+}
+
+// DropRecords leaves sp to dropExpired, after the commit: segment files
+// are rewritten under the write lock once the span is expired for good.
+func (t *tierTx) DropRecords(ctx context.Context, sp span) error {
+	t.expired = append(t.expired, sp)
+	return nil
 }
 
 // putSegment records what the segment of period holds after it was
@@ -449,13 +402,13 @@ func putSegment(ctx context.Context, q querier, pk int64, period string, info ar
 // by hand) expires anyway: its rows keep no role, and their index entries
 // stay; search drops a hit on a turn that has no content.
 func (s *Store) expireRows(ctx context.Context, tx *sql.Tx, namespace, conversation string, pk int64, sp span) error {
-	indexed, err := coldIndexed(ctx, tx, sp.pk)
+	indexed, err := coldIndexed(ctx, tx, sp.PK)
 	if err != nil {
 		return err
 	}
 	var missing int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE conversation = ? AND seq BETWEEN ? AND ? AND tier = ? AND role = ''`,
-		pk, sp.first, sp.last, tierCold).Scan(&missing); err != nil {
+		pk, sp.First, sp.Last, tierCold).Scan(&missing); err != nil {
 		return err
 	}
 	if missing == 0 && !indexed {
@@ -477,21 +430,21 @@ func (s *Store) expireRows(ctx context.Context, tx *sql.Tx, namespace, conversat
 	defer del.Close()
 	sc := scope(pk, namespace)
 	for _, r := range rows {
-		if r.tier != tierCold {
+		if r.Tier != tierCold {
 			continue
 		}
 		if missing > 0 {
-			if _, err := up.ExecContext(ctx, string(r.turn.Role), r.pk, tierCold); err != nil {
-				return fmt.Errorf("turn %d: %w", r.turn.Seq, err)
+			if _, err := up.ExecContext(ctx, string(r.Turn.Role), r.Key, tierCold); err != nil {
+				return fmt.Errorf("turn %d: %w", r.Turn.Seq, err)
 			}
 		}
 		if indexed {
-			if _, err := del.ExecContext(ctx, r.pk, ftsText(r.turn.Text()), sc); err != nil {
-				return fmt.Errorf("unindexing turn %d: %w", r.turn.Seq, err)
+			if _, err := del.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+				return fmt.Errorf("unindexing turn %d: %w", r.Turn.Seq, err)
 			}
 		}
 	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, sp.pk)
+	_, err = tx.ExecContext(ctx, `DELETE FROM cold_unindexed WHERE node = ?`, sp.PK)
 	return err
 }
 
@@ -510,8 +463,8 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 	}
 	defer tx.Rollback()
 	for _, sp := range spans {
-		for _, p := range sp.periods {
-			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, p), sp.first, sp.last)
+		for _, p := range sp.Periods {
+			info, err := s.seg.Remove(ctx, archive.Key(namespace, conversation, p), sp.First, sp.Last)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fail(err)
 			}
@@ -519,7 +472,7 @@ func (s *Store) dropExpired(ctx context.Context, namespace, conversation string,
 				return fail(err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = NULL WHERE pk = ?`, sp.pk); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET segments = NULL WHERE pk = ?`, sp.PK); err != nil {
 			return fail(err)
 		}
 	}

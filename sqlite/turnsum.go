@@ -3,25 +3,16 @@ package sqlite
 import (
 	"database/sql"
 	"database/sql/driver"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
-	"unsafe"
 
 	sqlitedrv "modernc.org/sqlite"
+
+	"github.com/strata-memory/strata/internal/spanfmt"
 )
 
-// A hot turn's row holds the turn's whole content, and nothing else
-// checks it: warm blocks, archive segments and compressed node texts
-// carry checksums, and SQLite's integrity_check checks pages and indexes,
-// not values. So each hot row keeps in its crc column the CRC-32C of its
-// content fields (turnSumCols, importance aside: a pin changes it, and it
-// is not content), computed on insert and on every write that changes
-// them, and checked whenever a row is read: a row changed behind the
-// store's back (a flipped bit on disk, an edit by hand) is an error that
-// names the turn instead of a turn served silently. A row whose content
-// moved to its span (warm or cold) has crc NULL: its content is checked
-// with the span's block or segment.
+// Each hot row keeps in its crc column the checksum of its content
+// fields (turnSumCols; spanfmt.Row says which and how), since SQLite's
+// integrity_check checks pages and indexes, not values.
 
 // turnRow is the stored values of a turn row's content fields, as
 // scanTurn reads them.
@@ -36,50 +27,16 @@ type turnRow struct {
 	tokens                                 int64
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// sum is the row's checksum: CRC-32C over each field in turnSumCols
-// order, integers as 8 little-endian bytes, texts as a NULL marker and
-// their length before their bytes.
+// sum is the row's checksum (spanfmt.Row.Sum).
 func (r *turnRow) sum() uint32 {
-	var b [9]byte
-	c := uint32(0)
-	num := func(n int64) {
-		binary.LittleEndian.PutUint64(b[:8], uint64(n))
-		c = crc32.Update(c, castagnoli, b[:8])
-	}
-	text := func(s string, valid bool) {
-		if !valid {
-			b[0] = 0
-			c = crc32.Update(c, castagnoli, b[:1])
-			return
-		}
-		b[0] = 1
-		binary.LittleEndian.PutUint64(b[1:9], uint64(len(s)))
-		c = crc32.Update(c, castagnoli, b[:9])
-		c = crc32.Update(c, castagnoli, unsafe.Slice(unsafe.StringData(s), len(s)))
-	}
-	num(r.seq)
-	text(r.extID.String, r.extID.Valid)
-	num(r.session)
-	text(r.label, true)
-	text(r.role, true)
-	text(r.name, true)
-	text(r.content, true)
-	if r.time.Valid {
-		num(1)
-		num(r.time.Int64)
-	} else {
-		num(0)
-	}
-	text(r.model, true)
-	text(r.toolCalls.String, r.toolCalls.Valid)
-	text(r.toolResults.String, r.toolResults.Valid)
-	num(r.tokens)
-	text(r.tags.String, r.tags.Valid)
-	text(r.metadata.String, r.metadata.Valid)
-	return c
+	f := spanfmt.Row{Seq: r.seq, ExtID: rowText(r.extID), Session: r.session, Label: r.label, Role: r.role, Name: r.name,
+		Content: spanfmt.RowText{S: r.content, Valid: true}, Time: r.time.Int64, HasTime: r.time.Valid, Model: r.model,
+		ToolCalls: rowText(r.toolCalls), ToolResults: rowText(r.toolResults), Tokens: r.tokens,
+		Tags: rowText(r.tags), Metadata: rowText(r.metadata)}
+	return f.Sum()
 }
+
+func rowText(s sql.NullString) spanfmt.RowText { return spanfmt.RowText{S: s.String, Valid: s.Valid} }
 
 // check compares the row's checksum with stored, the crc column (NULL: a
 // row whose content is with its span).
@@ -88,8 +45,7 @@ func (r *turnRow) check(stored sql.NullInt64) error {
 		return nil
 	}
 	if got := r.sum(); int64(got) != stored.Int64 {
-		return fmt.Errorf("turn %d: its stored row fails its checksum (CRC-32C %08x, the row records %08x): "+
-			"the row was changed outside strata or the file is damaged; restore it from a backup", r.seq, got, uint32(stored.Int64))
+		return spanfmt.SumError(r.seq, got, stored.Int64, "the file")
 	}
 	return nil
 }

@@ -189,3 +189,103 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 	}
 	return kept, nil
 }
+
+// HydrateReadable is Hydrate for search: a span whose copy cannot be read
+// (a segment removed by hand) loses its turns, not the search. hydrate is
+// the store's Hydrate of one conversation. It hydrates every span at
+// once, and span by span if that fails, keeping the turns of ts that are
+// no stub; it fails only if ctx is done.
+func HydrateReadable(ctx context.Context, ts []strata.Turn, stubs []Stub, hydrate func([]strata.Turn, []Stub) ([]strata.Turn, error)) ([]strata.Turn, error) {
+	whole, err := hydrate(ts, stubs)
+	if err == nil || ctx.Err() != nil {
+		return whole, err
+	}
+	isStub := make(map[int]bool, len(stubs))
+	for _, st := range stubs {
+		isStub[st.Index] = true
+	}
+	var out []strata.Turn
+	for i, t := range ts {
+		if !isStub[i] {
+			out = append(out, t) // hot: whole in its row
+		}
+	}
+	bySpan := map[int64][]int{}
+	var order []int64
+	for i, st := range stubs {
+		if _, ok := bySpan[st.Span]; !ok {
+			order = append(order, st.Span)
+		}
+		bySpan[st.Span] = append(bySpan[st.Span], i)
+	}
+	for _, sp := range order {
+		var part []strata.Turn
+		var local []Stub
+		for _, i := range bySpan[sp] {
+			st := stubs[i]
+			part = append(part, ts[st.Index])
+			st.Index = len(part) - 1
+			local = append(local, st)
+		}
+		whole, err := hydrate(part, local)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, whole...)
+	}
+	return out, nil
+}
+
+// HydrateHits fills the turns of the search hits whose rows are stubs
+// (stubs index hits) with the whole turns from their spans' copies, and
+// drops the hits whose turn has none (expired, or its copy unreadable).
+// hydrate reads the copies of one conversation's stubs (HydrateReadable):
+// each conversation's are read at once, so that each span and segment is
+// read once.
+func HydrateHits(hits []strata.Hit, stubs []Stub, hydrate func(conversation string, ts []strata.Turn, stubs []Stub) ([]strata.Turn, error)) ([]strata.Hit, error) {
+	byConv := map[string][]Stub{}
+	var convs []string
+	for _, st := range stubs {
+		c := hits[st.Index].Conversation
+		if byConv[c] == nil {
+			convs = append(convs, c)
+		}
+		byConv[c] = append(byConv[c], st)
+	}
+	for _, c := range convs {
+		sts := byConv[c]
+		ts := make([]strata.Turn, len(sts))
+		local := make([]Stub, len(sts))
+		for i, st := range sts {
+			ts[i] = *hits[st.Index].Turn
+			local[i] = st
+			local[i].Index = i
+		}
+		whole, err := hydrate(c, ts, local)
+		if err != nil {
+			return nil, err
+		}
+		bySeq := make(map[int64]strata.Turn, len(whole))
+		for _, t := range whole {
+			bySeq[t.Seq] = t
+		}
+		for i, st := range sts {
+			h := &hits[st.Index]
+			if t, ok := bySeq[ts[i].Seq]; ok {
+				*h.Turn = t
+			} else {
+				h.Turn = nil // expired or unreadable: dropped below
+			}
+		}
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Turn != nil {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
+}
