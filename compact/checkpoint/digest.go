@@ -107,24 +107,6 @@ func (d *digestSink) item(k kind, text string, m mark) {
 	d.items = append(d.items, digestItem{text: text, kind: k, marks: m, repeat: repeat})
 }
 
-// lineSite returns the file:line a token of an error line names
-// (checkout_test.go:77:, src/a.ts:3:14), without the column, or "".
-func lineSite(t string) string {
-	t = strings.Trim(t, "()[]<>\"',;:.")
-	i := lineSuffix(t)
-	if i <= 0 || !hasKnownExt(t[:i]) {
-		return ""
-	}
-	if _, ok := pathOf(t[:i]); !ok {
-		return ""
-	}
-	j := i + 1
-	for j < len(t) && isDigit(t[j]) {
-		j++
-	}
-	return t[:j]
-}
-
 // group returns the digest group of an identifier of an output that
 // has (failing) or has not error lines.
 func (it *digestItem) group(failing bool) int {

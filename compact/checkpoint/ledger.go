@@ -97,6 +97,12 @@ func (c *collector) add(k kind, text string, m mark) {
 	if len(text) > maxIdent {
 		return
 	}
+	if k == kPath && m&markTrace != 0 && lineSuffix(text) > 0 {
+		// A file:line site of an error line: the line itself, listed
+		// in the first tier, says it; the site alone fills what room
+		// is left, as a stack frame's does.
+		m &^= markTrace
+	}
 	c.buf = appendKey(c.buf[:0], k, text)
 	if len(c.buf) == 0 {
 		return

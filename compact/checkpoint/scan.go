@@ -295,18 +295,84 @@ func scanCodeToken(t string, out sink) {
 			switch {
 			case p == "":
 			case i < len(t) && t[i] == '(':
-				// A call: res.json(, os.Exit(, parseAmount(.
-				if s, ok := callee(p); ok {
+				// A call: res.json(, os.Exit(, parseAmount(; or a
+				// profiler's site: query.py:111(sort_results).
+				if site := lineSite(p); site != "" {
+					out.add(kPath, site, 0)
+				} else if s, ok := callee(p); ok {
 					out.add(kSymbol, s, 0)
 				}
+			case hashParts(p, out):
+				// a..b of git, image@sha256:digest
 			default:
 				if k, text := classify(p, true, false); k != kNone {
 					out.add(k, text, 0)
+					// A file:line site (grep -n, a traceback, a
+					// compiler) is also listed with its line.
+					if site := lineSite(p); k == kPath && site != "" {
+						out.add(kPath, site, 0)
+					}
 				}
 			}
 		}
 		start = i + 1
 	}
+}
+
+// lineSite returns the file:line site a token names (checkout_test.go:77:,
+// src/a.ts:3:14, with its column when it has one), or "".
+func lineSite(t string) string {
+	t = strings.Trim(t, "()[]<>\"',;:.")
+	i := lineSuffix(t)
+	if i <= 0 || !hasKnownExt(t[:i]) {
+		return ""
+	}
+	if _, ok := pathOf(t[:i]); !ok {
+		return ""
+	}
+	return t[:siteEnd(t, i)]
+}
+
+// siteEnd returns where the site that has its ":line" at i ends: after
+// the line, and after the column when there is one (a.ts:49:39 says
+// a.ts:49 too).
+func siteEnd(t string, i int) int {
+	j := i + 1
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	if j+1 < len(t) && t[j] == ':' && isDigit(t[j+1]) {
+		j++
+		for j < len(t) && isDigit(t[j]) {
+			j++
+		}
+	}
+	return j
+}
+
+// hashParts adds the hashes of a token that joins them to something
+// else: git's a1b2c3d..e4f5a6b (a diff's index line, a log range) and an
+// image or module digest (name@sha256:<hex>). It reports whether it
+// added any.
+func hashParts(t string, out sink) bool {
+	if a, b, ok := strings.Cut(t, ".."); ok {
+		b = strings.TrimPrefix(b, ".")
+		// Both abbreviated alike; one may happen to have no letter.
+		if len(a) == len(b) && (isHash(a) || isHash(b)) && isHash(a+"a1") && isHash(b+"a1") {
+			out.add(kID, a, 0)
+			out.add(kID, b, 0)
+			return true
+		}
+		return false
+	}
+	if i := strings.Index(t, "@sha256:"); i > 0 && isHash(t[i+8:]) {
+		if k, text := classify(t[:i], true, false); k != kNone {
+			out.add(k, text, 0)
+		}
+		out.add(kID, t[i+8:], 0)
+		return true
+	}
+	return false
 }
 
 // callee reports whether the name before a call's parenthesis is worth
@@ -405,7 +471,7 @@ func isFrameLocation(t string) bool {
 
 // frameSite returns the file:line of a stack frame's location line
 // (Go's "/src/a.go:12 +0x1d", JavaScript's and Rust's "at f (src/a.js:3:5)"),
-// without a column, or "".
+// with its column when it has one, or "".
 func frameSite(t string) string {
 	if !isFrameLocation(t) {
 		return ""
@@ -422,12 +488,7 @@ func frameSite(t string) string {
 	if i <= 0 || !hasKnownExt(loc[:i]) {
 		return ""
 	}
-	// Keep the line, drop the column.
-	rest := loc[i+1:]
-	if j := strings.IndexByte(rest, ':'); j >= 0 {
-		rest = rest[:j]
-	}
-	return loc[:i+1] + rest
+	return loc[:siteEnd(loc, i)]
 }
 
 // trimToken strips quotes, brackets, emphasis and sentence punctuation
