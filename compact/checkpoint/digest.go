@@ -75,9 +75,10 @@ func (d *digestSink) add(k kind, text string, m mark) {
 	switch k {
 	case kID, kURL, kPath:
 	case kSymbol:
-		// A name counts only where a failure shows it: a test that
-		// failed, a frame's function, an exception's class.
-		if m&markTrace == 0 {
+		// A name counts only where a failure shows it (a test that
+		// failed, a frame's function, an exception's class) or a test
+		// runner reports on it.
+		if m&(markTrace|markResult) == 0 {
 			return
 		}
 	default:

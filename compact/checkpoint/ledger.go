@@ -337,8 +337,9 @@ func (c *collector) scanArg(key string, v any, depth int) {
 // digits give way to the best ranked of them. The first tier is taken in
 // turns by kind (each kind's best, then each kind's second best...), so
 // that every kind is represented before any kind is complete. Then come
-// the URLs, paths, ids and sizes only tool output shows, which fill what
-// room the budget leaves, and last the spare candidates: error lines
+// the URLs, paths, ids and sizes only tool output shows, and the tests a
+// runner reported on, which fill what room the budget leaves, and last
+// the spare candidates: error lines
 // past an output's first few or repeating another, and the other names
 // of a file the agent read, a listing or a build log, kept only where
 // every identifier of the span fits (see spareFits).
@@ -352,7 +353,9 @@ func (c *collector) rank() []cand {
 			spare = append(spare, d)
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
 			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
-			if d.kind != kSymbol {
+			if d.kind != kSymbol || d.marks&markResult != 0 {
+				// A test a run reported on is the state of a thing,
+				// as a URL or an id a run printed is.
 				rest = append(rest, d)
 			} else {
 				d.spare = true

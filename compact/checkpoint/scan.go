@@ -45,6 +45,7 @@ const (
 	markTrace                    // on an error line or a stack frame
 	markWritten                  // a path a tool call writes, edits or deletes
 	markRead                     // a path or command that only reads
+	markResult                   // a test a runner reports on (--- PASS: TestX)
 )
 
 // sink receives what the scanner finds.
@@ -442,6 +443,9 @@ func scanCodeLine(line string, out sink) {
 		// leave, as other names only output shows do.
 		out.add(kPath, site, 0)
 	}
+	if name := testResult(t); name != "" {
+		out.add(kSymbol, name, markResult)
+	}
 	if msg != "" || frame != "" || isFrameLocation(t) {
 		out = marked{out, markTrace} // what an error or a stack frame names
 	}
@@ -452,6 +456,41 @@ func scanCodeLine(line string, out sink) {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
+}
+
+// testResult returns the test a test runner's line says passed: Go's
+// "--- PASS: TestX (0.01s)", pytest's "PASSED tests/a.py::test_x" and
+// "tests/a.py::test_x PASSED", or "". (A failed one is on an error line,
+// which says it.)
+func testResult(t string) string {
+	var name string
+	switch {
+	case strings.HasPrefix(t, "--- PASS: "):
+		name, _, _ = strings.Cut(t[10:], " ")
+	case strings.HasPrefix(t, "PASSED "):
+		name, _, _ = strings.Cut(t[7:], " ")
+	case strings.HasSuffix(t, " PASSED"):
+		name, _, _ = strings.Cut(t, " ")
+	default:
+		return ""
+	}
+	if _, test, ok := strings.Cut(name, "::"); ok {
+		name = strings.ReplaceAll(test, "::", ".")
+	}
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = name[:i] // a parametrized case: test_x[3-4]
+	}
+	if head, _, sub := strings.Cut(name, "/"); sub && len(name) <= maxIdent {
+		// A Go subtest: TestX/empty_input.
+		if _, ok := symbolOf(head, true, true); ok && !strings.ContainsAny(name, "()\"'`") {
+			return name
+		}
+		return ""
+	}
+	if s, ok := symbolOf(name, true, true); ok {
+		return s
+	}
+	return ""
 }
 
 // isFrameLocation reports whether a line is the location line of a stack
