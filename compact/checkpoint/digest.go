@@ -42,12 +42,13 @@ type digestSink struct {
 	errs   []string // error lines, one of each shape
 	shapes map[string]bool
 	repeat bool // the line being scanned repeats an earlier error line's shape
+	logs   bool // the output is a passing go test run (see goTestPassed)
 }
 
 // line scans one line of output.
 func (d *digestSink) line(l string) {
 	d.repeat = false
-	scanCodeLine(l, d)
+	scanOutputLine(l, d, d.logs)
 }
 
 func (d *digestSink) add(k kind, text string, m mark) {
@@ -169,7 +170,7 @@ func cutWordsVerbatim(s string, n int) string {
 // fits is taken. Like the ledger, it reads the head and the tail of a
 // long output.
 func Digest(output string, limit, failLimit int) string {
-	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
+	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}, logs: goTestPassed(output)}
 	scanBounded(output, func(s string) {
 		for len(s) > 0 {
 			l := s

@@ -150,3 +150,39 @@ func TestPassingTestsSurvive(t *testing.T) {
 		t.Errorf("the names only a read printed are listed although they do not all fit:\n%s", res.Text)
 	}
 }
+
+// TestPassingDetailsComeLast checks that, in a budget too small for
+// everything, the lines a passing output locates (file:line sites of its
+// log lines) and the tests it says passed come after the paths, URLs and
+// ids only output shows: a long passing run does not crowd them out; and
+// that a passing go test run's log lines are no failure.
+func TestPassingDetailsComeLast(t *testing.T) {
+	span := []checkpoint.Entry{user("Add retries to the upstream client.")}
+	var want []string
+	for i := 0; i < 12; i++ {
+		id := fmt.Sprintf("l%d", i)
+		p := fmt.Sprintf("/srv/gw/config/upstream-%02d.yaml", i)
+		span = append(span, run(id, "gw config check", fmt.Sprintf("loaded %s from https://cfg.internal.example.com/v1/upstream/%02d rev=a1b2c3d%02d\n", p, i, i))...)
+		want = append(want, p, fmt.Sprintf("https://cfg.internal.example.com/v1/upstream/%02d", i))
+	}
+	var v strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&v, "=== RUN   TestUpstreamRetry%03d\n    client_test.go:%d: attempt ok\n--- PASS: TestUpstreamRetry%03d (0.00s)\n", i, 100+i, i)
+	}
+	v.WriteString("ok  \tgithub.com/acme/gw/internal/upstream\t1.412s\n")
+	span = append(span, run("t1", "go test -v ./internal/upstream/", v.String())...)
+	res, err := newWriter(t, checkpoint.Options{Budget: 1500}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q lost to the passing run's lines:\n%s", w, res.Text)
+		}
+	}
+	// The tests' log lines (client_test.go:101: attempt ok) are no
+	// failure: the run passed.
+	if !strings.Contains(res.Text, "`go test -v ./internal/upstream/` passes") || strings.Contains(res.Text, "- error: client_test.go") {
+		t.Errorf("a passing run's log lines read as failures:\n%s", res.Text)
+	}
+}

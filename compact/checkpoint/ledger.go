@@ -97,12 +97,6 @@ func (c *collector) add(k kind, text string, m mark) {
 	if len(text) > maxIdent {
 		return
 	}
-	if k == kPath && m&markTrace != 0 && lineSuffix(text) > 0 {
-		// A file:line site of an error line: the line itself, listed
-		// in the first tier, says it; the site alone fills what room
-		// is left, as a stack frame's does.
-		m &^= markTrace
-	}
 	c.buf = appendKey(c.buf[:0], k, text)
 	if len(c.buf) == 0 {
 		return
@@ -345,19 +339,32 @@ func (c *collector) scanArg(key string, v any, depth int) {
 // every identifier of the span fits (see spareFits).
 func (c *collector) rank() []cand {
 	n := len(c.si.entries)
-	var first, rest, spare []cand
+	var first, rest, detail, spare []cand
 	for _, d := range c.cands {
 		d.score = score(&d, n)
 		switch {
 		case d.spare:
 			spare = append(spare, d)
-		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
-			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
-			if d.kind != kSymbol || d.marks&markResult != 0 {
-				// A test a run reported on is the state of a thing,
-				// as a URL or an id a run printed is.
+		case isSite(&d) && !talked(&d):
+			// A file:line site only output shows: where a failure
+			// happened (an error line's, a stack frame's) fills the
+			// room left with what output shows; a line a passing
+			// output or a read locates comes after all of that.
+			if d.marks&markTrace != 0 {
 				rest = append(rest, d)
 			} else {
+				detail = append(detail, d)
+			}
+		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
+			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
+			switch {
+			case d.kind != kSymbol:
+				rest = append(rest, d)
+			case d.marks&markResult != 0:
+				// A test a run says passed: after what output
+				// shows, before the names a read printed.
+				detail = append(detail, d)
+			default:
 				d.spare = true
 				spare = append(spare, d)
 			}
@@ -367,11 +374,18 @@ func (c *collector) rank() []cand {
 	}
 	sortCands(first)
 	sortCands(rest)
+	sortCands(detail)
 	first, alike := collapseAlike(first)
 	spare = append(alike, spare...)
 	sortCands(spare)
 	out := append(byKindTurns(first), rest...)
+	out = append(out, detail...)
 	return append(out, spare...)
+}
+
+// isSite reports whether a candidate is a file:line site.
+func isSite(d *cand) bool {
+	return d.kind == kPath && lineSuffix(d.text) > 0
 }
 
 // collapseAlike sets apart the error lines that repeat a better ranked

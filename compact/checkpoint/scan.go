@@ -408,6 +408,7 @@ func isCodeDelim(c byte) bool {
 // frames, then tokens. Numbers count only with a size or percent unit
 // there (timings are noise in test output).
 func scanCode(s string, out sink) {
+	logs := goTestPassed(s)
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -415,18 +416,51 @@ func scanCode(s string, out sink) {
 		} else {
 			s = ""
 		}
-		scanCodeLine(line, out)
+		scanOutputLine(line, out, logs)
 	}
+}
+
+// goTestPassed reports whether an output is a go test run whose tests
+// all passed: some "--- PASS:" and no "--- FAIL:", FAIL or panic line.
+// Its "x_test.go:12: message" lines are then the tests' logs, not
+// failures.
+func goTestPassed(s string) bool {
+	if !strings.Contains(s, "--- PASS: ") || strings.Contains(s, "--- FAIL: ") || strings.Contains(s, "panic: ") {
+		return false
+	}
+	return !strings.HasPrefix(s, "FAIL") && !strings.Contains(s, "\nFAIL")
+}
+
+// isTestLog reports whether a line is a Go test's log line:
+// "x_test.go:12: message", without a column.
+func isTestLog(t string) bool {
+	i := strings.Index(t, "_test.go:")
+	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
+		return false
+	}
+	j := i + len("_test.go:")
+	k := j
+	for k < len(t) && isDigit(t[k]) {
+		k++
+	}
+	return k > j && strings.HasPrefix(t[k:], ": ")
 }
 
 // scanCodeLine scans one line of code or output. In a diff, the a/ and b/
 // prefixes of file names are dropped.
-func scanCodeLine(line string, out sink) {
+func scanCodeLine(line string, out sink) { scanOutputLine(line, out, false) }
+
+// scanOutputLine is scanCodeLine; with testLogs (the output is a passing
+// go test run), a test's log line is no error line.
+func scanOutputLine(line string, out sink, testLogs bool) {
 	t := strings.TrimSpace(line)
 	if t == "" || len(t) > 4096 {
 		return
 	}
 	msg := errorText(t, false)
+	if testLogs && msg != "" && isTestLog(t) {
+		msg = ""
+	}
 	if msg != "" {
 		out.add(kError, msg, 0)
 	}
@@ -440,8 +474,8 @@ func scanCodeLine(line string, out sink) {
 	if site := frameSite(t); site != "" {
 		// The site itself, with its line: where a panic or an exception
 		// happened. It fills what room the names the conversation says
-		// leave, as other names only output shows do.
-		out.add(kPath, site, 0)
+		// leave, before other names only output shows.
+		out.add(kPath, site, markTrace)
 	}
 	if name := testResult(t); name != "" {
 		out.add(kSymbol, name, markResult)
