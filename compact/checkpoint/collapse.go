@@ -7,23 +7,25 @@ import (
 )
 
 // minCollapse is how many reads of one pattern (the same program and
-// flags on one path each) collapse into one ledger line. Fewer are
-// listed one by one: each command stays as it was run.
-const minCollapse = 5
+// flags on one path each) collapse into one ledger line; fewer are
+// listed one by one.
+const minCollapse = 3
 
 // collapseReads replaces the read commands of the ledger that differ
 // only in the one path they read (cat a.go, cat b.go, ...), when there
 // are minCollapse or more of one pattern, by one command line in the
 // place of the best ranked of them: the pattern, the count, the
-// directory the paths share and every path, whole, in order:
+// directory the paths share and every command as it was run, ordered by
+// path:
 //
-//	cat on 14 paths under internal/router/: internal/router/a.go, internal/router/b.go, ...
+//	cat ×14 under internal/router/: cat internal/router/a.go; cat internal/router/b.go; ...
 //
 // The other candidates keep their order.
 func collapseReads(cs []cand) []cand {
 	type group struct {
-		at    int // index of the best ranked member
-		paths []string
+		at    int      // index of the best ranked member
+		paths []string // and the commands, in the same order
+		cmds  []string
 	}
 	groups := map[string]*group{}
 	pattern := make([]string, len(cs))
@@ -43,6 +45,7 @@ func collapseReads(cs []cand) []cand {
 			groups[p] = g
 		}
 		g.paths = append(g.paths, path)
+		g.cmds = append(g.cmds, d.text)
 	}
 	out := make([]cand, 0, len(cs))
 	for i, d := range cs {
@@ -54,13 +57,20 @@ func collapseReads(cs []cand) []cand {
 		if g.at != i {
 			continue // said by the group's line
 		}
-		paths := append([]string(nil), g.paths...)
-		sort.Strings(paths)
-		text := pattern[i] + " on " + strconv.Itoa(len(paths)) + " paths"
-		if dir := commonDir(paths); dir != "" {
+		order := make([]int, len(g.paths))
+		for j := range order {
+			order[j] = j
+		}
+		sort.SliceStable(order, func(a, b int) bool { return g.paths[order[a]] < g.paths[order[b]] })
+		cmds := make([]string, len(order))
+		for j, k := range order {
+			cmds[j] = g.cmds[k]
+		}
+		text := pattern[i] + " ×" + strconv.Itoa(len(cmds))
+		if dir := commonDir(g.paths); dir != "" {
 			text += " under " + dir
 		}
-		d.text = text + ": " + strings.Join(paths, ", ")
+		d.text = text + ": " + strings.Join(cmds, "; ")
 		d.key = "reads " + pattern[i]
 		out = append(out, d)
 	}
