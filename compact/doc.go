@@ -14,7 +14,8 @@
 //
 // and very old ones are hard-cleared to ClearedPlaceholder, followed by
 // a digest line naming the identifiers they held (checkpoint.Digest,
-// at most DigestMaxChars; Config.ToolClearDigest). The latest
+// at most DigestMaxChars, DigestFailMaxChars for a result with an error
+// line, whose failure evidence comes first; Config.ToolClearDigest). The latest
 // tool results, results with images, user text and everything an
 // assistant wrote (text, tool calls, thinking) are never touched.
 //

@@ -126,7 +126,8 @@ func digestOutput(k int) string {
 
 // A hard-cleared result keeps, after the placeholder, one line naming the
 // identifiers it held (error codes, URLs, paths, ports), deduplicated and
-// within DigestMaxChars; ToolClearDigest false leaves the bare placeholder.
+// within DigestFailMaxChars (the output has error lines);
+// ToolClearDigest false leaves the bare placeholder.
 func TestClearedResultDigest(t *testing.T) {
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
@@ -148,8 +149,8 @@ func TestClearedResultDigest(t *testing.T) {
 					t.Errorf("the digest lacks %q: %s", want, digest)
 				}
 			}
-			if n := utf8.RuneCountInString(digest); n > compact.DigestMaxChars {
-				t.Errorf("the digest has %d characters, over %d", n, compact.DigestMaxChars)
+			if n := utf8.RuneCountInString(digest); n > compact.DigestFailMaxChars {
+				t.Errorf("the digest has %d characters, over %d", n, compact.DigestFailMaxChars)
 			}
 			// Pruning again leaves the cleared result as it is.
 			again := tr.Clone()

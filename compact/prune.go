@@ -16,10 +16,16 @@ var placeholderRunes = utf8.RuneCountInString(ClearedPlaceholder)
 // DigestMaxChars caps the digest line a hard-cleared result keeps (with
 // Config.ToolClearDigest): about 100 tokens. The line is
 // checkpoint.DigestPrefix and the identifiers the output held, separated
-// by "; ": its first error line, error codes, URLs, paths and other ids
-// (ports, hashes, versions, key=value settings), each kind represented
-// before any is complete (see checkpoint.Digest).
+// by "; ": error codes, URLs, paths and other ids (ports, hashes,
+// versions, key=value settings), each kind represented before any is
+// complete (see checkpoint.Digest).
 const DigestMaxChars = 400
+
+// DigestFailMaxChars caps the digest line of a result with an error line
+// (a failing test or build, a stack trace, an error log): about 200
+// tokens. Its first error line, then what its error lines and stack
+// frames name, then its other error lines come first.
+const DigestFailMaxChars = 800
 
 // markerRoom is the room a trim marker needs: the longest marker, with
 // three 10-digit numbers, is 80 characters.
@@ -159,7 +165,7 @@ func pruneContent(c *content, act pruneAction, cfg Config) (content, bool, Prune
 		}
 		out, n := ClearedPlaceholder, placeholderRunes
 		if cfg.ToolClearDigest {
-			if d := checkpoint.Digest(text, DigestMaxChars); d != "" {
+			if d := checkpoint.Digest(text, DigestMaxChars, DigestFailMaxChars); d != "" {
 				out += "\n" + d
 				n += 1 + utf8.RuneCountInString(d)
 			}

@@ -9,44 +9,126 @@ import (
 // identifiers the output held, separated by "; ".
 const DigestPrefix = "It held: "
 
-// digestSink gathers a tool output's identifiers by digest group, each
-// once, in the order they appear.
-type digestSink struct {
-	seen   map[string]bool
-	groups [5][]string // error line, error codes, URLs, paths, other ids
+// Digest groups, in the order a failing output's digest spends its room
+// on them (see Digest).
+const (
+	dgFirstError = iota // the output's first error line
+	dgFailure           // identifiers an error line or a stack frame names
+	dgMoreErrors        // its other error lines, one of each shape
+	dgRepeats           // identifiers only error lines of a repeated shape name
+	dgCode              // error codes
+	dgURL               // URLs and host:port addresses
+	dgPath              // paths
+	dgOther             // ports, hashes, versions, key=value settings
+	dgCount
+)
+
+// maxDigestLine caps one error line in a digest, in bytes.
+const maxDigestLine = 120
+
+// digestItem is one identifier of an output, as the digest gathers it.
+type digestItem struct {
+	text   string
+	kind   kind
+	marks  mark
+	repeat bool // seen only on error lines that repeat an earlier one's shape
 }
 
-func (d *digestSink) add(k kind, text string, _ mark) {
+// digestSink gathers a tool output's identifiers and error lines, each
+// once, in the order they appear.
+type digestSink struct {
+	seen   map[string]int // key -> index in items
+	items  []digestItem
+	errs   []string // error lines, one of each shape
+	shapes map[string]bool
+	repeat bool // the line being scanned repeats an earlier error line's shape
+	logs   bool // the output is a passing go test run (see goTestPassed)
+}
+
+// line scans one line of output.
+func (d *digestSink) line(l string) {
+	d.repeat = false
+	scanOutputLine(l, d, d.logs)
+}
+
+func (d *digestSink) add(k kind, text string, m mark) {
 	text = strings.TrimSpace(text)
 	if text == "" || strings.ContainsAny(text, "\n\r") || strings.Contains(text, "; ") {
 		return
 	}
-	g := -1
+	if k == kError {
+		// An error line comes before what is on it.
+		if sh := shape(keyOf(k, text)); !d.shapes[sh] {
+			d.shapes[sh] = true
+			d.errs = append(d.errs, cutWordsVerbatim(text, maxDigestLine))
+		} else {
+			d.repeat = true
+		}
+		// Its file:line sites (a.go:77: want 3), which the path
+		// scanner takes without their line.
+		for _, f := range strings.Fields(text) {
+			if site := lineSite(f); site != "" {
+				d.item(kPath, site, markTrace)
+			}
+		}
+		return
+	}
 	switch k {
-	case kError:
-		if len(d.groups[0]) > 0 {
-			return // the first error line says what failed
+	case kID, kURL, kPath:
+	case kSymbol:
+		// A name counts only where a failure shows it (a test that
+		// failed, a frame's function, an exception's class) or a test
+		// runner reports on it.
+		if m&(markTrace|markResult) == 0 {
+			return
 		}
-		g = 0
-		text = cutWordsVerbatim(text, 120)
-	case kID:
-		g = 4
-		if isErrorCode(text) {
-			g = 1
-		}
-	case kURL:
-		g = 2
-	case kPath:
-		g = 3
 	default:
 		return
 	}
+	// A stack frame's file:line is where the failure happened.
+	if k == kPath && lineSuffix(text) > 0 {
+		m |= markTrace
+	}
+	d.item(k, text, m)
+}
+
+// item records one identifier.
+func (d *digestSink) item(k kind, text string, m mark) {
 	key := keyOf(k, text)
-	if key == "" || d.seen[key] {
+	if key == "" {
 		return
 	}
-	d.seen[key] = true
-	d.groups[g] = append(d.groups[g], text)
+	repeat := d.repeat && m&markTrace != 0
+	if i, ok := d.seen[key]; ok {
+		it := &d.items[i]
+		it.marks |= m
+		it.repeat = it.repeat && repeat
+		return
+	}
+	d.seen[key] = len(d.items)
+	d.items = append(d.items, digestItem{text: text, kind: k, marks: m, repeat: repeat})
+}
+
+// group returns the digest group of an identifier of an output that
+// has (failing) or has not error lines.
+func (it *digestItem) group(failing bool) int {
+	if failing && it.marks&markTrace != 0 {
+		if it.repeat {
+			return dgRepeats
+		}
+		return dgFailure
+	}
+	switch it.kind {
+	case kURL:
+		return dgURL
+	case kPath:
+		return dgPath
+	case kID:
+		if isErrorCode(it.text) {
+			return dgCode
+		}
+	}
+	return dgOther
 }
 
 // cutWordsVerbatim cuts s to at most n bytes at a word boundary, without
@@ -67,42 +149,84 @@ func cutWordsVerbatim(s string, n int) string {
 
 // Digest returns the one-line digest of a tool output that is being
 // cleared: DigestPrefix and the identifiers it held, separated by "; ",
-// at most limit characters (runes) long, or "" if it held none. It takes
-// the first error line (cut to 120 bytes at a word), error codes
-// (ECONNREFUSED, ERR_MODULE_NOT_FOUND, E0308), URLs and host:port
-// addresses, paths, and other ids (ports, hashes, versions, key=value
-// settings), deduplicated, in turns (the first of each group, then the
-// second of each...) so that every group is represented before any is
-// complete. Like the ledger, it reads the head and the tail of a long
-// output.
-func Digest(output string, limit int) string {
-	d := &digestSink{seen: map[string]bool{}}
-	scanBounded(output, func(s string) { scanCode(s, d) })
+// or "" if it held none. It is at most limit characters (runes) long, or
+// failLimit for an output with an error line: what failed and where is
+// what an agent needs of an old output next.
+//
+// An output without an error line gives its error codes (ECONNREFUSED,
+// ERR_MODULE_NOT_FOUND, E0308), URLs and host:port addresses, paths and
+// other ids (ports, hashes, versions, key=value settings), deduplicated,
+// in turns (the first of each group, then the second of each...), so
+// that every group is represented before any is complete.
+//
+// A failing output gives first its first error line (cut to 120 bytes
+// at a word), then every identifier its error lines and stack frames
+// name (the failing tests, the file:line sites, the codes, URLs and ids
+// of the failure, the exception and the frames' functions), in the order
+// they appear, then its other error lines (one of each shape: lines that
+// differ only in hashes or long ids are one), then the identifiers only
+// the repeats of an error line name (a log's request ids), and only then
+// the other groups in turns. What does not fit is left out and the next item that
+// fits is taken. Like the ledger, it reads the head and the tail of a
+// long output.
+func Digest(output string, limit, failLimit int) string {
+	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}, logs: goTestPassed(output)}
+	scanBounded(output, func(s string) {
+		for len(s) > 0 {
+			l := s
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				l, s = s[:i], s[i+1:]
+			} else {
+				s = ""
+			}
+			d.line(l)
+		}
+	})
+	failing := len(d.errs) > 0
+	var groups [dgCount][]string
+	if failing {
+		limit = max(limit, failLimit)
+		groups[dgFirstError] = d.errs[:1]
+		groups[dgMoreErrors] = d.errs[1:]
+	}
+	for i := range d.items {
+		it := &d.items[i]
+		g := it.group(failing)
+		groups[g] = append(groups[g], it.text)
+	}
 	var b strings.Builder
 	b.WriteString(DigestPrefix)
 	used := utf8.RuneCountInString(DigestPrefix)
 	n := 0
+	take := func(t string) {
+		cost := utf8.RuneCountInString(t)
+		if n > 0 {
+			cost += 2
+		}
+		if used+cost > limit {
+			return
+		}
+		if n > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(t)
+		used += cost
+		n++
+	}
+	// The failure's evidence, in full, in order.
+	for g := dgFirstError; g <= dgRepeats; g++ {
+		for _, t := range groups[g] {
+			take(t)
+		}
+	}
+	// The rest in turns.
 	for round := 0; ; round++ {
 		more := false
-		for g := range d.groups {
-			if round >= len(d.groups[g]) {
-				continue
+		for g := dgCode; g < dgCount; g++ {
+			if round < len(groups[g]) {
+				more = true
+				take(groups[g][round])
 			}
-			more = true
-			t := d.groups[g][round]
-			cost := utf8.RuneCountInString(t)
-			if n > 0 {
-				cost += 2
-			}
-			if used+cost > limit {
-				continue
-			}
-			if n > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(t)
-			used += cost
-			n++
 		}
 		if !more {
 			break

@@ -100,9 +100,17 @@
 // only if it is an error line, or an error line or a stack frame names it
 // (the file and function of a crash), or the written code declares it.
 // The other URLs, paths, ids and sizes of tool output form a second tier
-// that fills what room the budget leaves; the code names in a file the
-// agent read, a directory listing or a build log are not listed. A
-// cleared tool result is read through its digest (see Digest).
+// that fills what room the budget leaves (a failure's file:line sites
+// among them); then come the file:line sites other output shows (a log,
+// grep -n, a profile) and the tests a runner says passed; the code names
+// in a file the agent read, a directory listing or a build log are not
+// listed. Three or more reads of one pattern (cat <path>, the same
+// program and flags on one path each) are one command line with the
+// pattern, the count, the shared directory and every command. A cleared
+// tool result is read through its digest (see Digest). The sections
+// quote the conversation without its Markdown layout (emphasis, heading
+// hashes, leading symbols), leave out lines that are only headings, and
+// never hold an item that only says there is nothing.
 //
 // Ranking: the kind's weight (error 5, command 4.5, path 4, url 4, id 3,
 // number 3, symbol 2.5), times 1 + ln(occurrences)/2, plus 4 if the user

@@ -105,3 +105,84 @@ func TestConstraintsCollapse(t *testing.T) {
 		t.Errorf("constraints:\n%s\nwant:\n%s", strings.Join(s.Constraints, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestPassingTestsSurvive checks that the tests a passing run reported on
+// (go test -v, pytest -v) fill the room the budget leaves, as the URLs
+// and ids a run printed do, where the names a read printed do not: here
+// listing every identifier of the span takes more than half the budget
+// (a long file read), yet the run's tests fit.
+func TestPassingTestsSurvive(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package router\n\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&src, "func routeHandlerNumber%03d(w http.ResponseWriter) { serveRouteNumber%03d(w) }\n", i, i)
+	}
+	var run strings.Builder
+	var want []string
+	for i := 0; i < 15; i++ {
+		name := fmt.Sprintf("TestRouterMatch%02d", i)
+		fmt.Fprintf(&run, "=== RUN   %s\n--- PASS: %s (0.00s)\n", name, name)
+		want = append(want, name)
+	}
+	run.WriteString("=== RUN   TestRouterParams/empty_path\n    --- PASS: TestRouterParams/empty_path (0.00s)\n")
+	want = append(want, "TestRouterParams/empty_path")
+	run.WriteString("tests/test_api.py::test_refund_roundtrip PASSED\nPASSED tests/test_api.py::test_quota_limits\n")
+	want = append(want, "test_refund_roundtrip", "test_quota_limits")
+	run.WriteString("ok  \tgithub.com/acme/gw/internal/router\t0.412s\n")
+	span := []checkpoint.Entry{
+		user("Check the router still passes after the refactor."),
+		call("read_file", `{"path": "internal/router/handlers.go"}`),
+		output("read_file", src.String()),
+		call("bash", `{"command": "go test -v ./internal/router/"}`),
+		output("bash", run.String()),
+		said("The router tests pass."),
+	}
+	res, err := newWriter(t, checkpoint.Options{}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q, a test the run reported on, lost:\n%s", w, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "routeHandlerNumber399") {
+		t.Errorf("the names only a read printed are listed although they do not all fit:\n%s", res.Text)
+	}
+}
+
+// TestPassingDetailsComeLast checks that, in a budget too small for
+// everything, the lines a passing output locates (file:line sites of its
+// log lines) and the tests it says passed come after the paths, URLs and
+// ids only output shows: a long passing run does not crowd them out; and
+// that a passing go test run's log lines are no failure.
+func TestPassingDetailsComeLast(t *testing.T) {
+	span := []checkpoint.Entry{user("Add retries to the upstream client.")}
+	var want []string
+	for i := 0; i < 12; i++ {
+		id := fmt.Sprintf("l%d", i)
+		p := fmt.Sprintf("/srv/gw/config/upstream-%02d.yaml", i)
+		span = append(span, run(id, "gw config check", fmt.Sprintf("loaded %s from https://cfg.internal.example.com/v1/upstream/%02d rev=a1b2c3d%02d\n", p, i, i))...)
+		want = append(want, p, fmt.Sprintf("https://cfg.internal.example.com/v1/upstream/%02d", i))
+	}
+	var v strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&v, "=== RUN   TestUpstreamRetry%03d\n    client_test.go:%d: attempt ok\n--- PASS: TestUpstreamRetry%03d (0.00s)\n", i, 100+i, i)
+	}
+	v.WriteString("ok  \tgithub.com/acme/gw/internal/upstream\t1.412s\n")
+	span = append(span, run("t1", "go test -v ./internal/upstream/", v.String())...)
+	res, err := newWriter(t, checkpoint.Options{Budget: 1500}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q lost to the passing run's lines:\n%s", w, res.Text)
+		}
+	}
+	// The tests' log lines (client_test.go:101: attempt ok) are no
+	// failure: the run passed.
+	if !strings.Contains(res.Text, "`go test -v ./internal/upstream/` passes") || strings.Contains(res.Text, "- error: client_test.go") {
+		t.Errorf("a passing run's log lines read as failures:\n%s", res.Text)
+	}
+}

@@ -51,7 +51,7 @@ func ExampleWriter_Checkpoint() {
 	// 1. Next, I'll update the API docs.
 	//
 	// ## Critical Context
-	// - paths: example.com/app/internal/upload
+	// - paths: example.com/app/internal/upload, internal/upload/limits.go:12
 	// - command: grep -rn MaxUploadSize internal/
-	// extractive 8 identifiers
+	// extractive 9 identifiers
 }

@@ -583,8 +583,11 @@ func wordsOf(l string) []string {
 // sentences splits prose into sentences, within the first limit bytes of
 // text: at . ! ? before a space and a capital (or a digit, quote, or
 // code), and at line breaks. Code blocks, indented code, shell lines,
-// log and error lines and headings are not prose and give no sentence;
-// list markers are dropped. Sentences of one word are dropped.
+// log and error lines, headings (a line emphasized whole, a Title Case
+// label ending with a colon) and lines that only say "none" are not
+// prose and give no sentence; list markers, emphasis markers and the
+// symbols a line opens with (✓, →) are dropped. Sentences of one word
+// are dropped.
 func sentences(text string, limit int) []string {
 	if len(text) > limit {
 		text = text[:limit]
@@ -608,7 +611,10 @@ func sentences(text string, limit int) []string {
 			continue
 		}
 		t, _, _ = unbullet(t)
-		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "**"), "__"))
+		// Headings and labels are layout; "none" says nothing.
+		if t = layoutFree(t); t == "" {
+			continue
+		}
 		start := 0
 		for i := 0; i < len(t); i++ {
 			c := t[i]

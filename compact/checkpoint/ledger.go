@@ -331,24 +331,40 @@ func (c *collector) scanArg(key string, v any, depth int) {
 // digits give way to the best ranked of them. The first tier is taken in
 // turns by kind (each kind's best, then each kind's second best...), so
 // that every kind is represented before any kind is complete. Then come
-// the URLs, paths, ids and sizes only tool output shows, which fill what
-// room the budget leaves, and last the spare candidates: error lines
+// the URLs, paths, ids and sizes only tool output shows, and the tests a
+// runner reported on, which fill what room the budget leaves, and last
+// the spare candidates: error lines
 // past an output's first few or repeating another, and the other names
 // of a file the agent read, a listing or a build log, kept only where
 // every identifier of the span fits (see spareFits).
 func (c *collector) rank() []cand {
 	n := len(c.si.entries)
-	var first, rest, spare []cand
+	var first, rest, detail, spare []cand
 	for _, d := range c.cands {
 		d.score = score(&d, n)
 		switch {
 		case d.spare:
 			spare = append(spare, d)
-		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
-			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
-			if d.kind != kSymbol {
+		case isSite(&d) && !talked(&d):
+			// A file:line site only output shows: where a failure
+			// happened (an error line's, a stack frame's) fills the
+			// room left with what output shows; a line a passing
+			// output or a read locates comes after all of that.
+			if d.marks&markTrace != 0 {
 				rest = append(rest, d)
 			} else {
+				detail = append(detail, d)
+			}
+		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
+			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
+			switch {
+			case d.kind != kSymbol:
+				rest = append(rest, d)
+			case d.marks&markResult != 0:
+				// A test a run says passed: after what output
+				// shows, before the names a read printed.
+				detail = append(detail, d)
+			default:
 				d.spare = true
 				spare = append(spare, d)
 			}
@@ -358,11 +374,18 @@ func (c *collector) rank() []cand {
 	}
 	sortCands(first)
 	sortCands(rest)
+	sortCands(detail)
 	first, alike := collapseAlike(first)
 	spare = append(alike, spare...)
 	sortCands(spare)
 	out := append(byKindTurns(first), rest...)
+	out = append(out, detail...)
 	return append(out, spare...)
+}
+
+// isSite reports whether a candidate is a file:line site.
+func isSite(d *cand) bool {
+	return d.kind == kPath && lineSuffix(d.text) > 0
 }
 
 // collapseAlike sets apart the error lines that repeat a better ranked

@@ -45,6 +45,7 @@ const (
 	markTrace                    // on an error line or a stack frame
 	markWritten                  // a path a tool call writes, edits or deletes
 	markRead                     // a path or command that only reads
+	markResult                   // a test a runner reports on (--- PASS: TestX)
 )
 
 // sink receives what the scanner finds.
@@ -295,18 +296,84 @@ func scanCodeToken(t string, out sink) {
 			switch {
 			case p == "":
 			case i < len(t) && t[i] == '(':
-				// A call: res.json(, os.Exit(, parseAmount(.
-				if s, ok := callee(p); ok {
+				// A call: res.json(, os.Exit(, parseAmount(; or a
+				// profiler's site: query.py:111(sort_results).
+				if site := lineSite(p); site != "" {
+					out.add(kPath, site, 0)
+				} else if s, ok := callee(p); ok {
 					out.add(kSymbol, s, 0)
 				}
+			case hashParts(p, out):
+				// a..b of git, image@sha256:digest
 			default:
 				if k, text := classify(p, true, false); k != kNone {
 					out.add(k, text, 0)
+					// A file:line site (grep -n, a traceback, a
+					// compiler) is also listed with its line.
+					if site := lineSite(p); k == kPath && site != "" {
+						out.add(kPath, site, 0)
+					}
 				}
 			}
 		}
 		start = i + 1
 	}
+}
+
+// lineSite returns the file:line site a token names (checkout_test.go:77:,
+// src/a.ts:3:14, with its column when it has one), or "".
+func lineSite(t string) string {
+	t = strings.Trim(t, "()[]<>\"',;:.")
+	i := lineSuffix(t)
+	if i <= 0 || !hasKnownExt(t[:i]) {
+		return ""
+	}
+	if _, ok := pathOf(t[:i]); !ok {
+		return ""
+	}
+	return t[:siteEnd(t, i)]
+}
+
+// siteEnd returns where the site that has its ":line" at i ends: after
+// the line, and after the column when there is one (a.ts:49:39 says
+// a.ts:49 too).
+func siteEnd(t string, i int) int {
+	j := i + 1
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	if j+1 < len(t) && t[j] == ':' && isDigit(t[j+1]) {
+		j++
+		for j < len(t) && isDigit(t[j]) {
+			j++
+		}
+	}
+	return j
+}
+
+// hashParts adds the hashes of a token that joins them to something
+// else: git's a1b2c3d..e4f5a6b (a diff's index line, a log range) and an
+// image or module digest (name@sha256:<hex>). It reports whether it
+// added any.
+func hashParts(t string, out sink) bool {
+	if a, b, ok := strings.Cut(t, ".."); ok {
+		b = strings.TrimPrefix(b, ".")
+		// Both abbreviated alike; one may happen to have no letter.
+		if len(a) == len(b) && (isHash(a) || isHash(b)) && isHash(a+"a1") && isHash(b+"a1") {
+			out.add(kID, a, 0)
+			out.add(kID, b, 0)
+			return true
+		}
+		return false
+	}
+	if i := strings.Index(t, "@sha256:"); i > 0 && isHash(t[i+8:]) {
+		if k, text := classify(t[:i], true, false); k != kNone {
+			out.add(k, text, 0)
+		}
+		out.add(kID, t[i+8:], 0)
+		return true
+	}
+	return false
 }
 
 // callee reports whether the name before a call's parenthesis is worth
@@ -341,6 +408,7 @@ func isCodeDelim(c byte) bool {
 // frames, then tokens. Numbers count only with a size or percent unit
 // there (timings are noise in test output).
 func scanCode(s string, out sink) {
+	logs := goTestPassed(s)
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -348,18 +416,51 @@ func scanCode(s string, out sink) {
 		} else {
 			s = ""
 		}
-		scanCodeLine(line, out)
+		scanOutputLine(line, out, logs)
 	}
+}
+
+// goTestPassed reports whether an output is a go test run whose tests
+// all passed: some "--- PASS:" and no "--- FAIL:", FAIL or panic line.
+// Its "x_test.go:12: message" lines are then the tests' logs, not
+// failures.
+func goTestPassed(s string) bool {
+	if !strings.Contains(s, "--- PASS: ") || strings.Contains(s, "--- FAIL: ") || strings.Contains(s, "panic: ") {
+		return false
+	}
+	return !strings.HasPrefix(s, "FAIL") && !strings.Contains(s, "\nFAIL")
+}
+
+// isTestLog reports whether a line is a Go test's log line:
+// "x_test.go:12: message", without a column.
+func isTestLog(t string) bool {
+	i := strings.Index(t, "_test.go:")
+	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
+		return false
+	}
+	j := i + len("_test.go:")
+	k := j
+	for k < len(t) && isDigit(t[k]) {
+		k++
+	}
+	return k > j && strings.HasPrefix(t[k:], ": ")
 }
 
 // scanCodeLine scans one line of code or output. In a diff, the a/ and b/
 // prefixes of file names are dropped.
-func scanCodeLine(line string, out sink) {
+func scanCodeLine(line string, out sink) { scanOutputLine(line, out, false) }
+
+// scanOutputLine is scanCodeLine; with testLogs (the output is a passing
+// go test run), a test's log line is no error line.
+func scanOutputLine(line string, out sink, testLogs bool) {
 	t := strings.TrimSpace(line)
 	if t == "" || len(t) > 4096 {
 		return
 	}
 	msg := errorText(t, false)
+	if testLogs && msg != "" && isTestLog(t) {
+		msg = ""
+	}
 	if msg != "" {
 		out.add(kError, msg, 0)
 	}
@@ -373,8 +474,11 @@ func scanCodeLine(line string, out sink) {
 	if site := frameSite(t); site != "" {
 		// The site itself, with its line: where a panic or an exception
 		// happened. It fills what room the names the conversation says
-		// leave, as other names only output shows do.
-		out.add(kPath, site, 0)
+		// leave, before other names only output shows.
+		out.add(kPath, site, markTrace)
+	}
+	if name := testResult(t); name != "" {
+		out.add(kSymbol, name, markResult)
 	}
 	if msg != "" || frame != "" || isFrameLocation(t) {
 		out = marked{out, markTrace} // what an error or a stack frame names
@@ -386,6 +490,41 @@ func scanCodeLine(line string, out sink) {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
+}
+
+// testResult returns the test a test runner's line says passed: Go's
+// "--- PASS: TestX (0.01s)", pytest's "PASSED tests/a.py::test_x" and
+// "tests/a.py::test_x PASSED", or "". (A failed one is on an error line,
+// which says it.)
+func testResult(t string) string {
+	var name string
+	switch {
+	case strings.HasPrefix(t, "--- PASS: "):
+		name, _, _ = strings.Cut(t[10:], " ")
+	case strings.HasPrefix(t, "PASSED "):
+		name, _, _ = strings.Cut(t[7:], " ")
+	case strings.HasSuffix(t, " PASSED"):
+		name, _, _ = strings.Cut(t, " ")
+	default:
+		return ""
+	}
+	if _, test, ok := strings.Cut(name, "::"); ok {
+		name = strings.ReplaceAll(test, "::", ".")
+	}
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = name[:i] // a parametrized case: test_x[3-4]
+	}
+	if head, _, sub := strings.Cut(name, "/"); sub && len(name) <= maxIdent {
+		// A Go subtest: TestX/empty_input.
+		if _, ok := symbolOf(head, true, true); ok && !strings.ContainsAny(name, "()\"'`") {
+			return name
+		}
+		return ""
+	}
+	if s, ok := symbolOf(name, true, true); ok {
+		return s
+	}
+	return ""
 }
 
 // isFrameLocation reports whether a line is the location line of a stack
@@ -405,7 +544,7 @@ func isFrameLocation(t string) bool {
 
 // frameSite returns the file:line of a stack frame's location line
 // (Go's "/src/a.go:12 +0x1d", JavaScript's and Rust's "at f (src/a.js:3:5)"),
-// without a column, or "".
+// with its column when it has one, or "".
 func frameSite(t string) string {
 	if !isFrameLocation(t) {
 		return ""
@@ -422,12 +561,7 @@ func frameSite(t string) string {
 	if i <= 0 || !hasKnownExt(loc[:i]) {
 		return ""
 	}
-	// Keep the line, drop the column.
-	rest := loc[i+1:]
-	if j := strings.IndexByte(rest, ':'); j >= 0 {
-		rest = rest[:j]
-	}
-	return loc[:i+1] + rest
+	return loc[:siteEnd(loc, i)]
 }
 
 // trimToken strips quotes, brackets, emphasis and sentence punctuation

@@ -93,6 +93,14 @@ func TestKinds(t *testing.T) {
 		{"output only: what an error or a frame names, then paths and sizes; no code names", output("bash", "heap 512 MB\nsee internal/x/y.go and parseThing\npanic: boom\n\tinternal/a/b.go:12 +0x1d"),
 			[]want{{"error", "panic: boom"}, {"path", "internal/a/b.go"}, {"path", "internal/x/y.go"}, {"number", "512 MB"}}, []string{"parseThing"}},
 
+		{"file:line sites in output", output("bash", "storefront/upload/checksum.py:40:    def split(self, amount):\n"+
+			"      200    0.004    0.098 storefront/search/query.py:111(reserve_query)\n"+
+			"TypeError: x is undefined\n    at handle (app/dist/src/http/routes.js:183:5)\n"),
+			[]want{{"path", "storefront/upload/checksum.py:40"}, {"path", "storefront/upload/checksum.py"},
+				{"path", "storefront/search/query.py:111"}, {"path", "app/dist/src/http/routes.js:183:5"}}, []string{"app/dist/src/http/routes.js:183"}},
+		{"hash ranges and image digests", output("bash", "index 35844f531..126545568 100644\n    Image ID:  ghcr.io/acme/api@sha256:65d9ba48b2b906e2a9300fe9efe53792c49bf71fffe5e46389ea2d73cfe348f3\n"),
+			[]want{{"id", "35844f531"}, {"id", "126545568"}, {"id", "65d9ba48b2b906e2a9300fe9efe53792c49bf71fffe5e46389ea2d73cfe348f3"}}, nil},
+
 		// Errors.
 		{"go compiler error", output("bash", "# example.com/shop/internal/http\ninternal/http/routes.go:41:9: undefined: newRatelimiter\n"),
 			[]want{{"error", "internal/http/routes.go:41:9: undefined: newRatelimiter"}, {"path", "internal/http/routes.go"}}, nil},

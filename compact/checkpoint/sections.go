@@ -64,12 +64,14 @@ var pluralLabel = [...]string{kPath: "paths", kSymbol: "symbols", kURL: "urls", 
 
 // Format writes sections in the checkpoint format. An empty section says
 // "none", so that the format stays whole; items are written on one line
-// each.
+// each, without Markdown layout (headings, emphasis, leading symbols),
+// and items that are only a heading or say there is nothing are left
+// out, as Parse leaves them out.
 func (s Sections) Format() string {
 	var b strings.Builder
 	b.Grow(1024)
 	b.WriteString("## Goal\n")
-	if g := oneLine(s.Goal); g != "" {
+	if g := withoutLayout(s.Goal, false); g != "" {
 		b.WriteString(g)
 	} else {
 		b.WriteString("none")
@@ -87,7 +89,7 @@ func (s Sections) Format() string {
 	b.WriteString("\n## Critical Context\n")
 	n := 0
 	for _, it := range s.Notes {
-		if it = oneLine(it); it != "" {
+		if it = layoutFree(it); it != "" {
 			b.WriteString("- ")
 			b.WriteString(it)
 			b.WriteByte('\n')
@@ -101,12 +103,40 @@ func (s Sections) Format() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// layoutFree returns an item on one line without its Markdown layout, or
+// "" if it is only a heading or says there is nothing: what Parse reads
+// back.
+func layoutFree(it string) string { return withoutLayout(it, true) }
+
+// withoutLayout is layoutFree; a goal (headings false) is not dropped for
+// being short and emphasized whole, as a list's subheading is.
+func withoutLayout(it string, headings bool) string {
+	it = oneLine(it)
+	for {
+		if headings && headingOnly(it) {
+			return ""
+		}
+		if _, rest, ok := heading(it); ok {
+			it = rest // a heading with text after it: the text
+			continue
+		}
+		u := plainText(it)
+		if u == it {
+			break
+		}
+		it = u
+	}
+	if noneLike(it) {
+		return ""
+	}
+	return it
+}
+
 // writeItems writes a list; numbered lists count from 1.
 func writeItems(b *strings.Builder, items []string, bullet string) {
 	n := 0
 	for _, it := range items {
-		it = oneLine(it)
-		if it == "" {
+		if it = layoutFree(it); it == "" {
 			continue
 		}
 		n++
@@ -263,6 +293,12 @@ func parse(text string) (Sections, parsed) {
 		if isNone(item) {
 			continue
 		}
+		if cur != secCritical {
+			// Markdown layout is not content.
+			if item = layoutFree(item); item == "" {
+				continue
+			}
+		}
 		if !bulleted && last != nil && lastItem >= 0 && lastItem < len(*last) {
 			wrapped = append(wrapped, item)
 			continue
@@ -296,12 +332,12 @@ func parse(text string) (Sections, parsed) {
 	for _, it := range crit {
 		if ids, ok := ledgerLine(it); ok {
 			s.Ledger = append(s.Ledger, ids...)
-		} else {
+		} else if it = layoutFree(it); it != "" {
 			s.Notes = append(s.Notes, it)
 		}
 	}
-	g := goalText(strings.Join(goal, " "))
-	if isNone(g) {
+	g := withoutLayout(goalText(strings.Join(goal, " ")), false)
+	if g == "" {
 		g = ""
 	}
 	s.Goal = g

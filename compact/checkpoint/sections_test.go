@@ -20,7 +20,7 @@ func TestFormatParseRoundTrip(t *testing.T) {
 			Constraints: []string{"Don't change the public API.", "Keep the timeout at 30s."},
 			Done:        []string{"Edited `internal/auth/login.go`", "`go test ./...` passes"},
 			InProgress:  []string{"`go vet ./...` fails: x.go:1:2: unused"},
-			Decisions:   []string{"**Rounding**: half up, since totals are compared to the cent."},
+			Decisions:   []string{"Rounding: half up, since totals are compared to the cent."},
 			NextSteps:   []string{"Add a test for negative amounts.", "Deploy."},
 			Notes:       []string{"The staging database is read-only until Friday."},
 			Ledger: []checkpoint.Identifier{
@@ -117,7 +117,7 @@ Next Steps:
 		Constraints: []string{"Don't add a cache.", "Keep p99 under 200ms."},
 		Done:        []string{"Profiled the search path"},
 		InProgress:  []string{"Rewrite sortResults"},
-		Decisions:   []string{"**Sort once**: per query, on the cursor."},
+		Decisions:   []string{"Sort once: per query, on the cursor."},
 		NextSteps:   []string{"Run the benchmark again after the change."},
 		Notes:       []string{"The cursor keeps the order."},
 		Ledger: []checkpoint.Identifier{{Kind: "path", Text: "src/search/sort.go"}, {Kind: "path", Text: "src/search/cursor.go"},

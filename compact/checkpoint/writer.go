@@ -176,6 +176,8 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 		// still fill what room is left.
 		cands = withoutSpare(cands, true)
 	}
+	// Many reads of one pattern are one line.
+	cands = collapseReads(cands)
 	full := sec
 	fitProse(&sec, int(float64(o.Budget)*proseShare), o.Tokenizer)
 	res.Text, res.Ledger, res.Omitted, res.Tokens = fitLedger(sec, cands, o.Budget, o.Tokenizer)

@@ -1,0 +1,101 @@
+package checkpoint_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/strata-memory/strata/compact/checkpoint"
+)
+
+// A failing output's digest spends its room on the failure first: the
+// first error line, what the error lines and stack frames name (the
+// failing tests, the file:line sites, codes, URLs and ids), then the
+// other error lines, before the paths and ids of the passing part.
+func TestDigestKeepsFailureEvidence(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("$ go test ./... -v\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "=== RUN   TestCatalog%02d\n--- PASS: TestCatalog%02d (0.01s)\n", i, i)
+		fmt.Fprintf(&b, "    fixtures: internal/catalog/testdata/item_%02d.json loaded\n", i)
+	}
+	b.WriteString("ok  \tgithub.com/acme/shop/internal/catalog\t0.412s\n")
+	b.WriteString("=== RUN   TestRouteMatch\n")
+	b.WriteString("panic: runtime error: index out of range [4] with length 4\n\n")
+	b.WriteString("goroutine 7 [running]:\n")
+	b.WriteString("github.com/acme/shop/internal/router.(*Table).match(0xc000112000, {0xc00001a0c0, 0x9})\n")
+	b.WriteString("\t/home/ci/shop/internal/router/table.go:118 +0x1d4\n")
+	b.WriteString("github.com/acme/shop/internal/router.TestRouteMatch(0xc000182340)\n")
+	b.WriteString("\t/home/ci/shop/internal/router/table_test.go:42 +0x65\n")
+	b.WriteString("FAIL\tgithub.com/acme/shop/internal/router\t0.031s\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "2026-03-02T10:%02d:11Z ERROR upstream https://inventory.internal:8443/v1/stock failed: dial tcp 10.0.4.%d:8443: connect: ECONNREFUSED req_%07d\n", i, i, 4411000+i)
+	}
+	b.WriteString("--- FAIL: TestCheckoutTotals (0.00s)\n")
+	b.WriteString("    checkout_test.go:77: total = 1999, want 2099 (code E4012)\n")
+	b.WriteString("FAIL\tgithub.com/acme/shop/internal/checkout\t0.020s\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "ok  \tgithub.com/acme/shop/internal/pkg%02d\t0.0%02ds\n", i, i)
+	}
+	out := b.String()
+
+	d := checkpoint.Digest(out, 400, 800)
+	if !strings.HasPrefix(d, checkpoint.DigestPrefix) || strings.Contains(d, "\n") {
+		t.Fatalf("not one digest line: %q", d)
+	}
+	if n := utf8.RuneCountInString(d); n > 800 {
+		t.Fatalf("the digest has %d characters, over 800: %s", n, d)
+	}
+	for _, want := range []string{
+		"panic: runtime error: index out of range [4] with length 4",
+		"/home/ci/shop/internal/router/table.go:118",
+		"/home/ci/shop/internal/router/table_test.go:42",
+		"https://inventory.internal:8443/v1/stock",
+		"ECONNREFUSED",
+		"TestCheckoutTotals",
+		"checkout_test.go:77",
+		"E4012",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the digest lacks %q:\n%s", want, d)
+		}
+	}
+	// The repeated error log line is listed once, not once per request.
+	if n := strings.Count(d, "ERROR upstream"); n > 1 {
+		t.Errorf("the repeated error line is listed %d times:\n%s", n, d)
+	}
+
+	// An output without an error line keeps the smaller limit.
+	pass := strings.ReplaceAll(strings.ReplaceAll(out[:strings.Index(out, "=== RUN   TestRouteMatch")], "FAIL", "ok"), "failed", "done")
+	p := checkpoint.Digest(pass, 400, 800)
+	if p == "" || utf8.RuneCountInString(p) > 400 {
+		t.Fatalf("a passing output's digest has %d characters (limit 400): %s", utf8.RuneCountInString(p), p)
+	}
+	if !strings.Contains(p, "internal/catalog/testdata/item_00.json") {
+		t.Errorf("the passing output's digest lacks its first path: %s", p)
+	}
+}
+
+// Whatever the output, the digest is one line within its limit, and a
+// failing output's first error line leads it.
+func TestDigestBounds(t *testing.T) {
+	for _, out := range []string{
+		"",
+		"plain words only\n",
+		"Error: connect ECONNREFUSED 127.0.0.1:5432\n" + strings.Repeat("at Object.<anonymous> (/srv/app/src/db.js:12:5)\n", 50),
+		strings.Repeat("FAILED tests/test_api.py::test_refund_roundtrip - AssertionError: 404 != 200; see https://x.example.com/a\n", 30),
+		strings.Repeat("/a/very/long/path/"+strings.Repeat("segment/", 40)+"file.go\n", 10),
+	} {
+		d := checkpoint.Digest(out, 400, 800)
+		if d == "" {
+			continue
+		}
+		if strings.Contains(d, "\n") || utf8.RuneCountInString(d) > 800 {
+			t.Errorf("digest of %.40q: %d characters: %q", out, utf8.RuneCountInString(d), d)
+		}
+		if strings.HasPrefix(out, "Error: connect") && !strings.HasPrefix(d, checkpoint.DigestPrefix+"Error: connect ECONNREFUSED 127.0.0.1:5432") {
+			t.Errorf("the first error line does not lead: %q", d)
+		}
+	}
+}
