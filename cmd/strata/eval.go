@@ -24,6 +24,7 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 	cats := fs.String("categories", "", "question categories to ask, comma-separated (default: every category the file's questions use but 5, LoCoMo's adversarial, which has no answer)")
 	policy := fs.String("policy", "", "pyramid policy of the imported conversations: chunks, calendar, sessions or one of the config file (default: the config's)")
 	misses := fs.String("misses", "", "write every evidence turn a package missed to this file, one JSON object per line")
+	facts := fs.Bool("facts", false, "give every package its known facts section; a fact from an evidence turn counts as finding it")
 	learnings := fs.Bool("learnings", false, "measure learnings against the file's observations instead of context packages against its questions")
 	samples := fs.String("samples", "", "with --learnings: only these sample ids, comma-separated (default: all)")
 	if err := fs.parse(args); err != nil {
@@ -49,6 +50,7 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	o.Policy = *policy
+	o.Facts = *facts
 
 	mem, cleanup, err := m.scratchMemory(ctx, fs.g)
 	if err != nil {
@@ -194,6 +196,9 @@ func printEval(m *Main, r eval.Report) {
 			r.EmbedModel, r.EmbedDim, r.VectorWeight, r.EmbedSeconds)
 	} else {
 		fmt.Fprintln(w, "search: lexical (BM25 only; configure an embedder for hybrid search)")
+	}
+	if r.Facts {
+		fmt.Fprintln(w, "known facts: on (a fact from an evidence turn counts as finding it)")
 	}
 	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns", r.Questions, joinInts(r.Categories), r.EvidenceTurns)
 	var notAsked []int
