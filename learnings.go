@@ -67,6 +67,10 @@ func normalizeFact(s string) string {
 type LearnResult struct {
 	Nodes int `json:"nodes"` // level-1 nodes read
 	Facts int `json:"facts"` // their facts, new or repeats of known ones
+	// With a model: the calls made, and the spans left to the offline
+	// rules because the model failed or gave no usable fact.
+	Calls     int `json:"calls,omitempty"`
+	Fallbacks int `json:"fallbacks,omitempty"`
 }
 
 // Learn records the facts of the conversation's closed level-1 nodes that
@@ -94,6 +98,7 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 		return err
 	}
 	from := c.LearnedSeq + 1
+	guard := &endpointGuard{down: make(chan struct{})}
 	for {
 		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: from, Limit: 256})
 		if err != nil || len(ns) == 0 {
@@ -110,7 +115,30 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 			if err != nil {
 				return err
 			}
-			for _, l := range ExtractLearnings(ts, loc) {
+			var got []Learning
+			if m.llm.Completer != nil && m.llm.Learnings {
+				// The model first; the offline rules when it fails.
+				var calls []Call
+				var merr error
+				got, calls, merr = m.modelLearnings(ctx, n, ts, loc, guard)
+				if len(calls) > 0 {
+					if err := m.store.RecordCalls(ctx, m.ns, c.ID, calls); err != nil {
+						return err
+					}
+					res.Calls += len(calls)
+				}
+				if merr != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					got = nil
+					res.Fallbacks++
+				}
+			}
+			if got == nil {
+				got = ExtractLearnings(ts, loc)
+			}
+			for _, l := range got {
 				l.Conversation, l.Node, l.Status = c.ID, n.ID, LearningAuto
 				ls = append(ls, l)
 			}
