@@ -491,7 +491,7 @@ func toThirdPerson(cl, speaker, addressee string) string {
 		for j < len(locs) && adverbs[strings.ToLower(cl[locs[j][0]:locs[j][1]])] {
 			j++
 		}
-		if j < len(locs) {
+		if j < len(locs) && !firstPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] && !secondPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] {
 			v := cl[locs[j][0]:locs[j][1]]
 			if t := thirdPersonVerb(v); t != v {
 				b.WriteString(cl[last:locs[j][0]])

@@ -2,11 +2,14 @@ package strata_test
 
 import (
 	"reflect"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-memory/strata"
+	"pgregory.net/rapid"
 )
 
 // said is a turn of a two-person talk at 1:56 pm on Monday 8 May 2023.
@@ -109,3 +112,52 @@ func TestExtractedLearningsSupersede(t *testing.T) {
 		t.Fatalf("rows %+v", r.rows)
 	}
 }
+
+// TestLearningSourcesRoundTrip: DecodeLearningSources(EncodeLearningSources(s))
+// equals s.
+func TestLearningSourcesRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 5).Draw(t, "n")
+		var in []strata.LearningSource
+		for i := range n {
+			in = append(in, strata.LearningSource{Seq: rapid.Int64Range(1, 1<<40).Draw(t, "seq"),
+				ExtID: rapid.StringMatching(`[A-Za-z0-9:"\\ é-]{0,12}`).Draw(t, "ext"+strconv.Itoa(i))})
+		}
+		out, err := strata.DecodeLearningSources(strata.EncodeLearningSources(in))
+		if err != nil || !reflect.DeepEqual(out, in) {
+			t.Fatalf("round trip of %v: %v, %v", in, out, err)
+		}
+	})
+}
+
+// TestExtractLearningsProperties: over turns made of words a conversation
+// uses, every learning is in the third person, comes from one of the
+// turns given, and has a When the stores accept.
+func TestExtractLearningsProperties(t *testing.T) {
+	words := []string{"I", "I'm", "my", "we", "our", "me", "you", "your", "you're", "went", "love", "moved", "to", "Lisbon",
+		"yesterday", "last", "week", "next", "month", "and", "but", "so", "the", "park", "is", "planning", "adopt", "a", "dog",
+		"have", "3", "kids", "Thanks", "wow", "!", ".", "?", ",", "-", "with", "Ana", "job", "my", "favorite", "color", "blue",
+		"just", "got", "back", "from", "three", "days", "ago", "tomorrow", "in", "two", "weeks"}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 4).Draw(t, "turns")
+		var ts []strata.Turn
+		for i := range n {
+			ws := rapid.SliceOfN(rapid.SampledFrom(words), 1, 30).Draw(t, "words"+strconv.Itoa(i))
+			who := rapid.SampledFrom([]string{"Ana", "Bo"}).Draw(t, "who"+strconv.Itoa(i))
+			ts = append(ts, said(int64(i+1), who, strings.Join(ws, " ")))
+		}
+		for _, l := range strata.ExtractLearnings(ts, time.UTC) {
+			if personal.MatchString(l.Text) {
+				t.Fatalf("%q is still in the first or second person", l.Text)
+			}
+			if len(l.Sources) != 1 || l.Sources[0].Seq < 1 || l.Sources[0].Seq > int64(n) {
+				t.Fatalf("%q: sources %v", l.Text, l.Sources)
+			}
+			if err := strata.CheckLearnings("c", []strata.Learning{l}); err != nil {
+				t.Fatalf("%q: %v", l.Text, err)
+			}
+		}
+	})
+}
+
+var personal = regexp.MustCompile(`(?i)\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours|yourself)\b`)
