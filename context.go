@@ -227,6 +227,9 @@ type ContextRequest struct {
 	// Now is what relative time expressions in the query ("yesterday",
 	// "last week") count from; zero means the conversation's newest turn.
 	Now time.Time
+	// Facts asks for a "known facts" section: the current learnings that
+	// bear on the query, within FactsShare of the budget (facts.go).
+	Facts bool
 	// Sections are fixed texts the caller wants at the top of the package
 	// (a system prompt, a README), in order, counted against the budget
 	// like everything else. A budget they do not fit is an EINVALID error.
@@ -369,7 +372,7 @@ func (a *assembler) run() (*Package, error) {
 			a.hits = append(a.hits, hits[i]...)
 		}
 	}
-	steps := []func() error{a.pinned, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
+	steps := []func() error{a.pinned, a.knownFacts, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

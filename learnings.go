@@ -67,6 +67,10 @@ func normalizeFact(s string) string {
 type LearnResult struct {
 	Nodes int `json:"nodes"` // level-1 nodes read
 	Facts int `json:"facts"` // their facts, new or repeats of known ones
+	// With a model: the calls made, and the spans left to the offline
+	// rules because the model failed or gave no usable fact.
+	Calls     int `json:"calls,omitempty"`
+	Fallbacks int `json:"fallbacks,omitempty"`
 }
 
 // Learn records the facts of the conversation's closed level-1 nodes that
@@ -89,7 +93,12 @@ func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, e
 }
 
 func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *LearnResult) error {
+	loc, err := LoadTimeZone(c.TimeZone)
+	if err != nil {
+		return err
+	}
 	from := c.LearnedSeq + 1
+	guard := &endpointGuard{down: make(chan struct{})}
 	for {
 		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: from, Limit: 256})
 		if err != nil || len(ns) == 0 {
@@ -102,12 +111,36 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 				break
 			}
 			res.Nodes++
-			for _, f := range n.Facts {
-				if strings.TrimSpace(f) == "" {
-					continue
+			ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+			if err != nil {
+				return err
+			}
+			var got []Learning
+			if m.llm.Completer != nil && m.llm.Learnings {
+				// The model first; the offline rules when it fails.
+				var calls []Call
+				var merr error
+				got, calls, merr = m.modelLearnings(ctx, n, ts, loc, guard)
+				if len(calls) > 0 {
+					if err := m.store.RecordCalls(ctx, m.ns, c.ID, calls); err != nil {
+						return err
+					}
+					res.Calls += len(calls)
 				}
-				ls = append(ls, Learning{Conversation: c.ID, Subject: FactSubject(f), Text: strings.TrimSpace(f),
-					Node: n.ID, FirstSeq: n.FirstSeq, LastSeq: n.LastSeq, Status: LearningAuto})
+				if merr != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					got = nil
+					res.Fallbacks++
+				}
+			}
+			if got == nil {
+				got = ExtractLearnings(ts, loc)
+			}
+			for _, l := range got {
+				l.Conversation, l.Node, l.Status = c.ID, n.ID, LearningAuto
+				ls = append(ls, l)
 			}
 			upTo = n.LastSeq
 		}
@@ -148,4 +181,30 @@ func (m *Memory) Learnings(ctx context.Context, f LearningFilter) ([]Learning, e
 // SetLearningStatus confirms, rejects or reopens (auto) a learning.
 func (m *Memory) SetLearningStatus(ctx context.Context, id int64, status string) (Learning, error) {
 	return m.store.SetLearningStatus(ctx, m.ns, id, status)
+}
+
+// ExpandLearning returns learning id and the turns it came from, in
+// order: its sources, or, for a learning that names none, the turns its
+// node covers. A source turn whose content expired is left out.
+func (m *Memory) ExpandLearning(ctx context.Context, id int64) (Learning, []Turn, error) {
+	ls, err := m.store.Learnings(ctx, LearningFilter{Namespace: m.ns, IDs: []int64{id}})
+	if err != nil {
+		return Learning{}, nil, err
+	}
+	if len(ls) == 0 {
+		return Learning{}, nil, Errorf(ENOTFOUND, "learning %d not found in namespace %q", id, m.ns)
+	}
+	l := ls[0]
+	f := TurnFilter{Namespace: m.ns, Conversation: l.Conversation}
+	if len(l.Sources) > 0 {
+		for _, s := range l.Sources {
+			f.Seqs = append(f.Seqs, s.Seq)
+		}
+	} else if l.FirstSeq > 0 {
+		f.FromSeq, f.ToSeq = l.FirstSeq, l.LastSeq
+	} else {
+		return l, nil, nil
+	}
+	ts, err := m.store.Turns(ctx, f)
+	return l, ts, err
 }

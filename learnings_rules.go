@@ -7,7 +7,8 @@ import (
 
 // This file holds the rules of learnings that every Store follows, so that
 // a store only reads and writes rows: which learnings AddLearnings may add
-// (CheckLearnings), which of them repeat or supersede others
+// (CheckLearnings: a non-empty subject and text, a known status, a When
+// that is a date or a range of dates, sources with a seq), which of them repeat or supersede others
 // (PlanLearnings, carried out by LearningPlan.Apply), and how
 // SetLearningStatus changes a learning (ChangeLearningStatus).
 
@@ -27,6 +28,14 @@ func CheckLearnings(conversation string, ls []Learning) error {
 		}
 		if NormalizeLearningText(l.Text) == "" {
 			return Errorf(EINVALID, "learnings[%d]: text is empty", i)
+		}
+		if !checkLearningWhen(l.When) {
+			return Errorf(EINVALID, "learnings[%d]: when %q: want a date (2006-01-02) or two joined by \"..\", in order", i, l.When)
+		}
+		for j, s := range l.Sources {
+			if s.Seq < 1 {
+				return Errorf(EINVALID, "learnings[%d].sources[%d]: seq %d: want a turn's seq, 1 or more", i, j, s.Seq)
+			}
 		}
 		switch l.Status {
 		case "", LearningAuto, LearningConfirmed, LearningRejected:

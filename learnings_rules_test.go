@@ -266,7 +266,7 @@ func TestLearningPlanApply(t *testing.T) {
 	if !reflect.DeepEqual(out[0], acme) {
 		t.Errorf("a repeat returned %+v, want the stored learning %+v", out[0], acme)
 	}
-	if out[1].Status != strata.LearningAuto || out[1].SupersededBy != 0 || out[5] != out[4] {
+	if out[1].Status != strata.LearningAuto || out[1].SupersededBy != 0 || !reflect.DeepEqual(out[5], out[4]) {
 		t.Errorf("returned %+v: want added learnings as added, and a repeat of one the one added", out)
 	}
 
@@ -318,7 +318,7 @@ func TestChangeLearningStatus(t *testing.T) {
 		if changed {
 			want.Status, want.Updated = tc.to, t0
 		}
-		if err == nil && got != want {
+		if err == nil && !reflect.DeepEqual(got, want) {
 			t.Errorf("%s -> %q: %+v, want %+v", tc.from, tc.to, got, want)
 		}
 	}

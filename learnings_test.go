@@ -63,7 +63,8 @@ func TestLearn(t *testing.T) {
 	if len(job) != 2 || job[0].Status != strata.LearningSuperseded || job[0].SupersededBy != job[1].ID || job[1].Status != strata.LearningAuto {
 		t.Fatalf("jon|job learnings: %+v\n(all facts: %v)", job, all)
 	}
-	if job[1].FirstSeq != 31 || job[1].LastSeq != 40 || job[1].Node == "" {
+	if job[1].FirstSeq != 34 || job[1].LastSeq != 34 || job[1].Node == "" || len(job[1].Sources) != 1 ||
+		job[1].Sources[0] != (strata.LearningSource{Seq: 34, ExtID: turns[33].ExtID}) || job[1].About != "Jon" || job[1].Attribute != "job" {
 		t.Errorf("provenance: %+v", job[1])
 	}
 	if _, err := m.SetLearningStatus(ctx, job[1].ID, strata.LearningConfirmed); err != nil {
@@ -73,7 +74,7 @@ func TestLearn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pkg.Items) == 0 || pkg.Items[0].Kind != strata.KindLearning || !strings.Contains(pkg.Rendered, "[learning, confirmed, from turns 31-40]") {
+	if len(pkg.Items) == 0 || pkg.Items[0].Kind != strata.KindLearning || !strings.Contains(pkg.Rendered, "[learning, confirmed, from turn 34] Jon's job is nursing") {
 		t.Fatalf("the confirmed learning does not open the package:\n%s", pkg.Rendered)
 	}
 	if pkg.Tokens > 800 {

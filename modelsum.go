@@ -46,6 +46,13 @@ type LLMOptions struct {
 	// Defer writes the model summaries of level-1 nodes when their span
 	// leaves the hot tier (000's defer_summarization), not at once.
 	Defer bool
+	// Learnings has the model read the learnings of each closed span too
+	// (one call per span, with the same timeout, retries and call log;
+	// learnmodel.go), the offline rules reading those it fails on. Off,
+	// learnings are the offline rules'. Learning passes do not claim
+	// spans: two workers learning one conversation at once may both ask
+	// the model about a span (the store keeps one copy of each fact).
+	Learnings bool
 }
 
 // DeadEndpointFailures is how many model calls in a row may fail to reach

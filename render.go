@@ -138,6 +138,9 @@ func (textRenderer) Header(c Conversation, omit []Omission) string {
 }
 
 func (textRenderer) Item(it *Item) string {
+	if it.Kind == KindLearning && it.Reason == ReasonFact {
+		return "\n" + factLine(it) + "\n"
+	}
 	if it.Kind == KindLearning {
 		return fmt.Sprintf("\n[learning, confirmed, from %s] %s\n", fmtSeqs(it.FirstSeq, it.LastSeq), it.Text)
 	}
@@ -193,6 +196,9 @@ func (markdownRenderer) Header(c Conversation, omit []Omission) string {
 }
 
 func (markdownRenderer) Item(it *Item) string {
+	if it.Kind == KindLearning && it.Reason == ReasonFact {
+		return fmt.Sprintf("\n- **Known fact** (from %s): %s\n", fmtSeqs(it.FirstSeq, it.LastSeq), it.Text)
+	}
 	if it.Kind == KindLearning {
 		return fmt.Sprintf("\n- **Learning** (confirmed, from %s): %s\n", fmtSeqs(it.FirstSeq, it.LastSeq), it.Text)
 	}

@@ -54,6 +54,9 @@ func (ContextRenderer) Header(c strata.Conversation, omitted []strata.Omission) 
 
 // Item implements strata.Renderer.
 func (ContextRenderer) Item(it *strata.Item) string {
+	if it.Kind == strata.KindLearning && it.Reason == strata.ReasonFact {
+		return fmt.Sprintf("[known fact, from turns %d-%d] %s\n", it.FirstSeq, it.LastSeq, it.Text)
+	}
 	if it.Kind == strata.KindLearning {
 		return fmt.Sprintf("[learning, confirmed, from turns %d-%d] %s\n", it.FirstSeq, it.LastSeq, it.Text)
 	}

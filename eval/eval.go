@@ -57,6 +57,10 @@ type Options struct {
 	// OnMiss, if set, is called with every evidence turn a package left
 	// out, budget by budget, in the order the questions were asked.
 	OnMiss func(Miss)
+	// Facts asks every package for its known facts section (the
+	// conversations' learnings are read after the import). A known fact
+	// from an evidence turn counts as finding that turn.
+	Facts bool
 }
 
 // Miss is an evidence turn a context package did not quote raw.
@@ -149,6 +153,8 @@ type Report struct {
 	EmbedModel   string  `json:"embed_model,omitempty"`
 	EmbedDim     int     `json:"embed_dimensions,omitempty"`
 	VectorWeight float64 `json:"vector_weight,omitempty"`
+	// Facts is Options.Facts: the packages carried known facts.
+	Facts bool `json:"facts,omitempty"`
 	// ImportSeconds is the time the import took, Seconds the whole run's.
 	ImportSeconds float64 `json:"import_seconds"`
 	Seconds       float64 `json:"seconds"`
@@ -319,6 +325,14 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 		return rep, fmt.Errorf("%s: import: %w", file, err)
 	}
 	rep.ImportSeconds = time.Since(t0).Seconds()
+	if o.Facts {
+		rep.Facts = true
+		for _, c := range convs {
+			if _, err := m.Learn(ctx, c); err != nil {
+				return rep, fmt.Errorf("%s: learnings of %s: %w", file, c, err)
+			}
+		}
+	}
 	// With an embedder, every turn and summary gets its vector before
 	// the questions, so that Context searches them as it would in use.
 	rep.Search = "lexical"
@@ -579,14 +593,14 @@ func measure(ctx context.Context, m *strata.Memory, qs []question, budget int, o
 		}
 		t0 := time.Now()
 		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: q.conv, Query: q.text, Budget: budget,
-			Format: strata.FormatText})
+			Format: strata.FormatText, Facts: o.Facts})
 		d := time.Since(t0)
 		if err != nil {
 			return Budget{}, fmt.Errorf("context of %s at budget %d for %q: %w", q.conv, budget, q.text, err)
 		}
 		raw := map[string]bool{}
 		for _, it := range pkg.Items {
-			if it.Kind == strata.KindTurn {
+			if it.Kind == strata.KindTurn || o.Facts && it.Kind == strata.KindLearning && it.Reason == strata.ReasonFact && it.ExtID != "" {
 				raw[it.ExtID] = true
 			}
 		}

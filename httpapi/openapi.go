@@ -38,7 +38,7 @@ var enums = func() map[string]map[string][]any {
 	roles := []any{string(strata.RoleUser), string(strata.RoleAssistant), string(strata.RoleSystem), string(strata.RoleTool)}
 	tiers := []any{string(strata.TierHot), string(strata.TierWarm), string(strata.TierCold), string(strata.TierExpired)}
 	kinds := []any{strata.KindTurn, strata.KindSummary, strata.KindLearning}
-	reasons := []any{strata.ReasonPinned, strata.ReasonFresh, strata.ReasonCoverage, strata.ReasonRelevance, strata.ReasonZoom}
+	reasons := []any{strata.ReasonPinned, strata.ReasonFresh, strata.ReasonCoverage, strata.ReasonRelevance, strata.ReasonZoom, strata.ReasonFact}
 	learning := []any{strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected, strata.LearningSuperseded}
 	return map[string]map[string][]any{
 		"Turn":      {"role": roles},

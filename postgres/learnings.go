@@ -14,16 +14,21 @@ import (
 // learningCols are the columns scanLearning reads, for a learnings table
 // aliased l joined with its conversations row aliased c.
 const learningCols = `l.pk, c.id, l.subject, l.text, l.node, l.first_seq, l.last_seq, l.status,
-	l.superseded_by, l.created, l.updated`
+	l.superseded_by, l.created, l.updated, l.about, l.attribute, l.value, l.fact_when, l.sources`
 
 // scanLearning reads a row of learningCols.
 func scanLearning(row pgx.Row) (strata.Learning, error) {
 	var l strata.Learning
 	var by *int64
 	var created, updated int64
+	var sources string
 	if err := row.Scan(&l.ID, &l.Conversation, &l.Subject, &l.Text, &l.Node, &l.FirstSeq, &l.LastSeq, &l.Status,
-		&by, &created, &updated); err != nil {
+		&by, &created, &updated, &l.About, &l.Attribute, &l.Value, &l.When, &sources); err != nil {
 		return strata.Learning{}, err
+	}
+	var err error
+	if l.Sources, err = strata.DecodeLearningSources(sources); err != nil {
+		return strata.Learning{}, fmt.Errorf("learning %d: %w", l.ID, err)
 	}
 	if by != nil {
 		l.SupersededBy = *by
@@ -75,9 +80,11 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 		add := func(l strata.Learning) (int64, error) {
 			var id int64
 			err := tx.QueryRow(ctx, `INSERT INTO learnings (conversation, subject, text, norm, node,
-				first_seq, last_seq, status, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING pk`,
+				first_seq, last_seq, status, created, updated, about, attribute, value, fact_when, sources)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING pk`,
 				pk, l.Subject, l.Text, strata.NormalizeLearningText(l.Text), l.Node, l.FirstSeq, l.LastSeq, l.Status,
-				l.Created.UnixNano(), l.Updated.UnixNano()).Scan(&id)
+				l.Created.UnixNano(), l.Updated.UnixNano(), l.About, l.Attribute, l.Value, l.When,
+				strata.EncodeLearningSources(l.Sources)).Scan(&id)
 			if err != nil {
 				return 0, fmt.Errorf("learning %q: %w", l.Text, err)
 			}

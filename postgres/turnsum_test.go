@@ -294,7 +294,9 @@ func TestHotRowChecksumMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	exec(t, dsn, `ALTER TABLE turns DROP COLUMN crc; DELETE FROM schema_migrations WHERE version = 9`)
+	exec(t, dsn, `ALTER TABLE turns DROP COLUMN crc;
+		ALTER TABLE learnings DROP COLUMN about, DROP COLUMN attribute, DROP COLUMN value, DROP COLUMN fact_when, DROP COLUMN sources;
+		DELETE FROM schema_migrations WHERE version >= 9`)
 	s = openAt(t, dsn)
 	if stubs, summed, hot := queryInt(t, dsn, `SELECT count(*) FROM turns WHERE tier <> 0 AND crc IS NOT NULL`),
 		queryInt(t, dsn, `SELECT count(crc) FROM turns WHERE tier = 0`),

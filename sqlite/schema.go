@@ -436,6 +436,17 @@ INSERT INTO cold_unindexed (node) SELECT pk FROM nodes WHERE level = 1 AND tier 
 ALTER TABLE turns ADD COLUMN crc INTEGER;
 UPDATE turns SET crc = strata_turn_crc(` + turnSumCols + `) WHERE tier = 0;
 `},
+	{23, "the parts and source turns of learnings", `
+-- A learning read as a statement about a named subject keeps its parts
+-- (strata.Learning: about, attribute, value), the date its time words
+-- name (fact_when), and the turns it came from, as a JSON list of
+-- {"seq", "ext_id"} (empty text: none known).
+ALTER TABLE learnings ADD COLUMN about     TEXT NOT NULL DEFAULT '';
+ALTER TABLE learnings ADD COLUMN attribute TEXT NOT NULL DEFAULT '';
+ALTER TABLE learnings ADD COLUMN value     TEXT NOT NULL DEFAULT '';
+ALTER TABLE learnings ADD COLUMN fact_when TEXT NOT NULL DEFAULT '';
+ALTER TABLE learnings ADD COLUMN sources   TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

@@ -68,6 +68,13 @@ func diffLearning(want, got strata.Learning) string {
 		add("provenance", fmt.Sprintf("%s %d-%d", want.Node, want.FirstSeq, want.LastSeq),
 			fmt.Sprintf("%s %d-%d", got.Node, got.FirstSeq, got.LastSeq))
 	}
+	if got.About != want.About || got.Attribute != want.Attribute || got.Value != want.Value || got.When != want.When {
+		add("parts", fmt.Sprintf("%q %q %q %q", want.About, want.Attribute, want.Value, want.When),
+			fmt.Sprintf("%q %q %q %q", got.About, got.Attribute, got.Value, got.When))
+	}
+	if !slices.Equal(got.Sources, want.Sources) {
+		add("Sources", want.Sources, got.Sources)
+	}
 	if got.Status != want.Status {
 		add("Status", want.Status, got.Status)
 	}
@@ -100,6 +107,9 @@ func testLearningsRoundTrip(t *testing.T, s strata.Store) {
 			Created: base, Updated: base.Add(time.Minute)},
 		{Conversation: "a", Subject: "caroline|pet", Text: "Caroline has a dog named Rex.", Node: "L2-0001", FirstSeq: 1,
 			LastSeq: 40, Status: strata.LearningConfirmed, Created: base.Add(time.Second)},
+		{Subject: "caroline|went to", Text: "Caroline went to a support group (yesterday: 2023-05-07).", Node: "L1-0001",
+			FirstSeq: 3, LastSeq: 17, About: "Caroline", Attribute: "went to", Value: "a support group", When: "2023-05-07",
+			Sources: []strata.LearningSource{{Seq: 3, ExtID: "D1:3"}, {Seq: 5}}, Created: base, Updated: base},
 	}
 	before := time.Now()
 	got := addLearnings(t, s, "ns", "a", in...)
@@ -107,7 +117,7 @@ func testLearningsRoundTrip(t *testing.T, s strata.Store) {
 	for i := range want {
 		want[i].ID, want[i].Conversation = got[i].ID, "a"
 	}
-	want[0].Status = strata.LearningAuto
+	want[0].Status, want[2].Status = strata.LearningAuto, strata.LearningAuto
 	want[1].Updated = want[1].Created // Updated defaults to Created
 	for i := range want {
 		if d := diffLearning(want[i], got[i]); d != "" {
@@ -501,6 +511,9 @@ func testLearningsInvalid(t *testing.T, s strata.Store) {
 		{"unknown status", "c", with(func(l *strata.Learning) { l.Status = "maybe" }), strata.EINVALID},
 		{"superseded status", "c", with(func(l *strata.Learning) { l.Status = strata.LearningSuperseded }), strata.EINVALID},
 		{"another conversation", "c", with(func(l *strata.Learning) { l.Conversation = "d" }), strata.EINVALID},
+		{"when not a date", "c", with(func(l *strata.Learning) { l.When = "yesterday" }), strata.EINVALID},
+		{"when range backwards", "c", with(func(l *strata.Learning) { l.When = "2023-05-08..2023-05-01" }), strata.EINVALID},
+		{"source without seq", "c", with(func(l *strata.Learning) { l.Sources = []strata.LearningSource{{ExtID: "D1:1"}} }), strata.EINVALID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.AddLearnings(ctx(t), "ns", tc.conv, []strata.Learning{ok, tc.l})

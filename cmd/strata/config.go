@@ -54,6 +54,7 @@ type llmConfig struct {
 	ErrorRetries int               `yaml:"error_retries"`
 	PromptsDir   string            `yaml:"prompts_dir"`
 	Defer        bool              `yaml:"defer_summarization"`
+	Learnings    bool              `yaml:"learnings"` // the model reads learnings too (else the offline rules)
 	// Prices per million tokens, by model, for stats --cost.
 	Prices map[string]price `yaml:"prices"`
 }
@@ -337,7 +338,7 @@ func (m *Main) resolveLLM(g *globals, c *llmConfig, path string) (llmSettings, e
 		return l, fmt.Errorf("config %s: llm concurrency and error_retries cannot be negative", path)
 	}
 	l.Options = strata.LLMOptions{Model: l.Model, Models: c.Models, Concurrency: c.Concurrency, Timeout: l.Timeout,
-		ErrorRetries: c.ErrorRetries, Defer: c.Defer}
+		ErrorRetries: c.ErrorRetries, Defer: c.Defer, Learnings: c.Learnings}
 	if c.PromptsDir != "" {
 		fi, err := os.Stat(c.PromptsDir)
 		if err != nil || !fi.IsDir() {

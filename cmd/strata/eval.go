@@ -19,16 +19,25 @@ import (
 )
 
 func runEval(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories N,...] [--policy NAME] [--misses OUT.jsonl] [--json] FILE")
+	fs := m.command("eval", "[--budgets 1000,2000,4000] [--categories N,...] [--policy NAME] [--misses OUT.jsonl] [--json] FILE  |  eval --learnings [--samples ID,...] FILE")
 	budgets := fs.String("budgets", "1000,2000,4000", "token budgets to measure at, comma-separated")
 	cats := fs.String("categories", "", "question categories to ask, comma-separated (default: every category the file's questions use but 5, LoCoMo's adversarial, which has no answer)")
 	policy := fs.String("policy", "", "pyramid policy of the imported conversations: chunks, calendar, sessions or one of the config file (default: the config's)")
 	misses := fs.String("misses", "", "write every evidence turn a package missed to this file, one JSON object per line")
+	facts := fs.Bool("facts", false, "give every package its known facts section; a fact from an evidence turn counts as finding it")
+	learnings := fs.Bool("learnings", false, "measure learnings against the file's observations instead of context packages against its questions")
+	samples := fs.String("samples", "", "with --learnings: only these sample ids, comma-separated (default: all)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("eval: give one LoCoMo-format FILE")
+	}
+	if *learnings {
+		return runEvalLearnings(ctx, m, fs.g, fs.Arg(0), *policy, *samples, *fs.json)
+	}
+	if *samples != "" {
+		return usagef("eval: --samples goes with --learnings")
 	}
 	var o eval.Options
 	var err error
@@ -41,6 +50,7 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	o.Policy = *policy
+	o.Facts = *facts
 
 	mem, cleanup, err := m.scratchMemory(ctx, fs.g)
 	if err != nil {
@@ -187,6 +197,9 @@ func printEval(m *Main, r eval.Report) {
 	} else {
 		fmt.Fprintln(w, "search: lexical (BM25 only; configure an embedder for hybrid search)")
 	}
+	if r.Facts {
+		fmt.Fprintln(w, "known facts: on (a fact from an evidence turn counts as finding it)")
+	}
 	fmt.Fprintf(w, "%d questions of categories %s with %d evidence turns", r.Questions, joinInts(r.Categories), r.EvidenceTurns)
 	var notAsked []int
 	for _, c := range r.FileCategories {
@@ -269,4 +282,46 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// runEvalLearnings is eval --learnings.
+func runEvalLearnings(ctx context.Context, m *Main, g *globals, file, policy, samples string, asJSON bool) error {
+	o := eval.LearningsOptions{Policy: policy}
+	for _, s := range strings.Split(samples, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			o.Samples = append(o.Samples, s)
+		}
+	}
+	mem, cleanup, err := m.scratchMemory(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	rep, err := eval.RunLearnings(ctx, mem, file, o)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, rep)
+	}
+	w := m.Stdout
+	fmt.Fprintf(w, "%s: learnings against the observations' turns\n", rep.File)
+	fmt.Fprintln(w, "from cited: learnings from a turn an observation cites; covered: observations with a learning from their turn;\n"+
+		"personal: learnings in the first or second person; resolved: relative time expressions with their date")
+	fmt.Fprintf(w, "%-10s %6s %9s %12s %14s %14s %14s %12s\n", "sample", "turns", "learnings", "observations", "from cited", "covered", "personal", "resolved")
+	line := func(r eval.LearningsRow) {
+		name := r.Sample
+		if name == "" {
+			name = "all"
+		}
+		fmt.Fprintf(w, "%-10s %6d %9d %12d %6d %5.1f%% %6d %5.1f%% %6d %5.1f%% %4d/%-4d %5.1f%%\n", name, r.Turns, r.Learnings, r.Observations,
+			r.FromCited, 100*r.FromCitedShare, r.Covered, 100*r.CoveredShare, r.Personal, 100*r.PersonalShare,
+			r.Resolved, r.Relative, 100*r.ResolvedShare)
+	}
+	for _, r := range rep.Samples {
+		line(r)
+	}
+	line(rep.Overall)
+	fmt.Fprintf(w, "took %.1fs\n", rep.Seconds)
+	return nil
 }

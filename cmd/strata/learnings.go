@@ -10,10 +10,13 @@ import (
 
 func runLearnings(ctx context.Context, m *Main, args []string) error {
 	sub := ""
+	if len(args) > 0 && args[0] == "expand" {
+		return runLearningExpand(ctx, m, args[1:])
+	}
 	if len(args) > 0 && (args[0] == "confirm" || args[0] == "reject" || args[0] == "reopen") {
 		sub, args = args[0], args[1:]
 	}
-	fs := m.command("learnings", "[--conversation ID] [--status auto|confirmed|rejected|superseded] [--subject S] [--json]  |  learnings confirm|reject|reopen ID...")
+	fs := m.command("learnings", "[--conversation ID] [--status auto|confirmed|rejected|superseded] [--subject S] [--json]  |  learnings confirm|reject|reopen ID...  |  learnings expand ID")
 	conv := fs.String("conversation", "", "conversation id (default: every conversation)")
 	status := fs.String("status", "", "only learnings with this status (default: auto and confirmed; 'all' for every one)")
 	subject := fs.String("subject", "", "only learnings about this subject (as listed)")
@@ -87,6 +90,60 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 			line += fmt.Sprintf(" -> #%d", l.SupersededBy)
 		}
 		fmt.Fprintln(m.Stdout, line)
+	}
+	return nil
+}
+
+// runLearningExpand is learnings expand: a learning and the turns it came
+// from.
+func runLearningExpand(ctx context.Context, m *Main, args []string) error {
+	fs := m.command("learnings expand", "[--json] ID")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("learnings expand: give one learning ID (see 'strata learnings')")
+	}
+	id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+	if err != nil {
+		return usagef("learnings expand: %q is not a learning ID", fs.Arg(0))
+	}
+	a, err := m.open(ctx, fs.g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	l, ts, err := a.mem.ExpandLearning(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *fs.json {
+		if ts == nil {
+			ts = []strata.Turn{}
+		}
+		return writeJSON(m.Stdout, struct {
+			Learning strata.Learning `json:"learning"`
+			Turns    []strata.Turn   `json:"turns"`
+		}{l, ts})
+	}
+	fmt.Fprintf(m.Stdout, "#%d %s: %s\n", l.ID, l.Status, l.Text)
+	fmt.Fprintf(m.Stdout, "  subject %q", l.Subject)
+	if l.About != "" {
+		fmt.Fprintf(m.Stdout, "; about %s, %s: %s", l.About, l.Attribute, l.Value)
+	}
+	if l.When != "" {
+		fmt.Fprintf(m.Stdout, "; when %s", l.When)
+	}
+	if l.SupersededBy != 0 {
+		fmt.Fprintf(m.Stdout, "; superseded by #%d", l.SupersededBy)
+	}
+	fmt.Fprintln(m.Stdout)
+	for _, t := range ts {
+		ext := ""
+		if t.ExtID != "" {
+			ext = " " + t.ExtID
+		}
+		fmt.Fprintf(m.Stdout, "  [turn %d%s, %s] %s: %s\n", t.Seq, ext, t.Time.Format("2006-01-02 15:04"), t.Speaker(), t.Content)
 	}
 	return nil
 }

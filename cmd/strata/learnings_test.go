@@ -33,10 +33,14 @@ func TestLearningsCommand(t *testing.T) {
 		t.Errorf("confirmed list: %s", got)
 	}
 	ctxOut := mustRun(t, db, "context", "--conversation", "c", "--budget", "1000")
-	if !strings.Contains(ctxOut, "[learning, confirmed, from turns") {
+	if !strings.Contains(ctxOut, "[learning, confirmed, from turn") {
 		t.Errorf("the confirmed learning is not in the context:\n%s", ctxOut)
 	}
-	for _, bad := range [][]string{{"learnings", "confirm"}, {"learnings", "reject", "x"}, {"learnings", "confirm", "99999"}} {
+	exp := mustRun(t, db, "learnings", "expand", id)
+	if !strings.HasPrefix(exp, "#"+id+" confirmed: ") || !strings.Contains(exp, "  [turn ") {
+		t.Errorf("expand: %s", exp)
+	}
+	for _, bad := range [][]string{{"learnings", "expand", "99999"}, {"learnings", "expand"}, {"learnings", "confirm"}, {"learnings", "reject", "x"}, {"learnings", "confirm", "99999"}} {
 		if _, _, err := run(t, db, "", bad...); err == nil {
 			t.Errorf("strata %s: no error", strings.Join(bad, " "))
 		}

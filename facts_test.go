@@ -1,0 +1,71 @@
+package strata_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/synth"
+)
+
+// TestKnownFacts: a package asked for known facts carries the current
+// learnings that bear on the query, not the superseded ones, within the
+// budget; one not asked for carries none.
+func TestKnownFacts(t *testing.T) {
+	c := &clock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m, _ := newClocked(t, c, nil)
+	ctx := context.Background()
+	turns := synth.New(7).Turns(40)
+	for i := range turns {
+		turns[i].Content = []string{"Ok.", "Sure, sounds good.", "Right.", "Thanks!"}[i%4]
+	}
+	turns[2].Content = "I live in Lisbon near the river."
+	turns[5].Content = "I adopted a grey cat named Miso."
+	turns[33].Content = "I moved to Porto for the new lab."
+	for _, i := range []int{2, 5, 33} {
+		turns[i].Role, turns[i].Name = strata.RoleUser, "Ana"
+	}
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Learn(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	who := turns[2].Speaker()
+	ask := func(facts bool) *strata.Package {
+		t.Helper()
+		pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "Where does " + who + " live, Lisbon or Porto?",
+			Budget: 600, Facts: facts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pkg.Tokens > 600 {
+			t.Errorf("%d tokens over a budget of 600", pkg.Tokens)
+		}
+		return pkg
+	}
+	var facts []string
+	for _, it := range ask(true).Items {
+		if it.Reason == strata.ReasonFact {
+			facts = append(facts, it.Text)
+			if it.Kind != strata.KindLearning || it.FirstSeq != it.LastSeq || it.ExtID == "" {
+				t.Errorf("fact item %+v: want a learning with its source turn", it)
+			}
+		}
+	}
+	joined := strings.Join(facts, "\n")
+	if !strings.Contains(joined, "moved to Porto") || strings.Contains(joined, "Lisbon") {
+		t.Fatalf("known facts %q: want the current one, that %s moved to Porto, and not the superseded one", facts, who)
+	}
+	for _, it := range ask(false).Items {
+		if it.Reason == strata.ReasonFact {
+			t.Errorf("a package not asked for facts carries %q", it.Text)
+		}
+	}
+	pkg := ask(true)
+	if !strings.Contains(pkg.Rendered, "[known fact, from turn 34] "+who+" moved to Porto") {
+		t.Errorf("rendering:\n%s", pkg.Rendered)
+	}
+}
