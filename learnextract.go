@@ -421,6 +421,41 @@ func stripWhen(s string) string { return whenNote.ReplaceAllString(s, "") }
 // wordRE finds words with inner apostrophes.
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’][\p{L}]+)*`)
 
+// personForms are the first- and second-person words toThirdPerson
+// rewrites, and what each becomes: S stands for the speaker's name, A for
+// the addressee's (the other words hold neither capital letter).
+var personForms = map[string]string{
+	"i":         "S",
+	"i'm":       "S is",
+	"i've":      "S has",
+	"i'd":       "S would",
+	"i'll":      "S will",
+	"me":        "S",
+	"myself":    "S",
+	"my":        "S's",
+	"mine":      "S's",
+	"we":        "S and others",
+	"us":        "S and others",
+	"ourselves": "S and others",
+	"we're":     "S and others are",
+	"we've":     "S and others have",
+	"we'd":      "S and others would",
+	"we'll":     "S and others will",
+	"our":       "S's",
+	"ours":      "S's",
+	"you":       "A",
+	"yourself":  "A",
+	"your":      "A's",
+	"yours":     "A's",
+	"you're":    "A is",
+	"you've":    "A has",
+	"you'd":     "A would",
+	"you'll":    "A will",
+	"gonna":     "going to",
+	"wanna":     "want to",
+	"gotta":     "has to",
+}
+
 // toThirdPerson rewrites the first person of cl as speaker and the
 // second as addressee.
 func toThirdPerson(cl, speaker, addressee string) string {
@@ -430,55 +465,12 @@ func toThirdPerson(cl, speaker, addressee string) string {
 	for k := 0; k < len(locs); k++ {
 		w := cl[locs[k][0]:locs[k][1]]
 		lw := strings.ToLower(w)
-		rep, verbAfter := "", false
-		switch lw {
-		case "i":
-			rep, verbAfter = speaker, true
-		case "i'm":
-			rep = speaker + " is"
-		case "i've":
-			rep = speaker + " has"
-		case "i'd":
-			rep = speaker + " would"
-		case "i'll":
-			rep = speaker + " will"
-		case "me", "myself":
-			rep = speaker
-		case "my", "mine":
-			rep = speaker + "'s"
-		case "we", "us", "ourselves":
-			rep = speaker + " and others"
-		case "we're":
-			rep = speaker + " and others are"
-		case "we've":
-			rep = speaker + " and others have"
-		case "we'd":
-			rep = speaker + " and others would"
-		case "we'll":
-			rep = speaker + " and others will"
-		case "our", "ours":
-			rep = speaker + "'s"
-		case "you", "yourself":
-			rep = addressee
-		case "your", "yours":
-			rep = addressee + "'s"
-		case "you're":
-			rep = addressee + " is"
-		case "you've":
-			rep = addressee + " has"
-		case "you'd":
-			rep = addressee + " would"
-		case "you'll":
-			rep = addressee + " will"
-		case "gonna":
-			rep = "going to"
-		case "wanna":
-			rep = "want to"
-		case "gotta":
-			rep = "has to"
-		default:
+		form, ok := personForms[lw]
+		if !ok {
 			continue
 		}
+		verbAfter := lw == "i"
+		rep := strings.NewReplacer("S", speaker, "A", addressee).Replace(form)
 		b.WriteString(cl[last:locs[k][0]])
 		b.WriteString(rep)
 		last = locs[k][1]

@@ -423,20 +423,30 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// decodeFile decodes data, the contents of file, into v, and names the
+// line of a syntax error, or of a value of the wrong type with what the
+// file should have been (want).
+func decodeFile(file string, data []byte, v any, want string) error {
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s:%d: not JSON: %v", file, lineAt(data, se.Offset), err)
+	case errors.As(err, &te):
+		return fmt.Errorf("%s:%d: not %s: %v", file, lineAt(data, te.Offset), want, err)
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
 // parseSamples reads the samples' ids and questions.
 func parseSamples(file string, data []byte) ([]sample, error) {
 	var samples []sample
-	if err := json.Unmarshal(data, &samples); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("%s:%d: not JSON: %v", file, lineAt(data, se.Offset), err)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("%s:%d: not a LoCoMo file (a JSON list of samples with sample_id, conversation and qa): %v",
-				file, lineAt(data, te.Offset), err)
-		}
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := decodeFile(file, data, &samples, "a LoCoMo file (a JSON list of samples with sample_id, conversation and qa)"); err != nil {
+		return nil, err
 	}
 	if samples == nil {
 		return nil, fmt.Errorf("%s: not a LoCoMo file: want a JSON list of samples, got null", file)

@@ -130,17 +130,8 @@ func RunLearnings(ctx context.Context, m *strata.Memory, file string, o Learning
 		return rep, err
 	}
 	var samples []observationSample
-	if err := json.Unmarshal(data, &samples); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return rep, fmt.Errorf("%s:%d: not JSON: %v", file, lineAt(data, se.Offset), err)
-		case errors.As(err, &te):
-			return rep, fmt.Errorf("%s:%d: not a LoCoMo file with observations (observation: {session: {speaker: [[fact, turn]...]}}): %v",
-				file, lineAt(data, te.Offset), err)
-		}
-		return rep, fmt.Errorf("%s: %w", file, err)
+	if err := decodeFile(file, data, &samples, "a LoCoMo file with observations (observation: {session: {speaker: [[fact, turn]...]}})"); err != nil {
+		return rep, err
 	}
 	want := map[string]bool{}
 	for _, s := range o.Samples {
