@@ -23,6 +23,9 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if sub == "" && fs.NArg() > 0 {
+		return usagef("learnings: unexpected %q: a subcommand (confirm, reject, reopen, expand) comes before the flags, as in 'strata learnings expand ID --db FILE'", fs.Arg(0))
+	}
 	a, err := m.open(ctx, fs.g) // listing writes too: it extracts the learnings not yet extracted
 	if err != nil {
 		return err

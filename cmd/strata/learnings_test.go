@@ -36,6 +36,10 @@ func TestLearningsCommand(t *testing.T) {
 	if !strings.Contains(ctxOut, "[learning, confirmed, from turn") {
 		t.Errorf("the confirmed learning is not in the context:\n%s", ctxOut)
 	}
+	// A subcommand after the flags is not taken for a listing.
+	if _, _, err := run(t, db, "", "learnings", "--json", "expand", id); err == nil || !strings.Contains(err.Error(), `unexpected "expand"`) {
+		t.Errorf("learnings --json expand %s: %v, want an error naming expand", id, err)
+	}
 	exp := mustRun(t, db, "learnings", "expand", id)
 	if !strings.HasPrefix(exp, "#"+id+" confirmed: ") || !strings.Contains(exp, "  [turn ") {
 		t.Errorf("expand: %s", exp)
