@@ -13,8 +13,10 @@ import (
 // listTurns returns the turns of conversation conv in list --json.
 func listTurns(t *testing.T, db, conv string) int64 {
 	t.Helper()
-	if _, err := os.Stat(db); os.IsNotExist(err) {
-		return -1 // no store, so no conversation ('strata list' would say so and fail)
+	if isFile := !strings.Contains(db, "://"); isFile {
+		if _, err := os.Stat(db); os.IsNotExist(err) {
+			return -1 // no store, so no conversation ('strata list' would say so and fail)
+		}
 	}
 	var out struct {
 		Conversations []struct {
