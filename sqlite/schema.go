@@ -447,6 +447,14 @@ ALTER TABLE learnings ADD COLUMN value     TEXT NOT NULL DEFAULT '';
 ALTER TABLE learnings ADD COLUMN fact_when TEXT NOT NULL DEFAULT '';
 ALTER TABLE learnings ADD COLUMN sources   TEXT NOT NULL DEFAULT '';
 `},
+	{24, "learnings by subject, whatever their status", `
+-- Adding learnings reads the ones of each new subject that are not
+-- superseded (rejected ones included), which learnings_active does not
+-- cover: without this index each read scanned every learning of the
+-- conversation, so a conversation's learn pass grew with the square of
+-- its learnings.
+CREATE INDEX IF NOT EXISTS learnings_subject ON learnings (conversation, subject);
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns
