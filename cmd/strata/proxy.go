@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -61,39 +59,13 @@ func (m *Main) proxyCommand() *cmdline {
 // STRATA_PROXY_* variable, else the proxy section of the config file,
 // else the default.
 func (m *Main) resolveProxy(fs *cmdline, s settings) (proxySettings, error) {
-	given := map[string]bool{}
-	if fs != nil {
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	}
 	file := s.proxy
 	if file == nil {
 		file = &proxyConfig{}
 	}
 	ps := proxySettings{Addr: defaultProxyAddr, OpenAIURL: proxy.DefaultOpenAIURL, AnthropicURL: proxy.DefaultAnthropicURL,
-		Mode: proxy.ModeMemory, Budget: proxy.DefaultBudget, addrFrom: settingFrom{name: "--addr", flag: true}}
-	pick := func(flagName, env string, n *yaml.Node, key string) (string, settingFrom, bool, error) {
-		if given[flagName] {
-			return fs.Lookup(flagName).Value.String(), settingFrom{name: "--" + flagName, flag: true}, true, nil
-		}
-		if v := m.Getenv(env); v != "" {
-			return v, settingFrom{name: env}, true, nil
-		}
-		if n.Kind == 0 {
-			return "", settingFrom{}, false, nil
-		}
-		from := settingFrom{name: fmt.Sprintf("config %s:%d: proxy.%s", s.Config, n.Line, key)}
-		if n.Kind != yaml.ScalarNode {
-			return "", from, false, fmt.Errorf("%s: want a single value, not a list or a map", from.name)
-		}
-		return n.Value, from, true, nil
-	}
-	errorf := func(from settingFrom, v, format string, args ...any) error {
-		msg := fmt.Sprintf("%s %q: %s", from.name, v, fmt.Sprintf(format, args...))
-		if from.flag {
-			return usageError{"proxy: " + msg}
-		}
-		return errors.New("proxy: " + msg)
-	}
+		Mode: proxy.ModeMemory, Budget: proxy.DefaultBudget, addrFrom: settingFrom{cmd: "proxy", name: "--addr", flag: true}}
+	pick := newSettingPicker(m, fs, "proxy", s.Config).pick
 	for _, u := range []struct {
 		flag, env, key string
 		node           *yaml.Node
@@ -112,11 +84,11 @@ func (m *Main) resolveProxy(fs *cmdline, s settings) (proxySettings, error) {
 		}
 		if u.flag == "addr" {
 			if _, _, err := net.SplitHostPort(v); err != nil {
-				return ps, errorf(from, v, "want HOST:PORT, like %s (%v)", defaultProxyAddr, err)
+				return ps, from.errorf(v, "want HOST:PORT, like %s (%v)", defaultProxyAddr, err)
 			}
 			ps.addrFrom = from
 		} else if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-			return ps, errorf(from, v, "want an http:// or https:// base URL")
+			return ps, from.errorf(v, "want an http:// or https:// base URL")
 		}
 		*u.dst = v
 	}
@@ -125,7 +97,7 @@ func (m *Main) resolveProxy(fs *cmdline, s settings) (proxySettings, error) {
 	} else if ok {
 		md, err := proxy.ParseMode(v)
 		if err != nil {
-			return ps, errorf(from, v, "want memory, compact or off")
+			return ps, from.errorf(v, "want memory, compact or off")
 		}
 		ps.Mode = md
 	}
@@ -134,7 +106,7 @@ func (m *Main) resolveProxy(fs *cmdline, s settings) (proxySettings, error) {
 	} else if ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < proxy.MinPackage {
-			return ps, errorf(from, v, "want a number of tokens, at least %d", proxy.MinPackage)
+			return ps, from.errorf(v, "want a number of tokens, at least %d", proxy.MinPackage)
 		}
 		ps.Budget = n
 	}
@@ -182,10 +154,8 @@ func runProxy(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if host, _, _ := net.SplitHostPort(ps.Addr); host != "localhost" {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			return ps.addrFrom.errorf(ps.Addr, "strata proxy serves loopback only (127.0.0.1, ::1, localhost), having no tokens; to serve other machines, use 'strata serve', which mounts the same routes behind its tokens")
-		}
+	if host, _, _ := net.SplitHostPort(ps.Addr); !loopbackHost(host) {
+		return ps.addrFrom.errorf(ps.Addr, "strata proxy serves loopback only (127.0.0.1, ::1, localhost), having no tokens; to serve other machines, use 'strata serve', which mounts the same routes behind its tokens")
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()

@@ -172,10 +172,7 @@ func loopbackOnly(addr string, from settingFrom) error {
 	if err != nil {
 		return from.errorf(addr, "%v", err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loopbackHost(host) {
 		return nil
 	}
 	return from.errorf(addr, "--no-auth serves loopback only (127.0.0.1, ::1, localhost); to serve other machines, create a token with 'strata token create --namespace N' and serve without --no-auth")

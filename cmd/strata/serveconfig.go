@@ -70,6 +70,7 @@ const (
 // settingFrom is where a setting's value came from: a flag, a variable,
 // or a field of the config file.
 type settingFrom struct {
+	cmd  string // the command the setting is of: serve or proxy
 	name string // --rate, STRATA_SERVE_RATE, or config FILE:LINE: serve.rate
 	flag bool
 }
@@ -77,11 +78,60 @@ type settingFrom struct {
 // errorf reports a bad value v of the setting, naming where it came
 // from; a flag's is a usage error.
 func (f settingFrom) errorf(v, format string, args ...any) error {
-	msg := fmt.Sprintf("%s %q: %s", f.name, v, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf("%s: %s %q: %s", f.cmd, f.name, v, fmt.Sprintf(format, args...))
 	if f.flag {
-		return usageError{"serve: " + msg}
+		return usageError{msg}
 	}
-	return errors.New("serve: " + msg)
+	return errors.New(msg)
+}
+
+// settingPicker finds the winning value of a command's settings (serve's,
+// proxy's): a flag given on the command line, else its variable, else
+// the key of the config file's section named for the command.
+type settingPicker struct {
+	m      *Main
+	fs     *cmdline // nil: no flags (the proxy settings under serve)
+	given  map[string]bool
+	cmd    string
+	config string // the config file's path
+}
+
+func newSettingPicker(m *Main, fs *cmdline, cmd, config string) settingPicker {
+	given := map[string]bool{}
+	if fs != nil {
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	}
+	return settingPicker{m: m, fs: fs, given: given, cmd: cmd, config: config}
+}
+
+// pick returns the winning value of a setting and where it came from; ok
+// is false when none is set. n is the setting's node in the config file
+// section, key its name there.
+func (p settingPicker) pick(flagName, env string, n *yaml.Node, key string) (v string, from settingFrom, ok bool, err error) {
+	if p.given[flagName] {
+		return p.fs.Lookup(flagName).Value.String(), settingFrom{cmd: p.cmd, name: "--" + flagName, flag: true}, true, nil
+	}
+	if v := p.m.Getenv(env); v != "" {
+		return v, settingFrom{cmd: p.cmd, name: env}, true, nil
+	}
+	if n.Kind == 0 {
+		return "", settingFrom{cmd: p.cmd}, false, nil
+	}
+	from = settingFrom{cmd: p.cmd, name: fmt.Sprintf("config %s:%d: %s.%s", p.config, n.Line, p.cmd, key)}
+	if n.Kind != yaml.ScalarNode {
+		return "", from, false, fmt.Errorf("%s: want a single value, not a list or a map", from.name)
+	}
+	return n.Value, from, true, nil
+}
+
+// loopbackHost says whether host (of a HOST:PORT) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // serveFlags are serve's own flags; each also reads a STRATA_SERVE_*
@@ -129,34 +179,16 @@ func (m *Main) serveConfig(args []string) (settings, serveSettings, error) {
 // default. Only the value that wins is read, and a bad one is an error
 // naming where it came from.
 func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	file := s.serve
 	if file == nil {
 		file = &serveConfig{}
 	}
-	// pick returns the winning value of a setting and where it came from;
-	// ok is false when none is set.
-	pick := func(flagName, env string, n *yaml.Node, key string) (v string, from settingFrom, ok bool, err error) {
-		if given[flagName] {
-			return fs.Lookup(flagName).Value.String(), settingFrom{name: "--" + flagName, flag: true}, true, nil
-		}
-		if v := m.Getenv(env); v != "" {
-			return v, settingFrom{name: env}, true, nil
-		}
-		if n.Kind == 0 {
-			return "", settingFrom{}, false, nil
-		}
-		from = settingFrom{name: fmt.Sprintf("config %s:%d: serve.%s", s.Config, n.Line, key)}
-		if n.Kind != yaml.ScalarNode {
-			return "", from, false, fmt.Errorf("%s: want a single value, not a list or a map", from.name)
-		}
-		return n.Value, from, true, nil
-	}
+	picker := newSettingPicker(m, fs.cmdline, "serve", s.Config)
+	pick := picker.pick
 	ss := serveSettings{Addr: defaultServeAddr, MaxBody: httpapi.DefaultMaxBody, Timeout: httpapi.DefaultTimeout,
 		Rate: defaultServeRate, Burst: defaultServeBurst, Every: defaultServeEvery, Worker: true,
 		ReadTimeout: defaultServeReadTimeout, IdleTimeout: defaultServeIdleTimeout, MaxConns: defaultServeMaxConns,
-		addrFrom: settingFrom{name: "--addr", flag: true}}
+		addrFrom: settingFrom{cmd: "serve", name: "--addr", flag: true}}
 
 	v, from, ok, err := pick("addr", "STRATA_SERVE_ADDR", &file.Addr, "addr")
 	if err != nil {
@@ -253,7 +285,7 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 	}
 
 	// --no-worker says the opposite of the variable and the key.
-	if given["no-worker"] {
+	if picker.given["no-worker"] {
 		ss.Worker = fs.Lookup("no-worker").Value.String() != "true"
 	} else if v, from, ok, err = pick("", "STRATA_SERVE_WORKER", &file.Worker, "worker"); err != nil {
 		return ss, err
