@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"unicode"
 )
 
 // This file turns the key facts of nodes into learnings (000's /learn):
@@ -41,7 +40,7 @@ func FactSubject(fact string) string {
 		if m == nil {
 			continue
 		}
-		who, attr := normalizeFact(m[1]), normalizeFact(m[2])
+		who, attr := NormalizeLearningText(m[1]), NormalizeLearningText(m[2])
 		switch {
 		case i == 3:
 			return "the|" + who
@@ -54,13 +53,7 @@ func FactSubject(fact string) string {
 			return who + "|" + attr
 		}
 	}
-	return normalizeFact(low)
-}
-
-// normalizeFact folds case and spaces and drops final punctuation.
-func normalizeFact(s string) string {
-	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
-	return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	return NormalizeLearningText(low)
 }
 
 // LearnResult says what a Learn pass did.
