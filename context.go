@@ -319,6 +319,7 @@ type assembler struct {
 	sections string   // the rendered Sections, before the header
 	periods  []Period // named by the query
 	coldOK   bool     // refine may read cold spans no hit points into
+	seed     *relevanceSeed
 }
 
 func (a *assembler) run() (*Package, error) {
@@ -371,6 +372,13 @@ func (a *assembler) run() (*Package, error) {
 			}
 			a.hits = append(a.hits, hits[i]...)
 		}
+	}
+	if len(a.hits) > 0 {
+		// The turns the hits point at are read while the steps before
+		// relevance run: the reads depend on the hits alone, and they
+		// are most of a query's cost.
+		a.seed = a.seedRelevance()
+		defer a.seed.wait()
 	}
 	steps := []func() error{a.pinned, a.knownFacts, a.zoom, a.freshTurns, a.coverage, a.relevance, a.refine}
 	for _, step := range steps {
@@ -1131,10 +1139,30 @@ func cmpInt64(x, y int64) int {
 // The turns are then added by score per token of their size (at least
 // relevanceCostFloor), each where it fits; one that does not fit leaves
 // room for shorter ones after it.
-func (a *assembler) relevance() error {
-	if len(a.hits) == 0 || a.used >= a.req.Budget {
-		return nil
+// relevanceSeed is what the query's hits alone decide for relevance: a
+// score for each turn they point at (turn hits, their neighbours and the
+// turns back to their sessions' openers, the spans of summary hits), the
+// turns of cold spans or before the search window, the leads, and the
+// read of those turns, started at once.
+type relevanceSeed struct {
+	score  map[int64]float64
+	cold   map[int64]bool
+	leads  []lead // the best turn hits, to lend to their sessions' openers
+	spread []float64
+	done   chan struct{}
+	ts     []Turn  // after done: the turns of score, in seq order
+	held   [][]int // and per turn, the query words it holds (see wordsIn)
+	err    error
+}
+
+// wait returns when the seed's read is over.
+func (r *relevanceSeed) wait() {
+	if r.done != nil {
+		<-r.done
 	}
+}
+
+func (a *assembler) seedRelevance() *relevanceSeed {
 	score := map[int64]float64{}
 	var topTurn, topNode float64
 	for _, h := range a.hits {
@@ -1151,8 +1179,8 @@ func (a *assembler) relevance() error {
 	// which the turn search did not see, and those of cold spans.
 	cold := map[int64]bool{}
 	searched := a.searchedFrom()
-	turnHits := 0    // turn hits seen, best first
-	var leads []lead // the best turn hits, to lend to their sessions' openers
+	turnHits := 0 // turn hits seen, best first
+	var leads []lead
 	for _, h := range a.hits {
 		switch {
 		case h.Turn != nil && topTurn > 0:
@@ -1193,21 +1221,70 @@ func (a *assembler) relevance() error {
 			}
 		}
 	}
+	r := &relevanceSeed{score: score, cold: cold, leads: leads, spread: spread}
+	if len(score) > 0 {
+		// The turn hits came whole with the search: only the others
+		// are read.
+		var have []Turn
+		for _, h := range a.hits {
+			if h.Turn != nil {
+				have = append(have, *h.Turn)
+			}
+		}
+		slices.SortFunc(have, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+		have = slices.CompactFunc(have, func(x, y Turn) bool { return x.Seq == y.Seq })
+		seqs := make([]int64, 0, len(score))
+		for s := range score {
+			if _, ok := slices.BinarySearchFunc(have, s, func(t Turn, s int64) int { return cmpInt64(t.Seq, s) }); !ok {
+				seqs = append(seqs, s)
+			}
+		}
+		slices.Sort(seqs)
+		r.done = make(chan struct{})
+		go func() {
+			defer close(r.done)
+			var read []Turn
+			if len(seqs) > 0 { // no Seqs in a filter reads every turn
+				read, r.err = a.readSeqs(seqs)
+			}
+			r.ts = slices.Concat(read, have)
+			slices.SortFunc(r.ts, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+			words := queryWords(a.req.Query)
+			r.held = make([][]int, len(r.ts))
+			for i, t := range r.ts {
+				r.held[i] = wordsIn(words, t.Text())
+			}
+		}()
+	}
+	return r
+}
+
+func (a *assembler) relevance() error {
+	if a.seed == nil || a.used >= a.req.Budget {
+		return nil
+	}
+	score, cold, leads, spread := a.seed.score, a.seed.cold, a.seed.leads, a.seed.spread
 	for s := range a.turns {
 		delete(score, s)
 	}
 	if len(score) == 0 {
 		return nil
 	}
-	ts, err := a.readSeqs(score)
-	if err != nil {
-		return err
+	a.seed.wait()
+	if a.seed.err != nil {
+		return a.seed.err
+	}
+	// The read began before the steps that added turns: those turns are
+	// not candidates.
+	var ts []Turn
+	var held [][]int // per turn read, the query words it holds
+	for i, t := range a.seed.ts {
+		if _, ok := score[t.Seq]; ok {
+			ts = append(ts, t)
+			held = append(held, a.seed.held[i])
+		}
 	}
 	words := queryWords(a.req.Query)
-	held := make([][]int, len(ts)) // per turn read, the query words it holds
-	for i, t := range ts {
-		held[i] = wordsIn(words, t.Text())
-	}
 	if len(cold) > 0 {
 		scoreCold(ts, held, len(words), cold, score, spread)
 	}
@@ -1258,8 +1335,14 @@ func (a *assembler) relevance() error {
 		return cands[i].t.Seq > cands[j].t.Seq
 	})
 	for _, i := range order {
-		if a.req.Budget-a.used < minTurnTokens {
+		room := a.req.Budget - a.used
+		if room < minTurnTokens {
 			break
+		}
+		if cands[i].t.Tokens > room+fitSlack {
+			// Its text alone is over the room: not worth rendering
+			// and counting (most candidates of a full package).
+			continue
 		}
 		it := a.turnItem(cands[i].t, ReasonRelevance, prioRelevance)
 		it.score = cands[i].score
@@ -1413,20 +1496,20 @@ const (
 	relevanceSpeaker = 0.4  // the turn's speaker is named in the query
 	relevanceWord    = 0.02 // per query word the turn holds
 	minTurnTokens    = 8    // below this much room no turn fits
+	// fitSlack is how far a turn's stored token count (of its text) may
+	// exceed the room before relevance skips it without rendering: a
+	// rendering adds a heading, and joining text to it changes the
+	// count of the text by a token or two at most.
+	fitSlack = 4
 )
 
-// readSeqs reads the turns of the seqs in set, in one read (two at once,
+// readSeqs reads the turns of seqs (sorted), in one read (two at once,
 // each of half the seqs, when there are many: a query at a million turns
 // reads about 600, and reading is most of relevance's time). If that
 // fails (an unreadable cold span, say), it reads them again in ranges,
 // seqs closer than a few turns sharing one, and skips a range that cannot
 // be read with a warning.
-func (a *assembler) readSeqs(set map[int64]float64) ([]Turn, error) {
-	seqs := make([]int64, 0, len(set))
-	for s := range set {
-		seqs = append(seqs, s)
-	}
-	slices.Sort(seqs)
+func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 	parts := [][]int64{seqs}
 	if len(seqs) >= splitRead {
 		parts = [][]int64{seqs[:len(seqs)/2], seqs[len(seqs)/2:]}
@@ -1465,7 +1548,7 @@ func (a *assembler) readSeqs(set map[int64]float64) ([]Turn, error) {
 				"from", seqs[i], "to", seqs[j], "error", err)
 		}
 		for _, t := range ts {
-			if _, ok := set[t.Seq]; ok {
+			if _, ok := slices.BinarySearch(seqs, t.Seq); ok {
 				out = append(out, t)
 			}
 		}
