@@ -124,7 +124,7 @@ func (s *Store) indexColdNode(ctx context.Context, namespace, conversation strin
 			if r.Tier != tierCold {
 				continue
 			}
-			if _, err := ins.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+			if _, err := ins.ExecContext(ctx, r.Key, s.fts.text(r.Turn.Text()), sc); err != nil {
 				return false, fmt.Errorf("sqlite: indexing cold turn %d of %q: %w", r.Turn.Seq, conversation, err)
 			}
 		}

@@ -56,7 +56,7 @@ func unindexCold(t *testing.T, s *Store, want []strata.Turn) []int64 {
 	var seqs []int64
 	for _, r := range cold {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
-			r.pk, ftsText(want[r.seq-1].Text()), scope(r.conv, pyNS)); err != nil {
+			r.pk, s.fts.text(want[r.seq-1].Text()), scope(r.conv, pyNS)); err != nil {
 			t.Fatal(err)
 		}
 		seqs = append(seqs, r.seq)

@@ -127,7 +127,7 @@ func (s *Store) unindexTurns(ctx context.Context, tx *sql.Tx, namespace, convers
 				return fmt.Errorf("%d of %d indexed turns could not be read", len(turns)-len(whole), len(turns))
 			}
 			for i, t := range whole {
-				if _, err := del.ExecContext(ctx, pks[i], ftsText(t.Text()), sc); err != nil {
+				if _, err := del.ExecContext(ctx, pks[i], s.fts.text(t.Text()), sc); err != nil {
 					return fmt.Errorf("unindexing turn %d: %w", t.Seq, err)
 				}
 			}

@@ -62,7 +62,13 @@
 // never parsed as FTS5 syntax: its words are extracted, lowercased, stripped
 // of English stop words, quoted and ORed, and ranked by bm25 (Score =
 // -bm25, higher is better) inside a LIMITed subquery before the base rows
-// are joined. Each FTS row also carries scope tokens for its conversation
+// are joined. Files created from schema 25 on give the index a text's
+// words without those stop words (segment.go's ftsForm), which no query
+// asks for: the same rows match, the index of chat text is about half as
+// large, and bm25 counts a document's length in content words; files
+// that held text before schema 25 keep indexing whole texts, since a
+// contentless table's row can only be removed with the text it was
+// given. Each FTS row also carries scope tokens for its conversation
 // and namespace, so a search limited to a conversation or a namespace is an
 // index intersection, not a filter after ranking (the intersection is
 // skipped when the scope holds every conversation in the file). Turn and

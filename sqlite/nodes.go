@@ -60,7 +60,7 @@ func (s *Store) PutNodes(ctx context.Context, namespace, conversation string, no
 	if len(nodes) == 0 {
 		return nil
 	}
-	if _, err := putNodes(ctx, tx, s.text, namespace, pk, nodes, enc); err != nil {
+	if _, err := putNodes(ctx, tx, s.text, s.fts, namespace, pk, nodes, enc); err != nil {
 		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -118,7 +118,7 @@ func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error
 // same ID, and keeps the index of summaries in step. It returns how many
 // distinct IDs were not stored before. Texts are written through codec (see
 // textcodec.go); a node whose summary changes loses its vectors.
-func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
+func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, form ftsForm, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
 	made := 0
 	up, err := tx.PrepareContext(ctx, upsertNode)
 	if err != nil {
@@ -216,7 +216,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace strin
 		}
 	}
 	for _, c := range unindex {
-		if _, err := del.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
+		if _, err := del.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
 			return 0, fmt.Errorf("unindexing node %q: %w", c.id, err)
 		}
 	}
@@ -224,7 +224,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, namespace strin
 		if c.id == "" {
 			continue
 		}
-		if _, err := fts.ExecContext(rowCtx, c.rowid, ftsText(c.text), sc); err != nil {
+		if _, err := fts.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
 			return 0, fmt.Errorf("indexing node %q: %w", c.id, err)
 		}
 	}

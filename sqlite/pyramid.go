@@ -162,7 +162,7 @@ func (t *tierTx) Restore(ctx context.Context, sp span, r spanRow) error {
 		return err
 	}
 	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`,
-		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		r.Key, t.s.fts.text(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
 		return fmt.Errorf("indexing the turn: %w", err)
 	}
 	return nil
@@ -179,7 +179,7 @@ func (t *tierTx) Released(ctx context.Context, sp span, r spanRow) error {
 		return err
 	}
 	if _, err := t.tx.ExecContext(ctx, `INSERT INTO turns_fts (turns_fts, rowid, text, scope) VALUES ('delete', ?, ?, ?)`,
-		r.Key, ftsText(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
+		r.Key, t.s.fts.text(r.Turn.Text()), scope(t.pk, t.namespace)); err != nil {
 		return fmt.Errorf("unindexing the turn: %w", err)
 	}
 	return nil
@@ -392,7 +392,7 @@ func (s *Store) dropNodes(ctx context.Context, tx *sql.Tx, namespace string, pk 
 	defer del.Close()
 	sc := scope(pk, namespace)
 	for _, x := range idx {
-		if _, err := del.ExecContext(ctx, x.pk, ftsText(x.summary), sc); err != nil {
+		if _, err := del.ExecContext(ctx, x.pk, s.fts.text(x.summary), sc); err != nil {
 			return 0, fmt.Errorf("unindexing node #%d: %w", x.pk, err)
 		}
 	}
@@ -561,7 +561,7 @@ func (s *Store) ReplaceNodes(ctx context.Context, namespace, conversation string
 	}
 	defer t.tx.Rollback()
 	made, err := tiermove.ReplaceNodes(ctx, t, conversation, ids, nodes, func() (int, error) {
-		return putNodes(ctx, t.tx, s.text, namespace, t.pk, nodes, enc)
+		return putNodes(ctx, t.tx, s.text, s.fts, namespace, t.pk, nodes, enc)
 	})
 	if err == nil {
 		err = t.tx.Commit()
@@ -684,7 +684,7 @@ func (t *tierTx) RestoreRows(ctx context.Context, rows []spanRow, stubs []spanfm
 	sc := scope(t.pk, t.namespace)
 	for i, r := range rows {
 		if r.Tier == tierCold && t.unindexed[stubs[i].Span] {
-			if _, err := ins.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+			if _, err := ins.ExecContext(ctx, r.Key, t.s.fts.text(r.Turn.Text()), sc); err != nil {
 				return fmt.Errorf("indexing turn %d: %w", r.Turn.Seq, err)
 			}
 		}
@@ -740,7 +740,7 @@ func (s *Store) dropNodesByID(ctx context.Context, tx *sql.Tx, namespace string,
 		if summary, err = s.text.text(ctx, tx, summary); err != nil {
 			return fmt.Errorf("removing node %s: %w", id, err)
 		}
-		if _, err := del.ExecContext(ctx, rowid, ftsText(summary), sc); err != nil {
+		if _, err := del.ExecContext(ctx, rowid, s.fts.text(summary), sc); err != nil {
 			return fmt.Errorf("unindexing node %s: %w", id, err)
 		}
 	}

@@ -455,6 +455,19 @@ ALTER TABLE learnings ADD COLUMN sources   TEXT NOT NULL DEFAULT '';
 -- its learnings.
 CREATE INDEX IF NOT EXISTS learnings_subject ON learnings (conversation, subject);
 `},
+	{25, "full-text tables without stop words", `
+-- What the full-text tables are given of a text (ftsForm, segment.go):
+-- 1, the text itself; 2, its words without the stop words no query
+-- searches for, about half the index of chat text. A file that already
+-- indexes text keeps form 1 for good (removing a row from a contentless
+-- table takes the exact text it was given); a new one takes form 2.
+CREATE TABLE IF NOT EXISTS fts_form (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	form INTEGER NOT NULL CHECK (form IN (1, 2))
+);
+INSERT OR IGNORE INTO fts_form (id, form) SELECT 1, CASE
+	WHEN EXISTS (SELECT 1 FROM turns) OR EXISTS (SELECT 1 FROM nodes) THEN 1 ELSE 2 END;
+`},
 }
 
 // pinnedLiteral is strata.PinnedImportance as SQL text: the pinned-turns

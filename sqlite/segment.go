@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/strata-memory/strata/internal/textseg"
@@ -16,6 +18,38 @@ import (
 // holds unspaced text, whose runs are replaced by their characters and
 // character pairs.
 func ftsText(s string) string { return textseg.IndexText(s) }
+
+// ftsForm is what a store gives its full-text tables of a text (see
+// schema 25): the text itself (ftsWhole, stores begun before schema 25)
+// or its words without stop words (ftsContent). No query searches for a
+// stop word, so both find the same rows; ftsContent takes about half the
+// index on chat text. A store keeps its form for good: removing a row
+// from a contentless table takes the exact text it was given.
+type ftsForm int
+
+const (
+	ftsWhole   ftsForm = 1
+	ftsContent ftsForm = 2
+)
+
+// loadFTSForm reads the store's ftsForm.
+func (s *Store) loadFTSForm(ctx context.Context, q querier) error {
+	if err := q.QueryRowContext(ctx, `SELECT form FROM fts_form WHERE id = 1`).Scan(&s.fts); err != nil {
+		return fmt.Errorf("reading the full-text form: %w", err)
+	}
+	if s.fts != ftsWhole && s.fts != ftsContent {
+		return fmt.Errorf("unknown full-text form %d", s.fts)
+	}
+	return nil
+}
+
+// text returns s as this form gives it to the full-text tables.
+func (f ftsForm) text(s string) string {
+	if f == ftsContent {
+		return textseg.ContentWords(s)
+	}
+	return ftsText(s)
+}
 
 // maxTerms bounds the number of terms a query is reduced to.
 const maxTerms = textseg.MaxTerms

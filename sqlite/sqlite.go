@@ -29,6 +29,7 @@ type Store struct {
 	r    *sql.DB          // read-only connections
 	from int              // schema version before Open migrated the file
 	text *textCodec       // the node texts' dictionaries (textcodec.go)
+	fts  ftsForm          // what the full-text tables are given of a text
 	// In-memory indexes of long conversations' summaries (sumindex.go)
 	// and newest turns (turnindex.go), unless noMemIndex.
 	sums       convIndexes[sumIndex]
@@ -135,6 +136,10 @@ func openWritable(ctx context.Context, path, abs string, o options) (*Store, err
 		w.Close()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if err := s.loadFTSForm(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
 	if _, err := s.indexCold(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
@@ -228,6 +233,9 @@ func openReadOnly(ctx context.Context, path, abs string, o options) (*Store, err
 			path, s.from, SchemaVersion(), path))
 	}
 	if err := s.text.load(ctx, r); err != nil {
+		return fail(fmt.Errorf("sqlite: opening %s: %w", path, err))
+	}
+	if err := s.loadFTSForm(ctx, r); err != nil {
 		return fail(fmt.Errorf("sqlite: opening %s: %w", path, err))
 	}
 	return s, nil

@@ -313,7 +313,7 @@ func (s *Store) indexedSummaries(ctx context.Context, q querier, cond string, ar
 		if summary, err = s.text.text(ctx, q, summary); err != nil {
 			return fmt.Errorf("sqlite: summary index: node #%d: %w", pk, err)
 		}
-		each(pk, summary)
+		each(pk, s.fts.text(summary))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: summary index: %w", err)
@@ -321,12 +321,13 @@ func (s *Store) indexedSummaries(ctx context.Context, q querier, cond string, ar
 	return nil
 }
 
-// add indexes the summary of node pk, as FTS5 indexes ftsText(summary).
-func (ix *sumIndex) add(pk int64, summary string) {
+// add indexes the document pk (a summary, or a turn for turnIndex) whose
+// text as the store gives it to FTS5 is text (ftsForm.text).
+func (ix *sumIndex) add(pk int64, text string) {
 	slot := int32(len(ix.docs))
 	length := int32(scopeTokens)
 	ids := ix.scratch[:0]
-	ftsTokens(ftsText(summary), func(tok []byte) {
+	ftsTokens(text, func(tok []byte) {
 		length++
 		if len(tok) == 0 {
 			return

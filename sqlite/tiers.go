@@ -439,7 +439,7 @@ func (s *Store) expireRows(ctx context.Context, tx *sql.Tx, namespace, conversat
 			}
 		}
 		if indexed {
-			if _, err := del.ExecContext(ctx, r.Key, ftsText(r.Turn.Text()), sc); err != nil {
+			if _, err := del.ExecContext(ctx, r.Key, s.fts.text(r.Turn.Text()), sc); err != nil {
 				return fmt.Errorf("unindexing turn %d: %w", r.Turn.Seq, err)
 			}
 		}

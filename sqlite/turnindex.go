@@ -377,7 +377,7 @@ func (s *Store) readIndexed(ctx context.Context, q querier, namespace, conversat
 	ts = whole
 	text := make(map[int64]string, len(ts))
 	for _, t := range ts {
-		text[t.Seq] = t.Text()
+		text[t.Seq] = s.fts.text(t.Text())
 	}
 	for i := range out {
 		if out[i].indexed {

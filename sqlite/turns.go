@@ -60,7 +60,6 @@ func encodeTurn(t *strata.Turn, i int) (encodedTurn, error) {
 			return e, err
 		}
 	}
-	e.fts = ftsText(t.Text()) // content, tool calls and tool results
 	return e, nil
 }
 
@@ -100,6 +99,7 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 		if enc[i], err = encodeTurn(&turns[i], i); err != nil {
 			return nil, err
 		}
+		enc[i].fts = s.fts.text(turns[i].Text()) // content, tool calls and tool results
 	}
 	fail := func(err error) ([]strata.Turn, error) {
 		if strata.ErrorCode(err) != strata.EINTERNAL {

@@ -103,7 +103,7 @@ func IndexText(s string) string {
 	if !hasUnspaced(s) {
 		return s
 	}
-	return words(s)
+	return words(s, false)
 }
 
 // Words returns the words of s, separated by single spaces, with the runs
@@ -112,12 +112,20 @@ func IndexText(s string) string {
 // (PostgreSQL's, which keeps URLs, paths and hyphenated words whole). The
 // words are those QueryTerms finds, before stop words are dropped and
 // case is folded.
-func Words(s string) string { return words(s) }
+func Words(s string) string { return words(s, false) }
 
-func words(s string) string {
+// ContentWords returns what Words returns without the stop words, which
+// no query asks for (QueryTerms drops them): the text an index needs to
+// find whatever a query can find, in about half the terms of chat text.
+func ContentWords(s string) string { return words(s, true) }
+
+func words(s string, dropStop bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	scan(s, func(w string) {
+		if dropStop && isStopWord(w) {
+			return
+		}
 		b.WriteString(w)
 		b.WriteByte(' ')
 	}, func(chars []string) {
@@ -189,6 +197,31 @@ func hasBase(w string) bool {
 	}
 	return false
 }
+
+// isStopWord reports whether the word w, lowercased, is a stop word.
+func isStopWord(w string) bool {
+	if len(w) > maxStopLen {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= 0x80 {
+			return stopWords[strings.ToLower(w)]
+		} else if 'A' <= c && c <= 'Z' {
+			var buf [maxStopLen]byte
+			n := copy(buf[:], w)
+			for j := range n {
+				if 'A' <= buf[j] && buf[j] <= 'Z' {
+					buf[j] += 'a' - 'A'
+				}
+			}
+			return stopWords[string(buf[:n])]
+		}
+	}
+	return stopWords[w]
+}
+
+// maxStopLen is the length in bytes of the longest stop word.
+const maxStopLen = 10
 
 // stopWords are dropped from queries: they match nearly every turn.
 var stopWords = func() map[string]bool {
