@@ -922,7 +922,7 @@ func (a *assembler) overview(tiles []Node, limit int) (int, error) {
 		// Each overview gets its share of what is left, so that one that
 		// came out short leaves its room to the next.
 		room := (limit - spent) / (k - gi)
-		it, err := a.overviewItem(group, room-head)
+		it, err := a.overviewItem(group, room)
 		if err != nil {
 			return spent, err
 		}
@@ -937,17 +937,19 @@ func (a *assembler) overview(tiles []Node, limit int) (int, error) {
 	return spent, nil
 }
 
-// overviewItem writes the overview of group (tiles, oldest first) in
-// budget tokens of text. If its rendering comes out over the budget plus
-// its heading, it is written once more, tighter by the excess; nil means
-// the summarizer had nothing to say.
-func (a *assembler) overviewItem(group []Node, budget int) (*Item, error) {
+// overviewItem writes the overview of group (tiles, oldest first) in a
+// rendering of at most limit tokens. If its rendering comes out over,
+// it is written once more, tighter by the excess, and if it is still
+// over it is cut to fit (cutToFit); nil means the summarizer had nothing
+// to say, or not one word of it fits.
+func (a *assembler) overviewItem(group []Node, limit int) (*Item, error) {
 	g0, gn := group[0], group[len(group)-1]
 	it := &Item{Kind: KindSummary, Reason: ReasonCoverage, Level: len(a.policy.Levels) + 1, LevelName: OverviewLevelName,
 		FirstSeq: g0.FirstSeq, LastSeq: gn.LastSeq, Start: g0.Start, End: gn.End, prio: prioCoverage, parts: group}
 	probe := *it
 	a.measure(&probe)
 	head := probe.Tokens
+	budget := limit - head
 	for try := 0; try < 2 && budget >= minOverviewTokens; try++ {
 		key := overviewKey(a.m.ns, a.req.Conversation, it.Level, budget, group)
 		s, ok := a.m.overviews.get(key)
@@ -965,13 +967,54 @@ func (a *assembler) overviewItem(group []Node, budget int) (*Item, error) {
 		}
 		it.Text, it.rendered = s.Text, ""
 		a.measure(it)
-		over := it.Tokens - (budget + head)
+		over := it.Tokens - limit
 		if over <= 0 {
 			break
 		}
 		budget -= over
 	}
+	if it.Text == "" || it.Tokens > limit && !a.cutToFit(it, limit) {
+		return nil, nil
+	}
 	return it, nil
+}
+
+// cutToFit shortens it's text at a word boundary, marked with an
+// ellipsis, to the most words whose rendering takes at most limit tokens:
+// a summarizer that cannot write an overview short enough (its shortest
+// sentence too long) would otherwise leave the overview's whole span
+// omitted. It reports false if not even one word fits.
+func (a *assembler) cutToFit(it *Item, limit int) bool {
+	text := it.Text
+	var cuts []int // byte offsets where a cut keeps whole words
+	for i := 1; i < len(text); i++ {
+		if text[i] == ' ' || text[i] == '\n' {
+			if text[i-1] != ' ' && text[i-1] != '\n' {
+				cuts = append(cuts, i)
+			}
+		}
+	}
+	fits := func(n int) bool {
+		it.Text, it.rendered = strings.TrimRight(text[:n], " \n,;:")+" …", ""
+		a.measure(it)
+		return it.Tokens <= limit
+	}
+	// The most words that fit: cuts[lo-1] fits (lo 0: none known to).
+	lo, hi := 0, len(cuts)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(cuts[mid-1]) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		it.Text, it.rendered = text, ""
+		a.measure(it)
+		return false
+	}
+	return fits(cuts[lo-1])
 }
 
 // resplit replaces an overview whose nodes do not fit by more, finer

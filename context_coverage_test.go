@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -285,5 +286,62 @@ func TestSearchClimbsThePyramid(t *testing.T) {
 	}
 	if !levels[1] || !levels[2] || !levels[3] {
 		t.Errorf("summary hits of levels %v, want 1, 2 and 3", levels)
+	}
+}
+
+// wordyOverviews writes pyramid nodes as extractive does, and overviews
+// that ignore their budget: one run-on sentence three times as long.
+type wordyOverviews struct{ strata.Summarizer }
+
+func (w wordyOverviews) Summarize(ctx context.Context, req strata.SummaryRequest) (strata.Summary, error) {
+	if req.LevelName != strata.OverviewLevelName {
+		return w.Summarizer.Summarize(ctx, req)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 12*req.Budget; i++ {
+		fmt.Fprintf(&b, "thread%d went on and on ", i)
+	}
+	return strata.Summary{Text: strings.TrimSpace(b.String())}, nil
+}
+
+// TestContextOverviewCutToFit: an overview the summarizer cannot write
+// short enough is cut at a word to its room, marked with an ellipsis,
+// rather than leaving its whole span omitted.
+func TestContextOverviewCutToFit(t *testing.T) {
+	ctx := context.Background()
+	tok := o200k(t)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: wordyOverviews{extractive.New()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := synth.New(7).Turns(600)
+	turns[250].Content = "My sister Ottilie adopted a greyhound called Biscuit last spring."
+	ingest(t, m, "c", turns)
+	cut := 0
+	for _, budget := range []int{1000, 2000, 4000} {
+		pkg := mustContext(t, m, strata.ContextRequest{Conversation: "c", Query: ottilie, Budget: budget})
+		if got := pkg.Covered(); got != pkg.Turns || len(pkg.Omitted) > 0 {
+			t.Errorf("budget %d: covers %d of %d turns, omits %+v", budget, got, pkg.Turns, pkg.Omitted)
+		}
+		for _, it := range pkg.Items {
+			if it.LevelName != strata.OverviewLevelName {
+				continue
+			}
+			if !strings.HasSuffix(it.Text, " …") {
+				t.Errorf("budget %d: overview %d-%d not cut, though written too long: %q", budget, it.FirstSeq, it.LastSeq, it.Text)
+			}
+			cut++
+		}
+		if n := tok.Count(pkg.Rendered); n > budget {
+			t.Errorf("budget %d: rendered %d tokens", budget, n)
+		}
+	}
+	if cut == 0 {
+		t.Error("no package needed an overview: the test shows nothing")
 	}
 }
