@@ -206,7 +206,9 @@ func (g *gen) bucket() string {
 
 // ticket is a fresh issue key such as OPS-4821.
 func (g *gen) ticket() string {
-	return g.fresh(func() string { return fmt.Sprintf("%s-%d", g.pick([]string{"OPS", "DATA", "PLAT", "INC"}), g.between(100, 9999)) })
+	return g.fresh(func() string {
+		return fmt.Sprintf("%s-%d", g.pick([]string{"OPS", "DATA", "PLAT", "INC"}), g.between(100, 9999))
+	})
 }
 
 // callID is a fresh tool call id suffix.
