@@ -59,7 +59,7 @@ type Options struct {
 }
 
 // Standard is a session of about 120 tool calls and 300k o200k tokens.
-func Standard() Options { return Options{ToolCalls: 120, OutputScale: 2.2} }
+func Standard() Options { return Options{ToolCalls: 120, OutputScale: 2.8} }
 
 // Long is a session of about 400 tool calls and 1M o200k tokens.
 func Long() Options { return Options{ToolCalls: 350, OutputScale: 2.4} }

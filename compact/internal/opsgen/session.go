@@ -377,8 +377,9 @@ func (g *gen) backfillTask() {
 	g.plant(sink, FileWritten, "path")
 	g.round("The sink doesn't back off on 503 Slow Down; adding retries.", g.replace(sink, "resp.raise_for_status()", "resp = self._retry(lambda: self._put(key, body), attempts=5)\n        resp.raise_for_status()"))
 	done := &out{}
-	for range g.n(20, 80) {
-		done.add("2025-03-14T11:%02d:%02d INFO wrote %s (%d rows)", g.between(0, 59), g.between(0, 59), g.plant(g.bucket()+fmt.Sprintf("part-%04d.parquet", g.between(0, 9999)), PassingOutput, "url"), g.between(1000, 90000))
+	dest := g.bucket()
+	for i := range g.n(20, 80) {
+		done.add("2025-03-14T11:%02d:%02d INFO wrote %s (%d rows)", g.between(0, 59), g.between(0, 59), g.plant(fmt.Sprintf("%spart-%05d.parquet", dest, i), PassingOutput, "url"), g.between(1000, 90000))
 	}
 	done.add("backfill job %s done: %d rows", g.plant(g.uuid(), PassingOutput, "uuid"), g.between(1e6, 9e6))
 	g.round("Rerunning.", g.exec("scripts/backfill.sh --month 2025-03 --target warehouse --resume", "", done, 0))
