@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/strata-memory/strata/compact"
@@ -13,6 +15,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/agentlog"
 	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
+	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/yardstick"
 	"github.com/strata-memory/strata/tiktoken"
 )
@@ -106,6 +109,39 @@ func classes() []string {
 	return out
 }
 
+// opsLabels converts opsgen's labels; the kind goes with the class
+// (error_line/url), for the per-kind count of what was lost.
+func opsLabels(tr *opsgen.Transcript) []yardstick.Label {
+	out := make([]yardstick.Label, len(tr.Labels))
+	for i, l := range tr.Labels {
+		out[i] = yardstick.Label{Text: l.Text, Class: string(l.Class) + "/" + l.Kind}
+	}
+	return out
+}
+
+// byClass folds opsgen's class/kind counts into classes, and returns the
+// kinds lost per class.
+func byClass(r yardstick.Row) (yardstick.Row, map[string]map[string]int) {
+	folded := map[string][2]int{}
+	for k, v := range r.ByClass {
+		c, _, _ := strings.Cut(k, "/")
+		f := folded[c]
+		f[0] += v[0]
+		f[1] += v[1]
+		folded[c] = f
+	}
+	lost := map[string]map[string]int{}
+	for _, l := range r.LostLabels {
+		c, kind, _ := strings.Cut(l.Class, "/")
+		if lost[c] == nil {
+			lost[c] = map[string]int{}
+		}
+		lost[c][kind]++
+	}
+	r.ByClass = folded
+	return r, lost
+}
+
 func sources(t *testing.T) []source {
 	var out []source
 	both := func(name string, openai, anthropic []byte) {
@@ -126,6 +162,18 @@ func sources(t *testing.T) []source {
 			tr := evidgen.Generate(seed, size.o)
 			name := fmt.Sprintf("evidgen %s seed %d", size.name, seed)
 			l := labels(tr)
+			out = append(out, source{name, compact.OpenAI, tr.OpenAI(), false, l}, source{name, compact.Anthropic, tr.Anthropic(), false, l})
+		}
+	}
+	for _, size := range []struct {
+		name  string
+		o     opsgen.Options
+		seeds []uint64
+	}{{"standard", opsgen.Standard(), []uint64{1, 2}}, {"long", opsgen.Long(), []uint64{1}}} {
+		for _, seed := range size.seeds {
+			tr := opsgen.Generate(seed, size.o)
+			name := fmt.Sprintf("opsgen %s seed %d", size.name, seed)
+			l := opsLabels(tr)
 			out = append(out, source{name, compact.OpenAI, tr.OpenAI(), false, l}, source{name, compact.Anthropic, tr.Anthropic(), false, l})
 		}
 	}
@@ -221,5 +269,31 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 	t.Log("\n" + yardstick.Table(rows))
-	t.Log("\n" + yardstick.ClassTable(rows, classes()))
+	var ops, others []yardstick.Row
+	var lost strings.Builder
+	for _, r := range rows {
+		if !strings.HasPrefix(r.Source, "opsgen") {
+			others = append(others, r)
+			continue
+		}
+		r, l := byClass(r)
+		ops = append(ops, r)
+		for _, c := range opsgen.Classes {
+			if len(l[string(c)]) == 0 {
+				continue
+			}
+			var kinds []string
+			for k, n := range l[string(c)] {
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+			}
+			sort.Strings(kinds)
+			fmt.Fprintf(&lost, "%s %s %s: %s lost: %s\n", r.Source, r.Provider, r.Setting, c, strings.Join(kinds, ", "))
+		}
+	}
+	t.Log("\n" + yardstick.ClassTable(others, classes()))
+	opsClasses := make([]string, len(opsgen.Classes))
+	for i, c := range opsgen.Classes {
+		opsClasses[i] = string(c)
+	}
+	t.Log("opsgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
