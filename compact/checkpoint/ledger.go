@@ -409,13 +409,25 @@ func collapseAlike(cs []cand) (kept, alike []cand) {
 }
 
 // shape is a key with its opaque tokens replaced by '#': words of hex
-// digits that hold a digit and a letter (hashes, output ids), and runs of
-// six digits or more (timestamps, request ids). Small numbers (line
-// numbers, counts, values) are kept: lines that differ in them say
-// different things.
+// digits that hold a digit and a letter (hashes, output ids), runs of
+// six digits or more (timestamps, request ids), IPv4 addresses (with
+// their port) and prefixed object ids (req_7hk2mq9x). Small numbers
+// (line numbers, counts, values) are kept: lines that differ in them
+// say different things.
 func shape(key string) string {
 	b := make([]byte, 0, len(key))
 	for i := 0; i < len(key); {
+		if i == 0 || !isWordByte(key[i-1]) && key[i-1] != '.' {
+			n := ipv4Len(key[i:])
+			if n == 0 {
+				n = clockLen(key[i:])
+			}
+			if n > 0 {
+				b = append(b, '#')
+				i += n
+				continue
+			}
+		}
 		if !isWordByte(key[i]) {
 			b = append(b, key[i])
 			i++
@@ -437,7 +449,7 @@ func shape(key string) string {
 				hex = false
 			}
 		}
-		if hex && (digits > 0 && letters > 0 && len(w) >= 4 || letters == 0 && digits >= 6) {
+		if hex && (digits > 0 && letters > 0 && len(w) >= 4 || letters == 0 && digits >= 6) || isPrefixedID(w) {
 			b = append(b, '#')
 		} else {
 			b = append(b, w...)
@@ -445,6 +457,65 @@ func shape(key string) string {
 		i = j
 	}
 	return string(b)
+}
+
+// clockLen returns the length of the time of day (10:42:07, with its
+// fraction) or the date (2024-05-12) that opens s, or 0: a log line's
+// timestamp.
+func clockLen(s string) int {
+	two := func(i int) bool { return i+1 < len(s) && isDigit(s[i]) && isDigit(s[i+1]) }
+	switch {
+	case len(s) >= 8 && two(0) && s[2] == ':' && two(3) && s[5] == ':' && two(6):
+		i := 8
+		if i+1 < len(s) && (s[i] == '.' || s[i] == ',') && isDigit(s[i+1]) {
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+		return i
+	case len(s) >= 10 && two(0) && two(2) && s[4] == '-' && two(5) && s[7] == '-' && two(8):
+		if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
+			if n := clockLen(s[11:]); n > 0 {
+				return 11 + n // 2024-05-12t10:42:07
+			}
+		}
+		return 10
+	}
+	return 0
+}
+
+// ipv4Len returns the length of the IPv4 address (and its :port) that
+// opens s, or 0.
+func ipv4Len(s string) int {
+	i, parts := 0, 0
+	for parts < 4 {
+		j := i
+		for j < len(s) && j-i < 4 && isDigit(s[j]) {
+			j++
+		}
+		if j == i || j-i > 3 {
+			return 0
+		}
+		parts++
+		i = j
+		if parts < 4 {
+			if i >= len(s) || s[i] != '.' {
+				return 0
+			}
+			i++
+		}
+	}
+	if i < len(s) && (isWordByte(s[i]) || s[i] == '.' && i+1 < len(s) && isDigit(s[i+1])) {
+		return 0
+	}
+	if i+1 < len(s) && s[i] == ':' && isDigit(s[i+1]) {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	return i
 }
 
 // byKindTurns orders ranked candidates in turns: in each turn, every kind
