@@ -53,7 +53,10 @@ type cand struct {
 	// that repeat another but for their numbers, names only a read or a
 	// listing showed.
 	spare bool
-	score float64
+	// passing marks what only a passing output shows: the file:line of
+	// a log or grep line, a test a runner says passed.
+	passing bool
+	score   float64
 }
 
 // collector gathers the identifiers of a span.
@@ -353,6 +356,7 @@ func (c *collector) rank() []cand {
 			if d.marks&markTrace != 0 {
 				rest = append(rest, d)
 			} else {
+				d.passing = true
 				detail = append(detail, d)
 			}
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
@@ -363,6 +367,7 @@ func (c *collector) rank() []cand {
 			case d.marks&markResult != 0:
 				// A test a run says passed: after what output
 				// shows, before the names a read printed.
+				d.passing = true
 				detail = append(detail, d)
 			default:
 				d.spare = true
@@ -765,6 +770,64 @@ func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
 	sort.SliceStable(older, func(i, j int) bool { return kindWeight[older[i].kind] > kindWeight[older[j].kind] })
 	out := append(ranked, older...)
 	return append(out, spare...)
+}
+
+// passingShare is the share of the budget kept for what passing outputs
+// show when not everything fits: the last passing state of each thing.
+const passingShare = 0.05
+
+// reservePassing moves to the front the passing outputs' identifiers
+// (see cand.passing) seen last, one per thing (a test, a file: the
+// latest line of a file), as many as limit tokens hold: ranked after
+// everything else, they would otherwise all be lost when not everything
+// fits. The others keep their order.
+func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
+	var idx []int
+	for i := range cs {
+		if cs[i].passing && cs[i].first >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return cs
+	}
+	// The latest first; of one output, what it printed last (the
+	// rank's ties go to the first seen, so the later comes later).
+	sort.SliceStable(idx, func(a, b int) bool {
+		if x, y := cs[idx[a]].last, cs[idx[b]].last; x != y {
+			return x > y
+		}
+		return idx[a] > idx[b]
+	})
+	picked := make([]bool, len(cs))
+	things := map[string]bool{}
+	var front []cand
+	used := 0
+	for _, i := range idx {
+		thing := cs[i].key
+		if j := lineSuffix(thing); j > 0 {
+			thing = thing[:j] // one site per file: its latest
+		}
+		if things[thing] {
+			continue
+		}
+		cost := tok.Count(cs[i].text) + 1
+		if used+cost > limit {
+			continue
+		}
+		used += cost
+		things[thing] = true
+		picked[i] = true
+		front = append(front, cs[i])
+	}
+	out := make([]cand, 0, len(cs))
+	out = append(out, front...)
+	for i := range cs {
+		if !picked[i] {
+			out = append(out, cs[i])
+		}
+	}
+	return out
 }
 
 // withoutSpare drops the spare candidates, or only the spare names (not
