@@ -107,8 +107,9 @@
 // among them); then come the file:line sites other output shows (a log,
 // grep -n, a profile) and the tests a runner says passed; the code names
 // in a file the agent read, a directory listing or a build log are not
-// listed. When not everything fits, 5% of the budget goes first to what
-// passing outputs show, latest first and one site per file, so that the
+// listed. When not everything fits, up to 5% of the budget of what
+// passing outputs show (latest first, one site per file) ranks right
+// after the first tier, ahead of what other output shows, so that the
 // last passing state of each thing survives. Three or more reads of one pattern (cat <path>, the same
 // program and flags on one path each) are one command line with the
 // pattern, the count, the shared directory and every command. A cleared

@@ -56,7 +56,10 @@ type cand struct {
 	// passing marks what only a passing output shows: the file:line of
 	// a log or grep line, a test a runner says passed.
 	passing bool
-	score   float64
+	// later marks what ranks after the first tier (what only tool output
+	// shows, and the spare candidates).
+	later bool
+	score float64
 }
 
 // collector gathers the identifiers of a span.
@@ -375,6 +378,11 @@ func (c *collector) rank() []cand {
 			}
 		default:
 			first = append(first, d)
+		}
+	}
+	for _, tier := range [][]cand{rest, detail, spare} {
+		for i := range tier {
+			tier[i].later = true
 		}
 	}
 	sortCands(first)
@@ -776,7 +784,7 @@ func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
 // show when not everything fits: the last passing state of each thing.
 const passingShare = 0.05
 
-// reservePassing moves to the front the passing outputs' identifiers
+// reservePassing moves ahead of the other output-only identifiers the passing outputs' identifiers
 // (see cand.passing) seen last, one per thing (a test, a file: the
 // latest line of a file), as many as limit tokens hold: ranked after
 // everything else, they would otherwise all be lost when not everything
@@ -820,12 +828,21 @@ func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
 		picked[i] = true
 		front = append(front, cs[i])
 	}
+	// After the first tier (what the conversation names, failure
+	// evidence), before what only other output shows.
 	out := make([]cand, 0, len(cs))
-	out = append(out, front...)
+	placed := false
 	for i := range cs {
+		if !placed && (cs[i].later || cs[i].first < 0) {
+			out = append(out, front...)
+			placed = true
+		}
 		if !picked[i] {
 			out = append(out, cs[i])
 		}
+	}
+	if !placed {
+		out = append(out, front...)
 	}
 	return out
 }
