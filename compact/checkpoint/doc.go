@@ -41,7 +41,10 @@
 //	- ids: #412, 3f9c2ab
 //	- numbers: 100 requests per minute, 30s
 //
-// An empty section says "- none". Critical Context holds free notes (a
+// A section with nothing in it is left out, heading and all (Progress
+// when both its lists are empty): no "- none" placeholder. The Goal and
+// Critical Context headings are always written, and a text with both is
+// read as a checkpoint. Critical Context holds free notes (a
 // model's, or an earlier summary that was not a checkpoint) and then the
 // ledger: one line per kind, comma separated, in the order of Kinds, and
 // one line per command and per error (they hold commas); what the
@@ -104,7 +107,10 @@
 // among them); then come the file:line sites other output shows (a log,
 // grep -n, a profile) and the tests a runner says passed; the code names
 // in a file the agent read, a directory listing or a build log are not
-// listed. Three or more reads of one pattern (cat <path>, the same
+// listed. When not everything fits, up to 5% of the budget of what
+// passing outputs show (latest first, one site per file) ranks right
+// after the first tier, ahead of what other output shows, so that the
+// last passing state of each thing survives. Three or more reads of one pattern (cat <path>, the same
 // program and flags on one path each) are one command line with the
 // pattern, the count, the shared directory and every command. A cleared
 // tool result is read through its digest (see Digest). The sections

@@ -186,3 +186,39 @@ func TestPassingDetailsComeLast(t *testing.T) {
 		t.Errorf("a passing run's log lines read as failures:\n%s", res.Text)
 	}
 }
+
+// TestPassingStateSurvivesWhenNothingFits checks that when the span's
+// identifiers are far more than the budget holds, and what other outputs
+// show would fill it, the latest state a passing output shows (the tests
+// the last passing run reported on) still gets a small share. (What the
+// conversation names and failure evidence still come first.)
+func TestPassingStateSurvivesWhenNothingFits(t *testing.T) {
+	span := []checkpoint.Entry{user("Make the upstream client retry.")}
+	for r := 0; r < 20; r++ {
+		var log strings.Builder
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&log, "GET https://up%02d.example.com/v1/items/%d 200 OK trace=%x\n", r, i, 0xabc12300+r*8+i)
+		}
+		span = append(span, run(fmt.Sprintf("f%d", r), fmt.Sprintf("go run ./cmd/gw -shard %d", r), log.String())...)
+	}
+	var v strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&v, "=== RUN   TestUpstreamRetry%03d\n--- PASS: TestUpstreamRetry%03d (0.00s)\n", i, i)
+	}
+	v.WriteString("ok  \tgithub.com/acme/gw/internal/upstream\t1.412s\n")
+	span = append(span, run("t1", "go test -v ./internal/upstream/", v.String())...)
+	res, err := newWriter(t, checkpoint.Options{Budget: 1500}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "TestUpstreamRetry039") {
+		t.Errorf("the last passing run's tests are all lost:\n%s", res.Text)
+	}
+	// The share is small: failure evidence still fills most of it.
+	if n := strings.Count(res.Text, "TestUpstreamRetry0"); n > 12 {
+		t.Errorf("%d passing tests listed, more than a small share:\n%s", n, res.Text)
+	}
+	if n := strings.Count(res.Text, "https://up"); n < 20 {
+		t.Errorf("only %d of the outputs' URLs kept: the share is not small:\n%s", n, res.Text)
+	}
+}

@@ -41,12 +41,6 @@ func ExampleWriter_Checkpoint() {
 	// - [x] `go test ./internal/upload/...` passes
 	// - [x] Raised `MaxUploadSize` to 50 MB.
 	//
-	// ### In Progress
-	// - none
-	//
-	// ## Key Decisions
-	// - none
-	//
 	// ## Next Steps
 	// 1. Next, I'll update the API docs.
 	//

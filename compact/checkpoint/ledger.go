@@ -53,6 +53,12 @@ type cand struct {
 	// that repeat another but for their numbers, names only a read or a
 	// listing showed.
 	spare bool
+	// passing marks what only a passing output shows: the file:line of
+	// a log or grep line, a test a runner says passed.
+	passing bool
+	// later marks what ranks after the first tier (what only tool output
+	// shows, and the spare candidates).
+	later bool
 	score float64
 }
 
@@ -353,6 +359,7 @@ func (c *collector) rank() []cand {
 			if d.marks&markTrace != 0 {
 				rest = append(rest, d)
 			} else {
+				d.passing = true
 				detail = append(detail, d)
 			}
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
@@ -363,6 +370,7 @@ func (c *collector) rank() []cand {
 			case d.marks&markResult != 0:
 				// A test a run says passed: after what output
 				// shows, before the names a read printed.
+				d.passing = true
 				detail = append(detail, d)
 			default:
 				d.spare = true
@@ -370,6 +378,11 @@ func (c *collector) rank() []cand {
 			}
 		default:
 			first = append(first, d)
+		}
+	}
+	for _, tier := range [][]cand{rest, detail, spare} {
+		for i := range tier {
+			tier[i].later = true
 		}
 	}
 	sortCands(first)
@@ -409,13 +422,25 @@ func collapseAlike(cs []cand) (kept, alike []cand) {
 }
 
 // shape is a key with its opaque tokens replaced by '#': words of hex
-// digits that hold a digit and a letter (hashes, output ids), and runs of
-// six digits or more (timestamps, request ids). Small numbers (line
-// numbers, counts, values) are kept: lines that differ in them say
-// different things.
+// digits that hold a digit and a letter (hashes, output ids), runs of
+// six digits or more (timestamps, request ids), IPv4 addresses (with
+// their port) and prefixed object ids (req_7hk2mq9x). Small numbers
+// (line numbers, counts, values) are kept: lines that differ in them
+// say different things.
 func shape(key string) string {
 	b := make([]byte, 0, len(key))
 	for i := 0; i < len(key); {
+		if i == 0 || !isWordByte(key[i-1]) && key[i-1] != '.' {
+			n := ipv4Len(key[i:])
+			if n == 0 {
+				n = clockLen(key[i:])
+			}
+			if n > 0 {
+				b = append(b, '#')
+				i += n
+				continue
+			}
+		}
 		if !isWordByte(key[i]) {
 			b = append(b, key[i])
 			i++
@@ -437,7 +462,7 @@ func shape(key string) string {
 				hex = false
 			}
 		}
-		if hex && (digits > 0 && letters > 0 && len(w) >= 4 || letters == 0 && digits >= 6) {
+		if hex && (digits > 0 && letters > 0 && len(w) >= 4 || letters == 0 && digits >= 6) || isPrefixedID(w) {
 			b = append(b, '#')
 		} else {
 			b = append(b, w...)
@@ -445,6 +470,65 @@ func shape(key string) string {
 		i = j
 	}
 	return string(b)
+}
+
+// clockLen returns the length of the time of day (10:42:07, with its
+// fraction) or the date (2024-05-12) that opens s, or 0: a log line's
+// timestamp.
+func clockLen(s string) int {
+	two := func(i int) bool { return i+1 < len(s) && isDigit(s[i]) && isDigit(s[i+1]) }
+	switch {
+	case len(s) >= 8 && two(0) && s[2] == ':' && two(3) && s[5] == ':' && two(6):
+		i := 8
+		if i+1 < len(s) && (s[i] == '.' || s[i] == ',') && isDigit(s[i+1]) {
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+		return i
+	case len(s) >= 10 && two(0) && two(2) && s[4] == '-' && two(5) && s[7] == '-' && two(8):
+		if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
+			if n := clockLen(s[11:]); n > 0 {
+				return 11 + n // 2024-05-12t10:42:07
+			}
+		}
+		return 10
+	}
+	return 0
+}
+
+// ipv4Len returns the length of the IPv4 address (and its :port) that
+// opens s, or 0.
+func ipv4Len(s string) int {
+	i, parts := 0, 0
+	for parts < 4 {
+		j := i
+		for j < len(s) && j-i < 4 && isDigit(s[j]) {
+			j++
+		}
+		if j == i || j-i > 3 {
+			return 0
+		}
+		parts++
+		i = j
+		if parts < 4 {
+			if i >= len(s) || s[i] != '.' {
+				return 0
+			}
+			i++
+		}
+	}
+	if i < len(s) && (isWordByte(s[i]) || s[i] == '.' && i+1 < len(s) && isDigit(s[i+1])) {
+		return 0
+	}
+	if i+1 < len(s) && s[i] == ':' && isDigit(s[i+1]) {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	return i
 }
 
 // byKindTurns orders ranked candidates in turns: in each turn, every kind
@@ -694,6 +778,73 @@ func ledger(si *spanInfo, c *collector, prev []Identifier) []cand {
 	sort.SliceStable(older, func(i, j int) bool { return kindWeight[older[i].kind] > kindWeight[older[j].kind] })
 	out := append(ranked, older...)
 	return append(out, spare...)
+}
+
+// passingShare is the share of the budget kept for what passing outputs
+// show when not everything fits: the last passing state of each thing.
+const passingShare = 0.05
+
+// reservePassing moves ahead of the other output-only identifiers the passing outputs' identifiers
+// (see cand.passing) seen last, one per thing (a test, a file: the
+// latest line of a file), as many as limit tokens hold: ranked after
+// everything else, they would otherwise all be lost when not everything
+// fits. The others keep their order.
+func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
+	var idx []int
+	for i := range cs {
+		if cs[i].passing && cs[i].first >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return cs
+	}
+	// The latest first; of one output, what it printed last (the
+	// rank's ties go to the first seen, so the later comes later).
+	sort.SliceStable(idx, func(a, b int) bool {
+		if x, y := cs[idx[a]].last, cs[idx[b]].last; x != y {
+			return x > y
+		}
+		return idx[a] > idx[b]
+	})
+	picked := make([]bool, len(cs))
+	things := map[string]bool{}
+	var front []cand
+	used := 0
+	for _, i := range idx {
+		thing := cs[i].key
+		if j := lineSuffix(thing); j > 0 {
+			thing = thing[:j] // one site per file: its latest
+		}
+		if things[thing] {
+			continue
+		}
+		cost := tok.Count(cs[i].text) + 1
+		if used+cost > limit {
+			continue
+		}
+		used += cost
+		things[thing] = true
+		picked[i] = true
+		front = append(front, cs[i])
+	}
+	// After the first tier (what the conversation names, failure
+	// evidence), before what only other output shows.
+	out := make([]cand, 0, len(cs))
+	placed := false
+	for i := range cs {
+		if !placed && (cs[i].later || cs[i].first < 0) {
+			out = append(out, front...)
+			placed = true
+		}
+		if !picked[i] {
+			out = append(out, cs[i])
+		}
+	}
+	if !placed {
+		out = append(out, front...)
+	}
+	return out
 }
 
 // withoutSpare drops the spare candidates, or only the spare names (not

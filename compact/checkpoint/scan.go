@@ -242,6 +242,11 @@ func scanURLToken(raw string, k int, out sink, code bool) {
 	if len(u) > len(raw[a:k])+3 && len(u) <= maxIdent {
 		out.add(kURL, u, 0)
 	}
+	// What follows the URL in the same token (the other fields of a
+	// JSON object, a second URL) is scanned too.
+	if rest := raw[a+len(u):]; len(rest) > 1 {
+		scanTokens(rest, out, code)
+	}
 }
 
 // urlEnd cuts a URL at the first character that cannot be part of it as
@@ -631,6 +636,9 @@ func classify(t string, code, loose bool) (kind, string) {
 	if strings.Contains(t, "://") {
 		return kURL, t
 	}
+	if n := hostPortLen(t); n > 0 {
+		return kURL, t[:n]
+	}
 	if hasHostPort(t) {
 		return kURL, t
 	}
@@ -662,7 +670,7 @@ func classify(t string, code, loose bool) (kind, string) {
 		}
 		return kNone, ""
 	}
-	if isTicket(t) || isErrorCode(t) {
+	if isTicket(t) || isErrorCode(t) || isPrefixedID(t) {
 		return kID, t
 	}
 	if isVersion(t) || isPinned(t) || isConstraintVersion(t) {
@@ -760,7 +768,7 @@ func pathOf(t string) (string, bool) {
 		return t, true
 	case len(segs) >= 3:
 		return t, true
-	case hasKnownExt(last):
+	case hasKnownExt(t):
 		return t, true
 	case strings.IndexByte(segs[0], '.') > 0 && isDomain(segs[0]):
 		return t, true
@@ -814,8 +822,10 @@ func hasKnownExt(name string) bool {
 	if len(ext) > 10 || !knownExts[ext] {
 		return false
 	}
-	base := name[strings.LastIndexAny(name[:i], "/\\")+1 : i]
-	return !receivers[base]
+	// A receiver's member (res.json) is no file, but in a directory
+	// (internal/api/client.go) it is one.
+	slash := strings.LastIndexAny(name[:i], "/\\")
+	return slash >= 0 || !receivers[name[:i]]
 }
 
 // receivers are names that precede a member rather than an extension.
@@ -847,6 +857,65 @@ func isDomain(s string) bool {
 		}
 	}
 	return tlds[s[i+1:]]
+}
+
+// hostPortLen returns the length of the host:port that opens t, with
+// the path that follows it (10.4.2.7:7032, db.internal:5432/app,
+// 0.0.0.0:5432 of docker's 0.0.0.0:5432->5432/tcp), or 0. The host is
+// localhost, an IPv4 address, or a dotted name ending in a known
+// top-level domain or an internal one (.internal, .local, .svc, .lan); a
+// file name's extension is no host (main.go:12 is a site).
+func hostPortLen(t string) int {
+	i := strings.IndexByte(t, ':')
+	if i <= 0 || i+2 >= len(t) || !isDigit(t[i+1]) {
+		return 0
+	}
+	host := t[:i]
+	if host != "localhost" && !isIPv4(host) {
+		low := strings.ToLower(host)
+		dot := strings.LastIndexByte(low, '.')
+		if dot <= 0 || knownExts[low[dot+1:]] || !(isDomain(low) || internalTLDs[low[dot+1:]] && isHostName(low)) {
+			return 0
+		}
+	}
+	j := i + 1
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	if j-i-1 < 2 || j-i-1 > 5 || j < len(t) && (isLetter(t[j]) || t[j] == '.' || t[j] == ':') {
+		return 0
+	}
+	if j < len(t) && t[j] == '/' {
+		// A path after the port: up to what cannot be in a URL.
+		j += len(urlEnd(t[j:]))
+	}
+	return j
+}
+
+// internalTLDs end the names of hosts inside a network.
+var internalTLDs = setOf(`internal local localdomain svc lan corp home intranet`)
+
+// isHostName reports whether a lower-cased name is made of the bytes a
+// host name has: letters, digits, dots and hyphens.
+func isHostName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || isDigit(c) || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isIPv4 reports whether s is a dotted-quad IPv4 address.
+func isIPv4(s string) bool {
+	parts := 0
+	for _, p := range strings.Split(s, ".") {
+		if len(p) == 0 || len(p) > 3 || !allDigits(p) {
+			return false
+		}
+		parts++
+	}
+	return parts == 4
 }
 
 func hasHostPort(t string) bool {
@@ -1189,6 +1258,31 @@ var (
 )
 
 // isTicket: an issue key such as BILL-231 or GH-12.
+// isPrefixedID reports whether t is an object id with a type prefix:
+// req_7Hk2mQ9x, ord_gBzbxhp9, cus_N3x8aP2q. The prefix is two to eight
+// lower-case letters; the rest, six or more letters and digits with a
+// digit, not a word (user_id2 and page_10 are names).
+func isPrefixedID(t string) bool {
+	i := strings.IndexByte(t, '_')
+	if i < 2 || i > 8 || len(t)-i-1 < 6 || len(t) > 64 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if c := t[j]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	digit := false
+	for j := i + 1; j < len(t); j++ {
+		c := t[j]
+		if !(isLetter(c) || isDigit(c)) {
+			return false
+		}
+		digit = digit || isDigit(c)
+	}
+	return digit
+}
+
 func isTicket(t string) bool {
 	i := strings.IndexByte(t, '-')
 	if i < 2 || i > 10 || i == len(t)-1 || len(t)-i-1 > 7 {
@@ -1265,7 +1359,10 @@ var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", 
 	"deadline exceeded", "econnrefused", "eaddrinuse", "enoent", "does not exist on type", "is not assignable to",
 	"missing return", "undefined reference", "has no attribute", "takes 1 positional argument", "unresolved reference",
 	"cannot find symbol", "non-zero exit", "exited with code", "timed out", "status code 5", "401 unauthorized",
-	"403 forbidden", "500 internal server error", "502 bad gateway", "503 service unavailable"}
+	"403 forbidden", "500 internal server error", "502 bad gateway", "503 service unavailable",
+	// Structured logs: logfmt and JSON lines at error level.
+	"level=error", "level=fatal", "level=panic", "lvl=eror", "lvl=error", "lvl=crit", "severity=error",
+	`"level":"error"`, `"level":"fatal"`, `"severity":"error"`}
 
 // errorText returns the error message a line carries, cut to
 // maxLineIdent at a word boundary, or "". strict (prose) takes only lines

@@ -62,45 +62,67 @@ func listed(k kind) bool { return k != kCommand && k != kError }
 
 var pluralLabel = [...]string{kPath: "paths", kSymbol: "symbols", kURL: "urls", kID: "ids", kNumber: "numbers"}
 
-// Format writes sections in the checkpoint format. An empty section says
-// "none", so that the format stays whole; items are written on one line
-// each, without Markdown layout (headings, emphasis, leading symbols),
-// and items that are only a heading or say there is nothing are left
-// out, as Parse leaves them out.
+// Format writes sections in the checkpoint format. A section with
+// nothing in it is left out (Progress when both Done and In Progress
+// are empty); the Goal and Critical Context headings are always written,
+// so that the text is still known as a checkpoint. Items are written on
+// one line each, without Markdown layout (headings, emphasis, leading
+// symbols), and items that are only a heading or say there is nothing
+// are left out, as Parse leaves them out.
 func (s Sections) Format() string {
 	var b strings.Builder
 	b.Grow(1024)
 	b.WriteString("## Goal\n")
 	if g := withoutLayout(s.Goal, false); g != "" {
 		b.WriteString(g)
-	} else {
-		b.WriteString("none")
+		b.WriteByte('\n')
 	}
-	b.WriteString("\n\n## Constraints & Preferences\n")
-	writeItems(&b, s.Constraints, "- ")
-	b.WriteString("\n## Progress\n### Done\n")
-	writeItems(&b, s.Done, "- [x] ")
-	b.WriteString("\n### In Progress\n")
-	writeItems(&b, s.InProgress, "- [ ] ")
-	b.WriteString("\n## Key Decisions\n")
-	writeItems(&b, s.Decisions, "- ")
-	b.WriteString("\n## Next Steps\n")
-	writeItems(&b, s.NextSteps, "1. ")
+	if hasItems(s.Constraints) {
+		b.WriteString("\n## Constraints & Preferences\n")
+		writeItems(&b, s.Constraints, "- ")
+	}
+	if hasItems(s.Done) || hasItems(s.InProgress) {
+		b.WriteString("\n## Progress\n")
+		if hasItems(s.Done) {
+			b.WriteString("### Done\n")
+			writeItems(&b, s.Done, "- [x] ")
+		}
+		if hasItems(s.InProgress) {
+			if hasItems(s.Done) {
+				b.WriteByte('\n')
+			}
+			b.WriteString("### In Progress\n")
+			writeItems(&b, s.InProgress, "- [ ] ")
+		}
+	}
+	if hasItems(s.Decisions) {
+		b.WriteString("\n## Key Decisions\n")
+		writeItems(&b, s.Decisions, "- ")
+	}
+	if hasItems(s.NextSteps) {
+		b.WriteString("\n## Next Steps\n")
+		writeItems(&b, s.NextSteps, "1. ")
+	}
 	b.WriteString("\n## Critical Context\n")
-	n := 0
 	for _, it := range s.Notes {
 		if it = layoutFree(it); it != "" {
 			b.WriteString("- ")
 			b.WriteString(it)
 			b.WriteByte('\n')
-			n++
 		}
 	}
-	n += writeLedger(&b, s.Ledger)
-	if n == 0 {
-		b.WriteString("- none\n")
-	}
+	writeLedger(&b, s.Ledger)
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// hasItems reports whether a list has an item Format writes.
+func hasItems(items []string) bool {
+	for _, it := range items {
+		if layoutFree(it) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // layoutFree returns an item on one line without its Markdown layout, or
@@ -148,9 +170,6 @@ func writeItems(b *strings.Builder, items []string, bullet string) {
 		}
 		b.WriteString(it)
 		b.WriteByte('\n')
-	}
-	if n == 0 {
-		b.WriteString("- none\n")
 	}
 }
 

@@ -242,13 +242,15 @@ func nonZeroBefore(s string) bool {
 }
 
 // isCheckpointText reports whether a message is a checkpoint: at least
-// four of the section headings.
+// four of the section headings, or the Goal and Critical Context ones.
 func isCheckpointText(s string) bool {
 	if len(s) < 40 || !strings.Contains(s, "Goal") || !strings.Contains(s, "Critical Context") {
 		return false
 	}
 	_, info := parse(s)
-	return info.headings >= 4
+	// Format leaves empty sections out: Goal and Critical Context are
+	// always there.
+	return info.headings >= 4 || info.seen[secGoal] && info.seen[secCritical]
 }
 
 // describe fills what a tool call does from its arguments.

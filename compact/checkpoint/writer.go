@@ -175,6 +175,9 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 		// are left out; the error lines past the first few of an output
 		// still fill what room is left.
 		cands = withoutSpare(cands, true)
+		// What passing outputs show ranks last; a small share of the
+		// budget keeps the latest of it.
+		cands = reservePassing(cands, int(float64(o.Budget)*passingShare), o.Tokenizer)
 	}
 	// Many reads of one pattern are one line.
 	cands = collapseReads(cands)
