@@ -237,7 +237,8 @@ type LearningStore interface {
 	// PlanLearnings makes of the stored learnings of ls's subjects.
 	AddLearnings(ctx context.Context, namespace, conversation string, ls []Learning) ([]Learning, error)
 
-	// Learnings returns the learnings that match f, oldest first.
+	// Learnings returns the learnings that match f, oldest first (newest
+	// first with f.Newest); f.Limit keeps the first ones of that order.
 	// ENOTFOUND for an unknown f.Conversation.
 	Learnings(ctx context.Context, f LearningFilter) ([]Learning, error)
 
