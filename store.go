@@ -494,7 +494,8 @@ type Deletion struct {
 }
 
 // ClaimStore keeps claims: leases on units of background work (a pending
-// model summary, a conversation's tier pass, its missing embeddings), so
+// model summary, a conversation's tier pass, its missing embeddings, its
+// learning pass), so
 // that several processes sharing a store do each unit once, and a unit
 // whose holder died is taken over once its claim ends.
 //
