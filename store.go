@@ -495,9 +495,8 @@ type Deletion struct {
 
 // ClaimStore keeps claims: leases on units of background work (a pending
 // model summary, a conversation's tier pass, its missing embeddings, its
-// learning pass), so
-// that several processes sharing a store do each unit once, and a unit
-// whose holder died is taken over once its claim ends.
+// learning pass), so that several processes sharing a store do each unit
+// once, and a unit whose holder died is taken over once its claim ends.
 //
 // A claim names its unit by key and its holder by a string, both opaque
 // to the store and compared exactly. It lasts while now is before its

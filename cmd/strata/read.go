@@ -173,7 +173,7 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	}
 	defer a.Close()
 	if *facts && !set.ReadOnly {
-		if _, err := a.mem.Learn(ctx, *conv); err != nil {
+		if err := learnFirst(ctx, m, a.mem, *conv); err != nil {
 			return err
 		}
 	}
