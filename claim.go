@@ -17,7 +17,9 @@ import (
 //   - a pending model summary, per node, before the model is called;
 //   - a conversation's tier pass (tier moves and retention), when it has
 //     spans to move or expire;
-//   - a conversation's missing embeddings, while Embed computes them.
+//   - a conversation's missing embeddings, while Embed computes them;
+//   - a conversation's learning pass, when it has closed spans no pass
+//     has read (one claim for them all: the pass reads them in order).
 //
 // A unit claimed by another process is left to it: the pass goes on with
 // the rest, and the next pass finds the unit done, or its claim ended (its
@@ -34,6 +36,7 @@ const (
 	claimSummary = "summary"
 	claimTiers   = "tiers"
 	claimEmbed   = "embed"
+	claimLearn   = "learn"
 )
 
 // claimKey is the key of a unit: its kind, namespace, conversation and

@@ -17,19 +17,21 @@ const ReasonFact = "fact"
 // FactsShare is the share of the budget the known facts may take.
 const FactsShare = 0.15
 
-// factsLimit bounds the learnings a package reads to rank.
+// factsLimit bounds the learnings a package reads to rank: the newest of
+// the conversation, so that a long one still shows what it said last.
 const factsLimit = 20000
 
 // knownFacts adds the facts section when the request asks for it: the
 // auto learnings (confirmed ones are pinned already) that share a word
 // with the query, ranked by how many of its words they hold, rarer words
 // weighing more, newest first among equals; without a query, the newest.
+// It ranks the newest factsLimit of them.
 func (a *assembler) knownFacts() error {
 	if !a.req.Facts {
 		return nil
 	}
 	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-		Statuses: []string{LearningAuto}, Limit: factsLimit})
+		Statuses: []string{LearningAuto}, Limit: factsLimit, Newest: true})
 	if err != nil {
 		return err
 	}

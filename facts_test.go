@@ -2,6 +2,8 @@ package strata_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +69,46 @@ func TestKnownFacts(t *testing.T) {
 	pkg := ask(true)
 	if !strings.Contains(pkg.Rendered, "[known fact, from turn 34] "+who+" moved to Porto") {
 		t.Errorf("rendering:\n%s", pkg.Rendered)
+	}
+}
+
+// TestKnownFactsNewest: a conversation with more auto learnings than a
+// package reads to rank still shows its newest fact: the section reads the
+// newest learnings, not the oldest.
+func TestKnownFactsNewest(t *testing.T) {
+	c := &clock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m, st := newClocked(t, c, nil)
+	ctx := context.Background()
+	turns := synth.New(3).Turns(4)
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	at := c.Now()
+	old := make([]strata.Learning, strata.FactsLimit)
+	for i := range old {
+		old[i] = strata.Learning{Subject: fmt.Sprintf("ana|note %d", i), Text: fmt.Sprintf("Ana wrote note %d.", i),
+			FirstSeq: 1, LastSeq: 1, Created: at, Updated: at}
+	}
+	if _, err := st.AddLearnings(ctx, strata.DefaultNamespace, "c", old); err != nil {
+		t.Fatal(err)
+	}
+	newest := strata.Learning{Subject: "ana|lives in", Text: "Ana moved to Porto.", FirstSeq: 4, LastSeq: 4,
+		Sources: []strata.LearningSource{{Seq: 4, ExtID: turns[3].ExtID}}, Created: at, Updated: at}
+	if _, err := st.AddLearnings(ctx, strata.DefaultNamespace, "c", []strata.Learning{newest}); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Query: "Where did Ana move, Porto?",
+		Budget: 2000, Facts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts []string
+	for _, it := range pkg.Items {
+		if it.Reason == strata.ReasonFact {
+			facts = append(facts, it.Text)
+		}
+	}
+	if !slices.Contains(facts, newest.Text) {
+		t.Errorf("known facts of %d learnings: %d facts without the newest, %q", strata.FactsLimit+1, len(facts), newest.Text)
 	}
 }

@@ -69,6 +69,9 @@ type LearningFilter struct {
 	Subject                 string   // "" = any
 	IDs                     []int64
 	Limit                   int
+	// Newest lists the newest first (id descending), so that Limit keeps
+	// the newest learnings that match rather than the oldest.
+	Newest bool
 }
 
 // NormalizeLearningText returns the form of a learning's text that stores

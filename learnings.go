@@ -64,13 +64,21 @@ type LearnResult struct {
 	// rules because the model failed or gave no usable fact.
 	Calls     int `json:"calls,omitempty"`
 	Fallbacks int `json:"fallbacks,omitempty"`
+	// Claimed counts the conversations left to another process that
+	// holds their learning claim: it is reading them, or died doing so
+	// and they are taken over once its claim ends.
+	Claimed int `json:"claimed,omitempty"`
 }
 
 // Learn records the facts of the conversation's closed level-1 nodes that
 // no pass has read yet as learnings with status auto (all conversations of
 // the namespace if conversation is ""). It stops before a node whose model
 // summary is pending, so that learnings come from the final facts. Each
-// pass is idempotent: a fact it meets again is a repeat.
+// pass is idempotent: a fact it meets again is a repeat. A conversation
+// with spans to read is claimed first (see ClaimStore), so that processes
+// sharing a store read each span once and pay for one model call of it;
+// one whose claim another process holds is left to it
+// (LearnResult.Claimed).
 func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, error) {
 	var res LearnResult
 	convs, err := m.conversationsOf(ctx, conversation)
@@ -87,6 +95,31 @@ func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, e
 
 func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *LearnResult) error {
 	loc, err := LoadTimeZone(c.TimeZone)
+	if err != nil {
+		return err
+	}
+	// Only a conversation with a closed span left to read is claimed.
+	next, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: c.LearnedSeq + 1, Limit: 1})
+	if err != nil || len(next) == 0 || next[0].Pending {
+		return err
+	}
+	l := m.newLease()
+	defer l.close(ctx)
+	key := claimKey(claimLearn, m.ns, c.ID)
+	ok, err := l.take(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Claimed++
+		m.log.Debug("learnings left to the process that holds their claim", "conversation", c.ID)
+		return nil
+	}
+	// Read again under the claim: another process may have read some.
+	c, err = m.store.Conversation(ctx, m.ns, c.ID)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil // deleted meanwhile
+	}
 	if err != nil {
 		return err
 	}
@@ -136,6 +169,11 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 				ls = append(ls, l)
 			}
 			upTo = n.LastSeq
+		}
+		// A claim that ended while the model read (this process stalled)
+		// may have been taken over: the new holder stores these spans.
+		if held, err := l.holds(ctx, key); err != nil || !held {
+			return err
 		}
 		if len(ls) > 0 {
 			if _, err := m.store.AddLearnings(ctx, m.ns, c.ID, ls); err != nil {

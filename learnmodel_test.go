@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
+	"github.com/strata-memory/strata/sqlite"
 )
 
 // learningsCall reports whether req asks for learnings, not a summary.
@@ -97,5 +101,113 @@ func TestModelLearnings(t *testing.T) {
 	}
 	if len(now) != 2 || now[0].Status != strata.LearningSuperseded || !strings.HasPrefix(now[1].Text, "Ana moved to Braga last week (") {
 		t.Fatalf("ana|lives in: %+v; want the offline learning of turn 15 superseding the model's", now)
+	}
+}
+
+// TestModelLearningsClaimed: two Memories over one store (two workers)
+// learn one conversation at the same moment, with a model reading the
+// learnings. The one that comes second finds the conversation claimed and
+// leaves it to the first, so each span goes to the model once; once the
+// first is done, nothing is left to read, and a span closed later is read
+// by whichever pass comes next, once.
+func TestModelLearningsClaimed(t *testing.T) {
+	ctx := context.Background()
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	perSpan := map[int64]int{} // learnings calls by the span's first turn
+	model := &fakeModel{}
+	model.answer = func(n int, req strata.CompletionRequest) (strata.Completion, error) {
+		if !learningsCall(req) {
+			return goodReply(n, req)
+		}
+		var first int64
+		fmt.Sscanf(req.User[strings.Index(req.User, "[turn ")+6:], "%d", &first)
+		mu.Lock()
+		perSpan[first]++
+		calls := 0
+		for _, c := range perSpan {
+			calls += c
+		}
+		mu.Unlock()
+		if calls == 1 { // the first call waits until the other worker has had its go
+			close(started)
+			<-release
+		}
+		text := fmt.Sprintf(`{"facts": [{"about": "Ana", "attribute": "likes", "value": "tea", "text": "Ana likes tea %d.", "turns": [%d]}]}`,
+			first, first)
+		return strata.Completion{Text: text, InputTokens: len(req.User) / 4, OutputTokens: 20, FinishReason: "stop"}, nil
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	open := func() *strata.Memory {
+		m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+			Policy: llmPolicy, Tiers: &strata.TierPolicy{Off: true},
+			LLM: strata.LLMOptions{Completer: model, Learnings: true, Backoff: time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := open(), open()
+	turns := synth.New(5).Turns(40)
+	if _, err := a.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns[:30]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan strata.LearnResult)
+	go func() {
+		res, err := a.Learn(ctx, "c")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-started
+	resB, err := b.Learn(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	resA := <-done
+	if resB.Claimed != 1 || resB.Calls != 0 || resB.Nodes != 0 {
+		t.Errorf("the second worker: %+v, want the conversation left to the first (claimed 1, no call)", resB)
+	}
+	if resA.Calls == 0 || resA.Claimed != 0 {
+		t.Errorf("the first worker: %+v, want it to read every span", resA)
+	}
+	// Nothing is left: another pass of either calls no model.
+	for _, m := range []*strata.Memory{b, a} {
+		if res, err := m.Learn(ctx, "c"); err != nil || res.Calls != 0 || res.Claimed != 0 {
+			t.Errorf("a pass after the first: %+v, %v; want nothing to do", res, err)
+		}
+	}
+	// More turns close more spans: the next pass, of the other worker, reads them.
+	if _, err := a.Ingest(ctx, strata.Batch{Conversation: "c", Turns: turns[30:]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SummarizePending(ctx, strata.PendingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := b.Learn(ctx, "c"); err != nil || res.Calls == 0 || res.Claimed != 0 {
+		t.Errorf("the other worker on the new spans: %+v, %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	level1 := 0
+	for _, n := range allNodes(t, a, "c") {
+		if n.Level == 1 {
+			level1++
+			if perSpan[n.FirstSeq] != 1 {
+				t.Errorf("span %d-%d went to the model for learnings %d times, want once", n.FirstSeq, n.LastSeq, perSpan[n.FirstSeq])
+			}
+		}
+	}
+	if len(perSpan) != level1 {
+		t.Errorf("learnings calls for %d spans, %d level-1 spans: %v", len(perSpan), level1, perSpan)
 	}
 }

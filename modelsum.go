@@ -49,9 +49,9 @@ type LLMOptions struct {
 	// Learnings has the model read the learnings of each closed span too
 	// (one call per span, with the same timeout, retries and call log;
 	// learnmodel.go), the offline rules reading those it fails on. Off,
-	// learnings are the offline rules'. Learning passes do not claim
-	// spans: two workers learning one conversation at once may both ask
-	// the model about a span (the store keeps one copy of each fact).
+	// learnings are the offline rules'. Learning passes claim the
+	// conversation (see ClaimStore), so that workers sharing a store ask
+	// the model about each span once.
 	Learnings bool
 }
 

@@ -237,7 +237,8 @@ type LearningStore interface {
 	// PlanLearnings makes of the stored learnings of ls's subjects.
 	AddLearnings(ctx context.Context, namespace, conversation string, ls []Learning) ([]Learning, error)
 
-	// Learnings returns the learnings that match f, oldest first.
+	// Learnings returns the learnings that match f, oldest first (newest
+	// first with f.Newest); f.Limit keeps the first ones of that order.
 	// ENOTFOUND for an unknown f.Conversation.
 	Learnings(ctx context.Context, f LearningFilter) ([]Learning, error)
 
@@ -493,9 +494,9 @@ type Deletion struct {
 }
 
 // ClaimStore keeps claims: leases on units of background work (a pending
-// model summary, a conversation's tier pass, its missing embeddings), so
-// that several processes sharing a store do each unit once, and a unit
-// whose holder died is taken over once its claim ends.
+// model summary, a conversation's tier pass, its missing embeddings, its
+// learning pass), so that several processes sharing a store do each unit
+// once, and a unit whose holder died is taken over once its claim ends.
 //
 // A claim names its unit by key and its holder by a string, both opaque
 // to the store and compared exactly. It lasts while now is before its

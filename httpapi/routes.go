@@ -208,13 +208,21 @@ func (s *Server) deleteConversation(ctx context.Context, in *deleteIn) (*body[st
 }
 
 // assembleContext assembles a context package, rendered as CTF if asked.
+// Asked for known facts, it first reads the learnings no pass has read
+// yet, as listing them does.
 func (s *Server) assembleContext(ctx context.Context, in *contextIn) (*body[*strata.Package], error) {
 	req := strata.ContextRequest{Conversation: in.ID, Query: in.Body.Query, Budget: in.Body.Budget,
-		Format: in.Body.Format, Sections: in.Body.Sections, Now: in.Body.Now}
+		Format: in.Body.Format, Sections: in.Body.Sections, Now: in.Body.Now, Facts: in.Body.Facts}
 	if req.Format == ctf.FormatCTF {
 		req.Renderer = ctf.ContextRenderer{}
 	}
-	pkg, err := s.memory(ctx).Context(ctx, req)
+	m := s.memory(ctx)
+	if req.Facts {
+		if _, err := m.Learn(ctx, in.ID); err != nil {
+			return nil, s.httpError(ctx, err)
+		}
+	}
+	pkg, err := m.Context(ctx, req)
 	if err != nil {
 		return nil, s.httpError(ctx, err)
 	}

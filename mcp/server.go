@@ -50,7 +50,8 @@ func NewServer(mem *strata.Memory, version string) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "context",
 		Description: "Get the most useful history of a conversation for the next prompt, within a token budget: " +
-			"milestones, the freshest turns, summaries covering all older history, and the query's best matches. " +
+			"milestones, the freshest turns, summaries covering all older history, and the query's best matches; " +
+			"with facts, also the known facts learned from it that bear on the query. " +
 			"The text is ready to put in a prompt; the items say where each part came from (turn ext_ids, summary node ids " +
 			"that expand can open).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
@@ -221,13 +222,14 @@ type ContextIn struct {
 	Query        string `json:"query,omitempty" jsonschema:"what the next prompt is about; its matches and the periods it names get more room"`
 	Budget       int    `json:"budget,omitempty" jsonschema:"the hard token budget of the whole package (default 2000)"`
 	Format       string `json:"format,omitempty" jsonschema:"text (default) or markdown"`
+	Facts        bool   `json:"facts,omitempty" jsonschema:"add a known-facts section: the conversation's current learnings that bear on the query, each with the turn it came from, within 15% of the budget"`
 }
 
 // Item is the provenance of one part of a context package.
 type Item struct {
-	Kind      string `json:"kind" jsonschema:"turn or summary"`
-	Reason    string `json:"reason" jsonschema:"why it is in: pinned, fresh, coverage, relevance"`
-	ExtID     string `json:"ext_id,omitempty" jsonschema:"the turn's ext_id (turn items)"`
+	Kind      string `json:"kind" jsonschema:"turn, summary or learning"`
+	Reason    string `json:"reason" jsonschema:"why it is in: pinned, fact, fresh, coverage, relevance"`
+	ExtID     string `json:"ext_id,omitempty" jsonschema:"the turn's ext_id (turn items; for a known fact, the turn it came from)"`
 	NodeID    string `json:"node_id,omitempty" jsonschema:"the summary's node id (summary items; expand opens it)"`
 	Level     int    `json:"level,omitempty"`
 	LevelName string `json:"level_name,omitempty"`
@@ -257,7 +259,14 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in ContextI
 	if in.Format != "" && in.Format != strata.FormatText && in.Format != strata.FormatMarkdown {
 		return nil, ContextOut{}, fmt.Errorf("context: format: %q is not text or markdown", in.Format)
 	}
-	pkg, err := t.mem.Context(ctx, strata.ContextRequest{Conversation: in.Conversation, Query: in.Query, Budget: budget, Format: in.Format})
+	if in.Facts && in.Conversation != "" {
+		// The facts no pass has read yet first, as the learnings tool does.
+		if _, err := t.mem.Learn(ctx, in.Conversation); err != nil {
+			return nil, ContextOut{}, toolError("context", err)
+		}
+	}
+	pkg, err := t.mem.Context(ctx, strata.ContextRequest{Conversation: in.Conversation, Query: in.Query, Budget: budget,
+		Format: in.Format, Facts: in.Facts})
 	if err != nil {
 		return nil, ContextOut{}, toolError("context", err)
 	}
@@ -286,8 +295,15 @@ func provenance(items []Item) string {
 			span = fmt.Sprintf("turns %d-%d", it.FirstSeq, it.LastSeq)
 		}
 		id := "ext_id " + it.ExtID
-		if it.Kind == strata.KindSummary {
+		switch it.Kind {
+		case strata.KindSummary:
 			id = "node " + it.NodeID + " (" + it.LevelName + ")"
+		case strata.KindLearning: // where it was said; it has no time of its own
+			if it.ExtID != "" {
+				span += ", ext_id " + it.ExtID
+			}
+			fmt.Fprintf(&b, "- %s from %s, %s\n", it.Kind, span, it.Reason)
+			continue
 		}
 		fmt.Fprintf(&b, "- %s %s, %s, %s .. %s, %s\n", it.Kind, id, span, it.Start, it.End, it.Reason)
 	}

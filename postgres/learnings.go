@@ -109,7 +109,8 @@ func (s *Store) AddLearnings(ctx context.Context, namespace, conversation string
 	return out, nil
 }
 
-// Learnings returns the learnings that match f, oldest first; see
+// Learnings returns the learnings that match f, oldest first or, with
+// f.Newest, newest first; see
 // strata.LearningStore.
 func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
 	q := `SELECT ` + learningCols + ` FROM learnings l JOIN conversations c ON c.pk = l.conversation
@@ -136,6 +137,9 @@ func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strat
 		q += ` AND l.pk = ANY(` + arg(f.IDs) + `)`
 	}
 	q += ` ORDER BY l.pk`
+	if f.Newest {
+		q += ` DESC`
+	}
 	if f.Limit > 0 {
 		q += ` LIMIT ` + arg(f.Limit)
 	}

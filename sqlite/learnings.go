@@ -141,7 +141,8 @@ func storedLearnings(ctx context.Context, tx *sql.Tx, pk int64, ls []strata.Lear
 	return out, nil
 }
 
-// Learnings returns the learnings that match f, oldest first; see
+// Learnings returns the learnings that match f, oldest first or, with
+// f.Newest, newest first; see
 // strata.LearningStore.
 func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strata.Learning, error) {
 	q := `SELECT ` + learningCols + ` FROM learnings l JOIN conversations c ON c.pk = l.conversation
@@ -171,6 +172,9 @@ func (s *Store) Learnings(ctx context.Context, f strata.LearningFilter) ([]strat
 		args = append(args, string(b))
 	}
 	q += ` ORDER BY l.pk`
+	if f.Newest {
+		q += ` DESC`
+	}
 	if f.Limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-memory/strata"
+	"pgregory.net/rapid"
 )
 
 // addLearnings adds learnings to a conversation and fails the test on
@@ -434,6 +435,12 @@ func testLearningsFilter(t *testing.T, s strata.Store) {
 		{"ids in another conversation", strata.LearningFilter{Conversation: "a", IDs: []int64{b[0].ID}}, ids()},
 		{"limit", strata.LearningFilter{Limit: 3}, ids(a[:3]...)},
 		{"limit after filters", strata.LearningFilter{Subject: "melanie|city", Limit: 1}, ids(a[3])},
+		{"newest", strata.LearningFilter{Conversation: "a", Newest: true}, ids(a[3], a[2], a[1], a[0])},
+		{"newest with a limit", strata.LearningFilter{Limit: 2, Newest: true}, ids(b[1], b[0])},
+		{"newest after filters", strata.LearningFilter{Subject: "caroline|job", Limit: 2, Newest: true},
+			ids(b[0], a[1])},
+		{"newest auto of a", strata.LearningFilter{Conversation: "a", Statuses: []string{strata.LearningAuto},
+			Limit: 1, Newest: true}, ids(a[1])},
 		{"everything", strata.LearningFilter{Conversation: "a", Subject: "caroline|job",
 			Statuses: []string{strata.LearningAuto}, IDs: []int64{a[0].ID, a[1].ID}, Limit: 5}, ids(a[1])},
 	} {
@@ -535,4 +542,69 @@ func testLearningsInvalid(t *testing.T, s strata.Store) {
 	if got, err := s.AddLearnings(ctx(t), "ns", "c", nil); err != nil || len(got) != 0 {
 		t.Errorf("AddLearnings of none = %v, %v; want none, no error", got, err)
 	}
+}
+
+// testLearningsNewest: for any learnings and any filter, Newest lists the
+// same learnings as the oldest-first order, reversed, and a Limit keeps
+// the first of that order: the newest that match.
+func testLearningsNewest(t *testing.T, s strata.Store) {
+	subjects := []string{"caroline|job", "caroline|city", "melanie|job", "melanie|pet"}
+	texts := []string{"works at Acme.", "works at Globex.", "lives in Oslo.", "has a dog.", "is a welder."}
+	statuses := []string{strata.LearningAuto, strata.LearningConfirmed, strata.LearningRejected}
+	run := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		run++
+		ns := fmt.Sprintf("newest-%d", run)
+		convs := []string{"a", "b"}
+		for _, c := range convs {
+			if _, err := s.EnsureConversation(ctx(t), strata.Conversation{Namespace: ns, ID: c, Policy: "chunks"}); err != nil {
+				rt.Fatalf("EnsureConversation(%q, %q): %v", ns, c, err)
+			}
+		}
+		var added []strata.Learning
+		for range rapid.IntRange(1, 6).Draw(rt, "calls") {
+			conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
+			var ls []strata.Learning
+			for range rapid.IntRange(1, 4).Draw(rt, "learnings") {
+				ls = append(ls, fact(rapid.SampledFrom(subjects).Draw(rt, "subject"), rapid.SampledFrom(texts).Draw(rt, "text")))
+			}
+			got, err := s.AddLearnings(ctx(t), ns, conv, ls)
+			if err != nil {
+				rt.Fatalf("AddLearnings(%q, %q): %v", ns, conv, err)
+			}
+			added = append(added, got...)
+		}
+		for range rapid.IntRange(0, 3).Draw(rt, "status changes") {
+			l := rapid.SampledFrom(added).Draw(rt, "learning")
+			_, err := s.SetLearningStatus(ctx(t), ns, l.ID, rapid.SampledFrom(statuses).Draw(rt, "status"))
+			if err != nil && strata.ErrorCode(err) != strata.EINVALID { // a superseded one refuses
+				rt.Fatalf("SetLearningStatus(%d): %v", l.ID, err)
+			}
+		}
+		f := strata.LearningFilter{Namespace: ns,
+			Conversation: rapid.SampledFrom([]string{"", "a", "b"}).Draw(rt, "filter conversation"),
+			Subject:      rapid.SampledFrom(append([]string{""}, subjects...)).Draw(rt, "filter subject")}
+		if rapid.Bool().Draw(rt, "filter statuses") {
+			f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(append(slices.Clone(statuses), strata.LearningSuperseded)),
+				1, 3, rapid.ID).Draw(rt, "statuses")
+		}
+		oldest, err := s.Learnings(ctx(t), f)
+		if err != nil {
+			rt.Fatalf("Learnings(%+v): %v", f, err)
+		}
+		want := learningIDs(oldest)
+		slices.Reverse(want)
+		f.Newest = true
+		f.Limit = rapid.IntRange(0, len(want)+1).Draw(rt, "limit")
+		if f.Limit > 0 && f.Limit < len(want) {
+			want = want[:f.Limit]
+		}
+		newest, err := s.Learnings(ctx(t), f)
+		if err != nil {
+			rt.Fatalf("Learnings(%+v): %v", f, err)
+		}
+		if got := learningIDs(newest); !slices.Equal(got, want) {
+			rt.Fatalf("Learnings(%+v) = %v, want %v (the oldest-first list reversed, limited)", f, got, want)
+		}
+	})
 }

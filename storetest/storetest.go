@@ -110,7 +110,9 @@
 //     repeated nor superseded. SetLearningStatus moves between auto,
 //     confirmed and rejected, is EINVALID for a superseded learning or
 //     status and ENOTFOUND for an id outside the namespace. A failed
-//     AddLearnings adds nothing.
+//     AddLearnings adds nothing. Learnings lists oldest first, or newest
+//     first with Newest: the same learnings in reverse order, Limit keeping
+//     the first of that order (the newest).
 //   - Concurrency: AppendTurns from several goroutines to one conversation
 //     loses no turn and assigns no seq twice, also when they all append the
 //     same ext_ids (exactly one copy of each is stored).
@@ -199,6 +201,7 @@ func Run(t *testing.T, open func(t *testing.T) strata.Store) {
 		{"LearningsConfirmedSuperseded", testLearningsConfirmedSuperseded},
 		{"LearningsSetStatus", testLearningsSetStatus},
 		{"LearningsFilter", testLearningsFilter},
+		{"LearningsNewest", testLearningsNewest},
 		{"LearningsNamespaces", testLearningsNamespaces},
 		{"LearningsInvalid", testLearningsInvalid},
 		{"CompactionState", testCompactionState},

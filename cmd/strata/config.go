@@ -182,6 +182,9 @@ type settings struct {
 	// opens it so too whenever the store allows (see openStore).
 	ReadOnly bool
 	reads    bool
+	// existing marks a command that writes what it derives from a store
+	// but never creates one: a missing store is an error, as for reads.
+	existing bool
 }
 
 // llmSettings are the resolved llm settings.
@@ -446,6 +449,8 @@ func (m *Main) openSettings(ctx context.Context, s settings) (*app, error) {
 		mode = readOnly
 	case s.reads:
 		mode = readPreferred
+	case s.existing:
+		mode = readWriteExisting
 	}
 	st, err := openStore(ctx, s.DB, s.longRunning, mode, m.Stderr)
 	if err != nil {

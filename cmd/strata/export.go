@@ -75,17 +75,17 @@ func runExportPrimers(ctx context.Context, m *Main, args []string) error {
 // omitted, and the sections dropped with nothing standing for them.
 func runUpload(ctx context.Context, m *Main, fs *cmdline, conv string, ref time.Time, secs []strata.Section, budget, maxBytes int) error {
 	req := strata.UploadRequest{Conversation: conv, Now: ref, MaxBytes: maxBytes, Sections: secs}
-	var query bool
+	var refused string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "budget":
 			req.Budget = budget
-		case "query":
-			query = true
+		case "query", "facts":
+			refused = f.Name
 		}
 	})
-	if query {
-		return usagef("context: --query does not apply to --format upload")
+	if refused != "" {
+		return usagef("context: --%s does not apply to --format upload", refused)
 	}
 	a, err := m.openReading(ctx, fs.g)
 	if err != nil {

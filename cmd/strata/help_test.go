@@ -183,7 +183,7 @@ func TestReadCommandsNeedAStore(t *testing.T) {
 	db := filepath.Join(dir, "new", "s.db")
 	for _, args := range [][]string{
 		{"list"}, {"stats"}, {"tree", "--conversation", "c1"}, {"search", "garden"}, {"expand", "n1"},
-		{"context", "--conversation", "c1", "--budget", "100"}, {"zoom", "--conversation", "c1", "--when", "last week"},
+		{"context", "--conversation", "c1", "--budget", "100"}, {"context", "--conversation", "c1", "--facts"}, {"zoom", "--conversation", "c1", "--when", "last week"},
 		{"export", "primers", "--conversation", "c1", "--dir", filepath.Join(dir, "primers")},
 		{"review"}, {"policy", "show"}, {"token", "list"},
 	} {

@@ -59,7 +59,7 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 		return nil
 	}
 	// Listing reads the facts no pass has read yet first.
-	if _, err := a.mem.Learn(ctx, *conv); err != nil {
+	if err := learnFirst(ctx, m, a.mem, *conv); err != nil {
 		return err
 	}
 	f := strata.LearningFilter{Conversation: *conv, Subject: *subject}
@@ -147,6 +147,20 @@ func runLearningExpand(ctx context.Context, m *Main, args []string) error {
 			ext = " " + t.ExtID
 		}
 		fmt.Fprintf(m.Stdout, "  [turn %d%s, %s] %s: %s\n", t.Seq, ext, t.Time.Format("2006-01-02 15:04"), t.Speaker(), t.Content)
+	}
+	return nil
+}
+
+// learnFirst reads the learnings of conv (every conversation if "") that
+// no pass has read yet, and says on stderr when another process holds the
+// claim of some: their newest learnings come once it is done.
+func learnFirst(ctx context.Context, m *Main, mem *strata.Memory, conv string) error {
+	res, err := mem.Learn(ctx, conv)
+	if err != nil {
+		return err
+	}
+	if res.Claimed > 0 {
+		fmt.Fprintf(m.Stderr, "strata: another process is reading the learnings of %d conversation(s); what it reads shows once it is done\n", res.Claimed)
 	}
 	return nil
 }

@@ -133,12 +133,13 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {
-	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf|upload] [--section TITLE=FILE]... [--now T] [--json]")
+	fs := m.command("context", "--conversation ID --budget N [--query Q] [--format text|markdown|ctf|upload] [--section TITLE=FILE]... [--now T] [--facts] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
 	query := fs.String("query", "", "what the next prompt is about (optional)")
 	budget := fs.Int("budget", 2000, "hard token budget of the whole package")
 	format := fs.String("format", "text", "rendering: text, markdown, or ctf (raw turns as Compact Turn Format rows)")
 	now := fs.String("now", "", "what relative times in the query count from (default: the conversation's newest turn)")
+	facts := fs.Bool("facts", false, "add a known-facts section: the learnings that bear on the query, within 15% of the budget (reads the learnings not yet read first, so it writes)")
 	var sections sectionFlags
 	fs.Var(&sections, "section", "a fixed section at the top, TITLE=FILE (repeatable; - for stdin), counted against the budget")
 	maxBytes := fs.Int("max-bytes", 0, "with --format upload (003's upload package): its byte cap (default 35840); --budget caps its tokens only if given")
@@ -159,12 +160,25 @@ func runContext(ctx context.Context, m *Main, args []string) error {
 	if *format == "upload" {
 		return runUpload(ctx, m, fs, *conv, ref, secs, *budget, *maxBytes)
 	}
-	a, err := m.openReading(ctx, fs.g)
+	set, err := m.resolve(fs.g)
+	if err != nil {
+		return err
+	}
+	// Known facts first read the learnings not yet read, which writes (a
+	// read-only store shows those read before).
+	set.reads, set.existing = !*facts, *facts
+	a, err := m.openSettings(ctx, set)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	req := strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format, Now: ref, Sections: secs}
+	if *facts && !set.ReadOnly {
+		if err := learnFirst(ctx, m, a.mem, *conv); err != nil {
+			return err
+		}
+	}
+	req := strata.ContextRequest{Conversation: *conv, Query: *query, Budget: *budget, Format: *format, Now: ref,
+		Sections: secs, Facts: *facts}
 	if *format == ctf.FormatCTF {
 		req.Renderer = ctf.ContextRenderer{}
 	}

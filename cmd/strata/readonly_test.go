@@ -63,6 +63,12 @@ func TestReadOnlyFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	readCommands(t, db, map[string]string{"STRATA_READ_ONLY": "1"})
+	// Known facts read no learnings of a read-only store: they show those
+	// read before, without writing.
+	if out, err := runWithEnv(map[string]string{"STRATA_DB": db, "STRATA_READ_ONLY": "1"},
+		"context", "--conversation", "c1", "--budget", "1500", "--facts", "--query", "garden"); err != nil || out == "" {
+		t.Fatalf("context --facts on a read-only store: %v (%d bytes out)", err, len(out))
+	}
 	for _, env := range []map[string]string{{"STRATA_DB": db, "STRATA_READ_ONLY": "1"}, {"STRATA_DB": db}} {
 		args := []string{"add", "--conversation", "c1", "--role", "user", "one more turn"}
 		if env["STRATA_READ_ONLY"] == "" {

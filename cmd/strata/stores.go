@@ -36,9 +36,10 @@ func isPostgres(db string) bool {
 type openMode int
 
 const (
-	readWrite     openMode = iota // created if missing, migrated
-	readOnly                      // sqlite.ReadOnly: nothing written
-	readPreferred                 // read-only if the file exists with this build's schema
+	readWrite         openMode = iota // created if missing, migrated
+	readOnly                          // sqlite.ReadOnly: nothing written
+	readPreferred                     // read-only if the file exists with this build's schema
+	readWriteExisting                 // migrated, never created
 )
 
 // openStore opens the store a --db value names: a postgres:// URL, or the
@@ -50,7 +51,8 @@ const (
 // because the file has an older schema, so that the first read after an
 // upgrade migrates it; if that open fails too, the read-only refusal is
 // the error, which says what to do. A command that only reads never
-// creates a store: a missing file is an ENOTFOUND error naming it. A
+// creates a store: a missing file is an ENOTFOUND error naming it; nor
+// does readWriteExisting, which opens it read-write. A
 // PostgreSQL store is always opened read-write. longRunning keeps
 // SQLite's in-memory summary index, which pays for its loading over many
 // queries.
@@ -64,12 +66,12 @@ func openStore(ctx context.Context, db string, longRunning bool, mode openMode, 
 	}
 	_, statErr := os.Stat(db)
 	missing := errors.Is(statErr, fs.ErrNotExist)
-	if missing && mode == readPreferred {
+	if missing && (mode == readPreferred || mode == readWriteExisting) {
 		return nil, strata.Errorf(strata.ENOTFOUND,
 			"no store at %s: nothing has been imported there (check --db or STRATA_DB; 'strata import' or 'strata add' creates it)", db)
 	}
 	opts := []sqlite.Option{sqlite.WithSummaryIndex(longRunning)}
-	if mode != readWrite {
+	if mode == readOnly || mode == readPreferred {
 		st, err := sqlite.Open(ctx, db, append(opts, sqlite.ReadOnly())...)
 		if err == nil {
 			return st, nil

@@ -94,6 +94,7 @@ type ContextRequest struct {
 	Format   string           `json:"format,omitempty" enum:"text,markdown,ctf" doc:"Rendering the budget is counted on (default text)."`
 	Sections []strata.Section `json:"sections,omitempty" doc:"Fixed texts at the top of the package, counted against the budget."`
 	Now      time.Time        `json:"now,omitzero" doc:"What relative times in the query count from (default: the conversation's newest turn)."`
+	Facts    bool             `json:"facts,omitempty" doc:"Add a known-facts section: the conversation's current learnings that bear on the query, within 15% of the budget. The learnings no pass has read yet are read first."`
 }
 
 // SearchHit is the public JSON shape of one search hit, as the search
