@@ -531,9 +531,9 @@ func (a *assembler) pinned() error {
 		return err
 	}
 	spent := 0
-	// Confirmed learnings first: a person said they hold.
+	// Confirmed learnings first, newest first: a person said they hold.
 	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-		Statuses: []string{LearningConfirmed}, Limit: 64})
+		Statuses: []string{LearningConfirmed}, Newest: true, Limit: 64})
 	if err != nil {
 		return err
 	}

@@ -112,3 +112,34 @@ func TestKnownFactsNewest(t *testing.T) {
 		t.Errorf("known facts of %d learnings: %d facts without the newest, %q", strata.FactsLimit+1, len(facts), newest.Text)
 	}
 }
+
+// TestConfirmedLearningsNewest: a package pins the newest confirmed
+// learnings when there are more than it reads.
+func TestConfirmedLearningsNewest(t *testing.T) {
+	c := &clock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m, st := newClocked(t, c, nil)
+	ctx := context.Background()
+	if _, err := m.Ingest(ctx, strata.Batch{Conversation: "c", Turns: synth.New(3).Turns(4)}); err != nil {
+		t.Fatal(err)
+	}
+	at := c.Now()
+	var ls []strata.Learning
+	for i := range 65 {
+		ls = append(ls, strata.Learning{Subject: fmt.Sprintf("ana|note %d", i), Text: fmt.Sprintf("Ana wrote note %d.", i),
+			Status: strata.LearningConfirmed, FirstSeq: 1, LastSeq: 1, Created: at, Updated: at})
+	}
+	if _, err := st.AddLearnings(ctx, strata.DefaultNamespace, "c", ls); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := m.Context(ctx, strata.ContextRequest{Conversation: "c", Budget: 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := ls[len(ls)-1].Text
+	for _, it := range pkg.Items {
+		if it.Kind == strata.KindLearning && it.Text == newest {
+			return
+		}
+	}
+	t.Errorf("the newest of 65 confirmed learnings, %q, is not in the package", newest)
+}
