@@ -165,7 +165,7 @@ func (t *Tokenizer) pieceCount(piece string) int {
 	if n, ok := t.cache.get(piece); ok {
 		return n
 	}
-	n := len(t.vocab.merge(piece)) - 1
+	n := t.vocab.mergeCount(piece)
 	t.cache.put(piece, n)
 	return n
 }
