@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // This file holds how a request's body is read and how much memory the
@@ -27,6 +29,13 @@ import (
 // rather than in memory; a smaller one takes it once it is whole. A body
 // that trickles in holds no room until freeBody of it has arrived, and
 // what it holds meanwhile is bounded by the connection limit.
+//
+// A body larger than freeBody also takes one of Options.MaxLarge slots
+// (by default one less than the cores Go uses, at least one): decoding,
+// counting and storing megabytes keeps a core busy for seconds without
+// blocking, and with every core so busy a short request, a health check
+// included, waited tens of milliseconds for the scheduler. A core left
+// free answers it at once.
 
 // DefaultMaxInflight is the default of Options.MaxInflight.
 const DefaultMaxInflight = 32 << 20
@@ -113,10 +122,17 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 	head = head[:n]
 	var b []byte
 	var room int64
+	large := false
+	release := func() {
+		s.bodies.Release(room)
+		if large {
+			s.large.Release(1)
+		}
+	}
 	if int64(n) <= first {
 		// The whole body is in: it takes its own size.
 		b, room = head, int64(n)
-		if !s.takeRoom(w, r, room) {
+		if !s.takeSlot(w, r, s.bodies, room) {
 			return nil, false
 		}
 	} else {
@@ -127,9 +143,14 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 		if r.ContentLength > 0 {
 			room = r.ContentLength
 		}
-		if !s.takeRoom(w, r, room) {
+		if !s.takeSlot(w, r, s.large, 1) {
 			return nil, false
 		}
+		if !s.takeSlot(w, r, s.bodies, room) {
+			s.large.Release(1)
+			return nil, false
+		}
+		large = true
 		if deadline {
 			// The wait for room is the server's doing, not the client's.
 			rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
@@ -141,7 +162,7 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 			err = &http.MaxBytesError{Limit: s.opt.MaxBody}
 		}
 		if err != nil {
-			s.bodies.Release(room)
+			release()
 			s.refuseBody(w, err)
 			return nil, false
 		}
@@ -158,13 +179,14 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 	}
 	r.Body = &heldBody{b: b}
 	r.ContentLength = int64(len(b))
-	return func() { s.bodies.Release(room) }, true
+	return release, true
 }
 
-// takeRoom takes n bytes of room for a body, waiting until the request's
-// deadline; past it the request is answered 503 with a Retry-After.
-func (s *Server) takeRoom(w http.ResponseWriter, r *http.Request, n int64) bool {
-	if n == 0 || s.bodies.TryAcquire(n) || s.bodies.Acquire(r.Context(), n) == nil {
+// takeSlot takes n of sem for a body (bytes of room, or a slot for a
+// large one), waiting until the request's deadline; past it the request
+// is answered 503 with a Retry-After.
+func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request, sem *semaphore.Weighted, n int64) bool {
+	if n == 0 || sem.TryAcquire(n) || sem.Acquire(r.Context(), n) == nil {
 		return true
 	}
 	w.Header().Set("Connection", "close")

@@ -45,7 +45,7 @@ func bodyRequest(ctx context.Context, n int, chunked bool) (*http.Request, *coun
 // waiting for room waits in the socket. A request with no body takes no
 // room.
 func TestBodiesInFlightBounded(t *testing.T) {
-	s, err := New(newMemory(t), Options{MaxBody: 100_000, MaxInflight: 150_000})
+	s, err := New(newMemory(t), Options{MaxBody: 100_000, MaxInflight: 150_000, MaxLarge: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestBodyOfMaxBodyAccepted(t *testing.T) {
 // order, each handler reads exactly the bytes sent, and once every one
 // is released the whole room is free again.
 func TestHeldBodyRoom(t *testing.T) {
-	s, err := New(newMemory(t), Options{MaxBody: 200_000, MaxInflight: 300_000, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(newMemory(t), Options{MaxBody: 200_000, MaxInflight: 300_000, MaxLarge: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,9 +212,54 @@ func TestHeldBodyRoom(t *testing.T) {
 		for _, rel := range releases {
 			rel()
 		}
-		if !s.bodies.TryAcquire(300_000) {
-			t.Fatal("room was not all given back")
+		if !s.bodies.TryAcquire(300_000) || !s.large.TryAcquire(2) {
+			t.Fatal("room or a large body's slot was not all given back")
 		}
 		s.bodies.Release(300_000)
+		s.large.Release(2)
 	})
+}
+
+// TestLargeBodiesTakeSlots: at most MaxLarge bodies over freeBody are
+// held at once, however much room is left; another waits unread past
+// freeBody, and is answered 503 if its deadline ends first. Small bodies
+// take no slot.
+func TestLargeBodiesTakeSlots(t *testing.T) {
+	s, err := New(newMemory(t), Options{MaxBody: 1 << 20, MaxInflight: 8 << 20, MaxLarge: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := context.Background()
+	done, cancel := context.WithCancel(live)
+	cancel()
+	r, _ := bodyRequest(live, 200_000, false)
+	relA, ok := s.holdBody(httptest.NewRecorder(), r)
+	if !ok {
+		t.Fatal("a large body got no slot in an idle server")
+	}
+	r, cr := bodyRequest(done, 200_000, false)
+	w := httptest.NewRecorder()
+	if rel, ok := s.holdBody(w, r); ok {
+		rel()
+		t.Fatal("a second large body was held with MaxLarge 1")
+	}
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("a large body past the slots: %d, Retry-After %q; want 503, 1", w.Code, w.Header().Get("Retry-After"))
+	}
+	if cr.n > freeBody+1 {
+		t.Errorf("a large body waiting for a slot was read %d bytes, want at most %d", cr.n, freeBody+1)
+	}
+	r, _ = bodyRequest(done, freeBody, false)
+	if rel, ok := s.holdBody(httptest.NewRecorder(), r); !ok {
+		t.Fatal("a small body waited for a large body's slot")
+	} else {
+		rel()
+	}
+	relA()
+	r, _ = bodyRequest(done, 200_000, true)
+	if rel, ok := s.holdBody(httptest.NewRecorder(), r); !ok {
+		t.Fatal("no slot after the large body was answered")
+	} else {
+		rel()
+	}
 }

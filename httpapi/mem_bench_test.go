@@ -3,16 +3,21 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
@@ -122,4 +127,75 @@ func BenchmarkAppendSpacelessMemory(b *testing.B) {
 	b.ReportMetric(peak, "peak-MB")
 	b.ReportMetric(alloc/float64(n), "alloc-MB/op")
 
+}
+
+// BenchmarkHealthzWhileAppending asks /healthz while writers append
+// 16 MiB spaceless turns without end (two by default; set
+// STRATA_BENCH_WRITERS), through a server that counts with o200k_base,
+// and reports the probe's p50 and p99 in milliseconds: how long a short
+// request waits behind large ones. STRATA_BENCH_MAXLARGE sets
+// Options.MaxLarge (default: one less than the cores).
+func BenchmarkHealthzWhileAppending(b *testing.B) {
+	tok, err := tiktoken.New(tiktoken.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "strata.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), DeferTiers: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	writers, maxLarge := 2, 0
+	if v, err := strconv.Atoi(os.Getenv("STRATA_BENCH_WRITERS")); err == nil {
+		writers = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("STRATA_BENCH_MAXLARGE")); err == nil {
+		maxLarge = v
+	}
+	s, err := New(m, Options{MaxBody: 40_000_000, MaxInflight: 160_000_000, MaxLarge: maxLarge,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	body := []byte(`{"turns":[{"role":"user","content":"` + string(bytes.Repeat([]byte("abcdefghij"), (16<<20)/10)) + `"}]}`)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/v1/conversations/w%d-%d/turns", ts.URL, i, n), bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second) // the writers' bodies are in
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		resp, err := ts.Client().Get(ts.URL + "/healthz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 }

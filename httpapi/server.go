@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,11 @@ type Options struct {
 	// Retry-After). Zero means DefaultMaxInflight; it is raised to MaxBody
 	// if smaller, so that the largest body accepted can be served.
 	MaxInflight int64
+	// MaxLarge is how many requests with a body over 64 KiB are handled
+	// at once; more wait as for room. Zero means one less than
+	// runtime.GOMAXPROCS, at least 1: a core stays free to answer short
+	// requests (see bodies.go).
+	MaxLarge int
 	// Timeout bounds every request: its context ends after it. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
@@ -104,6 +110,7 @@ type Server struct {
 	lim  limiters
 
 	bodies *semaphore.Weighted // bytes of bodies in flight, at most MaxInflight (bodies.go)
+	large  *semaphore.Weighted // bodies over freeBody in flight, at most MaxLarge
 }
 
 // route is one registered operation, kept so tests can check the OpenAPI
@@ -121,6 +128,9 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	}
 	opt.MaxInflight = max(opt.MaxInflight, opt.MaxBody)
 	bodies := semaphore.NewWeighted(opt.MaxInflight)
+	if opt.MaxLarge <= 0 {
+		opt.MaxLarge = max(1, runtime.GOMAXPROCS(0)-1)
+	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
@@ -140,7 +150,8 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if err := opt.Compact.Validate(); err != nil {
 		return nil, fmt.Errorf("compact settings: %w", err)
 	}
-	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer, bodies: bodies}
+	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer, bodies: bodies,
+		large: semaphore.NewWeighted(int64(opt.MaxLarge))}
 	if s.checkpointer == nil {
 		cp, err := defaultCheckpointer(mem.Tokenizer())
 		if err != nil {
