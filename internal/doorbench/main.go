@@ -75,7 +75,7 @@ func run(idle, slow, spaceless, size int, dur time.Duration, serveArgs []string)
 
 	serve := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, serveArgs...)...)
 	serve.Env = env
-	serve.Stderr = io.Discard
+	serve.Stderr = nil // the null device: a pipe drained by this busy process could hold up the server's log writes
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		return err
