@@ -35,7 +35,9 @@ import (
 // counting and storing megabytes keeps a core busy for seconds without
 // blocking, and with every core so busy a short request, a health check
 // included, waited tens of milliseconds for the scheduler. A core left
-// free answers it at once.
+// free answers it at once. The proxy's model routes take no slot: their
+// requests mostly wait on the model, and holding a slot meanwhile would
+// have them wait on each other.
 
 // DefaultMaxInflight is the default of Options.MaxInflight.
 const DefaultMaxInflight = 32 << 20
@@ -143,14 +145,16 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 		if r.ContentLength > 0 {
 			room = r.ContentLength
 		}
-		if !s.takeSlot(w, r, s.large, 1) {
+		large = !modelRoute(r.URL.Path)
+		if large && !s.takeSlot(w, r, s.large, 1) {
 			return nil, false
 		}
 		if !s.takeSlot(w, r, s.bodies, room) {
-			s.large.Release(1)
+			if large {
+				s.large.Release(1)
+			}
 			return nil, false
 		}
-		large = true
 		if deadline {
 			// The wait for room is the server's doing, not the client's.
 			rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))

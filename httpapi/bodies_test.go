@@ -223,7 +223,7 @@ func TestHeldBodyRoom(t *testing.T) {
 // TestLargeBodiesTakeSlots: at most MaxLarge bodies over freeBody are
 // held at once, however much room is left; another waits unread past
 // freeBody, and is answered 503 if its deadline ends first. Small bodies
-// take no slot.
+// take no slot, nor do the proxy's model routes.
 func TestLargeBodiesTakeSlots(t *testing.T) {
 	s, err := New(newMemory(t), Options{MaxBody: 1 << 20, MaxInflight: 8 << 20, MaxLarge: 1})
 	if err != nil {
@@ -252,6 +252,12 @@ func TestLargeBodiesTakeSlots(t *testing.T) {
 	r, _ = bodyRequest(done, freeBody, false)
 	if rel, ok := s.holdBody(httptest.NewRecorder(), r); !ok {
 		t.Fatal("a small body waited for a large body's slot")
+	} else {
+		rel()
+	}
+	r = httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(make([]byte, 200_000))).WithContext(done)
+	if rel, ok := s.holdBody(httptest.NewRecorder(), r); !ok {
+		t.Fatal("a model route's large body waited for a slot")
 	} else {
 		rel()
 	}
