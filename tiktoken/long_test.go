@@ -82,7 +82,9 @@ func TestCountContextCancelled(t *testing.T) {
 // BenchmarkCountSpaceless counts 16 MiB turns without spaces, the
 // largest body the server takes: one operation is one turn. Before long
 // runs were cut, 16 MiB of one letter took about 24 s and allocated
-// 2.2 GB, random letters 18.5 s and 1.3 GB.
+// 2.2 GB, random letters 18.5 s and 1.3 GB; cut but with the merge's
+// memory allocated afresh for each piece, 0.73 GB in 65,540 allocations;
+// reused, about 1 MB (the fresh count cache) in 13.
 func BenchmarkCountSpaceless(b *testing.B) {
 	tok, err := New(O200kBase)
 	if err != nil {
