@@ -116,10 +116,17 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 		first = min(first, r.ContentLength)
 	}
 	head := make([]byte, first+1)
-	n, err := io.ReadFull(r.Body, head)
-	if err != nil && err != io.ErrUnexpectedEOF && !(err == io.EOF && n == 0) {
-		s.refuseBody(w, err)
-		return nil, false
+	n := 0
+	for n < len(head) {
+		k, err := r.Body.Read(head[n:])
+		n += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil { // a body cut short is an error, not a shorter body
+			s.refuseBody(w, err)
+			return nil, false
+		}
 	}
 	head = head[:n]
 	var b []byte

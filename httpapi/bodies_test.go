@@ -269,3 +269,39 @@ func TestLargeBodiesTakeSlots(t *testing.T) {
 		rel()
 	}
 }
+
+// cutReader gives n bytes, then fails as a connection closed mid-body.
+type cutReader struct{ n int }
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.n == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	k := min(len(p), c.n)
+	c.n -= k
+	return k, nil
+}
+
+// TestBodyCutShortRefused: a body that ends before its Content-Length,
+// small or large, is answered 400 and never handed on as a shorter body.
+func TestBodyCutShortRefused(t *testing.T) {
+	s, err := New(newMemory(t), Options{MaxBody: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{100, 2 * freeBody} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/conversations/c/turns", &cutReader{n: n / 2})
+		r.ContentLength = int64(n)
+		w := httptest.NewRecorder()
+		if rel, ok := s.holdBody(w, r); ok {
+			rel()
+			t.Fatalf("a body of %d bytes cut at %d was held", n, n/2)
+		}
+		if w.Code != http.StatusBadRequest {
+			t.Fatalf("a body of %d bytes cut at %d: %d, want 400", n, n/2, w.Code)
+		}
+	}
+	if !s.bodies.TryAcquire(s.opt.MaxInflight) || !s.large.TryAcquire(int64(s.opt.MaxLarge)) {
+		t.Fatal("a refused body kept its room or slot")
+	}
+}
