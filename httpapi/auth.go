@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -155,20 +154,15 @@ func isMCPPost(r *http.Request) bool { return r.URL.Path == "/mcp" && r.Method =
 
 // chargeBatch charges a POST to /mcp to the token's rate limit, one
 // request per JSON-RPC call: a batch of 200 calls costs 200 requests, as
-// 200 separate ones would. It reads the body, bounded by MaxBody, after
-// the token was checked, and gives it back to the handler unread.
+// 200 separate ones would. It looks at the body holdBody read, after the
+// token was checked, and leaves it to the handler unread.
 func (s *Server) chargeBatch(w http.ResponseWriter, r *http.Request) bool {
 	id := tokenOf(r.Context())
 	if id == "" || s.opt.RateLimit <= 0 || !isMCPPost(r) {
 		return true
 	}
 	calls := 1
-	if r.Body != nil && r.Body != http.NoBody {
-		b, ok := s.readBody(w, r)
-		if !ok {
-			return false
-		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
+	if b, ok := heldBytes(r); ok { // read by holdBody
 		var batch []json.RawMessage
 		if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' && json.Unmarshal(trimmed, &batch) == nil {
 			calls = max(1, len(batch)) // anything else is one call, answered by the MCP handler

@@ -206,15 +206,19 @@ func (s *Server) checkText(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b, err := io.ReadAll(io.LimitReader(r.Body, s.opt.MaxBody+1))
-		if err != nil || int64(len(b)) > s.opt.MaxBody {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) || int64(len(b)) > s.opt.MaxBody {
-				writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+		b, held := heldBytes(r) // read by holdBody (bodies.go)
+		if !held {
+			var err error
+			if b, err = io.ReadAll(io.LimitReader(r.Body, s.opt.MaxBody+1)); err != nil || int64(len(b)) > s.opt.MaxBody {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) || int64(len(b)) > s.opt.MaxBody {
+					writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
+					return
+				}
+				writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
 				return
 			}
-			writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
-			return
+			r.Body = &heldBody{b: b}
 		}
 		if at, what := badText(b); at >= 0 {
 			where := jsonPath(b, at)
@@ -226,7 +230,6 @@ func (s *Server) checkText(next http.Handler) http.Handler {
 			}
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
 		next.ServeHTTP(w, r)
 	})
 }

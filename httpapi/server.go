@@ -7,16 +7,14 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,12 +39,20 @@ const (
 // Options tune a Server. The zero value takes the defaults.
 type Options struct {
 	// MaxBody is the largest request body accepted, in bytes; a larger one
-	// is answered 413. Zero means DefaultMaxBody. The bodies of requests
-	// being handled at once (read, then decoded, counted and stored, which
-	// costs several times their size) add up to at most twice MaxBody: a
-	// request that would pass it waits for room (until its timeout, then
-	// 503 with a Retry-After).
+	// is answered 413. Zero means DefaultMaxBody.
 	MaxBody int64
+	// MaxInflight bounds the bytes of the request bodies held at once,
+	// from their reading until their answers: decoding, counting and
+	// storing a body costs several times its size. A request that would
+	// pass it waits for room (until its timeout, then 503 with a
+	// Retry-After). Zero means DefaultMaxInflight; it is raised to MaxBody
+	// if smaller, so that the largest body accepted can be served.
+	MaxInflight int64
+	// MaxLarge is how many requests with a body over 64 KiB are handled
+	// at once; more wait as for room. Zero means one less than
+	// runtime.GOMAXPROCS, at least 1: a core stays free to answer short
+	// requests (see bodies.go).
+	MaxLarge int
 	// Timeout bounds every request: its context ends after it. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
@@ -103,7 +109,8 @@ type Server struct {
 	mcps map[*strata.Memory]*mcp.Server // the MCP tools over each Memory
 	lim  limiters
 
-	bodies *semaphore.Weighted // bytes of bodies in flight, at most 2*MaxBody
+	bodies *semaphore.Weighted // bytes of bodies in flight, at most MaxInflight (bodies.go)
+	large  *semaphore.Weighted // bodies over freeBody in flight, at most MaxLarge
 }
 
 // route is one registered operation, kept so tests can check the OpenAPI
@@ -116,7 +123,14 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = DefaultMaxBody
 	}
-	bodies := semaphore.NewWeighted(2 * opt.MaxBody)
+	if opt.MaxInflight <= 0 {
+		opt.MaxInflight = DefaultMaxInflight
+	}
+	opt.MaxInflight = max(opt.MaxInflight, opt.MaxBody)
+	bodies := semaphore.NewWeighted(opt.MaxInflight)
+	if opt.MaxLarge <= 0 {
+		opt.MaxLarge = max(1, runtime.GOMAXPROCS(0)-1)
+	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
@@ -136,7 +150,8 @@ func New(mem *strata.Memory, opt Options) (*Server, error) {
 	if err := opt.Compact.Validate(); err != nil {
 		return nil, fmt.Errorf("compact settings: %w", err)
 	}
-	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer, bodies: bodies}
+	s := &Server{mem: mem, opt: opt, log: opt.Logger, checkpointer: opt.Checkpointer, bodies: bodies,
+		large: semaphore.NewWeighted(int64(opt.MaxLarge))}
 	if s.checkpointer == nil {
 		cp, err := defaultCheckpointer(mem.Tokenizer())
 		if err != nil {
@@ -252,8 +267,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), ctxKey{}, id), s.opt.Timeout)
 		defer cancel()
-		// Routes outside huma (health) read no body; huma bounds its own
-		// with each operation's MaxBodyBytes. This bound backs both.
+		// The API's bodies are read whole by holdBody, which bounds them;
+		// this bound backs any other route's.
 		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBody+1)
 		sw := &statusWriter{ResponseWriter: w}
 		// The token is checked on the headers alone, before any of the
@@ -265,10 +280,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		if r.ContentLength != 0 {
 			aw = closeOnRefusal{sw}
 		}
-		if served, ok := s.authenticate(aw, r.WithContext(ctx)); ok && s.checkBody(sw, served) {
-			// Room is taken once the body is in: a slow body holds only
-			// the bytes it sent while it trickles in.
-			if release, ok := s.roomForBody(sw, served); ok {
+		if served, ok := s.authenticate(aw, r.WithContext(ctx)); ok {
+			if release, ok := s.holdBody(sw, served); ok { // bodies.go
 				if s.chargeBatch(sw, served) {
 					next.ServeHTTP(sw, served)
 				}
@@ -277,29 +290,6 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		s.logRequest(ctx, id, r, sw, start)
 	})
-}
-
-// roomForBody waits until the bodies being handled leave room for r's
-// (read whole by then for /v1, so its Content-Length; MaxBody when it
-// does not say), and returns the function that gives the room back once
-// r is answered: decoding, counting and storing a body costs several
-// times its size. A request that gets no room within its deadline is
-// answered 503 with a Retry-After.
-func (s *Server) roomForBody(w http.ResponseWriter, r *http.Request) (func(), bool) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		return func() {}, true
-	}
-	n := r.ContentLength
-	if n < 0 || n > s.opt.MaxBody {
-		n = s.opt.MaxBody // not said, or a 413 to come: it is read up to the bound
-	}
-	if !s.bodies.TryAcquire(n) && s.bodies.Acquire(r.Context(), n) != nil {
-		w.Header().Set("Connection", "close")
-		w.Header().Set("Retry-After", "1")
-		writeProblem(w, http.StatusServiceUnavailable, "the server is busy reading other large bodies; try again")
-		return nil, false
-	}
-	return func() { s.bodies.Release(n) }, true
 }
 
 // closeOnRefusal answers with Connection: close: the server then drops
@@ -317,55 +307,6 @@ func (s *Server) logRequest(ctx context.Context, id string, r *http.Request, sw 
 	s.log.LogAttrs(ctx, slog.LevelInfo, "request",
 		slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(start)))
-}
-
-// checkBody reads a /v1 request's body whole (it is bounded by MaxBody),
-// answering 413 for a body over the bound; its text is checked by
-// checkText (guard.go). The body is given back to the
-// handler unread.
-func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) bool {
-	if r.Body == nil || r.Body == http.NoBody || !strings.HasPrefix(r.URL.Path, "/v1/") {
-		return true
-	}
-	b, ok := s.readBody(w, r)
-	if !ok {
-		return false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.ContentLength = int64(len(b))
-	return true
-}
-
-// readBody reads a request's body whole, within the request's timeout
-// and bounded by MaxBody, answering 408, 413 or 400 when it cannot. After
-// a refusal the connection is closed, its read deadline left in place: the
-// rest of a slow or oversized body is never waited for.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	rc := http.NewResponseController(w)
-	deadline := rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout)) == nil
-	b, err := io.ReadAll(r.Body)
-	if err == nil && int64(len(b)) > s.opt.MaxBody {
-		err = &http.MaxBytesError{Limit: s.opt.MaxBody}
-	}
-	if err != nil {
-		w.Header().Set("Connection", "close")
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			writeProblem(w, http.StatusRequestTimeout, "the body was not received within the server's read timeout of "+s.opt.ReadTimeout.String())
-		case errors.As(err, &tooBig):
-			writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", s.opt.MaxBody))
-		default:
-			writeProblem(w, http.StatusBadRequest, "reading the body: "+err.Error())
-		}
-		return nil, false
-	}
-	// The whole body is in: the connection's deadline is lifted for the
-	// rest of this request (the server sets its own for the next one).
-	if deadline {
-		rc.SetReadDeadline(time.Time{})
-	}
-	return b, true
 }
 
 // checkParams answers 400, naming the parameter, a request whose path or
@@ -448,9 +389,13 @@ func init() {
 const metaKey = "strata"
 
 // op returns an operation with the server's limits, recorded in routes.
+// Its body is bounded by holdBody (bodies.go) before huma reads it, so
+// huma reads it without a bound of its own: a bounded read cannot take
+// the held body in one write and copied it through a growing buffer, and
+// refused a body of exactly MaxBody bytes.
 func (s *Server) op(method, path, id, summary string) huma.Operation {
 	s.routes = append(s.routes, route{method, path})
 	return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
-		MaxBodyBytes: s.opt.MaxBody, BodyReadTimeout: s.opt.Timeout, Metadata: map[string]any{metaKey: true},
+		MaxBodyBytes: -1, BodyReadTimeout: s.opt.Timeout, Metadata: map[string]any{metaKey: true},
 		Errors: opErrors}
 }

@@ -79,7 +79,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	opt := httpapi.Options{MaxBody: ss.MaxBody, Timeout: ss.Timeout, ReadTimeout: ss.ReadTimeout, Logger: log, Version: version,
+	opt := httpapi.Options{MaxBody: ss.MaxBody, MaxInflight: ss.Inflight, Timeout: ss.Timeout, ReadTimeout: ss.ReadTimeout, Logger: log, Version: version,
 		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst, Tokens: a.store, Anonymous: ss.NoAuth}
 	srv, err := httpapi.New(a.mem, opt)
 	if err != nil {

@@ -18,13 +18,14 @@ import (
 // 'strata serve'. Each field keeps its node, so that an error can name
 // its line.
 type serveConfig struct {
-	Addr    yaml.Node `yaml:"addr"`
-	MaxBody yaml.Node `yaml:"max_body"`
-	Timeout yaml.Node `yaml:"timeout"`
-	Rate    yaml.Node `yaml:"rate"`
-	Burst   yaml.Node `yaml:"burst"`
-	Every   yaml.Node `yaml:"every"`
-	Worker  yaml.Node `yaml:"worker"`
+	Addr     yaml.Node `yaml:"addr"`
+	MaxBody  yaml.Node `yaml:"max_body"`
+	Inflight yaml.Node `yaml:"max_inflight"`
+	Timeout  yaml.Node `yaml:"timeout"`
+	Rate     yaml.Node `yaml:"rate"`
+	Burst    yaml.Node `yaml:"burst"`
+	Every    yaml.Node `yaml:"every"`
+	Worker   yaml.Node `yaml:"worker"`
 
 	ReadTimeout  yaml.Node `yaml:"read_timeout"`
 	WriteTimeout yaml.Node `yaml:"write_timeout"`
@@ -35,13 +36,14 @@ type serveConfig struct {
 
 // serveSettings are the resolved settings of 'strata serve'.
 type serveSettings struct {
-	Addr    string
-	MaxBody int64
-	Timeout time.Duration
-	Rate    float64
-	Burst   int
-	Every   time.Duration
-	Worker  bool
+	Addr     string
+	MaxBody  int64
+	Inflight int64 // bytes of request bodies held at once (0: the server's default)
+	Timeout  time.Duration
+	Rate     float64
+	Burst    int
+	Every    time.Duration
+	Worker   bool
 
 	ReadTimeout  time.Duration // to receive a request, headers and body
 	WriteTimeout time.Duration // from a request's headers to its answer's end
@@ -139,10 +141,11 @@ func loopbackHost(host string) bool {
 type serveFlags struct{ *cmdline }
 
 func (m *Main) serveCommand() serveFlags {
-	fs := serveFlags{m.command("serve", "[--addr HOST:PORT] [--no-auth] [--max-body BYTES] [--timeout D] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--max-conns N] [--rate N] [--burst N] [--every D | --no-worker]")}
+	fs := serveFlags{m.command("serve", "[--addr HOST:PORT] [--no-auth] [--max-body BYTES] [--max-inflight BYTES] [--timeout D] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--max-conns N] [--rate N] [--burst N] [--every D | --no-worker]")}
 	fs.String("addr", defaultServeAddr, "address to listen on (env STRATA_SERVE_ADDR, serve.addr)")
 	fs.Bool("no-auth", false, "serve requests that carry no token, in the store's namespace: loopback addresses only; without it the store must hold a token, 'strata token create' (env STRATA_SERVE_NO_AUTH=true, serve.no_auth: true)")
 	fs.Int64("max-body", httpapi.DefaultMaxBody, "largest request body in bytes; larger ones are answered 413 (env STRATA_SERVE_MAX_BODY, serve.max_body)")
+	fs.Int64("max-inflight", httpapi.DefaultMaxInflight, "bytes of request bodies held at once, from reading to answer, at least --max-body (default: the larger of 33554432 and --max-body); past it a request waits for room, then 503 (env STRATA_SERVE_MAX_INFLIGHT, serve.max_inflight)")
 	fs.Duration("timeout", httpapi.DefaultTimeout, "deadline of every request (env STRATA_SERVE_TIMEOUT, serve.timeout)")
 	fs.Duration("read-timeout", defaultServeReadTimeout, "time a client has to send a request, headers and body; past it 408 and the connection is closed (env STRATA_SERVE_READ_TIMEOUT, serve.read_timeout)")
 	fs.Duration("write-timeout", 0, "time from a request's headers to the end of its answer, more than --read-timeout plus --timeout (default: their sum plus 30s) (env STRATA_SERVE_WRITE_TIMEOUT, serve.write_timeout)")
@@ -209,6 +212,19 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 			return ss, from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxBody)
 		}
 		ss.MaxBody = n
+	}
+
+	if v, from, ok, err = pick("max-inflight", "STRATA_SERVE_MAX_INFLIGHT", &file.Inflight, "max_inflight"); err != nil {
+		return ss, err
+	} else if ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return ss, from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxInflight)
+		}
+		if n < ss.MaxBody {
+			return ss, from.errorf(v, "want at least the largest body (--max-body %d): a body that cannot fit would never be served", ss.MaxBody)
+		}
+		ss.Inflight = n
 	}
 
 	for _, d := range []struct {

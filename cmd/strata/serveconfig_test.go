@@ -120,16 +120,16 @@ func TestServeConfigFromFileAndEnv(t *testing.T) {
 func TestServeConfigPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "strata.yaml")
-	file := "serve:\n  addr: 127.0.0.1:7001\n  max_body: 1000\n  timeout: 10s\n  rate: 2.5\n  burst: 3\n  every: 2m\n  worker: false\n" +
+	file := "serve:\n  addr: 127.0.0.1:7001\n  max_body: 1000\n  max_inflight: 1500\n  timeout: 10s\n  rate: 2.5\n  burst: 3\n  every: 2m\n  worker: false\n" +
 		"  read_timeout: 11s\n  write_timeout: 1m\n  idle_timeout: 12s\n  max_conns: 10\n  no_auth: true\n"
 	if err := os.WriteFile(cfg, []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"STRATA_SERVE_ADDR": "127.0.0.1:7002", "STRATA_SERVE_MAX_BODY": "2000",
+	vars := map[string]string{"STRATA_SERVE_ADDR": "127.0.0.1:7002", "STRATA_SERVE_MAX_BODY": "2000", "STRATA_SERVE_MAX_INFLIGHT": "2500",
 		"STRATA_SERVE_TIMEOUT": "20s", "STRATA_SERVE_RATE": "5", "STRATA_SERVE_BURST": "6", "STRATA_SERVE_EVERY": "3m",
 		"STRATA_SERVE_WORKER": "true", "STRATA_SERVE_READ_TIMEOUT": "21s", "STRATA_SERVE_WRITE_TIMEOUT": "2m",
 		"STRATA_SERVE_IDLE_TIMEOUT": "22s", "STRATA_SERVE_MAX_CONNS": "20", "STRATA_SERVE_NO_AUTH": "false"}
-	flags := []string{"--addr", "127.0.0.1:7003", "--max-body", "3000", "--timeout", "30s", "--rate", "0", "--burst", "0",
+	flags := []string{"--addr", "127.0.0.1:7003", "--max-body", "3000", "--max-inflight", "3500", "--timeout", "30s", "--rate", "0", "--burst", "0",
 		"--every", "4m", "--no-worker", "--read-timeout", "31s", "--write-timeout", "3m", "--idle-timeout", "32s",
 		"--max-conns", "30", "--no-auth"}
 	resolve := func(env map[string]string, args ...string) serveSettings {
@@ -151,7 +151,7 @@ func TestServeConfigPrecedence(t *testing.T) {
 		t.Errorf("defaults %+v, want %+v", plain(def), want)
 	}
 	got := resolve(map[string]string{"STRATA_CONFIG": cfg})
-	want = serveSettings{Addr: "127.0.0.1:7001", MaxBody: 1000, Timeout: 10 * time.Second, Rate: 2.5, Burst: 3, Every: 2 * time.Minute,
+	want = serveSettings{Addr: "127.0.0.1:7001", MaxBody: 1000, Inflight: 1500, Timeout: 10 * time.Second, Rate: 2.5, Burst: 3, Every: 2 * time.Minute,
 		ReadTimeout: 11 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 12 * time.Second, MaxConns: 10, NoAuth: true}
 	if plain(got) != want {
 		t.Errorf("from the file %+v, want %+v", got, want)
@@ -161,13 +161,13 @@ func TestServeConfigPrecedence(t *testing.T) {
 		env[k] = v
 	}
 	got = resolve(env)
-	want = serveSettings{Addr: "127.0.0.1:7002", MaxBody: 2000, Timeout: 20 * time.Second, Rate: 5, Burst: 6, Every: 3 * time.Minute, Worker: true,
+	want = serveSettings{Addr: "127.0.0.1:7002", MaxBody: 2000, Inflight: 2500, Timeout: 20 * time.Second, Rate: 5, Burst: 6, Every: 3 * time.Minute, Worker: true,
 		ReadTimeout: 21 * time.Second, WriteTimeout: 2 * time.Minute, IdleTimeout: 22 * time.Second, MaxConns: 20}
 	if plain(got) != want {
 		t.Errorf("variables over the file %+v, want %+v", got, want)
 	}
 	got = resolve(env, flags...)
-	want = serveSettings{Addr: "127.0.0.1:7003", MaxBody: 3000, Timeout: 30 * time.Second, Every: 4 * time.Minute,
+	want = serveSettings{Addr: "127.0.0.1:7003", MaxBody: 3000, Inflight: 3500, Timeout: 30 * time.Second, Every: 4 * time.Minute,
 		ReadTimeout: 31 * time.Second, WriteTimeout: 3 * time.Minute, IdleTimeout: 32 * time.Second, MaxConns: 30, NoAuth: true}
 	if plain(got) != want {
 		t.Errorf("flags over the variables %+v, want %+v", got, want)
@@ -216,6 +216,8 @@ func TestServeConfigErrors(t *testing.T) {
 		{name: "non-loopback address variable", env: map[string]string{"STRATA_SERVE_ADDR": ":7700"}, args: []string{"--no-auth"}, want: `STRATA_SERVE_ADDR ":7700": --no-auth serves loopback only`, opens: true},
 		{name: "no token and no --no-auth", want: `has no token, so no request could be served: create one with 'strata token create --namespace default'`, opens: true},
 		{name: "write timeout within read and request timeouts", args: []string{"--timeout", "1m", "--read-timeout", "1m", "--write-timeout", "2m"}, want: `--write-timeout "2m0s": want more than the read timeout (1m0s) plus the request timeout (1m0s)`, usage: true},
+		{name: "bad max_inflight in the file", yaml: "serve:\n  max_inflight: lots\n", want: `strata.yaml:2: serve.max_inflight "lots"`},
+		{name: "max-inflight under max-body", args: []string{"--max-body", "2000", "--max-inflight", "1000"}, want: `--max-inflight "1000": want at least the largest body (--max-body 2000)`, usage: true},
 		{name: "bad max_conns in the file", yaml: "serve:\n  max_conns: 0\n", want: `strata.yaml:2: serve.max_conns "0"`},
 		{name: "bad no_auth variable", env: map[string]string{"STRATA_SERVE_NO_AUTH": "perhaps"}, want: `STRATA_SERVE_NO_AUTH "perhaps"`},
 		{name: "bad idle_timeout in the file", yaml: "serve:\n  idle_timeout: never\n", want: `strata.yaml:2: serve.idle_timeout "never"`},

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func run(idle, slow, spaceless, size int, dur time.Duration, serveArgs []string)
 
 	serve := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, serveArgs...)...)
 	serve.Env = env
-	serve.Stderr = io.Discard
+	serve.Stderr = nil // the null device: a pipe drained by this busy process could hold up the server's log writes
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		return err
@@ -96,8 +97,9 @@ func run(idle, slow, spaceless, size int, dur time.Duration, serveArgs []string)
 		}
 	}()
 	addr := strings.TrimPrefix(url, "http://")
-	fmt.Printf("strata serve at %s (pid %d); attack for %s: %d idle connections, %d slow bodies, %d spaceless turns of %d bytes\n",
-		url, serve.Process.Pid, dur, idle, slow, spaceless, size)
+	fmt.Printf("strata serve %s at %s (pid %d); attack for %s: %d idle connections, %d slow bodies, %d spaceless turns of %d bytes\n",
+		strings.Join(serveArgs, " "), url, serve.Process.Pid, dur, idle, slow, spaceless, size)
+	fmt.Printf("machine: %d cores, load average before %s\n", runtime.NumCPU(), loadavg())
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
@@ -230,7 +232,22 @@ func run(idle, slow, spaceless, size int, dur time.Duration, serveArgs []string)
 	fmt.Printf("idle connections: %d answered once and held, %d not accepted\n", held.Load(), refused.Load())
 	fmt.Printf("slow bodies answered: %s\n", counts(&slowAnswers))
 	fmt.Printf("spaceless appends answered: %s\n", counts(&spacelessAnswers))
+	fmt.Printf("machine: load average after %s\n", loadavg())
 	return nil
+}
+
+// loadavg returns the machine's load averages over 1, 5 and 15 minutes:
+// the machine may be shared, and the latencies depend on it.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
 }
 
 func counts(m *sync.Map) string {
