@@ -61,19 +61,14 @@ type Config struct {
 // Memory is the strata engine: ingest, rollups, context assembly, search.
 // It is safe for concurrent use.
 type Memory struct {
-	store      Store
+	scope      // store, namespace, policies, logger, clock, locks
 	tok        Tokenizer
 	sum        Summarizer
-	policy     Policy
-	custom     map[string]Policy
 	tz         string
-	ns         string
 	gap        time.Duration
 	asm        AssemblyOptions
 	tiers      TierPolicy
 	deferTiers bool // Config.DeferTiers
-	log        *slog.Logger
-	now        func() time.Time
 	workers    int
 	llm        LLMOptions
 	prompts    *Prompts
@@ -94,9 +89,7 @@ type Memory struct {
 	claimTTL time.Duration // how long a claim lasts unless renewed
 	held     *heldClaims   // the claims this holder holds now (shared by ForNamespace)
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex // per conversation: one appender at a time
-	rolls map[string]*sync.Mutex // per conversation: one rollup at a time
+	mu sync.Mutex
 	// shaped holds the conversations whose pyramid was checked against
 	// the month cut (monthcut.go).
 	shaped map[string]bool
@@ -183,12 +176,14 @@ func New(cfg Config) (*Memory, error) {
 		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers, deferTiers: cfg.DeferTiers,
-		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
-		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
-		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
+		scope: scope{
+			store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
+			log: cfg.Logger, now: cfg.Now, locks: newConvLocks(),
+		},
+		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
+		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
+		llm: llm, prompts: prompts,
 		workers: max(1, runtime.GOMAXPROCS(0)),
-		locks:   map[string]*sync.Mutex{},
-		rolls:   map[string]*sync.Mutex{},
 	}, nil
 }
 
@@ -204,54 +199,13 @@ func (m *Memory) Store() Store { return m.store }
 // Embedding returns the embedding options in force, defaults filled in.
 func (m *Memory) Embedding() EmbeddingOptions { return m.embOpt }
 
-// convLock serializes appends to a conversation within this process, so
-// that sessions are assigned against the true last turn.
-func (m *Memory) convLock(conv string) *sync.Mutex { return m.lockIn(m.locks, conv) }
-
-// rollLock serializes rollups of a conversation within this process. It is
-// separate from convLock so that a rollup can run while the next batch is
-// appended (see Importer); neither is held while taking the other.
-func (m *Memory) rollLock(conv string) *sync.Mutex { return m.lockIn(m.rolls, conv) }
-
-func (m *Memory) lockIn(locks map[string]*sync.Mutex, conv string) *sync.Mutex {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := locks[conv]
-	if !ok {
-		l = &sync.Mutex{}
-		locks[conv] = l
-	}
-	return l
-}
-
-// policyFor returns the policy a conversation was created with.
-func (m *Memory) policyFor(c Conversation) (Policy, error) {
-	if c.Policy == "" {
-		return m.policy, nil
-	}
-	p, err := m.Policy(c.Policy)
-	if err != nil {
-		return Policy{}, fmt.Errorf("conversation %q: %w", c.ID, err)
-	}
-	return p, nil
-}
-
 // Policy returns the policy of that name: one of the configuration's, or
 // a preset.
-func (m *Memory) Policy(name string) (Policy, error) {
-	if p, ok := m.custom[name]; ok {
-		return p, nil
-	}
-	return Preset(name)
-}
+func (m *Memory) Policy(name string) (Policy, error) { return m.policyNamed(name) }
 
 // PolicyOf returns the policy of a conversation.
 func (m *Memory) PolicyOf(ctx context.Context, conversation string) (Policy, error) {
-	c, err := m.conversation(ctx, conversation)
-	if err != nil {
-		return Policy{}, err
-	}
-	return m.policyFor(c)
+	return m.policyOf(ctx, conversation)
 }
 
 func samePolicy(a, b Policy) bool {
@@ -269,28 +223,6 @@ func samePolicy(a, b Policy) bool {
 // Conversation returns a conversation of this namespace; ENOTFOUND if none.
 func (m *Memory) Conversation(ctx context.Context, id string) (Conversation, error) {
 	return m.conversation(ctx, id)
-}
-
-// conversation reads conversation id of the namespace; an id no store
-// can hold is not found, without asking the store.
-func (m *Memory) conversation(ctx context.Context, id string) (Conversation, error) {
-	if err := lookupID(m.ns, id); err != nil {
-		return Conversation{}, err
-	}
-	return m.store.Conversation(ctx, m.ns, id)
-}
-
-// conversationsOf returns the conversation id, or every conversation of
-// the namespace if id is "".
-func (m *Memory) conversationsOf(ctx context.Context, id string) ([]Conversation, error) {
-	if id == "" {
-		return m.store.Conversations(ctx, m.ns)
-	}
-	c, err := m.conversation(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return []Conversation{c}, nil
 }
 
 // Conversations lists the namespace's conversations.
@@ -389,15 +321,16 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, err
 	}
+	s := m.scope
+	s.ns, s.locks = ns, newConvLocks()
 	return &Memory{
 		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
 		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
 		tiers: m.tiers, deferTiers: m.deferTiers,
-		store: m.store, tok: m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
-		policy: m.policy, custom: m.custom, tz: m.tz, ns: ns, gap: m.gap, asm: m.asm,
-		log: m.log, now: m.now, llm: m.llm, prompts: m.prompts,
+		scope: s,
+		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
+		tz: m.tz, gap: m.gap, asm: m.asm,
+		llm: m.llm, prompts: m.prompts,
 		workers: m.workers,
-		locks:   map[string]*sync.Mutex{},
-		rolls:   map[string]*sync.Mutex{},
 	}, nil
 }
