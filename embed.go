@@ -350,7 +350,7 @@ func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) 
 		total = m.missing(ctx, req.Conversation, space)
 	}
 	done := 0
-	l := m.newLease()
+	l := m.claims.newLease()
 	defer l.close(ctx)
 	for _, c := range convs {
 		key := claimKey(claimEmbed, m.ns, c.ID)

@@ -85,9 +85,7 @@ type Memory struct {
 	overviews summaryCache // overviews written for context packages lately
 	counts    *countCache  // token counts of items rendered lately
 
-	holder   string        // names this process in its claims
-	claimTTL time.Duration // how long a claim lasts unless renewed
-	held     *heldClaims   // the claims this holder holds now (shared by ForNamespace)
+	claims *claims // shared by ForNamespace
 
 	mu sync.Mutex
 	// shaped holds the conversations whose pyramid was checked against
@@ -173,7 +171,10 @@ func New(cfg Config) (*Memory, error) {
 		cfg.Holder = newHolder()
 	}
 	return &Memory{
-		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
+		claims: &claims{
+			store: cfg.Store, log: cfg.Logger, now: cfg.Now,
+			holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
+		},
 		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
 		tiers: tiers, deferTiers: cfg.DeferTiers,
 		scope: scope{
@@ -324,8 +325,8 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	s := m.scope
 	s.ns, s.locks = ns, newConvLocks()
 	return &Memory{
-		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
-		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
+		claims: m.claims,
+		emb:    m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
 		tiers: m.tiers, deferTiers: m.deferTiers,
 		scope: s,
 		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only

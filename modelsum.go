@@ -146,7 +146,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 		return res, err
 	}
 	g := &endpointGuard{down: make(chan struct{})}
-	l := m.newLease()
+	l := m.claims.newLease()
 	defer l.close(ctx)
 	defer func() {
 		if reason, down := g.isDown(); down {

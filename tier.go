@@ -334,7 +334,7 @@ func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierP
 	if plan.empty() {
 		return plan, nil, nil
 	}
-	l := m.newLease()
+	l := m.claims.newLease()
 	ok, err := l.take(ctx, claimKey(claimTiers, m.ns, conversation))
 	if err != nil || !ok {
 		l.close(ctx)
