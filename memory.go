@@ -73,14 +73,7 @@ type Memory struct {
 	llm        LLMOptions
 	prompts    *Prompts
 
-	emb         Embedder
-	embOpt      EmbeddingOptions
-	dim         int // the embedder's dimension once a call told it (guarded by mu)
-	indexes     indexCache
-	lexicalOnce sync.Once // the "search is lexical only" warning
-
-	qmu    sync.Mutex
-	qcache []*queryVec // the latest query vectors, oldest first
+	vec *vectors // embeddings and hybrid search
 
 	overviews summaryCache // overviews written for context packages lately
 	counts    *countCache  // token counts of items rendered lately
@@ -170,17 +163,18 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Holder == "" {
 		cfg.Holder = newHolder()
 	}
+	s := scope{
+		store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
+		log: cfg.Logger, now: cfg.Now, locks: newConvLocks(),
+	}
+	cl := &claims{
+		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
+	}
 	return &Memory{
-		claims: &claims{
-			store: cfg.Store, log: cfg.Logger, now: cfg.Now,
-			holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
-		},
-		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
+		scope: s, claims: cl,
+		vec:   newVectors(s, cl, cfg.Embedder, embOpt),
 		tiers: tiers, deferTiers: cfg.DeferTiers,
-		scope: scope{
-			store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
-			log: cfg.Logger, now: cfg.Now, locks: newConvLocks(),
-		},
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
 		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
 		llm: llm, prompts: prompts,
@@ -198,7 +192,7 @@ func (m *Memory) Tokenizer() Tokenizer { return m.tok }
 func (m *Memory) Store() Store { return m.store }
 
 // Embedding returns the embedding options in force, defaults filled in.
-func (m *Memory) Embedding() EmbeddingOptions { return m.embOpt }
+func (m *Memory) Embedding() EmbeddingOptions { return m.vec.opt }
 
 // Policy returns the policy of that name: one of the configuration's, or
 // a preset.
@@ -238,7 +232,7 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := m.addEmbeddingStats(ctx, &st); err != nil {
+	if err := m.vec.addEmbeddingStats(ctx, &st); err != nil {
 		return st, err
 	}
 	cs, err := m.store.Conversations(ctx, m.ns)
@@ -308,7 +302,7 @@ func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Del
 	defer roll.Unlock()
 	d, err := m.store.DeleteConversation(ctx, m.ns, id, reason, m.now())
 	if err == nil {
-		m.indexes.drop(id)
+		m.vec.indexes.drop(id)
 	}
 	return d, err
 }
@@ -326,8 +320,8 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	s.ns, s.locks = ns, newConvLocks()
 	return &Memory{
 		claims: m.claims,
-		emb:    m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
-		tiers: m.tiers, deferTiers: m.deferTiers,
+		vec:    newVectors(s, m.claims, m.vec.emb, m.vec.opt),
+		tiers:  m.tiers, deferTiers: m.deferTiers,
 		scope: s,
 		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
 		tz: m.tz, gap: m.gap, asm: m.asm,

@@ -525,7 +525,7 @@ func (m *Memory) Pass(ctx context.Context) (Pass, error) {
 		res, err = m.SummarizePending(ctx, PendingOptions{})
 		pass.Summaries = &res
 	}
-	if err == nil && m.emb != nil {
+	if err == nil && m.vec.emb != nil {
 		var res EmbedResult
 		res, err = m.Embed(ctx, EmbedRequest{})
 		pass.Embedded = &res

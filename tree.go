@@ -158,7 +158,7 @@ func (m *Memory) Search(ctx context.Context, conversation, query string, k int) 
 			return nil, err
 		}
 	}
-	hits, err := m.hybridSearch(ctx, conversation, query, k)
+	hits, err := m.vec.hybridSearch(ctx, conversation, query, k)
 	if err != nil {
 		return nil, err
 	}
