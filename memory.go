@@ -67,7 +67,7 @@ type Memory struct {
 	tz         string
 	gap        time.Duration
 	asm        AssemblyOptions
-	tiers      TierPolicy
+	tiers      *tiering
 	deferTiers bool // Config.DeferTiers
 	workers    int
 	llm        LLMOptions
@@ -174,7 +174,7 @@ func New(cfg Config) (*Memory, error) {
 	return &Memory{
 		scope: s, claims: cl,
 		vec:   newVectors(s, cl, cfg.Embedder, embOpt),
-		tiers: tiers, deferTiers: cfg.DeferTiers,
+		tiers: &tiering{scope: s, claims: cl, rules: tiers, llm: llm}, deferTiers: cfg.DeferTiers,
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
 		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
 		llm: llm, prompts: prompts,
@@ -321,7 +321,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	return &Memory{
 		claims: m.claims,
 		vec:    newVectors(s, m.claims, m.vec.emb, m.vec.opt),
-		tiers:  m.tiers, deferTiers: m.deferTiers,
+		tiers:  &tiering{scope: s, claims: m.claims, rules: m.tiers.rules, llm: m.llm}, deferTiers: m.deferTiers,
 		scope: s,
 		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
 		tz: m.tz, gap: m.gap, asm: m.asm,

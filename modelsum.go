@@ -90,8 +90,8 @@ func (o LLMOptions) withDefaults() LLMOptions {
 
 // wantsModel reports whether nodes of the level are summarized by a model:
 // a model is configured and the level asks for one, or names no strategy.
-func (m *Memory) wantsModel(l Level) bool {
-	return m.llm.Completer != nil && (l.Summarizer == MethodLLM || l.Summarizer == "")
+func (o LLMOptions) wantsModel(l Level) bool {
+	return o.Completer != nil && (l.Summarizer == MethodLLM || l.Summarizer == "")
 }
 
 // PendingOptions narrow a SummarizePending pass.
@@ -188,7 +188,7 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
 	n := 0
 	for lvl, l := range p.Levels {
-		if !m.wantsModel(l) {
+		if !m.llm.wantsModel(l) {
 			continue
 		}
 		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: lvl + 1})

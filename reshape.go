@@ -187,8 +187,8 @@ func (m *Memory) SetPolicy(ctx context.Context, conversation, policy string) (Po
 	if ch.Made, err = m.rollupLocked(ctx, conversation, p, nil); err != nil {
 		return ch, fmt.Errorf("rollup under policy %s: %w", p.Name, err)
 	}
-	if !m.tiers.Off {
-		res, err := m.tier(ctx, conversation, false, false)
+	if !m.tiers.rules.Off {
+		res, err := m.tiers.tier(ctx, conversation, false, false)
 		if err != nil {
 			return ch, fmt.Errorf("tiering: %w", err)
 		}

@@ -56,10 +56,10 @@ func (m *Memory) rollupThenTier(ctx context.Context, conv string, p Policy, fres
 	lock.Lock()
 	defer lock.Unlock()
 	n, err := m.rollupLocked(ctx, conv, p, fresh)
-	if err != nil || !tier || m.tiers.Off || p.Name == "" {
+	if err != nil || !tier || m.tiers.rules.Off || p.Name == "" {
 		return n, 0, err
 	}
-	res, err := m.tier(ctx, conv, false, true)
+	res, err := m.tiers.tier(ctx, conv, false, true)
 	if errors.Is(err, errTiersClaimed) {
 		// Another process is moving this conversation's spans; what it
 		// leaves, the next pass moves.
@@ -405,7 +405,7 @@ func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, 
 		switch {
 		case level.Summarizer == MethodAggregate:
 			m.aggregateSummary(&nodes[i], r.Budget)
-		case m.wantsModel(level) && !(m.llm.Defer && lvl == 1):
+		case m.llm.wantsModel(level) && !(m.llm.Defer && lvl == 1):
 			nodes[i].Pending = true // the extractive summary stands until the model's is written
 		}
 	})
