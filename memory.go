@@ -71,7 +71,7 @@ type Memory struct {
 	deferTiers bool // Config.DeferTiers
 	workers    int
 	llm        LLMOptions
-	prompts    *Prompts
+	model      *modelPass // model summaries and Summarize
 
 	vec *vectors // embeddings and hybrid search
 
@@ -177,7 +177,7 @@ func New(cfg Config) (*Memory, error) {
 		tiers: &tiering{scope: s, claims: cl, rules: tiers, llm: llm}, deferTiers: cfg.DeferTiers,
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
 		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
-		llm: llm, prompts: prompts,
+		llm: llm, model: &modelPass{scope: s, claims: cl, tok: cfg.Tokenizer, sum: cfg.Summarizer, llm: llm, prompts: prompts},
 		workers: max(1, runtime.GOMAXPROCS(0)),
 	}, nil
 }
@@ -325,7 +325,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 		scope: s,
 		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
 		tz: m.tz, gap: m.gap, asm: m.asm,
-		llm: m.llm, prompts: m.prompts,
+		llm: m.llm, model: &modelPass{scope: s, claims: m.claims, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.model.prompts},
 		workers: m.workers,
 	}, nil
 }
