@@ -65,7 +65,7 @@ func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Nodes, res.Moved, err = m.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
+	res.Nodes, res.Moved, err = m.pyramid.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
 	if err != nil {
 		// The batch is committed: refusing it now would have a client
 		// that retries without ext_ids store its turns twice. The pyramid
@@ -265,7 +265,7 @@ func (im *Importer) run() {
 		if im.failed() {
 			continue // drain: the import has failed
 		}
-		n, moved, err := im.m.rollupAndTier(im.ctx, j.conv, j.policy, j.added)
+		n, moved, err := im.m.pyramid.rollupAndTier(im.ctx, j.conv, j.policy, j.added)
 		im.mu.Lock()
 		im.results[j.index].Nodes += n
 		im.results[j.index].Moved += moved

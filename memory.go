@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 )
 
@@ -61,29 +60,23 @@ type Config struct {
 // Memory is the strata engine: ingest, rollups, context assembly, search.
 // It is safe for concurrent use.
 type Memory struct {
-	scope      // store, namespace, policies, logger, clock, locks
-	tok        Tokenizer
-	sum        Summarizer
-	tz         string
-	gap        time.Duration
-	asm        AssemblyOptions
-	tiers      *tiering
-	deferTiers bool // Config.DeferTiers
-	workers    int
-	llm        LLMOptions
-	model      *modelPass // model summaries and Summarize
+	scope   // store, namespace, policies, logger, clock, locks (scope.go)
+	tok     Tokenizer
+	sum     Summarizer
+	tz      string
+	gap     time.Duration
+	asm     AssemblyOptions
+	workers int
+	llm     LLMOptions
 
-	vec *vectors // embeddings and hybrid search
+	claims  *claims    // claims on background work (claim.go); shared by ForNamespace
+	pyramid *pyramid   // rollups (rollup.go, group.go, monthcut.go)
+	tiers   *tiering   // tier moves and retention (tier.go)
+	model   *modelPass // model summaries and Summarize (modelsum.go, summarize.go)
+	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
 	overviews summaryCache // overviews written for context packages lately
 	counts    *countCache  // token counts of items rendered lately
-
-	claims *claims // shared by ForNamespace
-
-	mu sync.Mutex
-	// shaped holds the conversations whose pyramid was checked against
-	// the month cut (monthcut.go).
-	shaped map[string]bool
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -171,15 +164,23 @@ func New(cfg Config) (*Memory, error) {
 		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 	}
-	return &Memory{
+	return (&Memory{
 		scope: s, claims: cl,
-		vec:   newVectors(s, cl, cfg.Embedder, embOpt),
-		tiers: &tiering{scope: s, claims: cl, rules: tiers, llm: llm}, deferTiers: cfg.DeferTiers,
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
-		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
-		llm: llm, model: &modelPass{scope: s, claims: cl, tok: cfg.Tokenizer, sum: cfg.Summarizer, llm: llm, prompts: prompts},
+		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm, llm: llm,
 		workers: max(1, runtime.GOMAXPROCS(0)),
-	}, nil
+	}).wire(cfg.Embedder, embOpt, tiers, cfg.DeferTiers, prompts), nil
+}
+
+// wire makes the parts of m from its scope and settings and those given.
+func (m *Memory) wire(emb Embedder, embOpt EmbeddingOptions, tiers TierPolicy, deferTiers bool, prompts *Prompts) *Memory {
+	s := m.scope
+	m.tiers = &tiering{scope: s, claims: m.claims, rules: tiers, llm: m.llm}
+	m.pyramid = &pyramid{scope: s, tok: m.tok, sum: m.sum, llm: m.llm, gap: m.gap, workers: m.workers,
+		tiers: m.tiers, deferTiers: deferTiers}
+	m.model = &modelPass{scope: s, claims: m.claims, tok: m.tok, sum: m.sum, llm: m.llm, prompts: prompts}
+	m.vec = newVectors(s, m.claims, emb, embOpt)
+	return m
 }
 
 // Namespace returns the namespace this Memory reads and writes.
@@ -318,14 +319,11 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	}
 	s := m.scope
 	s.ns, s.locks = ns, newConvLocks()
-	return &Memory{
-		claims: m.claims,
-		vec:    newVectors(s, m.claims, m.vec.emb, m.vec.opt),
-		tiers:  &tiering{scope: s, claims: m.claims, rules: m.tiers.rules, llm: m.llm}, deferTiers: m.deferTiers,
-		scope: s,
-		tok:   m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
-		tz: m.tz, gap: m.gap, asm: m.asm,
-		llm: m.llm, model: &modelPass{scope: s, claims: m.claims, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.model.prompts},
+	n := &Memory{
+		scope: s, claims: m.claims,
+		tok: m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
+		tz: m.tz, gap: m.gap, asm: m.asm, llm: m.llm,
 		workers: m.workers,
-	}, nil
+	}
+	return n.wire(m.vec.emb, m.vec.opt, m.tiers.rules, m.pyramid.deferTiers, m.model.prompts), nil
 }

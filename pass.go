@@ -34,7 +34,7 @@ func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
 		if err != nil {
 			return pass, err
 		}
-		made, moved, err := m.rollupThenTier(ctx, c.ID, p, nil, true)
+		made, moved, err := m.pyramid.rollupThenTier(ctx, c.ID, p, nil, true)
 		if made > 0 {
 			pass.Made[c.ID] = made
 		}

@@ -35,7 +35,7 @@ func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, import
 	if err != nil {
 		return t, err
 	}
-	if err := m.remake(ctx, c, p, over); err != nil {
+	if err := m.pyramid.remake(ctx, c, p, over); err != nil {
 		return t, fmt.Errorf("rewrite the summaries over turn %d: %w", seq, err)
 	}
 	return t, nil
@@ -102,7 +102,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 			}
 		}
 	}
-	if err := m.remake(ctx, c, p, over); err != nil {
+	if err := m.pyramid.remake(ctx, c, p, over); err != nil {
 		return marks, fmt.Errorf("rewrite the summaries of %s: %w", label, err)
 	}
 	return marks, nil
@@ -111,7 +111,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 // remake summarizes nodes again over their current turns and children,
 // finest level first, and stores them under the same ids. The caller holds
 // the conversation's roll lock.
-func (m *Memory) remake(ctx context.Context, c Conversation, p Policy, nodes []Node) error {
+func (py *pyramid) remake(ctx context.Context, c Conversation, p Policy, nodes []Node) error {
 	slices.SortFunc(nodes, func(a, b Node) int {
 		if a.Level != b.Level {
 			return a.Level - b.Level
@@ -124,26 +124,26 @@ func (m *Memory) remake(ctx context.Context, c Conversation, p Policy, nodes []N
 		req := SummaryRequest{Budget: level.BudgetFor(c.IsImportant(n.Key))}
 		var err error
 		if n.Level == 1 {
-			req.Turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+			req.Turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 			if err == nil && int64(len(req.Turns)) != n.Turns() {
 				err = Errorf(ECONFLICT, "node %s: %d of its %d turns are readable (expired spans keep their summaries as they are)",
 					n.ID, len(req.Turns), n.Turns())
 			}
 		} else {
-			req.Children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: n.Level - 1,
+			req.Children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: c.ID, Level: n.Level - 1,
 				FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 		}
 		if err != nil {
 			return err
 		}
-		made, err := m.makeNodes(ctx, c.ID, p, n.Level, []SummaryRequest{req}, []string{n.Key})
+		made, err := py.makeNodes(ctx, c.ID, p, n.Level, []SummaryRequest{req}, []string{n.Key})
 		if err != nil {
 			return err
 		}
 		if made[0].ID != n.ID {
 			return Errorf(EINTERNAL, "node %s was remade as %s", n.ID, made[0].ID)
 		}
-		if err := m.store.PutNodes(ctx, m.ns, c.ID, made); err != nil {
+		if err := py.store.PutNodes(ctx, py.ns, c.ID, made); err != nil {
 			return err
 		}
 	}
@@ -184,7 +184,7 @@ func (m *Memory) SetPolicy(ctx context.Context, conversation, policy string) (Po
 	if ch.Removed, err = m.store.ResetPyramid(ctx, m.ns, conversation, p.Name); err != nil {
 		return ch, err
 	}
-	if ch.Made, err = m.rollupLocked(ctx, conversation, p, nil); err != nil {
+	if ch.Made, err = m.pyramid.rollupLocked(ctx, conversation, p, nil); err != nil {
 		return ch, fmt.Errorf("rollup under policy %s: %w", p.Name, err)
 	}
 	if !m.tiers.rules.Off {
