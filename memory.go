@@ -70,6 +70,7 @@ type Memory struct {
 	llm     LLMOptions
 
 	claims  *claims    // claims on background work (claim.go); shared by ForNamespace
+	ingest  *ingester  // appends (ingest.go)
 	pyramid *pyramid   // rollups (rollup.go, group.go, monthcut.go)
 	tiers   *tiering   // tier moves and retention (tier.go)
 	model   *modelPass // model summaries and Summarize (modelsum.go, summarize.go)
@@ -178,6 +179,7 @@ func (m *Memory) wire(emb Embedder, embOpt EmbeddingOptions, tiers TierPolicy, d
 	m.tiers = &tiering{scope: s, claims: m.claims, rules: tiers, llm: m.llm}
 	m.pyramid = &pyramid{scope: s, tok: m.tok, sum: m.sum, llm: m.llm, gap: m.gap, workers: m.workers,
 		tiers: m.tiers, deferTiers: deferTiers}
+	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
 	m.model = &modelPass{scope: s, claims: m.claims, tok: m.tok, sum: m.sum, llm: m.llm, prompts: prompts}
 	m.vec = newVectors(s, m.claims, emb, embOpt)
 	return m
