@@ -24,17 +24,21 @@ type Pass struct {
 // id derives from its span, so two passes write the same nodes). The
 // first error stops the pass.
 func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
-	pass := Pass{At: m.now(), Made: map[string]int{}, Moved: map[string]int{}}
-	cs, err := m.store.Conversations(ctx, m.ns)
+	return m.pyramid.rollupAll(ctx)
+}
+
+func (py *pyramid) rollupAll(ctx context.Context) (Pass, error) {
+	pass := Pass{At: py.now(), Made: map[string]int{}, Moved: map[string]int{}}
+	cs, err := py.store.Conversations(ctx, py.ns)
 	if err != nil {
 		return pass, err
 	}
 	for _, c := range cs {
-		p, err := m.policyFor(c)
+		p, err := py.policyFor(c)
 		if err != nil {
 			return pass, err
 		}
-		made, moved, err := m.pyramid.rollupThenTier(ctx, c.ID, p, nil, true)
+		made, moved, err := py.rollupThenTier(ctx, c.ID, p, nil, true)
 		if made > 0 {
 			pass.Made[c.ID] = made
 		}
