@@ -58,7 +58,9 @@ type Config struct {
 }
 
 // Memory is the strata engine: ingest, rollups, context assembly, search.
-// It is safe for concurrent use.
+// It is safe for concurrent use. It is a facade: each concern is a type
+// of its own, in the files named for it, that Memory's methods delegate
+// to (see the fields below).
 type Memory struct {
 	scope   // store, namespace, policies, logger, clock, locks (scope.go)
 	tok     Tokenizer
