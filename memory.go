@@ -62,24 +62,35 @@ type Config struct {
 // of its own, in the files named for it, that Memory's methods delegate
 // to (see the fields below).
 type Memory struct {
-	scope   // store, namespace, policies, logger, clock, locks (scope.go)
-	tok     Tokenizer
-	sum     Summarizer
-	tz      string
-	gap     time.Duration
-	asm     AssemblyOptions
-	workers int
-	llm     LLMOptions
+	scope    // store, namespace, policies, logger, clock, locks (scope.go)
+	settings // what the parts are made from
 
 	claims  *claims    // claims on background work (claim.go); shared by ForNamespace
 	ingest  *ingester  // appends (ingest.go)
-	pyramid *pyramid   // rollups (rollup.go, group.go, monthcut.go)
+	pyramid *pyramid   // rollups (rollup.go, group.go, monthcut.go, reshape.go)
 	tiers   *tiering   // tier moves and retention (tier.go)
-	model   *modelPass // model summaries and Summarize (modelsum.go, summarize.go)
+	model   *modelPass // model summaries, Summarize, cost (modelsum.go, summarize.go, cost.go)
 	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
 	overviews summaryCache // overviews written for context packages lately
 	counts    *countCache  // token counts of items rendered lately
+}
+
+// settings are a Memory's configuration past its scope, defaults filled
+// in: what New makes its parts from, and ForNamespace copies.
+type settings struct {
+	tok        Tokenizer
+	sum        Summarizer
+	tz         string        // the time zone of new conversations
+	gap        time.Duration // Config.SessionGap
+	asm        AssemblyOptions
+	workers    int // spans summarized, turns counted at once
+	llm        LLMOptions
+	prompts    *Prompts
+	tierPolicy TierPolicy
+	deferTiers bool
+	emb        Embedder
+	embOpt     EmbeddingOptions
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -167,24 +178,24 @@ func New(cfg Config) (*Memory, error) {
 		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 	}
-	return (&Memory{
-		scope: s, claims: cl,
-		tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
-		tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm, llm: llm,
-		workers: max(1, runtime.GOMAXPROCS(0)),
-	}).wire(cfg.Embedder, embOpt, tiers, cfg.DeferTiers, prompts), nil
+	m := &Memory{scope: s, claims: cl, counts: newCountCache(), settings: settings{
+		tok: cfg.Tokenizer, sum: cfg.Summarizer, tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
+		workers: max(1, runtime.GOMAXPROCS(0)), llm: llm, prompts: prompts,
+		tierPolicy: tiers, deferTiers: cfg.DeferTiers, emb: cfg.Embedder, embOpt: embOpt,
+	}}
+	m.wire()
+	return m, nil
 }
 
-// wire makes the parts of m from its scope and settings and those given.
-func (m *Memory) wire(emb Embedder, embOpt EmbeddingOptions, tiers TierPolicy, deferTiers bool, prompts *Prompts) *Memory {
-	s := m.scope
-	m.tiers = &tiering{scope: s, claims: m.claims, rules: tiers, llm: m.llm}
+// wire makes the parts of m from its scope, claims and settings.
+func (m *Memory) wire() {
+	s, c := m.scope, m.claims
+	m.tiers = &tiering{scope: s, claims: c, rules: m.tierPolicy, llm: m.llm}
 	m.pyramid = &pyramid{scope: s, tok: m.tok, sum: m.sum, llm: m.llm, gap: m.gap, workers: m.workers,
-		tiers: m.tiers, deferTiers: deferTiers}
+		tiers: m.tiers, deferTiers: m.deferTiers}
 	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
-	m.model = &modelPass{scope: s, claims: m.claims, tok: m.tok, sum: m.sum, llm: m.llm, prompts: prompts}
-	m.vec = newVectors(s, m.claims, emb, embOpt)
-	return m
+	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
+	m.vec = newVectors(s, c, m.emb, m.embOpt)
 }
 
 // Namespace returns the namespace this Memory reads and writes.
@@ -197,7 +208,7 @@ func (m *Memory) Tokenizer() Tokenizer { return m.tok }
 func (m *Memory) Store() Store { return m.store }
 
 // Embedding returns the embedding options in force, defaults filled in.
-func (m *Memory) Embedding() EmbeddingOptions { return m.vec.opt }
+func (m *Memory) Embedding() EmbeddingOptions { return m.embOpt }
 
 // Policy returns the policy of that name: one of the configuration's, or
 // a preset.
@@ -323,11 +334,8 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	}
 	s := m.scope
 	s.ns, s.locks = ns, newConvLocks()
-	n := &Memory{
-		scope: s, claims: m.claims,
-		tok: m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
-		tz: m.tz, gap: m.gap, asm: m.asm, llm: m.llm,
-		workers: m.workers,
-	}
-	return n.wire(m.vec.emb, m.vec.opt, m.tiers.rules, m.pyramid.deferTiers, m.model.prompts), nil
+	// The token counts depend on the tokenizer only.
+	n := &Memory{scope: s, settings: m.settings, claims: m.claims, counts: m.counts}
+	n.wire()
+	return n, nil
 }
