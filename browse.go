@@ -98,7 +98,7 @@ func (m *Memory) Resummarize(ctx context.Context, id string) (Node, error) {
 		return Node{}, err
 	}
 	up = slices.DeleteFunc(up, func(u Node) bool { return u.Level < n.Level })
-	if err := m.remake(ctx, c, p, up); err != nil {
+	if err := m.pyramid.remake(ctx, c, p, up); err != nil {
 		return Node{}, fmt.Errorf("resummarize %s: %w", id, err)
 	}
 	n, _, err = m.Node(ctx, id)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"sync"
@@ -63,11 +64,22 @@ func newHolder() string {
 
 // Holder returns the name this Memory's claims carry (Config.Holder, or
 // one made at New).
-func (m *Memory) Holder() string { return m.holder }
+func (m *Memory) Holder() string { return m.claims.holder }
 
 // ClaimTTL returns how long this Memory's claims last unless renewed: a
 // claim left by a process that died ends after at most this long.
-func (m *Memory) ClaimTTL() time.Duration { return m.claimTTL }
+func (m *Memory) ClaimTTL() time.Duration { return m.claims.ttl }
+
+// claims takes a holder's claims on units of background work, and keeps
+// track of those it holds. The Memories ForNamespace makes share one.
+type claims struct {
+	store  Store
+	log    *slog.Logger
+	now    func() time.Time
+	holder string        // names this process in its claims
+	ttl    time.Duration // how long a claim lasts unless renewed
+	held   *heldClaims   // the claims this holder holds now
+}
 
 // heldClaims are the keys a holder's Memories hold at the moment (shared
 // by ForNamespace): the store lets a holder renew its own claim, so two
@@ -98,7 +110,7 @@ func (h *heldClaims) drop(key string) {
 // background every third of the TTL until close, which releases those
 // still held. It is safe for concurrent use.
 type lease struct {
-	m    *Memory
+	c    *claims
 	mu   sync.Mutex
 	keys map[string]bool // held, renewed
 	stop chan struct{}
@@ -106,8 +118,8 @@ type lease struct {
 }
 
 // newLease starts an empty lease; the caller closes it.
-func (m *Memory) newLease() *lease {
-	l := &lease{m: m, keys: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+func (c *claims) newLease() *lease {
+	l := &lease{c: c, keys: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renewLoop()
 	return l
 }
@@ -115,14 +127,14 @@ func (m *Memory) newLease() *lease {
 // take claims key for this lease. It reports false when another holder's
 // claim lasts, or when another piece of work of this holder holds it.
 func (l *lease) take(ctx context.Context, key string) (bool, error) {
-	m := l.m
-	if !m.held.reserve(key) {
+	c := l.c
+	if !c.held.reserve(key) {
 		return false, nil
 	}
-	now := m.now()
-	ok, err := m.store.Claim(ctx, key, m.holder, now, now.Add(m.claimTTL))
+	now := c.now()
+	ok, err := c.store.Claim(ctx, key, c.holder, now, now.Add(c.ttl))
 	if err != nil || !ok {
-		m.held.drop(key)
+		c.held.drop(key)
 		if err != nil {
 			return false, fmt.Errorf("claiming %s: %w", key, err)
 		}
@@ -146,22 +158,22 @@ func (l *lease) holds(ctx context.Context, key string) (bool, error) {
 // across the store call, so that a renewal never takes back a claim
 // release has just ended.
 func (l *lease) renew(ctx context.Context, key string) (bool, error) {
-	m := l.m
+	c := l.c
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.keys[key] {
 		return false, nil
 	}
-	now := m.now()
-	ok, err := m.store.Claim(ctx, key, m.holder, now, now.Add(m.claimTTL))
+	now := c.now()
+	ok, err := c.store.Claim(ctx, key, c.holder, now, now.Add(c.ttl))
 	if err != nil {
 		return false, fmt.Errorf("renewing the claim %s: %w", key, err)
 	}
 	if !ok {
-		m.log.Warn("a claim ended before its work was done, and another process took it over; its work is left to that process",
-			"claim", key, "holder", m.holder)
+		c.log.Warn("a claim ended before its work was done, and another process took it over; its work is left to that process",
+			"claim", key, "holder", c.holder)
 		delete(l.keys, key)
-		m.held.drop(key)
+		c.held.drop(key)
 	}
 	return ok, nil
 }
@@ -175,15 +187,15 @@ func (l *lease) release(ctx context.Context, key string) {
 	if !ok {
 		return
 	}
-	m := l.m
+	c := l.c
 	// A claim is released even when ctx has just ended; it would end by
 	// itself, but only after its TTL.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := m.store.Release(rctx, key, m.holder); err != nil {
-		m.log.Warn("releasing a claim failed; it ends by itself", "claim", key, "ttl", m.claimTTL, "error", err)
+	if err := c.store.Release(rctx, key, c.holder); err != nil {
+		c.log.Warn("releasing a claim failed; it ends by itself", "claim", key, "ttl", c.ttl, "error", err)
 	}
-	m.held.drop(key)
+	c.held.drop(key)
 }
 
 // close stops the renewals and releases the claims still held.
@@ -203,7 +215,7 @@ func (l *lease) close(ctx context.Context) {
 
 func (l *lease) renewLoop() {
 	defer close(l.done)
-	every := max(l.m.claimTTL/3, time.Millisecond)
+	every := max(l.c.ttl/3, time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -222,7 +234,7 @@ func (l *lease) renewLoop() {
 			ctx, cancel := context.WithTimeout(context.Background(), every)
 			if _, err := l.renew(ctx, k); err != nil {
 				// The claim lasts until its end; the next tick tries again.
-				l.m.log.Warn("renewing a claim failed", "claim", k, "error", err)
+				l.c.log.Warn("renewing a claim failed", "claim", k, "error", err)
 			}
 			cancel()
 		}

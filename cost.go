@@ -34,13 +34,17 @@ type CostReport struct {
 // what they save, per level, over the conversation (every conversation of
 // the namespace if "").
 func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, error) {
+	return m.model.cost(ctx, conversation)
+}
+
+func (mp *modelPass) cost(ctx context.Context, conversation string) (CostReport, error) {
 	rep := CostReport{Levels: []LevelCost{}, Models: map[string][2]int64{}}
 	if conversation != "" {
-		if err := lookupID(m.ns, conversation); err != nil {
+		if err := lookupID(mp.ns, conversation); err != nil {
 			return rep, err
 		}
 	}
-	calls, err := m.store.Calls(ctx, m.ns, conversation)
+	calls, err := mp.store.Calls(ctx, mp.ns, conversation)
 	if err != nil {
 		return rep, err
 	}
@@ -65,16 +69,16 @@ func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, err
 		t := rep.Models[c.Model]
 		rep.Models[c.Model] = [2]int64{t[0] + int64(c.TokensIn), t[1] + int64(c.TokensOut)}
 	}
-	convs, err := m.conversationsOf(ctx, conversation)
+	convs, err := mp.conversationsOf(ctx, conversation)
 	if err != nil {
 		return rep, err
 	}
 	for _, c := range convs {
-		p, err := m.policyFor(c)
+		p, err := mp.policyFor(c)
 		if err != nil {
 			return rep, err
 		}
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID})
+		ns, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID})
 		if err != nil {
 			return rep, err
 		}
@@ -103,13 +107,17 @@ func (m *Memory) Cost(ctx context.Context, conversation string) (CostReport, err
 // budget (the reply is in Node.Rejected), or left pending because the
 // model's endpoint could not be reached.
 func (m *Memory) Review(ctx context.Context, conversation string) ([]Node, error) {
-	convs, err := m.conversationsOf(ctx, conversation)
+	return m.model.review(ctx, conversation)
+}
+
+func (mp *modelPass) review(ctx context.Context, conversation string) ([]Node, error) {
+	convs, err := mp.conversationsOf(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
 	out := []Node{}
 	for _, c := range convs {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID})
+		ns, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID})
 		if err != nil {
 			return nil, err
 		}

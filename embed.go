@@ -300,6 +300,28 @@ type EmbedResult struct {
 // configured.
 var ErrNoEmbedder = Errorf(EINVALID, "no embedder is configured (set STRATA_EMBED_MODEL, --embed-model or embed.model in strata.yaml)")
 
+// vectors computes and stores the vectors of turns and node summaries,
+// and ranks them against queries for hybrid search (hybrid.go).
+type vectors struct {
+	scope
+	claims      *claims
+	emb         Embedder // nil: search is BM25 only
+	opt         EmbeddingOptions
+	mu          sync.Mutex
+	dim         int // the embedder's dimension once a call told it (guarded by mu)
+	indexes     indexCache
+	lexicalOnce sync.Once // the "search is lexical only" warning
+
+	qmu    sync.Mutex
+	qcache []*queryVec // the latest query vectors, oldest first
+}
+
+// newVectors returns the vectors part of a Memory over s, with caches of
+// its own.
+func newVectors(s scope, c *claims, emb Embedder, opt EmbeddingOptions) *vectors {
+	return &vectors{scope: s, claims: c, emb: emb, opt: opt, indexes: indexCache{maxVectors: opt.CachedVectors}}
+}
+
 // Embed computes the missing vectors of the conversation's turns and node
 // summaries (of every conversation of the namespace if req.Conversation is
 // ""), in batches of EmbeddingOptions.BatchSize with at most Concurrency
@@ -313,7 +335,7 @@ var ErrNoEmbedder = Errorf(EINVALID, "no embedder is configured (set STRATA_EMBE
 // sharing the store embed each item once: one another process holds is
 // left to it and listed in EmbedResult.Claimed.
 func (m *Memory) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
-	return m.embedPass(ctx, req, false)
+	return m.vec.embedPass(ctx, req, false)
 }
 
 // Reembed drops the conversation's vectors of other models or dimensions
@@ -321,25 +343,25 @@ func (m *Memory) Embed(ctx context.Context, req EmbedRequest) (EmbedResult, erro
 // missing ones with the configured embedder: run it after changing the
 // embedding model.
 func (m *Memory) Reembed(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
-	return m.embedPass(ctx, req, true)
+	return m.vec.embedPass(ctx, req, true)
 }
 
-func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) (EmbedResult, error) {
+func (v *vectors) embedPass(ctx context.Context, req EmbedRequest, reembed bool) (EmbedResult, error) {
 	var res EmbedResult
-	if m.emb == nil {
+	if v.emb == nil {
 		return res, ErrNoEmbedder
 	}
-	convs, err := m.conversationsOf(ctx, req.Conversation)
+	convs, err := v.conversationsOf(ctx, req.Conversation)
 	if err != nil {
 		return res, err
 	}
-	space, err := m.embedSpace(ctx, &res)
+	space, err := v.embedSpace(ctx, &res)
 	if err != nil {
 		return res, err
 	}
 	res.Model, res.Dim = space.Model, space.Dim
 	if reembed {
-		n, err := m.store.DeleteEmbeddings(ctx, m.ns, req.Conversation, space)
+		n, err := v.store.DeleteEmbeddings(ctx, v.ns, req.Conversation, space)
 		res.Removed = n
 		if err != nil {
 			return res, err
@@ -347,13 +369,13 @@ func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) 
 	}
 	var total int64
 	if req.Progress != nil {
-		total = m.missing(ctx, req.Conversation, space)
+		total = v.missing(ctx, req.Conversation, space)
 	}
 	done := 0
-	l := m.newLease()
+	l := v.claims.newLease()
 	defer l.close(ctx)
 	for _, c := range convs {
-		key := claimKey(claimEmbed, m.ns, c.ID)
+		key := claimKey(claimEmbed, v.ns, c.ID)
 		ok, err := l.take(ctx, key)
 		if err != nil {
 			return res, fmt.Errorf("embed %s: %w", c.ID, err)
@@ -363,7 +385,7 @@ func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) 
 			continue
 		}
 		res.Conversations++
-		err = m.embedConversation(ctx, c.ID, space, &res, func(n int) {
+		err = v.embedConversation(ctx, c.ID, space, &res, func(n int) {
 			done += n
 			if req.Progress != nil {
 				req.Progress(EmbedProgress{Conversation: c.ID, Done: done, Total: max(total, int64(done))})
@@ -379,8 +401,8 @@ func (m *Memory) embedPass(ctx context.Context, req EmbedRequest, reembed bool) 
 
 // missing estimates how many vectors of space the conversation (or the
 // namespace) lacks; 0 if it cannot tell.
-func (m *Memory) missing(ctx context.Context, conv string, space EmbedSpace) int64 {
-	st, err := m.embeddingStats(ctx, conv, space)
+func (v *vectors) missing(ctx context.Context, conv string, space EmbedSpace) int64 {
+	st, err := v.embeddingStats(ctx, conv, space)
 	if err != nil {
 		return 0
 	}
@@ -390,47 +412,47 @@ func (m *Memory) missing(ctx context.Context, conv string, space EmbedSpace) int
 // embedSpace is the space of the configured embedder. When the embedder
 // cannot tell its dimension before a call, one short text is embedded to
 // learn it (once per Memory).
-func (m *Memory) embedSpace(ctx context.Context, res *EmbedResult) (EmbedSpace, error) {
-	if d := m.embedDim(); d > 0 {
-		return EmbedSpace{Model: m.emb.Model(), Dim: d}, nil
+func (v *vectors) embedSpace(ctx context.Context, res *EmbedResult) (EmbedSpace, error) {
+	if d := v.embedDim(); d > 0 {
+		return EmbedSpace{Model: v.emb.Model(), Dim: d}, nil
 	}
-	vs, calls, err := m.embedRetry(ctx, []string{"dimension probe"})
+	vs, calls, err := v.embedRetry(ctx, []string{"dimension probe"})
 	res.Calls += calls
 	res.Retries += max(0, calls-1)
 	if err != nil {
 		return EmbedSpace{}, err
 	}
 	if len(vs) != 1 || len(vs[0]) == 0 {
-		return EmbedSpace{}, fmt.Errorf("embedder %s returned no vector for one text", m.emb.Name())
+		return EmbedSpace{}, fmt.Errorf("embedder %s returned no vector for one text", v.emb.Name())
 	}
-	m.learnDim(len(vs[0]))
-	return EmbedSpace{Model: m.emb.Model(), Dim: len(vs[0])}, nil
+	v.learnDim(len(vs[0]))
+	return EmbedSpace{Model: v.emb.Model(), Dim: len(vs[0])}, nil
 }
 
 // embedDim is the dimension of the configured embedder's vectors: its own
 // word, or what a call returned; 0 while unknown.
-func (m *Memory) embedDim() int {
-	if m.emb == nil {
+func (v *vectors) embedDim() int {
+	if v.emb == nil {
 		return 0
 	}
-	if d := m.emb.Dimensions(); d > 0 {
+	if d := v.emb.Dimensions(); d > 0 {
 		return d
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.dim
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.dim
 }
 
-func (m *Memory) learnDim(d int) {
-	m.mu.Lock()
-	m.dim = d
-	m.mu.Unlock()
+func (v *vectors) learnDim(d int) {
+	v.mu.Lock()
+	v.dim = d
+	v.mu.Unlock()
 }
 
 // embedConversation embeds what conv lacks: one goroutine lists the
 // sources page by page and cuts them into batches; workers embed and
 // store them.
-func (m *Memory) embedConversation(ctx context.Context, conv string, space EmbedSpace, res *EmbedResult, progress func(int)) error {
+func (v *vectors) embedConversation(ctx context.Context, conv string, space EmbedSpace, res *EmbedResult, progress func(int)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []EmbedSource)
@@ -447,12 +469,12 @@ func (m *Memory) embedConversation(ctx context.Context, conv string, space Embed
 		mu.Unlock()
 		cancel()
 	}
-	for range m.embOpt.Concurrency {
+	for range v.opt.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for b := range batches {
-				r, err := m.embedAndStore(ctx, conv, space, b)
+				r, err := v.embedAndStore(ctx, conv, space, b)
 				mu.Lock()
 				res.Turns += r.Turns
 				res.Nodes += r.Nodes
@@ -470,17 +492,17 @@ func (m *Memory) embedConversation(ctx context.Context, conv string, space Embed
 		}()
 	}
 	var after *EmbedRef
-	page := max(1000, 4*m.embOpt.BatchSize*m.embOpt.Concurrency)
+	page := max(1000, 4*v.opt.BatchSize*v.opt.Concurrency)
 list:
 	for {
-		srcs, err := m.store.Unembedded(ctx, EmbedFilter{Namespace: m.ns, Conversation: conv, Space: space, After: after, Limit: page})
+		srcs, err := v.store.Unembedded(ctx, EmbedFilter{Namespace: v.ns, Conversation: conv, Space: space, After: after, Limit: page})
 		if err != nil {
 			fail(err)
 			break
 		}
 		full := len(srcs) == page
 		for len(srcs) > 0 {
-			n := min(len(srcs), m.embOpt.BatchSize)
+			n := min(len(srcs), v.opt.BatchSize)
 			select {
 			case batches <- srcs[:n:n]:
 			case <-ctx.Done():
@@ -507,14 +529,14 @@ list:
 // embedAndStore embeds one batch and stores its vectors in one call to
 // the store. Texts are cut to MaxInputBytes; empty ones get a zero vector
 // without a call.
-func (m *Memory) embedAndStore(ctx context.Context, conv string, space EmbedSpace, srcs []EmbedSource) (EmbedResult, error) {
+func (v *vectors) embedAndStore(ctx context.Context, conv string, space EmbedSpace, srcs []EmbedSource) (EmbedResult, error) {
 	var res EmbedResult
 	es := make([]Embedding, len(srcs))
 	var texts []string
 	var at []int
 	for i, s := range srcs {
 		es[i].EmbedRef = s.EmbedRef
-		t := clip(s.Text, m.embOpt.MaxInputBytes)
+		t := clip(s.Text, v.opt.MaxInputBytes)
 		if strings.TrimSpace(t) == "" {
 			es[i].Vector = make([]float32, space.Dim)
 			res.Empty++
@@ -524,29 +546,29 @@ func (m *Memory) embedAndStore(ctx context.Context, conv string, space EmbedSpac
 		at = append(at, i)
 	}
 	if len(texts) > 0 {
-		vs, calls, err := m.embedRetry(ctx, texts)
+		vs, calls, err := v.embedRetry(ctx, texts)
 		res.Calls += calls
 		res.Retries += max(0, calls-1)
 		if err != nil {
 			return res, err
 		}
 		if len(vs) != len(texts) {
-			return res, fmt.Errorf("embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vs), len(texts))
+			return res, fmt.Errorf("embedder %s returned %d vectors for %d texts", v.emb.Name(), len(vs), len(texts))
 		}
-		for j, v := range vs {
-			if len(v) != space.Dim {
+		for j, vec := range vs {
+			if len(vec) != space.Dim {
 				return res, fmt.Errorf("embedder %s returned a vector of %d dimensions, want %d (did the model change? run strata reembed)",
-					m.emb.Name(), len(v), space.Dim)
+					v.emb.Name(), len(vec), space.Dim)
 			}
-			for _, x := range v {
+			for _, x := range vec {
 				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-					return res, fmt.Errorf("embedder %s returned a vector with %v in it", m.emb.Name(), x)
+					return res, fmt.Errorf("embedder %s returned a vector with %v in it", v.emb.Name(), x)
 				}
 			}
-			es[at[j]].Vector = v
+			es[at[j]].Vector = vec
 		}
 	}
-	if err := m.store.PutEmbeddings(ctx, m.ns, conv, space, es); err != nil {
+	if err := v.store.PutEmbeddings(ctx, v.ns, conv, space, es); err != nil {
 		return res, err
 	}
 	for _, e := range es {
@@ -562,23 +584,23 @@ func (m *Memory) embedAndStore(ctx context.Context, conv string, space EmbedSpac
 // embedRetry calls the embedder, trying a failed call again up to
 // Retries times when the failure is transient, with exponential backoff
 // (or the wait the provider asks for). It returns the number of calls.
-func (m *Memory) embedRetry(ctx context.Context, texts []string) ([][]float32, int, error) {
-	wait := m.embOpt.Backoff
+func (v *vectors) embedRetry(ctx context.Context, texts []string) ([][]float32, int, error) {
+	wait := v.opt.Backoff
 	for attempt := 0; ; attempt++ {
-		vs, err := m.emb.Embed(ctx, texts)
+		vs, err := v.emb.Embed(ctx, texts)
 		if err == nil {
 			return vs, attempt + 1, nil
 		}
 		var pe *ProviderError
 		retry := errors.As(err, &pe) && pe.Retryable
-		if !retry || attempt >= m.embOpt.Retries || ctx.Err() != nil {
+		if !retry || attempt >= v.opt.Retries || ctx.Err() != nil {
 			return nil, attempt + 1, err
 		}
 		d := wait
 		if pe.RetryAfter > 0 {
 			d = min(pe.RetryAfter, 5*time.Minute)
 		}
-		m.log.Warn("embedder call failed; trying again", "embedder", m.emb.Name(), "wait", d, "error", err)
+		v.log.Warn("embedder call failed; trying again", "embedder", v.emb.Name(), "wait", d, "error", err)
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -605,8 +627,8 @@ func clip(s string, n int) string {
 // if conv is "") against space: current, stale and missing. A space of
 // Dim 0 counts the model's vectors of any dimension as current; a zero
 // space (no embedder) counts every vector as stale.
-func (m *Memory) embeddingStats(ctx context.Context, conv string, space EmbedSpace) (EmbeddingStats, error) {
-	vcs, err := m.store.VectorCounts(ctx, m.ns, conv)
+func (v *vectors) embeddingStats(ctx context.Context, conv string, space EmbedSpace) (EmbeddingStats, error) {
+	vcs, err := v.store.VectorCounts(ctx, v.ns, conv)
 	if err != nil {
 		return EmbeddingStats{}, err
 	}
@@ -640,14 +662,14 @@ func countAgainst(vc VectorCounts, space EmbedSpace) EmbeddingStats {
 
 // addEmbeddingStats sets the search mode and the embedding counts of st
 // and of each of its conversations.
-func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
+func (v *vectors) addEmbeddingStats(ctx context.Context, st *Stats) error {
 	st.Search = SearchLexical
 	var space EmbedSpace
-	if m.emb != nil {
+	if v.emb != nil {
 		st.Search = SearchHybrid
-		space = EmbedSpace{Model: m.emb.Model(), Dim: m.embedDim()}
+		space = EmbedSpace{Model: v.emb.Model(), Dim: v.embedDim()}
 	}
-	vcs, err := m.store.VectorCounts(ctx, m.ns, "")
+	vcs, err := v.store.VectorCounts(ctx, v.ns, "")
 	if err != nil {
 		return err
 	}
@@ -663,13 +685,13 @@ func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
 		cs := &st.PerConversation[i]
 		s := countAgainst(byID[cs.ID], space)
 		cs.Search = SearchLexical
-		if m.emb != nil && s.Turns+s.Nodes > 0 {
+		if v.emb != nil && s.Turns+s.Nodes > 0 {
 			cs.Search = SearchHybrid
 		}
-		if m.emb != nil || s.Stale > 0 {
-			s.Embedder, s.Model, s.Dim = m.embedderName(), space.Model, space.Dim
-			if m.emb != nil {
-				s.Weight = m.embOpt.Weight
+		if v.emb != nil || s.Stale > 0 {
+			s.Embedder, s.Model, s.Dim = v.embedderName(), space.Model, space.Dim
+			if v.emb != nil {
+				s.Weight = v.opt.Weight
 			}
 			cs.Embeddings = &s
 		}
@@ -678,10 +700,10 @@ func (m *Memory) addEmbeddingStats(ctx context.Context, st *Stats) error {
 		all.Missing += s.Missing
 		all.Stale += s.Stale
 	}
-	if m.emb != nil || all.Stale > 0 {
-		all.Embedder, all.Model, all.Dim = m.embedderName(), space.Model, space.Dim
-		if m.emb != nil {
-			all.Weight = m.embOpt.Weight
+	if v.emb != nil || all.Stale > 0 {
+		all.Embedder, all.Model, all.Dim = v.embedderName(), space.Model, space.Dim
+		if v.emb != nil {
+			all.Weight = v.opt.Weight
 		}
 		st.Embeddings = &all
 	}
@@ -708,9 +730,9 @@ func storedDim(vcs []VectorCounts, model string) int {
 	return best
 }
 
-func (m *Memory) embedderName() string {
-	if m.emb == nil {
+func (v *vectors) embedderName() string {
+	if v.emb == nil {
 		return ""
 	}
-	return m.emb.Name()
+	return v.emb.Name()
 }

@@ -292,7 +292,7 @@ func clampNext(keys []groupKey, floor, next *groupKey) ([]groupKey, *groupKey) {
 
 // groupedLevel closes the complete groups of a session or calendar level.
 func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
-	m, conv, p := r.m, r.conv, r.p
+	py, conv, p := r.py, r.conv, r.p
 	// Children are read from the store: write what waits first.
 	if err := r.flush(ctx); err != nil {
 		return err
@@ -302,7 +302,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		return err
 	}
 	g := r.grouping(c, lvl)
-	last, err := m.lastNode(ctx, conv, lvl)
+	last, err := py.lastNode(ctx, conv, lvl)
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 				return err
 			}
 			from, floor = last.FirstSeq, nil
-			prev, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl,
+			prev, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv, Level: lvl,
 				ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
 			if err != nil {
 				return err
@@ -349,7 +349,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		var next *groupKey
 		full := false
 		if lvl == 1 {
-			turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: from + int64(page)})
+			turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: from, ToSeq: from + int64(page)})
 			if err != nil {
 				return err
 			}
@@ -370,7 +370,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 				ends = append(ends, turns[i].Time)
 			}
 		} else {
-			children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl - 1,
+			children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv, Level: lvl - 1,
 				FromSeq: from, Limit: page + 1})
 			if err != nil {
 				return err
@@ -389,7 +389,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			} else if tail := children[len(children)-1].LastSeq + 1; tail <= c.Turns {
 				// The level below has turns it has not closed yet: the
 				// first of them says where its next child will fall.
-				ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: tail, ToSeq: tail})
+				ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: tail, ToSeq: tail})
 				if err != nil {
 					return err
 				}
@@ -423,7 +423,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			reqs = append(reqs, req)
 			gkeys = append(gkeys, label)
 		}
-		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs, gkeys)
+		nodes, err := py.makeNodes(ctx, conv, p, lvl, reqs, gkeys)
 		if err != nil {
 			return err
 		}
@@ -457,16 +457,16 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 // closed. Keys never go backwards, so a child keyed before floor joins
 // floor's group too.
 func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int64, floor groupKey) (bool, error) {
-	m := r.m
+	py := r.py
 	var k groupKey
 	if lvl == 1 {
-		ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
+		ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
 		if err != nil || len(ts) == 0 {
 			return false, err
 		}
 		k = g.turnKey(&ts[0])
 	} else {
-		cs, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl - 1, FromSeq: from, Limit: 1})
+		cs, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: lvl - 1, FromSeq: from, Limit: 1})
 		if err != nil {
 			return false, err
 		}
@@ -477,7 +477,7 @@ func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int6
 			// at from says where that child will fall, as it holds a group
 			// open in groupedLevel: a late turn in a closed month whose
 			// week is still open reopens the month now.
-			ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
+			ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: r.conv, FromSeq: from, ToSeq: from})
 			if err != nil || len(ts) == 0 {
 				return false, err
 			}
@@ -495,10 +495,10 @@ func (r *rollupRun) reopens(ctx context.Context, g *grouping, lvl int, from int6
 // back to the node's first turn first: a kill after that only makes the
 // pass read facts it already has.
 func (r *rollupRun) reopen(ctx context.Context, c Conversation, lvl int, last *Node) error {
-	m := r.m
+	py := r.py
 	ids := []string{last.ID}
 	for up := lvl + 1; up <= len(r.p.Levels); up++ {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: up, Covers: last.FirstSeq})
+		ns, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: up, Covers: last.FirstSeq})
 		if err != nil {
 			return err
 		}
@@ -508,21 +508,21 @@ func (r *rollupRun) reopen(ctx context.Context, c Conversation, lvl int, last *N
 	}
 	if lvl == 1 && c.LearnedSeq >= last.FirstSeq {
 		back := last.FirstSeq - 1
-		if _, err := m.store.UpdateConversation(ctx, m.ns, r.conv, ConversationUpdate{LearnedSeq: &back}); err != nil {
+		if _, err := py.store.UpdateConversation(ctx, py.ns, r.conv, ConversationUpdate{LearnedSeq: &back}); err != nil {
 			return fmt.Errorf("moving the learning pass back: %w", err)
 		}
 		if r.conv0 != nil {
 			r.conv0.LearnedSeq = back
 		}
 	}
-	m.log.Debug("reopening a closed period", "conversation", r.conv, "level", lvl, "node", last.ID, "key", last.Key)
+	py.log.Debug("reopening a closed period", "conversation", r.conv, "level", lvl, "node", last.ID, "key", last.Key)
 	r.replace = append(r.replace, ids...)
 	return nil
 }
 
 // grouping returns the grouping of level lvl of the run's policy.
 func (r *rollupRun) grouping(c Conversation, lvl int) *grouping {
-	g := &grouping{level: r.p.Levels[lvl-1], cut: r.p.MonthCut(lvl), loc: c.Location(), now: r.m.now(), gap: r.m.gap}
+	g := &grouping{level: r.p.Levels[lvl-1], cut: r.p.MonthCut(lvl), loc: c.Location(), now: r.py.now(), gap: r.py.gap}
 	if lvl > 1 {
 		g.below, g.belowCut = &r.p.Levels[lvl-2], r.p.MonthCut(lvl-1)
 	}
@@ -538,7 +538,7 @@ func (r *rollupRun) conversation(ctx context.Context) (Conversation, error) {
 	if r.conv0 != nil {
 		return *r.conv0, nil
 	}
-	c, err := r.m.store.Conversation(ctx, r.m.ns, r.conv)
+	c, err := r.py.store.Conversation(ctx, r.py.ns, r.conv)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("read conversation: %w", err)
 	}

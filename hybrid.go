@@ -48,29 +48,29 @@ func fuseDepth(k int) int { return max(3*k, 30) }
 // conversation searched has current vectors, or when the query cannot be
 // embedded, it returns the store's BM25 hits as they are; otherwise BM25
 // and vector rankings are fused (see rrfK) and Score is the fused score.
-func (m *Memory) hybridSearch(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
-	return m.hybridQuery(ctx, SearchQuery{Namespace: m.ns, Conversation: conversation, Text: query, K: k})
+func (v *vectors) hybridSearch(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
+	return v.hybridQuery(ctx, SearchQuery{Namespace: v.ns, Conversation: conversation, Text: query, K: k})
 }
 
 // hybridQuery is hybridSearch for a whole query: q.Kind limits the hits
 // to turns or summaries, as it does for Store.Search.
-func (m *Memory) hybridQuery(ctx context.Context, q SearchQuery) ([]Hit, error) {
+func (v *vectors) hybridQuery(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	if q.K <= 0 {
 		q.K = 10
 	}
-	q.Namespace = m.ns
-	if m.emb == nil {
-		m.lexicalOnce.Do(func() {
-			m.log.Warn("no embedder is configured: search is lexical only (BM25); set STRATA_EMBED_MODEL for hybrid search")
+	q.Namespace = v.ns
+	if v.emb == nil {
+		v.lexicalOnce.Do(func() {
+			v.log.Warn("no embedder is configured: search is lexical only (BM25); set STRATA_EMBED_MODEL for hybrid search")
 		})
-		return m.store.Search(ctx, q)
+		return v.store.Search(ctx, q)
 	}
-	convs, err := m.vectorConversations(ctx, q.Conversation)
+	convs, err := v.vectorConversations(ctx, q.Conversation)
 	if err != nil {
 		return nil, err
 	}
 	if len(convs) == 0 {
-		return m.store.Search(ctx, q)
+		return v.store.Search(ctx, q)
 	}
 
 	// BM25 runs while the query is embedded and the vectors searched.
@@ -85,33 +85,33 @@ func (m *Memory) hybridQuery(ctx context.Context, q SearchQuery) ([]Hit, error) 
 		defer wg.Done()
 		lq := q
 		lq.K = depth
-		lex, lexErr = m.store.Search(ctx, lq)
+		lex, lexErr = v.store.Search(ctx, lq)
 	}()
-	vec, vecErr := m.vectorSearch(ctx, convs, q.Text, depth, q.Kind)
+	vec, vecErr := v.vectorSearch(ctx, convs, q.Text, depth, q.Kind)
 	wg.Wait()
 	if lexErr != nil {
 		return nil, lexErr
 	}
 	if vecErr != nil || len(vec) == 0 {
 		if vecErr != nil {
-			m.log.Warn("search: vector search failed; results are BM25 only", "error", vecErr)
+			v.log.Warn("search: vector search failed; results are BM25 only", "error", vecErr)
 		}
 		if len(lex) > q.K {
 			lex = lex[:q.K]
 		}
 		return lex, nil
 	}
-	return m.fuse(ctx, lex, vec, q.K)
+	return v.fuse(ctx, lex, vec, q.K)
 }
 
 // vectorConversations returns the conversations to search by vector: conv,
 // or every conversation of the namespace if conv is "", that have vectors
 // at all (of any model: which are current is known once the query is
 // embedded).
-func (m *Memory) vectorConversations(ctx context.Context, conv string) (map[string]VectorVersion, error) {
+func (v *vectors) vectorConversations(ctx context.Context, conv string) (map[string]VectorVersion, error) {
 	ids := []string{conv}
 	if conv == "" {
-		cs, err := m.store.Conversations(ctx, m.ns)
+		cs, err := v.store.Conversations(ctx, v.ns)
 		if err != nil {
 			return nil, err
 		}
@@ -122,12 +122,12 @@ func (m *Memory) vectorConversations(ctx context.Context, conv string) (map[stri
 	}
 	out := map[string]VectorVersion{}
 	for _, id := range ids {
-		v, err := m.store.VectorVersion(ctx, m.ns, id)
+		ver, err := v.store.VectorVersion(ctx, v.ns, id)
 		if err != nil {
 			return nil, err
 		}
-		if v.Version > 0 {
-			out[id] = v
+		if ver.Version > 0 {
+			out[id] = ver
 		}
 	}
 	return out, nil
@@ -144,14 +144,14 @@ type convHit struct {
 // hits, and no error, when no conversation has current vectors; when the
 // embedder's dimension is known, that is found out before the query is
 // embedded, so that stale vectors cost no call.
-func (m *Memory) vectorSearch(ctx context.Context, convs map[string]VectorVersion, query string, depth int, kind string) ([]convHit, error) {
-	tick := m.indexes.next()
-	defer m.indexes.trim(tick)
+func (v *vectors) vectorSearch(ctx context.Context, convs map[string]VectorVersion, query string, depth int, kind string) ([]convHit, error) {
+	tick := v.indexes.next()
+	defer v.indexes.trim(tick)
 	indexes := func(space EmbedSpace) (map[string]*convIndex, error) {
 		out := make(map[string]*convIndex, len(convs))
-		for conv, v := range convs {
-			ix := m.indexes.get(conv, space, tick)
-			if err := ix.refresh(ctx, m.store, m.ns, v); err != nil {
+		for conv, ver := range convs {
+			ix := v.indexes.get(conv, space, tick)
+			if err := ix.refresh(ctx, v.store, v.ns, ver); err != nil {
 				return nil, err
 			}
 			if ix.size() > 0 {
@@ -161,22 +161,22 @@ func (m *Memory) vectorSearch(ctx context.Context, convs map[string]VectorVersio
 		return out, nil
 	}
 	var ixs map[string]*convIndex
-	if d := m.embedDim(); d > 0 {
+	if d := v.embedDim(); d > 0 {
 		var err error
-		if ixs, err = indexes(EmbedSpace{Model: m.emb.Model(), Dim: d}); err != nil || len(ixs) == 0 {
+		if ixs, err = indexes(EmbedSpace{Model: v.emb.Model(), Dim: d}); err != nil || len(ixs) == 0 {
 			return nil, err
 		}
 	}
-	qv, err := m.queryVector(ctx, query)
+	qv, err := v.queryVector(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	if qv == nil {
 		return nil, nil
 	}
-	if ixs == nil || len(qv) != m.embedDim() {
-		m.learnDim(len(qv))
-		if ixs, err = indexes(EmbedSpace{Model: m.emb.Model(), Dim: len(qv)}); err != nil {
+	if ixs == nil || len(qv) != v.embedDim() {
+		v.learnDim(len(qv))
+		if ixs, err = indexes(EmbedSpace{Model: v.emb.Model(), Dim: len(qv)}); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +209,7 @@ type fused struct {
 
 // fuse merges the BM25 and vector rankings by reciprocal rank, adds the
 // priors, and returns the k best with their turns and nodes.
-func (m *Memory) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]Hit, error) {
+func (v *vectors) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]Hit, error) {
 	items := map[string]*fused{}
 	key := func(conv string, r EmbedRef) string {
 		if r.Node != "" {
@@ -237,7 +237,7 @@ func (m *Memory) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]H
 			f = &fused{ref: h.ref, conv: h.conv}
 			items[kk] = f
 		}
-		f.rrf += m.embOpt.Weight * rrf(i+1)
+		f.rrf += v.opt.Weight * rrf(i+1)
 	}
 	list := make([]*fused, 0, len(items))
 	for _, f := range items {
@@ -254,7 +254,7 @@ func (m *Memory) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]H
 		}
 		list = list[:n]
 	}
-	if err := m.loadHits(ctx, list); err != nil {
+	if err := v.loadHits(ctx, list); err != nil {
 		return nil, err
 	}
 	lasts := map[string]time.Time{}
@@ -265,7 +265,7 @@ func (m *Memory) fuse(ctx context.Context, lex []Hit, vec []convHit, k int) ([]H
 		}
 		last, ok := lasts[f.conv]
 		if !ok {
-			if c, err := m.conversation(ctx, f.conv); err == nil {
+			if c, err := v.conversation(ctx, f.conv); err == nil {
 				last = c.Last
 			}
 			lasts[f.conv] = last
@@ -308,7 +308,7 @@ func prior(h Hit, last time.Time) float64 {
 
 // loadHits reads the turns and nodes of the items found by vector only,
 // one call per conversation and kind.
-func (m *Memory) loadHits(ctx context.Context, list []*fused) error {
+func (v *vectors) loadHits(ctx context.Context, list []*fused) error {
 	type want struct {
 		seqs []int64
 		ids  []string
@@ -333,7 +333,7 @@ func (m *Memory) loadHits(ctx context.Context, list []*fused) error {
 		turns := map[int64]*Turn{}
 		nodes := map[string]*Node{}
 		if len(w.seqs) > 0 {
-			ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, Seqs: w.seqs})
+			ts, err := v.store.Turns(ctx, TurnFilter{Namespace: v.ns, Conversation: conv, Seqs: w.seqs})
 			if err != nil {
 				return err
 			}
@@ -342,7 +342,7 @@ func (m *Memory) loadHits(ctx context.Context, list []*fused) error {
 			}
 		}
 		if len(w.ids) > 0 {
-			ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, IDs: w.ids})
+			ns, err := v.store.Nodes(ctx, NodeFilter{Namespace: v.ns, Conversation: conv, IDs: w.ids})
 			if err != nil {
 				return err
 			}
@@ -372,13 +372,13 @@ func (m *Memory) loadHits(ctx context.Context, list []*fused) error {
 // are kept, and a caller asking for a query whose vector is on its way
 // waits for it, so that a context package, which searches turns and
 // summaries apart and at the same time, asks the embedder once.
-func (m *Memory) queryVector(ctx context.Context, query string) ([]float32, error) {
-	text := clip(query, m.embOpt.MaxInputBytes)
-	key := m.emb.Model() + "\x00" + text
-	m.qmu.Lock()
-	for _, e := range m.qcache {
+func (v *vectors) queryVector(ctx context.Context, query string) ([]float32, error) {
+	text := clip(query, v.opt.MaxInputBytes)
+	key := v.emb.Model() + "\x00" + text
+	v.qmu.Lock()
+	for _, e := range v.qcache {
 		if e.key == key {
-			m.qmu.Unlock()
+			v.qmu.Unlock()
 			select {
 			case <-e.done:
 			case <-ctx.Done():
@@ -386,39 +386,39 @@ func (m *Memory) queryVector(ctx context.Context, query string) ([]float32, erro
 			}
 			if e.err != nil && ctx.Err() == nil && errors.Is(e.err, context.Canceled) {
 				// The caller that asked gave up; this one has not.
-				return m.queryVector(ctx, query)
+				return v.queryVector(ctx, query)
 			}
 			return e.vec, e.err
 		}
 	}
 	e := &queryVec{key: key, done: make(chan struct{})}
-	m.qcache = append(m.qcache, e)
-	if len(m.qcache) > queryCacheSize {
-		m.qcache = m.qcache[len(m.qcache)-queryCacheSize:]
+	v.qcache = append(v.qcache, e)
+	if len(v.qcache) > queryCacheSize {
+		v.qcache = v.qcache[len(v.qcache)-queryCacheSize:]
 	}
-	m.qmu.Unlock()
+	v.qmu.Unlock()
 
-	e.vec, e.err = m.embedQuery(ctx, text)
+	e.vec, e.err = v.embedQuery(ctx, text)
 	if e.err != nil {
 		// Not kept: the next caller asks again.
-		m.qmu.Lock()
-		m.qcache = slices.DeleteFunc(m.qcache, func(x *queryVec) bool { return x == e })
-		m.qmu.Unlock()
+		v.qmu.Lock()
+		v.qcache = slices.DeleteFunc(v.qcache, func(x *queryVec) bool { return x == e })
+		v.qmu.Unlock()
 	}
 	close(e.done)
 	return e.vec, e.err
 }
 
 // embedQuery asks the embedder for the normalized vector of one query.
-func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	qctx, cancel := context.WithTimeout(ctx, m.embOpt.QueryTimeout)
-	vs, err := m.emb.Embed(qctx, []string{text})
+func (v *vectors) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	qctx, cancel := context.WithTimeout(ctx, v.opt.QueryTimeout)
+	vs, err := v.emb.Embed(qctx, []string{text})
 	cancel()
 	if err != nil {
 		return nil, err
 	}
 	if len(vs) != 1 {
-		return nil, Errorf(EINTERNAL, "embedder %s returned %d vectors for one query", m.emb.Name(), len(vs))
+		return nil, Errorf(EINTERNAL, "embedder %s returned %d vectors for one query", v.emb.Name(), len(vs))
 	}
 	return normalize(vs[0]), nil
 }
@@ -432,4 +432,9 @@ type queryVec struct {
 	vec  []float32
 	err  error
 	done chan struct{}
+}
+
+// hybridQuery is the vectors' hybridQuery, for context assembly.
+func (m *Memory) hybridQuery(ctx context.Context, q SearchQuery) ([]Hit, error) {
+	return m.vec.hybridQuery(ctx, q)
 }

@@ -39,12 +39,6 @@ type IngestResult struct {
 	RollupDeferred string `json:"rollup_deferred,omitempty"`
 }
 
-// ValidateConversationID reports whether id can name a conversation in
-// every store: 1 to MaxIDBytes bytes of text (see CheckText).
-func ValidateConversationID(id string) error {
-	return CheckID("conversation id", id)
-}
-
 // Ingest appends b's turns to the end of the conversation (creating it with
 // the configured policy if needed), then rolls up every span the new turns
 // complete. It validates every turn before writing any: a bad turn fails the
@@ -61,17 +55,32 @@ func ValidateConversationID(id string) error {
 // cannot finish (a model or store error, a context cancelled) is reported
 // in the result's RollupDeferred, and the next rollup completes it.
 func (m *Memory) Ingest(ctx context.Context, b Batch) (IngestResult, error) {
-	res, job, err := m.appendBatch(ctx, b, false)
+	return m.ingest.ingest(ctx, b)
+}
+
+// ingester appends turns (Ingest, Import, CreateConversation) and has the
+// pyramid roll up what they complete.
+type ingester struct {
+	scope
+	tok     Tokenizer
+	tz      string        // Config.TimeZone
+	gap     time.Duration // Config.SessionGap
+	workers int           // turns counted at once
+	pyramid *pyramid
+}
+
+func (in *ingester) ingest(ctx context.Context, b Batch) (IngestResult, error) {
+	res, job, err := in.appendBatch(ctx, b, false)
 	if err != nil {
 		return res, err
 	}
-	res.Nodes, res.Moved, err = m.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
+	res.Nodes, res.Moved, err = in.pyramid.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
 	if err != nil {
 		// The batch is committed: refusing it now would have a client
 		// that retries without ext_ids store its turns twice. The pyramid
 		// is derived from the turns, and the next rollup catches up.
 		res.RollupDeferred = "rollup after ingest: " + err.Error()
-		m.log.Warn("the rollup after an append failed; the next rollup completes it",
+		in.log.Warn("the rollup after an append failed; the next rollup completes it",
 			"conversation", b.Conversation, "added", res.Added, "error", err)
 	}
 	return res, nil
@@ -93,7 +102,7 @@ const appendTries = 16
 // derive says how a turn without ext_id gets one: from its content and
 // occurrence in the batch (DeriveExtID), as imports do, or at random
 // (LiveExtID), as live appends do.
-func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestResult, rollupJob, error) {
+func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (IngestResult, rollupJob, error) {
 	res := IngestResult{Conversation: b.Conversation, Received: len(b.Turns)}
 	job := rollupJob{conv: b.Conversation}
 	if err := ValidateConversationID(b.Conversation); err != nil {
@@ -122,24 +131,24 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 			occ[base]++
 		}
 		if t.Time.IsZero() {
-			t.Time = m.now().UTC()
+			t.Time = in.now().UTC()
 		}
 	}
 
 	// Tokens are counted before anything is written or locked: counting
 	// megabytes of text takes seconds, and a request whose deadline ends
 	// meanwhile must leave nothing behind, not even an empty conversation.
-	if err := m.countTokens(ctx, turns); err != nil {
+	if err := in.countTokens(ctx, turns); err != nil {
 		return res, job, err
 	}
 
-	lock := m.convLock(b.Conversation)
+	lock := in.convLock(b.Conversation)
 	lock.Lock()
 	defer lock.Unlock()
 
-	policy, tz := m.policy.Name, m.tz
+	policy, tz := in.policy.Name, in.tz
 	if b.Policy != "" {
-		if _, err := m.Policy(b.Policy); err != nil {
+		if _, err := in.policyNamed(b.Policy); err != nil {
 			return res, job, err
 		}
 		policy = b.Policy
@@ -150,17 +159,17 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		}
 		tz = b.TimeZone
 	}
-	conv, err := m.store.EnsureConversation(ctx, Conversation{
-		Namespace: m.ns, ID: b.Conversation, Policy: policy, TimeZone: tz, Created: m.now().UTC(),
+	conv, err := in.store.EnsureConversation(ctx, Conversation{
+		Namespace: in.ns, ID: b.Conversation, Policy: policy, TimeZone: tz, Created: in.now().UTC(),
 	})
 	if err != nil {
 		return res, job, fmt.Errorf("ensure conversation: %w", err)
 	}
-	if b.Policy != "" && conv.Policy != b.Policy && !(conv.Policy == "" && b.Policy == m.policy.Name) {
+	if b.Policy != "" && conv.Policy != b.Policy && !(conv.Policy == "" && b.Policy == in.policy.Name) {
 		return res, job, Errorf(ECONFLICT, "conversation %q has policy %q, not %q: change it with SetPolicy (strata policy set)",
 			b.Conversation, conv.Policy, b.Policy)
 	}
-	if job.policy, err = m.policyFor(conv); err != nil {
+	if job.policy, err = in.policyFor(conv); err != nil {
 		return res, job, err
 	}
 
@@ -177,7 +186,7 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 	var added []Turn
 	var fresh []Turn
 	for try := 1; ; try++ {
-		have, err := m.store.ExistingExtIDs(ctx, m.ns, b.Conversation, ids)
+		have, err := in.store.ExistingExtIDs(ctx, in.ns, b.Conversation, ids)
 		if err != nil {
 			return res, job, fmt.Errorf("look up ext ids: %w", err)
 		}
@@ -198,7 +207,7 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		}
 		var prev *Turn
 		var after int64
-		last, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: b.Conversation, Newest: true, Limit: 1, WithExpired: true})
+		last, err := in.store.Turns(ctx, TurnFilter{Namespace: in.ns, Conversation: b.Conversation, Newest: true, Limit: 1, WithExpired: true})
 		if err != nil {
 			return res, job, fmt.Errorf("read last turn: %w", err)
 		}
@@ -207,12 +216,12 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 		}
 		for i := range fresh {
 			t := &fresh[i]
-			t.Session = m.sessionOf(prev, t)
+			t.Session = in.sessionOf(prev, t)
 			prev = t
 		}
-		added, err = m.store.AppendTurnsAfter(ctx, m.ns, b.Conversation, after, fresh)
+		added, err = in.store.AppendTurnsAfter(ctx, in.ns, b.Conversation, after, fresh)
 		if ErrorCode(err) == ECONFLICT && try < appendTries {
-			m.log.Debug("another writer appended; reading the conversation's end again", "conversation", b.Conversation, "error", err)
+			in.log.Debug("another writer appended; reading the conversation's end again", "conversation", b.Conversation, "error", err)
 			select {
 			case <-ctx.Done():
 				return res, job, ctx.Err()
@@ -238,7 +247,7 @@ func (m *Memory) appendBatch(ctx context.Context, b Batch, derive bool) (IngestR
 // order, one at a time; Close waits for the last. It is meant for bulk
 // imports: one goroutine calls Add and then Close.
 type Importer struct {
-	m       *Memory
+	in      *ingester
 	ctx     context.Context
 	jobs    chan importJob
 	done    chan struct{}
@@ -253,8 +262,10 @@ type importJob struct {
 }
 
 // NewImporter starts an Importer. Cancelling ctx stops it.
-func (m *Memory) NewImporter(ctx context.Context) *Importer {
-	im := &Importer{m: m, ctx: ctx, jobs: make(chan importJob, 1), done: make(chan struct{})}
+func (m *Memory) NewImporter(ctx context.Context) *Importer { return m.ingest.newImporter(ctx) }
+
+func (in *ingester) newImporter(ctx context.Context) *Importer {
+	im := &Importer{in: in, ctx: ctx, jobs: make(chan importJob, 1), done: make(chan struct{})}
 	go im.run()
 	return im
 }
@@ -265,7 +276,7 @@ func (im *Importer) run() {
 		if im.failed() {
 			continue // drain: the import has failed
 		}
-		n, moved, err := im.m.rollupAndTier(im.ctx, j.conv, j.policy, j.added)
+		n, moved, err := im.in.pyramid.rollupAndTier(im.ctx, j.conv, j.policy, j.added)
 		im.mu.Lock()
 		im.results[j.index].Nodes += n
 		im.results[j.index].Moved += moved
@@ -292,7 +303,7 @@ func (im *Importer) Add(b Batch) error {
 	if err != nil {
 		return err
 	}
-	res, job, err := im.m.appendBatch(im.ctx, b, true)
+	res, job, err := im.in.appendBatch(im.ctx, b, true)
 	im.mu.Lock()
 	im.results = append(im.results, res)
 	idx := len(im.results) - 1
@@ -347,6 +358,10 @@ type ImportOptions struct {
 // it creates; a conversation that exists with another policy is an
 // ECONFLICT error.
 func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
+	return m.ingest.importWith(ctx, o, next)
+}
+
+func (in *ingester) importWith(ctx context.Context, o ImportOptions, next func() (conversation string, t Turn, err error)) ([]IngestResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan Batch, 1)
@@ -417,7 +432,7 @@ func (m *Memory) ImportWith(ctx context.Context, o ImportOptions, next func() (c
 			}
 		}
 	}()
-	im := m.NewImporter(ctx)
+	im := in.newImporter(ctx)
 	var addErr error
 	for b := range batches {
 		if addErr = im.Add(b); addErr != nil {
@@ -457,7 +472,7 @@ func turnSize(t *Turn) int {
 }
 
 // sessionOf returns the session number of t, which follows prev.
-func (m *Memory) sessionOf(prev, t *Turn) int {
+func (in *ingester) sessionOf(prev, t *Turn) int {
 	switch {
 	case prev == nil:
 		return 1
@@ -466,7 +481,7 @@ func (m *Memory) sessionOf(prev, t *Turn) int {
 			return prev.Session
 		}
 		return prev.Session + 1
-	case t.Time.Sub(prev.Time) > m.gap:
+	case t.Time.Sub(prev.Time) > in.gap:
 		return prev.Session + 1
 	}
 	return prev.Session
@@ -480,16 +495,16 @@ type contextCounter interface {
 
 // countTokens sets Tokens on every turn, in parallel, and returns ctx's
 // error if it ends first.
-func (m *Memory) countTokens(ctx context.Context, turns []Turn) error {
-	cc, _ := m.tok.(contextCounter)
-	parallel(len(turns), m.workers, func(i int) {
+func (in *ingester) countTokens(ctx context.Context, turns []Turn) error {
+	cc, _ := in.tok.(contextCounter)
+	parallel(len(turns), in.workers, func(i int) {
 		if ctx.Err() != nil {
 			return
 		}
 		if cc != nil {
 			turns[i].Tokens, _ = cc.CountContext(ctx, turns[i].Text())
 		} else {
-			turns[i].Tokens = m.tok.Count(turns[i].Text())
+			turns[i].Tokens = in.tok.Count(turns[i].Text())
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -527,31 +542,35 @@ func parallel(n, workers int, f func(i int)) {
 // is; with another policy or time zone it is ECONFLICT (see SetPolicy).
 // EINVALID for a bad id, an unknown policy or a zone that does not load.
 func (m *Memory) CreateConversation(ctx context.Context, id, policy, timeZone string) (Conversation, error) {
+	return m.ingest.createConversation(ctx, id, policy, timeZone)
+}
+
+func (in *ingester) createConversation(ctx context.Context, id, policy, timeZone string) (Conversation, error) {
 	if err := ValidateConversationID(id); err != nil {
 		return Conversation{}, err
 	}
 	if policy == "" {
-		policy = m.policy.Name
+		policy = in.policy.Name
 	}
-	if _, err := m.Policy(policy); err != nil {
+	if _, err := in.policyNamed(policy); err != nil {
 		return Conversation{}, err
 	}
 	if timeZone == "" {
-		timeZone = m.tz
+		timeZone = in.tz
 	}
 	if _, err := LoadTimeZone(timeZone); err != nil {
 		return Conversation{}, err
 	}
-	lock := m.convLock(id)
+	lock := in.convLock(id)
 	lock.Lock()
 	defer lock.Unlock()
-	c, err := m.store.EnsureConversation(ctx, Conversation{Namespace: m.ns, ID: id, Policy: policy, TimeZone: timeZone, Created: m.now().UTC()})
+	c, err := in.store.EnsureConversation(ctx, Conversation{Namespace: in.ns, ID: id, Policy: policy, TimeZone: timeZone, Created: in.now().UTC()})
 	if err != nil {
 		return c, err
 	}
 	have := c.Policy
 	if have == "" {
-		have = m.policy.Name
+		have = in.policy.Name
 	}
 	if have != policy {
 		return c, Errorf(ECONFLICT, "conversation %q exists with policy %q, not %q: change it with SetPolicy (strata policy set)", id, have, policy)

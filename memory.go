@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"sync"
 	"time"
 )
 
@@ -59,47 +58,39 @@ type Config struct {
 }
 
 // Memory is the strata engine: ingest, rollups, context assembly, search.
-// It is safe for concurrent use.
+// It is safe for concurrent use. It is a facade: each concern is a type
+// of its own, in the files named for it, that Memory's methods delegate
+// to (see the fields below).
 type Memory struct {
-	store      Store
-	tok        Tokenizer
-	sum        Summarizer
-	policy     Policy
-	custom     map[string]Policy
-	tz         string
-	ns         string
-	gap        time.Duration
-	asm        AssemblyOptions
-	tiers      TierPolicy
-	deferTiers bool // Config.DeferTiers
-	log        *slog.Logger
-	now        func() time.Time
-	workers    int
-	llm        LLMOptions
-	prompts    *Prompts
+	scope    // store, namespace, policies, logger, clock, locks (scope.go)
+	settings // what the parts are made from
 
-	emb         Embedder
-	embOpt      EmbeddingOptions
-	dim         int // the embedder's dimension once a call told it (guarded by mu)
-	indexes     indexCache
-	lexicalOnce sync.Once // the "search is lexical only" warning
-
-	qmu    sync.Mutex
-	qcache []*queryVec // the latest query vectors, oldest first
+	claims  *claims    // claims on background work (claim.go); shared by ForNamespace
+	ingest  *ingester  // appends (ingest.go)
+	pyramid *pyramid   // rollups (rollup.go, group.go, monthcut.go, reshape.go)
+	tiers   *tiering   // tier moves and retention (tier.go)
+	model   *modelPass // model summaries, Summarize, cost (modelsum.go, summarize.go, cost.go)
+	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
 	overviews summaryCache // overviews written for context packages lately
 	counts    *countCache  // token counts of items rendered lately
+}
 
-	holder   string        // names this process in its claims
-	claimTTL time.Duration // how long a claim lasts unless renewed
-	held     *heldClaims   // the claims this holder holds now (shared by ForNamespace)
-
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex // per conversation: one appender at a time
-	rolls map[string]*sync.Mutex // per conversation: one rollup at a time
-	// shaped holds the conversations whose pyramid was checked against
-	// the month cut (monthcut.go).
-	shaped map[string]bool
+// settings are a Memory's configuration past its scope, defaults filled
+// in: what New makes its parts from, and ForNamespace copies.
+type settings struct {
+	tok        Tokenizer
+	sum        Summarizer
+	tz         string        // the time zone of new conversations
+	gap        time.Duration // Config.SessionGap
+	asm        AssemblyOptions
+	workers    int // spans summarized, turns counted at once
+	llm        LLMOptions
+	prompts    *Prompts
+	tierPolicy TierPolicy
+	deferTiers bool
+	emb        Embedder
+	embOpt     EmbeddingOptions
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -179,17 +170,32 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Holder == "" {
 		cfg.Holder = newHolder()
 	}
-	return &Memory{
-		holder: cfg.Holder, claimTTL: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
-		emb: cfg.Embedder, embOpt: embOpt, indexes: indexCache{maxVectors: embOpt.CachedVectors},
-		tiers: tiers, deferTiers: cfg.DeferTiers,
-		store: cfg.Store, tok: cfg.Tokenizer, sum: cfg.Summarizer, counts: newCountCache(),
-		policy: cfg.Policy, custom: custom, tz: cfg.TimeZone, ns: cfg.Namespace, gap: cfg.SessionGap, asm: asm,
-		log: cfg.Logger, now: cfg.Now, llm: llm, prompts: prompts,
-		workers: max(1, runtime.GOMAXPROCS(0)),
-		locks:   map[string]*sync.Mutex{},
-		rolls:   map[string]*sync.Mutex{},
-	}, nil
+	s := scope{
+		store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
+		log: cfg.Logger, now: cfg.Now, locks: newConvLocks(),
+	}
+	cl := &claims{
+		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
+	}
+	m := &Memory{scope: s, claims: cl, counts: newCountCache(), settings: settings{
+		tok: cfg.Tokenizer, sum: cfg.Summarizer, tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
+		workers: max(1, runtime.GOMAXPROCS(0)), llm: llm, prompts: prompts,
+		tierPolicy: tiers, deferTiers: cfg.DeferTiers, emb: cfg.Embedder, embOpt: embOpt,
+	}}
+	m.wire()
+	return m, nil
+}
+
+// wire makes the parts of m from its scope, claims and settings.
+func (m *Memory) wire() {
+	s, c := m.scope, m.claims
+	m.tiers = &tiering{scope: s, claims: c, rules: m.tierPolicy, llm: m.llm}
+	m.pyramid = &pyramid{scope: s, tok: m.tok, sum: m.sum, llm: m.llm, gap: m.gap, workers: m.workers,
+		tiers: m.tiers, deferTiers: m.deferTiers}
+	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
+	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
+	m.vec = newVectors(s, c, m.emb, m.embOpt)
 }
 
 // Namespace returns the namespace this Memory reads and writes.
@@ -204,54 +210,13 @@ func (m *Memory) Store() Store { return m.store }
 // Embedding returns the embedding options in force, defaults filled in.
 func (m *Memory) Embedding() EmbeddingOptions { return m.embOpt }
 
-// convLock serializes appends to a conversation within this process, so
-// that sessions are assigned against the true last turn.
-func (m *Memory) convLock(conv string) *sync.Mutex { return m.lockIn(m.locks, conv) }
-
-// rollLock serializes rollups of a conversation within this process. It is
-// separate from convLock so that a rollup can run while the next batch is
-// appended (see Importer); neither is held while taking the other.
-func (m *Memory) rollLock(conv string) *sync.Mutex { return m.lockIn(m.rolls, conv) }
-
-func (m *Memory) lockIn(locks map[string]*sync.Mutex, conv string) *sync.Mutex {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := locks[conv]
-	if !ok {
-		l = &sync.Mutex{}
-		locks[conv] = l
-	}
-	return l
-}
-
-// policyFor returns the policy a conversation was created with.
-func (m *Memory) policyFor(c Conversation) (Policy, error) {
-	if c.Policy == "" {
-		return m.policy, nil
-	}
-	p, err := m.Policy(c.Policy)
-	if err != nil {
-		return Policy{}, fmt.Errorf("conversation %q: %w", c.ID, err)
-	}
-	return p, nil
-}
-
 // Policy returns the policy of that name: one of the configuration's, or
 // a preset.
-func (m *Memory) Policy(name string) (Policy, error) {
-	if p, ok := m.custom[name]; ok {
-		return p, nil
-	}
-	return Preset(name)
-}
+func (m *Memory) Policy(name string) (Policy, error) { return m.policyNamed(name) }
 
 // PolicyOf returns the policy of a conversation.
 func (m *Memory) PolicyOf(ctx context.Context, conversation string) (Policy, error) {
-	c, err := m.conversation(ctx, conversation)
-	if err != nil {
-		return Policy{}, err
-	}
-	return m.policyFor(c)
+	return m.policyOf(ctx, conversation)
 }
 
 func samePolicy(a, b Policy) bool {
@@ -271,28 +236,6 @@ func (m *Memory) Conversation(ctx context.Context, id string) (Conversation, err
 	return m.conversation(ctx, id)
 }
 
-// conversation reads conversation id of the namespace; an id no store
-// can hold is not found, without asking the store.
-func (m *Memory) conversation(ctx context.Context, id string) (Conversation, error) {
-	if err := lookupID(m.ns, id); err != nil {
-		return Conversation{}, err
-	}
-	return m.store.Conversation(ctx, m.ns, id)
-}
-
-// conversationsOf returns the conversation id, or every conversation of
-// the namespace if id is "".
-func (m *Memory) conversationsOf(ctx context.Context, id string) ([]Conversation, error) {
-	if id == "" {
-		return m.store.Conversations(ctx, m.ns)
-	}
-	c, err := m.conversation(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return []Conversation{c}, nil
-}
-
 // Conversations lists the namespace's conversations.
 func (m *Memory) Conversations(ctx context.Context) ([]Conversation, error) {
 	return m.store.Conversations(ctx, m.ns)
@@ -305,7 +248,7 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := m.addEmbeddingStats(ctx, &st); err != nil {
+	if err := m.vec.addEmbeddingStats(ctx, &st); err != nil {
 		return st, err
 	}
 	cs, err := m.store.Conversations(ctx, m.ns)
@@ -375,7 +318,7 @@ func (m *Memory) DeleteConversation(ctx context.Context, id, reason string) (Del
 	defer roll.Unlock()
 	d, err := m.store.DeleteConversation(ctx, m.ns, id, reason, m.now())
 	if err == nil {
-		m.indexes.drop(id)
+		m.vec.indexes.drop(id)
 	}
 	return d, err
 }
@@ -389,15 +332,10 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, err
 	}
-	return &Memory{
-		holder: m.holder, claimTTL: m.claimTTL, held: m.held,
-		emb: m.emb, embOpt: m.embOpt, indexes: indexCache{maxVectors: m.embOpt.CachedVectors},
-		tiers: m.tiers, deferTiers: m.deferTiers,
-		store: m.store, tok: m.tok, sum: m.sum, counts: m.counts, // counts depend on the tokenizer only
-		policy: m.policy, custom: m.custom, tz: m.tz, ns: ns, gap: m.gap, asm: m.asm,
-		log: m.log, now: m.now, llm: m.llm, prompts: m.prompts,
-		workers: m.workers,
-		locks:   map[string]*sync.Mutex{},
-		rolls:   map[string]*sync.Mutex{},
-	}, nil
+	s := m.scope
+	s.ns, s.locks = ns, newConvLocks()
+	// The token counts depend on the tokenizer only.
+	n := &Memory{scope: s, settings: m.settings, claims: m.claims, counts: m.counts}
+	n.wire()
+	return n, nil
 }

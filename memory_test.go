@@ -13,6 +13,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/formats"
+	"github.com/strata-memory/strata/internal/hashembed"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/sqlite"
 )
@@ -411,5 +412,69 @@ func readJSONL(t *testing.T, name string, in io.Reader) []strata.Turn {
 			t.Fatal(err)
 		}
 		turns = append(turns, rec.Turn)
+	}
+}
+
+// TestForNamespaceParts: every part of a Memory that ForNamespace made
+// (appends, rollups, the model pass, embeddings, tier moves) works in the
+// new namespace, and none of its work lands in the first.
+func TestForNamespaceParts(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	model := &fakeModel{answer: goodReply}
+	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
+		Policy: llmPolicy, LLM: strata.LLMOptions{Completer: model, Backoff: time.Millisecond},
+		Embedder: hashembed.New("hash-a", 16), DeferTiers: true,
+		Tiers: &strata.TierPolicy{HotChunks: 0, WarmMaxTurns: 10},
+		Now:   func() time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.ForNamespace("team-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := make([]strata.Turn, 20)
+	for i := range turns {
+		turns[i] = strata.Turn{ExtID: fmt.Sprintf("t%d", i), Role: strata.RoleUser, Content: fmt.Sprintf("note %d of the second team", i)}
+	}
+	if res := ingest(t, b, "c", turns); res.Added != 20 || res.Nodes != 3 || res.Moved != 0 {
+		t.Fatalf("ingest: added %d, nodes %d, moved %d; want 20, 3 (two micro, one mini), 0 (tiers deferred)", res.Added, res.Nodes, res.Moved)
+	}
+	sum, err := b.SummarizePending(ctx, strata.PendingOptions{})
+	if err != nil || sum.Summarized != 3 {
+		t.Fatalf("summarize pending: %d summarized (%v), want 3", sum.Summarized, err)
+	}
+	emb, err := b.Embed(ctx, strata.EmbedRequest{})
+	if err != nil || emb.Turns != 20 || emb.Nodes != 3 {
+		t.Fatalf("embed: %d turns, %d nodes (%v); want 20, 3", emb.Turns, emb.Nodes, err)
+	}
+	moved, err := b.Tier(ctx, "c")
+	if err != nil || len(moved.Moves) == 0 {
+		t.Fatalf("tier: %d moves (%v), want some", len(moved.Moves), err)
+	}
+	if hits, err := b.Search(ctx, "c", "second team", 5); err != nil || len(hits) == 0 {
+		t.Fatalf("search in the namespace: %d hits (%v)", len(hits), err)
+	}
+
+	// The first namespace holds none of it.
+	if cs, err := m.Conversations(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("first namespace: conversations %+v (%v), want none", cs, err)
+	}
+	if _, err := m.Tier(ctx, "c"); strata.ErrorCode(err) != strata.ENOTFOUND {
+		t.Fatalf("first namespace: tier of c: %v, want ENOTFOUND", err)
+	}
+	if sum, err := m.SummarizePending(ctx, strata.PendingOptions{}); err != nil || sum.Summarized != 0 || sum.Calls != 0 {
+		t.Fatalf("first namespace: summarize pending: %+v (%v), want nothing", sum, err)
+	}
+	if emb, err := m.Embed(ctx, strata.EmbedRequest{}); err != nil || emb.Turns+emb.Nodes != 0 {
+		t.Fatalf("first namespace: embed: %+v (%v), want nothing", emb, err)
+	}
+	if model.calls != 3 {
+		t.Fatalf("model calls: %d, want 3", model.calls)
 	}
 }

@@ -90,8 +90,8 @@ func (o LLMOptions) withDefaults() LLMOptions {
 
 // wantsModel reports whether nodes of the level are summarized by a model:
 // a model is configured and the level asks for one, or names no strategy.
-func (m *Memory) wantsModel(l Level) bool {
-	return m.llm.Completer != nil && (l.Summarizer == MethodLLM || l.Summarizer == "")
+func (o LLMOptions) wantsModel(l Level) bool {
+	return o.Completer != nil && (l.Summarizer == MethodLLM || l.Summarizer == "")
 }
 
 // PendingOptions narrow a SummarizePending pass.
@@ -137,32 +137,49 @@ type PendingResult struct {
 // process holds is left to it (PendingResult.Claimed), and so are the
 // levels above it until the next pass.
 // Cancelling ctx stops the pass; what it did not finish stays pending.
-func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res PendingResult, err error) {
-	if m.llm.Completer == nil {
+func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (PendingResult, error) {
+	return m.model.pending(ctx, o)
+}
+
+// modelPass runs the summarizers outside a rollup: the model over the
+// nodes whose model summary is pending (SummarizePending), the model
+// calls of the learnings, and the configured Summarizer on request
+// (Summarize, summarize.go).
+type modelPass struct {
+	scope
+	claims  *claims
+	tok     Tokenizer
+	sum     Summarizer // the extractive summary a model summary starts from
+	llm     LLMOptions
+	prompts *Prompts
+}
+
+func (mp *modelPass) pending(ctx context.Context, o PendingOptions) (res PendingResult, err error) {
+	if mp.llm.Completer == nil {
 		return res, Errorf(EINVALID, "no model is configured (set STRATA_LLM_PROVIDER and STRATA_LLM_MODEL, or llm in strata.yaml)")
 	}
-	convs, err := m.conversationsOf(ctx, o.Conversation)
+	convs, err := mp.conversationsOf(ctx, o.Conversation)
 	if err != nil {
 		return res, err
 	}
 	g := &endpointGuard{down: make(chan struct{})}
-	l := m.newLease()
+	l := mp.claims.newLease()
 	defer l.close(ctx)
 	defer func() {
 		if reason, down := g.isDown(); down {
 			res.Unreachable = reason
-			m.log.Warn("model endpoint unreachable: pending summaries wait for the next pass",
+			mp.log.Warn("model endpoint unreachable: pending summaries wait for the next pass",
 				"reason", reason, "pending", res.Skipped)
 		}
 	}()
 	for _, c := range convs {
-		p, err := m.policyFor(c)
+		p, err := mp.policyFor(c)
 		if err != nil {
 			return res, err
 		}
 		if reason, down := g.isDown(); down {
 			// The endpoint is down: no call, the reason on every node due.
-			n, err := m.holdPending(ctx, c, reason, l)
+			n, err := mp.holdPending(ctx, c, reason, l)
 			res.Skipped += n
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", c.ID, err)
@@ -170,13 +187,13 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 			continue
 		}
 		if o.RetryFailed {
-			n, err := m.markFailedPending(ctx, c, p)
+			n, err := mp.markFailedPending(ctx, c, p)
 			res.Retried += n
 			if err != nil {
 				return res, err
 			}
 		}
-		if err := m.summarizeConversation(ctx, c, p, &res, g, l); err != nil {
+		if err := mp.summarizeConversation(ctx, c, p, &res, g, l); err != nil {
 			return res, fmt.Errorf("%s: %w", c.ID, err)
 		}
 	}
@@ -185,13 +202,13 @@ func (m *Memory) SummarizePending(ctx context.Context, o PendingOptions) (res Pe
 
 // markFailedPending marks pending the nodes of llm levels whose model
 // summary failed or came back over budget.
-func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
+func (mp *modelPass) markFailedPending(ctx context.Context, c Conversation, p Policy) (int, error) {
 	n := 0
 	for lvl, l := range p.Levels {
-		if !m.wantsModel(l) {
+		if !mp.llm.wantsModel(l) {
 			continue
 		}
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: lvl + 1})
+		ns, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Level: lvl + 1})
 		if err != nil {
 			return n, err
 		}
@@ -205,7 +222,7 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 			}
 		}
 		if len(again) > 0 {
-			if err := m.store.PutNodes(ctx, m.ns, c.ID, again); err != nil {
+			if err := mp.store.PutNodes(ctx, mp.ns, c.ID, again); err != nil {
 				return n, err
 			}
 			n += len(again)
@@ -218,11 +235,11 @@ func (m *Memory) markFailedPending(ctx context.Context, c Conversation, p Policy
 // not carry it yet, and returns how many nodes are pending. They keep their
 // extractive summaries and stay pending for the next pass. A node another
 // process holds is left as it is: it may be writing its summary.
-func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string, l *lease) (int, error) {
-	lock := m.rollLock(c.ID)
+func (mp *modelPass) holdPending(ctx context.Context, c Conversation, reason string, l *lease) (int, error) {
+	lock := mp.rollLock(c.ID)
 	lock.Lock()
 	defer lock.Unlock()
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true})
+	ns, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Pending: true})
 	if err != nil {
 		return 0, err
 	}
@@ -231,7 +248,7 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string,
 		if n.Fallback == reason {
 			continue
 		}
-		key := claimKey(claimSummary, m.ns, c.ID, n.ID)
+		key := claimKey(claimSummary, mp.ns, c.ID, n.ID)
 		ok, err := l.take(ctx, key)
 		if err != nil {
 			return 0, err
@@ -246,7 +263,7 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string,
 	}
 	// Read again under the claims: another process may have written some
 	// before they were taken.
-	cur, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, IDs: ids})
+	cur, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, IDs: ids})
 	if err != nil {
 		return 0, err
 	}
@@ -258,7 +275,7 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string,
 		}
 	}
 	if len(put) > 0 {
-		if err := m.store.PutNodes(context.WithoutCancel(ctx), m.ns, c.ID, put); err != nil {
+		if err := mp.store.PutNodes(context.WithoutCancel(ctx), mp.ns, c.ID, put); err != nil {
 			return 0, err
 		}
 	}
@@ -271,10 +288,10 @@ func (m *Memory) holdPending(ctx context.Context, c Conversation, reason string,
 // the model, and stored while its claim still holds; the claims are
 // released once the batch is stored. It stops when nothing is pending, or
 // when every pending node of the finest level is held by another process.
-func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard, l *lease) error {
+func (mp *modelPass) summarizeConversation(ctx context.Context, c Conversation, p Policy, res *PendingResult, g *endpointGuard, l *lease) error {
 	others := map[string]bool{} // nodes another process holds, left to it
 	for {
-		batch, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Pending: true, Limit: 4*m.llm.Concurrency + len(others)})
+		batch, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Pending: true, Limit: 4*mp.llm.Concurrency + len(others)})
 		if err != nil || len(batch) == 0 {
 			return err
 		}
@@ -299,25 +316,25 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		calls := make([][]Call, len(work))
 		errs := make([]error, len(work))
 		var wg sync.WaitGroup
-		sem := make(chan struct{}, m.llm.Concurrency)
+		sem := make(chan struct{}, mp.llm.Concurrency)
 		for i := range work {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				keys[i] = claimKey(claimSummary, m.ns, c.ID, work[i].ID)
+				keys[i] = claimKey(claimSummary, mp.ns, c.ID, work[i].ID)
 				claimed[i], errs[i] = l.take(ctx, keys[i])
 				if !claimed[i] || errs[i] != nil {
 					return
 				}
 				// Another process may have written it before the claim.
-				cur, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, IDs: []string{work[i].ID}})
+				cur, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, IDs: []string{work[i].ID}})
 				if err != nil || len(cur) == 0 || !cur[0].Pending {
 					gone[i], errs[i] = true, err
 					return
 				}
-				done[i], calls[i], errs[i] = m.modelSummary(ctx, c, p, cur[0], g)
+				done[i], calls[i], errs[i] = mp.modelSummary(ctx, c, p, cur[0], g)
 			}()
 		}
 		wg.Wait()
@@ -363,14 +380,14 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 		}
 		res.Calls += len(all)
 		if len(all) > 0 {
-			if err := m.store.RecordCalls(keep, m.ns, c.ID, all); err != nil && firstErr == nil {
+			if err := mp.store.RecordCalls(keep, mp.ns, c.ID, all); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}
 		if len(put) > 0 {
-			lock := m.rollLock(c.ID)
+			lock := mp.rollLock(c.ID)
 			lock.Lock()
-			err := m.putStillStored(keep, c.ID, put)
+			err := mp.putStillStored(keep, c.ID, put)
 			lock.Unlock()
 			if err != nil && firstErr == nil {
 				firstErr = err
@@ -387,7 +404,7 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 			return firstErr
 		}
 		if reason, down := g.isDown(); down {
-			n, err := m.holdPending(ctx, c, reason, l)
+			n, err := mp.holdPending(ctx, c, reason, l)
 			res.Skipped += n
 			return err
 		}
@@ -399,35 +416,35 @@ func (m *Memory) summarizeConversation(ctx context.Context, c Conversation, p Po
 // model failed) and the calls made. Only ctx's end and store failures are
 // errors: the node then stays pending. When g finds the endpoint down, the
 // node is returned unchanged and still pending.
-func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n Node, g *endpointGuard) (Node, []Call, error) {
+func (mp *modelPass) modelSummary(ctx context.Context, c Conversation, p Policy, n Node, g *endpointGuard) (Node, []Call, error) {
 	if _, down := g.isDown(); down {
 		return n, nil, nil
 	}
 	level := p.Levels[n.Level-1]
 	budget := level.BudgetFor(c.IsImportant(n.Key))
-	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: m.tok, WantIdentifiers: true}
+	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: mp.tok, WantIdentifiers: true}
 	var err error
 	if n.Level == 1 {
-		req.Turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+		req.Turns, err = mp.store.Turns(ctx, TurnFilter{Namespace: mp.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 	} else {
-		req.Children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: n.Level - 1, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+		req.Children, err = mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Level: n.Level - 1, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 	}
 	if err != nil {
 		return n, nil, err
 	}
-	ext, err := m.sum.Summarize(ctx, req)
+	ext, err := mp.sum.Summarize(ctx, req)
 	if err != nil {
 		return n, nil, err
 	}
 	data := promptData(c.ID, level, n.Key, budget, req.Turns, req.Children, c.Location())
 	data.Identifiers = ext.Identifiers
-	who, err := m.spanSpeakers(ctx, c, n, req.Turns, ext.Text)
+	who, err := mp.spanSpeakers(ctx, c, n, req.Turns, ext.Text)
 	if err != nil {
 		return n, nil, err
 	}
 	when := spanDates(n, c.Location())
-	model := m.llm.Model
-	if mm := m.llm.Models[level.Name]; mm != "" {
+	model := mp.llm.Model
+	if mm := mp.llm.Models[level.Name]; mm != "" {
 		model = mm
 	}
 	var calls []Call
@@ -435,7 +452,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		out := n
 		out.Summary, out.Facts, out.Themes, out.Method = ext.Text, ext.Facts, ext.Themes, MethodExtractive
 		out.Derived = ext.Derived && n.Level > 1
-		out.Tokens = m.tok.Count(out.Summary)
+		out.Tokens = mp.tok.Count(out.Summary)
 		out.Status = StatusOK
 		if out.Tokens > budget {
 			out.Status = StatusOverBudget
@@ -445,12 +462,12 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 	}
 	var best *reply
 	for try := 0; try < maxBudgetTries; try++ {
-		system, user, err := m.prompts.Render(level.Name, data)
+		system, user, err := mp.prompts.Render(level.Name, data)
 		if err != nil {
 			return fallback("prompt: " + err.Error())
 		}
-		timeout := m.llm.Timeout + time.Duration(try)*m.llm.Timeout/2
-		comp, more, err := m.complete(ctx, CompletionRequest{Model: model, System: system, User: user, MaxTokens: 2*budget + 400},
+		timeout := mp.llm.Timeout + time.Duration(try)*mp.llm.Timeout/2
+		comp, more, err := mp.complete(ctx, CompletionRequest{Model: model, System: system, User: user, MaxTokens: 2*budget + 400},
 			timeout, n, len(calls), g)
 		calls = append(calls, more...)
 		if err != nil {
@@ -467,8 +484,8 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 			calls[len(calls)-1].Outcome = "empty"
 			return fallback("model gave an empty summary")
 		}
-		r.summary = keepIdentifiers(r.summary, who, when, ext.Identifiers, budget, m.tok)
-		r.tokens = m.tok.Count(r.summary)
+		r.summary = keepIdentifiers(r.summary, who, when, ext.Identifiers, budget, mp.tok)
+		r.tokens = mp.tok.Count(r.summary)
 		r.model = comp.Model
 		if r.tokens <= budget && comp.FinishReason != "length" {
 			best = &r
@@ -486,7 +503,7 @@ func (m *Memory) modelSummary(ctx context.Context, c Conversation, p Policy, n N
 		// the two summaries, the extractive one whenever it fits, and keeps
 		// the model's reply for review and for a retry.
 		rejected := &RejectedReply{Summary: best.summary, Tokens: best.tokens, Budget: budget, Model: best.model, Status: StatusOverBudget}
-		if m.tok.Count(ext.Text) <= best.tokens {
+		if mp.tok.Count(ext.Text) <= best.tokens {
 			out, calls, err := fallback(fmt.Sprintf("model reply over budget: %d tokens for a budget of %d after %d tries",
 				best.tokens, budget, maxBudgetTries))
 			out.Rejected = rejected
@@ -522,22 +539,27 @@ func tighter(try, got, budget int) string {
 
 // complete calls the model, retrying failures a later attempt may not
 // meet with exponential backoff (or the wait the provider asks for), each
-// retry with a 50% longer timeout. It returns every call made.
+// complete is the model pass's complete, for the learnings' model calls.
 func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
+	return m.model.complete(ctx, req, timeout, n, before, g)
+}
+
+// retry with a 50% longer timeout. It returns every call made.
+func (mp *modelPass) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
 	var calls []Call
-	wait := m.llm.Backoff
+	wait := mp.llm.Backoff
 	for attempt := 0; ; attempt++ {
 		// A slow model gets more time on each retry, as on each tighter try.
 		cctx, cancel := context.WithTimeout(ctx, timeout+time.Duration(attempt)*timeout/2)
 		start := time.Now()
-		comp, err := m.llm.Completer.Complete(cctx, req)
+		comp, err := mp.llm.Completer.Complete(cctx, req)
 		cancel()
 		// What a model answers is stored (summaries, call records): it is
 		// made storable, as a user's input would be refused if it were not.
 		comp.Text, comp.Model = Storable(comp.Text), Storable(comp.Model)
-		call := Call{Conversation: n.Conversation, Node: n.ID, Level: n.Level, Provider: m.llm.Completer.Name(), Model: req.Model,
+		call := Call{Conversation: n.Conversation, Node: n.ID, Level: n.Level, Provider: mp.llm.Completer.Name(), Model: req.Model,
 			Attempt: before + len(calls) + 1, TokensIn: comp.InputTokens, TokensOut: comp.OutputTokens,
-			Elapsed: time.Since(start), Outcome: "ok", At: m.now().UTC()}
+			Elapsed: time.Since(start), Outcome: "ok", At: mp.now().UTC()}
 		if comp.Model != "" {
 			call.Model = comp.Model
 		}
@@ -557,7 +579,7 @@ func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout ti
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			retry = true // our per-call timeout, not the caller's
 		}
-		if !retry || attempt >= m.llm.ErrorRetries || ctx.Err() != nil {
+		if !retry || attempt >= mp.llm.ErrorRetries || ctx.Err() != nil {
 			return comp, calls, err
 		}
 		d := wait
@@ -707,10 +729,10 @@ const (
 // names none, the span's most active ones; at most maxRestoredSpeakers.
 // Level-1 nodes give their turns; above, the first maxSpeakerScan turns of
 // the span are read.
-func (m *Memory) spanSpeakers(ctx context.Context, c Conversation, n Node, turns []Turn, extractive string) ([]string, error) {
+func (mp *modelPass) spanSpeakers(ctx context.Context, c Conversation, n Node, turns []Turn, extractive string) ([]string, error) {
 	if n.Level > 1 {
 		var err error
-		turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: maxSpeakerScan})
+		turns, err = mp.store.Turns(ctx, TurnFilter{Namespace: mp.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: maxSpeakerScan})
 		if err != nil {
 			return nil, err
 		}
@@ -845,12 +867,12 @@ func keepIdentifiers(summary string, who, when, ids []string, budget int, tok To
 // caller holds the conversation's roll lock; another process may still
 // replace a node between the check and the write, and then the store
 // refuses the overlap (ECONFLICT) and the next pass finds the replacement.
-func (m *Memory) putStillStored(ctx context.Context, conv string, nodes []Node) error {
+func (mp *modelPass) putStillStored(ctx context.Context, conv string, nodes []Node) error {
 	ids := make([]string, len(nodes))
 	for i := range nodes {
 		ids[i] = nodes[i].ID
 	}
-	have, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, IDs: ids})
+	have, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: conv, IDs: ids})
 	if err != nil {
 		return err
 	}
@@ -863,11 +885,11 @@ func (m *Memory) putStillStored(ctx context.Context, conv string, nodes []Node) 
 		if stored[n.ID] {
 			put = append(put, n)
 		} else {
-			m.log.Debug("a node was replaced while its model summary was written; dropping the summary", "conversation", conv, "node", n.ID)
+			mp.log.Debug("a node was replaced while its model summary was written; dropping the summary", "conversation", conv, "node", n.ID)
 		}
 	}
 	if len(put) == 0 {
 		return nil
 	}
-	return m.store.PutNodes(ctx, m.ns, conv, put)
+	return mp.store.PutNodes(ctx, mp.ns, conv, put)
 }

@@ -26,20 +26,20 @@ import (
 
 // shapeChecked reports whether this Memory has checked conv's pyramid
 // against the month cut.
-func (m *Memory) shapeChecked(conv string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.shaped[conv]
+func (py *pyramid) shapeChecked(conv string) bool {
+	py.mu.Lock()
+	defer py.mu.Unlock()
+	return py.shaped[conv]
 }
 
 // setShapeChecked records that conv's pyramid follows the month cut.
-func (m *Memory) setShapeChecked(conv string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.shaped == nil {
-		m.shaped = map[string]bool{}
+func (py *pyramid) setShapeChecked(conv string) {
+	py.mu.Lock()
+	defer py.mu.Unlock()
+	if py.shaped == nil {
+		py.shaped = map[string]bool{}
 	}
-	m.shaped[conv] = true
+	py.shaped[conv] = true
 }
 
 // monthCut checks the run's conversation against the month cut once per
@@ -47,7 +47,7 @@ func (m *Memory) setShapeChecked(conv string) {
 // described above. The run's next writes carry it out.
 func (r *rollupRun) monthCut(ctx context.Context) error {
 	month := r.p.LevelOf(PeriodMonth)
-	if month == 0 || r.m.shapeChecked(r.conv) {
+	if month == 0 || r.py.shapeChecked(r.conv) {
 		return nil
 	}
 	var cuts []int
@@ -68,9 +68,9 @@ func (r *rollupRun) monthCut(ctx context.Context) error {
 	if err != nil || !stale {
 		return err
 	}
-	r.m.log.Info("rebuilding a pyramid built before month levels cut weeks and sessions at month ends", "conversation", r.conv)
+	r.py.log.Info("rebuilding a pyramid built before month levels cut weeks and sessions at month ends", "conversation", r.conv)
 	for lvl := 2; lvl <= len(r.p.Levels); lvl++ {
-		ns, err := r.m.store.Nodes(ctx, NodeFilter{Namespace: r.m.ns, Conversation: r.conv, Level: lvl})
+		ns, err := r.py.store.Nodes(ctx, NodeFilter{Namespace: r.py.ns, Conversation: r.conv, Level: lvl})
 		if err != nil {
 			return err
 		}
@@ -87,8 +87,8 @@ func (r *rollupRun) monthCut(ctx context.Context) error {
 // staleMonths reports whether a month node, or a node of a cut level that
 // no month node covers yet, breaks the month cut.
 func (r *rollupRun) staleMonths(ctx context.Context, c Conversation, month int, cuts []int) (bool, error) {
-	m := r.m
-	months, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: month})
+	py := r.py
+	months, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: month})
 	if err != nil {
 		return false, err
 	}
@@ -103,7 +103,7 @@ func (r *rollupRun) staleMonths(ctx context.Context, c Conversation, month int, 
 		from = months[len(months)-1].LastSeq + 1
 	}
 	for _, lvl := range cuts {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl, FromSeq: from})
+		ns, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: lvl, FromSeq: from})
 		if err != nil {
 			return false, err
 		}
@@ -138,7 +138,7 @@ func (r *rollupRun) misplaced(ctx context.Context, g *grouping, n *Node) (bool, 
 	if !in.Contains(n.End) {
 		return true, nil
 	}
-	ts, err := r.m.store.Turns(ctx, TurnFilter{Namespace: r.m.ns, Conversation: r.conv, FromSeq: n.FirstSeq, ToSeq: n.FirstSeq})
+	ts, err := r.py.store.Turns(ctx, TurnFilter{Namespace: r.py.ns, Conversation: r.conv, FromSeq: n.FirstSeq, ToSeq: n.FirstSeq})
 	if err != nil || len(ts) == 0 {
 		return false, err
 	}
@@ -148,11 +148,11 @@ func (r *rollupRun) misplaced(ctx context.Context, g *grouping, n *Node) (bool, 
 // splitLevel1 schedules the replacement of every level-1 node that runs
 // across the end of a month by its parts, past the last expired span.
 func (r *rollupRun) splitLevel1(ctx context.Context, c Conversation) error {
-	m := r.m
+	py := r.py
 	g := r.grouping(c, 1)
 	var prev *Node
 	from := int64(1)
-	ex, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: 1,
+	ex, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: 1,
 		Tiers: []Tier{TierExpired}, Newest: true, Limit: 1})
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func (r *rollupRun) splitLevel1(ctx context.Context, c Conversation) error {
 	back := int64(-1) // where the learning pass goes back to, if it must
 	const page = 512
 	for {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: 1, FromSeq: from, Limit: page})
+		ns, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: 1, FromSeq: from, Limit: page})
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func (r *rollupRun) splitLevel1(ctx context.Context, c Conversation) error {
 	if back >= 0 {
 		// The parts' facts are learned again (repeats add nothing), as
 		// for a reopened node.
-		if _, err := m.store.UpdateConversation(ctx, m.ns, r.conv, ConversationUpdate{LearnedSeq: &back}); err != nil {
+		if _, err := py.store.UpdateConversation(ctx, py.ns, r.conv, ConversationUpdate{LearnedSeq: &back}); err != nil {
 			return fmt.Errorf("moving the learning pass back: %w", err)
 		}
 		if r.conv0 != nil {
@@ -215,8 +215,8 @@ func (r *rollupRun) splitLevel1(ctx context.Context, c Conversation) error {
 // then closes as it does any open turns. It returns nil if n's turns are
 // not all readable.
 func (r *rollupRun) splitNode(ctx context.Context, c Conversation, g *grouping, prev, n *Node) ([]Node, error) {
-	m := r.m
-	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: r.conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq + 1})
+	py := r.py
+	ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: r.conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -253,5 +253,5 @@ func (r *rollupRun) splitNode(ctx context.Context, c Conversation, g *grouping, 
 		reqs = append(reqs, SummaryRequest{Budget: g.level.BudgetFor(c.IsImportant(label)), Turns: ts[gr.from:gr.to]})
 		labels = append(labels, label)
 	}
-	return m.makeNodes(ctx, r.conv, r.p, 1, reqs, labels)
+	return py.makeNodes(ctx, r.conv, r.p, 1, reqs, labels)
 }

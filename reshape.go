@@ -16,26 +16,30 @@ import (
 // pinned is not). A milestone keeps its content in its row in every tier
 // and is never expired. It returns the turn.
 func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, importance float64) (Turn, error) {
-	c, err := m.conversation(ctx, conversation)
+	return m.pyramid.pin(ctx, conversation, seq, importance)
+}
+
+func (py *pyramid) pin(ctx context.Context, conversation string, seq int64, importance float64) (Turn, error) {
+	c, err := py.conversation(ctx, conversation)
 	if err != nil {
 		return Turn{}, err
 	}
-	p, err := m.policyFor(c)
+	p, err := py.policyFor(c)
 	if err != nil {
 		return Turn{}, err
 	}
-	lock := m.rollLock(conversation)
+	lock := py.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	t, err := m.store.SetImportance(ctx, m.ns, conversation, seq, importance)
+	t, err := py.store.SetImportance(ctx, py.ns, conversation, seq, importance)
 	if err != nil {
 		return Turn{}, err
 	}
-	over, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Covers: seq})
+	over, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conversation, Covers: seq})
 	if err != nil {
 		return t, err
 	}
-	if err := m.remake(ctx, c, p, over); err != nil {
+	if err := py.remake(ctx, c, p, over); err != nil {
 		return t, fmt.Errorf("rewrite the summaries over turn %d: %w", seq, err)
 	}
 	return t, nil
@@ -47,7 +51,11 @@ func (m *Memory) Pin(ctx context.Context, conversation string, seq int64, import
 // (001, Phase 4). The nodes of that period and those over them are
 // rewritten at once. It returns the conversation's marks.
 func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, important bool) ([]string, error) {
-	c, err := m.conversation(ctx, conversation)
+	return m.pyramid.markImportant(ctx, conversation, label, important)
+}
+
+func (py *pyramid) markImportant(ctx context.Context, conversation, label string, important bool) ([]string, error) {
+	c, err := py.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +67,11 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 		return nil, Errorf(EINVALID, "period %q: mark a day, week or month, not a range", label)
 	}
 	label = per.Label()
-	p, err := m.policyFor(c)
+	p, err := py.policyFor(c)
 	if err != nil {
 		return nil, err
 	}
-	lock := m.rollLock(conversation)
+	lock := py.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
 	marks := slices.DeleteFunc(slices.Clone(c.Important), func(s string) bool { return s == label })
@@ -71,7 +79,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 		marks = append(marks, label)
 		slices.Sort(marks)
 	}
-	if c, err = m.store.UpdateConversation(ctx, m.ns, conversation, ConversationUpdate{Important: &marks}); err != nil {
+	if c, err = py.store.UpdateConversation(ctx, py.ns, conversation, ConversationUpdate{Important: &marks}); err != nil {
 		return nil, err
 	}
 	// The period's nodes: on a level cut at month ends, a week that runs
@@ -82,7 +90,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 	}
 	var ns []Node
 	for _, k := range keys {
-		kn, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Key: k})
+		kn, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conversation, Key: k})
 		if err != nil {
 			return marks, err
 		}
@@ -92,7 +100,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 	for _, n := range ns {
 		// The node and the nodes over it: every node of its level or above
 		// that holds its first turn.
-		up, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Covers: n.FirstSeq})
+		up, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conversation, Covers: n.FirstSeq})
 		if err != nil {
 			return marks, err
 		}
@@ -102,7 +110,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 			}
 		}
 	}
-	if err := m.remake(ctx, c, p, over); err != nil {
+	if err := py.remake(ctx, c, p, over); err != nil {
 		return marks, fmt.Errorf("rewrite the summaries of %s: %w", label, err)
 	}
 	return marks, nil
@@ -111,7 +119,7 @@ func (m *Memory) MarkImportant(ctx context.Context, conversation, label string, 
 // remake summarizes nodes again over their current turns and children,
 // finest level first, and stores them under the same ids. The caller holds
 // the conversation's roll lock.
-func (m *Memory) remake(ctx context.Context, c Conversation, p Policy, nodes []Node) error {
+func (py *pyramid) remake(ctx context.Context, c Conversation, p Policy, nodes []Node) error {
 	slices.SortFunc(nodes, func(a, b Node) int {
 		if a.Level != b.Level {
 			return a.Level - b.Level
@@ -124,26 +132,26 @@ func (m *Memory) remake(ctx context.Context, c Conversation, p Policy, nodes []N
 		req := SummaryRequest{Budget: level.BudgetFor(c.IsImportant(n.Key))}
 		var err error
 		if n.Level == 1 {
-			req.Turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+			req.Turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 			if err == nil && int64(len(req.Turns)) != n.Turns() {
 				err = Errorf(ECONFLICT, "node %s: %d of its %d turns are readable (expired spans keep their summaries as they are)",
 					n.ID, len(req.Turns), n.Turns())
 			}
 		} else {
-			req.Children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: n.Level - 1,
+			req.Children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: c.ID, Level: n.Level - 1,
 				FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 		}
 		if err != nil {
 			return err
 		}
-		made, err := m.makeNodes(ctx, c.ID, p, n.Level, []SummaryRequest{req}, []string{n.Key})
+		made, err := py.makeNodes(ctx, c.ID, p, n.Level, []SummaryRequest{req}, []string{n.Key})
 		if err != nil {
 			return err
 		}
 		if made[0].ID != n.ID {
 			return Errorf(EINTERNAL, "node %s was remade as %s", n.ID, made[0].ID)
 		}
-		if err := m.store.PutNodes(ctx, m.ns, c.ID, made); err != nil {
+		if err := py.store.PutNodes(ctx, py.ns, c.ID, made); err != nil {
 			return err
 		}
 	}
@@ -168,27 +176,31 @@ type PolicyChange struct {
 // change policy (ECONFLICT): the summaries are all that is left of it.
 // Setting the policy it already has rebuilds it too.
 func (m *Memory) SetPolicy(ctx context.Context, conversation, policy string) (PolicyChange, error) {
+	return m.pyramid.setPolicy(ctx, conversation, policy)
+}
+
+func (py *pyramid) setPolicy(ctx context.Context, conversation, policy string) (PolicyChange, error) {
 	ch := PolicyChange{Conversation: conversation, To: policy}
-	p, err := m.Policy(policy)
+	p, err := py.policyNamed(policy)
 	if err != nil {
 		return ch, err
 	}
-	c, err := m.conversation(ctx, conversation)
+	c, err := py.conversation(ctx, conversation)
 	if err != nil {
 		return ch, err
 	}
 	ch.From = c.Policy
-	lock := m.rollLock(conversation)
+	lock := py.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	if ch.Removed, err = m.store.ResetPyramid(ctx, m.ns, conversation, p.Name); err != nil {
+	if ch.Removed, err = py.store.ResetPyramid(ctx, py.ns, conversation, p.Name); err != nil {
 		return ch, err
 	}
-	if ch.Made, err = m.rollupLocked(ctx, conversation, p, nil); err != nil {
+	if ch.Made, err = py.rollupLocked(ctx, conversation, p, nil); err != nil {
 		return ch, fmt.Errorf("rollup under policy %s: %w", p.Name, err)
 	}
-	if !m.tiers.Off {
-		res, err := m.tier(ctx, conversation, false, false)
+	if !py.tiers.rules.Off {
+		res, err := py.tiers.tier(ctx, conversation, false, false)
 		if err != nil {
 			return ch, fmt.Errorf("tiering: %w", err)
 		}

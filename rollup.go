@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -13,15 +14,39 @@ import (
 // second run makes nothing, and a node is never made twice because its id
 // derives from its span.
 func (m *Memory) Rollup(ctx context.Context, conversation string) (int, error) {
-	conv, err := m.conversation(ctx, conversation)
+	return m.pyramid.rollupOf(ctx, conversation)
+}
+
+// pyramid builds conversations' pyramids: it closes the spans that are
+// complete into nodes, level by level (group.go for calendar levels,
+// monthcut.go for the month cut), and then, unless tiers are deferred,
+// has the tiering move what is due.
+type pyramid struct {
+	scope
+	tok        Tokenizer
+	sum        Summarizer
+	llm        LLMOptions    // which levels wait for a model summary
+	gap        time.Duration // Config.SessionGap, for session levels
+	workers    int           // spans summarized at once
+	tiers      *tiering
+	deferTiers bool // Config.DeferTiers
+
+	mu sync.Mutex
+	// shaped holds the conversations whose pyramid was checked against
+	// the month cut (monthcut.go).
+	shaped map[string]bool
+}
+
+func (py *pyramid) rollupOf(ctx context.Context, conversation string) (int, error) {
+	conv, err := py.conversation(ctx, conversation)
 	if err != nil {
 		return 0, err
 	}
-	p, err := m.policyFor(conv)
+	p, err := py.policyFor(conv)
 	if err != nil {
 		return 0, err
 	}
-	return m.rollup(ctx, conversation, p, nil)
+	return py.rollup(ctx, conversation, p, nil)
 }
 
 // rollupPage bounds how many spans are summarized and written per
@@ -36,34 +61,34 @@ const rollupPage = 256
 // fresh, when given, holds the turns just appended (in seq order): they
 // and the nodes made from them are used from memory instead of being read
 // back from the store.
-func (m *Memory) rollup(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
-	lock := m.rollLock(conv)
+func (py *pyramid) rollup(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+	lock := py.rollLock(conv)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.rollupLocked(ctx, conv, p, fresh)
+	return py.rollupLocked(ctx, conv, p, fresh)
 }
 
 // rollupAndTier rolls up, then runs a tiering pass unless tiers are
 // deferred, under one hold of the conversation's roll lock: what Ingest
 // and Import run. It returns the nodes made and the spans moved.
-func (m *Memory) rollupAndTier(ctx context.Context, conv string, p Policy, fresh []Turn) (int, int, error) {
-	return m.rollupThenTier(ctx, conv, p, fresh, !m.deferTiers)
+func (py *pyramid) rollupAndTier(ctx context.Context, conv string, p Policy, fresh []Turn) (int, int, error) {
+	return py.rollupThenTier(ctx, conv, p, fresh, !py.deferTiers)
 }
 
 // rollupThenTier rolls conv up and, if tier, moves the spans that are due.
-func (m *Memory) rollupThenTier(ctx context.Context, conv string, p Policy, fresh []Turn, tier bool) (int, int, error) {
-	lock := m.rollLock(conv)
+func (py *pyramid) rollupThenTier(ctx context.Context, conv string, p Policy, fresh []Turn, tier bool) (int, int, error) {
+	lock := py.rollLock(conv)
 	lock.Lock()
 	defer lock.Unlock()
-	n, err := m.rollupLocked(ctx, conv, p, fresh)
-	if err != nil || !tier || m.tiers.Off || p.Name == "" {
+	n, err := py.rollupLocked(ctx, conv, p, fresh)
+	if err != nil || !tier || py.tiers.rules.Off || p.Name == "" {
 		return n, 0, err
 	}
-	res, err := m.tier(ctx, conv, false, true)
+	res, err := py.tiers.tier(ctx, conv, false, true)
 	if errors.Is(err, errTiersClaimed) {
 		// Another process is moving this conversation's spans; what it
 		// leaves, the next pass moves.
-		m.log.Debug("tiers left to the process that holds their claim", "conversation", conv)
+		py.log.Debug("tiers left to the process that holds their claim", "conversation", conv)
 		return n, 0, nil
 	}
 	if err != nil {
@@ -78,17 +103,17 @@ func (m *Memory) rollupThenTier(ctx context.Context, conv string, p Policy, fres
 // appending to one conversation in a tight loop do not keep colliding.
 const replaceTries = 8
 
-func (m *Memory) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+func (py *pyramid) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	made := 0
 	for try := 1; ; try++ {
-		n, err := m.rollupOnce(ctx, conv, p, fresh)
+		n, err := py.rollupOnce(ctx, conv, p, fresh)
 		made += n
 		var lost *replacedError
 		if !errors.As(err, &lost) || try == replaceTries {
 			return made, err
 		}
 		// Another writer changed the pyramid first: read it again.
-		m.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "error", lost.err)
+		py.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "error", lost.err)
 		fresh = nil
 		wait := time.Duration(rand.Int64N(int64(try) * int64(5*time.Millisecond)))
 		select {
@@ -115,8 +140,8 @@ func raced(err error) error {
 func (e *replacedError) Error() string { return e.err.Error() }
 func (e *replacedError) Unwrap() error { return e.err }
 
-func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
-	r := &rollupRun{m: m, conv: conv, p: p}
+func (py *pyramid) rollupOnce(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
+	r := &rollupRun{py: py, conv: conv, p: p}
 	if err := r.monthCut(ctx); err != nil {
 		return 0, fmt.Errorf("month cut: %w", err)
 	}
@@ -141,7 +166,7 @@ func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []
 		return r.written, err
 	}
 	if r.checked {
-		m.setShapeChecked(conv)
+		py.setShapeChecked(conv)
 	}
 	return r.written, nil
 }
@@ -151,7 +176,7 @@ func (m *Memory) rollupOnce(ctx context.Context, conv string, p Policy, fresh []
 // that the full-text index of summaries is flushed once per ingest rather
 // than once per level. A node's parent is never written before the node.
 type rollupRun struct {
-	m       *Memory
+	py      *pyramid
 	conv    string
 	p       Policy
 	pending []Node
@@ -174,7 +199,7 @@ func (r *rollupRun) flush(ctx context.Context) error {
 	}
 	// Only the nodes not stored before count as made: another process
 	// may have written the same spans first.
-	made, err := r.m.store.ReplaceNodes(ctx, r.m.ns, r.conv, r.replace, r.pending)
+	made, err := r.py.store.ReplaceNodes(ctx, r.py.ns, r.conv, r.replace, r.pending)
 	if err != nil {
 		return raced(err)
 	}
@@ -195,8 +220,8 @@ func (r *rollupRun) add(ctx context.Context, nodes []Node, kept bool) error {
 }
 
 // lastNode returns the newest node of a level, or nil.
-func (m *Memory) lastNode(ctx context.Context, conv string, lvl int) (*Node, error) {
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl, Newest: true, Limit: 1})
+func (py *pyramid) lastNode(ctx context.Context, conv string, lvl int) (*Node, error) {
+	ns, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv, Level: lvl, Newest: true, Limit: 1})
 	if err != nil || len(ns) == 0 {
 		return nil, err
 	}
@@ -204,8 +229,8 @@ func (m *Memory) lastNode(ctx context.Context, conv string, lvl int) (*Node, err
 }
 
 // nextSeq returns the first seq that no node of level lvl covers yet.
-func (m *Memory) nextSeq(ctx context.Context, conv string, lvl int) (int64, error) {
-	last, err := m.lastNode(ctx, conv, lvl)
+func (py *pyramid) nextSeq(ctx context.Context, conv string, lvl int) (int64, error) {
+	last, err := py.lastNode(ctx, conv, lvl)
 	if err != nil || last == nil {
 		return 1, err
 	}
@@ -219,9 +244,9 @@ const keepLimit = 4096
 // turns closes level-1 spans. It returns the nodes it made, or nil when
 // there were too many to keep.
 func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
-	m, conv, p := r.m, r.conv, r.p
+	py, conv, p := r.py, r.conv, r.p
 	span := p.Levels[0].Span
-	from, err := m.nextSeq(ctx, conv, 1)
+	from, err := py.nextSeq(ctx, conv, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +262,7 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 		want := from + int64(rollupPage*span) - 1
 		if len(fresh) > 0 && fresh[0].Seq-from < int64(span) {
 			if fresh[0].Seq > from {
-				turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: fresh[0].Seq - 1})
+				turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: from, ToSeq: fresh[0].Seq - 1})
 				if err != nil {
 					return nil, err
 				}
@@ -247,7 +272,7 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 			fresh = fresh[n:]
 		} else {
 			fresh = nil
-			turns, err = m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: from, ToSeq: want})
+			turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: from, ToSeq: want})
 			if err != nil {
 				return nil, err
 			}
@@ -260,7 +285,7 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 			}
 			reqs = append(reqs, SummaryRequest{Turns: s})
 		}
-		nodes, err := m.makeNodes(ctx, conv, p, 1, reqs, nil)
+		nodes, err := py.makeNodes(ctx, conv, p, 1, reqs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +307,7 @@ func (r *rollupRun) turns(ctx context.Context, fresh []Turn) ([]Node, error) {
 // nodes closes spans of level lvl > 1 over the level below. below holds
 // the nodes that level just made, if it kept them.
 func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, error) {
-	m, conv, p := r.m, r.conv, r.p
+	py, conv, p := r.py, r.conv, r.p
 	if below == nil {
 		// The children come from the store: write what waits first.
 		if err := r.flush(ctx); err != nil {
@@ -290,7 +315,7 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 		}
 	}
 	span := p.Levels[lvl-1].Span
-	from, err := m.nextSeq(ctx, conv, lvl)
+	from, err := py.nextSeq(ctx, conv, lvl)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +326,7 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 		if len(below) > 0 {
 			// The few older children not yet under a node, then the new.
 			if below[0].FirstSeq > from {
-				children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv,
+				children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv,
 					Level: lvl - 1, FromSeq: from, ToSeq: below[0].FirstSeq - 1})
 				if err != nil {
 					return nil, err
@@ -314,7 +339,7 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 			}
 			below = nil
 		} else {
-			children, err = m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv,
+			children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv,
 				Level: lvl - 1, FromSeq: from, Limit: rollupPage * span})
 			if err != nil {
 				return nil, err
@@ -327,7 +352,7 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 		for i := 0; i+span <= len(children); i += span {
 			reqs = append(reqs, SummaryRequest{Children: children[i : i+span]})
 		}
-		nodes, err := m.makeNodes(ctx, conv, p, lvl, reqs, nil)
+		nodes, err := py.makeNodes(ctx, conv, p, lvl, reqs, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -355,11 +380,11 @@ func (r *rollupRun) nodes(ctx context.Context, lvl int, below []Node) ([]Node, e
 // a replacedError, so that the rollup reads the pyramid again and closes
 // those spans anew.
 func (r *rollupRun) realign(ctx context.Context, lvl int, from, got int64) error {
-	m := r.m
-	m.log.Warn("a level's nodes do not end where the level below's do; rebuilding them",
+	py := r.py
+	py.log.Warn("a level's nodes do not end where the level below's do; rebuilding them",
 		"conversation", r.conv, "level", lvl, "want_child_at", from, "next_child_at", got)
 	for {
-		last, err := m.lastNode(ctx, r.conv, lvl)
+		last, err := py.lastNode(ctx, r.conv, lvl)
 		if err != nil || last == nil {
 			return err
 		}
@@ -370,7 +395,7 @@ func (r *rollupRun) realign(ctx context.Context, lvl int, from, got int64) error
 		if last.FirstSeq == 1 {
 			break
 		}
-		prev, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: r.conv, Level: lvl - 1,
+		prev, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: lvl - 1,
 			ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
 		if err != nil {
 			return err
@@ -384,28 +409,28 @@ func (r *rollupRun) realign(ctx context.Context, lvl int, from, got int64) error
 
 // makeNodes summarizes spans in parallel. A request's Budget, when set,
 // overrides the level's; keys, when given, are the nodes' keys.
-func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, reqs []SummaryRequest, keys []string) ([]Node, error) {
+func (py *pyramid) makeNodes(ctx context.Context, conv string, p Policy, lvl int, reqs []SummaryRequest, keys []string) ([]Node, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
 	level := p.Levels[lvl-1]
 	nodes := make([]Node, len(reqs))
 	errs := make([]error, len(reqs))
-	now := m.now().UTC()
-	parallel(len(reqs), m.workers, func(i int) {
+	now := py.now().UTC()
+	parallel(len(reqs), py.workers, func(i int) {
 		r := &reqs[i]
-		r.Conversation, r.Level, r.LevelName, r.Tokenizer = conv, lvl, level.Name, m.tok
+		r.Conversation, r.Level, r.LevelName, r.Tokenizer = conv, lvl, level.Name, py.tok
 		if r.Budget == 0 {
 			r.Budget = level.Budget
 		}
-		nodes[i], errs[i] = m.makeNode(ctx, *r, now)
+		nodes[i], errs[i] = py.makeNode(ctx, *r, now)
 		if keys != nil {
 			nodes[i].Key = keys[i]
 		}
 		switch {
 		case level.Summarizer == MethodAggregate:
-			m.aggregateSummary(&nodes[i], r.Budget)
-		case m.wantsModel(level) && !(m.llm.Defer && lvl == 1):
+			py.aggregateSummary(&nodes[i], r.Budget)
+		case py.llm.wantsModel(level) && !(py.llm.Defer && lvl == 1):
 			nodes[i].Pending = true // the extractive summary stands until the model's is written
 		}
 	})
@@ -418,7 +443,7 @@ func (m *Memory) makeNodes(ctx context.Context, conv string, p Policy, lvl int, 
 }
 
 // makeNode summarizes one span into a node.
-func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) (Node, error) {
+func (py *pyramid) makeNode(ctx context.Context, r SummaryRequest, now time.Time) (Node, error) {
 	n := Node{Conversation: r.Conversation, Level: r.Level, Status: StatusOK, Created: now}
 	if len(r.Turns) > 0 {
 		first, last := r.Turns[0], r.Turns[len(r.Turns)-1]
@@ -452,8 +477,8 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 		}
 		n.Aggregates = MergeAggregates(aggs)
 	}
-	n.ID = NodeID(m.ns, r.Conversation, r.Level, n.FirstSeq, n.LastSeq)
-	s, err := m.sum.Summarize(ctx, r)
+	n.ID = NodeID(py.ns, r.Conversation, r.Level, n.FirstSeq, n.LastSeq)
+	s, err := py.sum.Summarize(ctx, r)
 	if err != nil {
 		return Node{}, fmt.Errorf("summarize %s %d..%d: %w", r.LevelName, n.FirstSeq, n.LastSeq, err)
 	}
@@ -462,115 +487,17 @@ func (m *Memory) makeNode(ctx context.Context, r SummaryRequest, now time.Time) 
 	if n.Method == "" {
 		n.Method = MethodExtractive
 	}
-	n.Tokens = m.tok.Count(n.Summary)
+	n.Tokens = py.tok.Count(n.Summary)
 	if n.Tokens > r.Budget {
 		n.Status = StatusOverBudget
 	}
 	return n, nil
 }
 
-// Pass is what one rollup pass over a namespace did.
-type Pass struct {
-	At    time.Time      `json:"at"`
-	Made  map[string]int `json:"made"`  // nodes made, by conversation
-	Moved map[string]int `json:"moved"` // spans that changed tier, by conversation
-	// Summaries is what the model wrote in the pass (Watch, with a model).
-	Summaries *PendingResult `json:"summaries,omitempty"`
-	// Embedded is what the pass embedded (with an embedder).
-	Embedded *EmbedResult `json:"embedded,omitempty"`
-}
-
-// RollupAll runs one rollup pass, followed by tiering, over every
-// conversation of the namespace: it closes every span that is complete
-// by now, such as a day that ended at midnight while nobody wrote. It is
-// idempotent, and safe to run from several processes at once (a node's
-// id derives from its span, so two passes write the same nodes). The
-// first error stops the pass.
-func (m *Memory) RollupAll(ctx context.Context) (Pass, error) {
-	pass := Pass{At: m.now(), Made: map[string]int{}, Moved: map[string]int{}}
-	cs, err := m.store.Conversations(ctx, m.ns)
-	if err != nil {
-		return pass, err
-	}
-	for _, c := range cs {
-		p, err := m.policyFor(c)
-		if err != nil {
-			return pass, err
-		}
-		made, moved, err := m.rollupThenTier(ctx, c.ID, p, nil, true)
-		if made > 0 {
-			pass.Made[c.ID] = made
-		}
-		if moved > 0 {
-			pass.Moved[c.ID] = moved
-		}
-		if err != nil {
-			return pass, fmt.Errorf("%s: %w", c.ID, err)
-		}
-	}
-	return pass, nil
-}
-
-// Pass runs one pass of the background work over the namespace:
-// RollupAll (periods the clock closed, then tier moves and retention),
-// with a model SummarizePending, with an embedder Embed (the missing
-// vectors, summaries' once written), and Learn. Each step is idempotent,
-// so a pass killed part-way is finished by the next, and each unit of it
-// is claimed (see ClaimStore), so that passes of several processes over
-// one store do it once.
-func (m *Memory) Pass(ctx context.Context) (Pass, error) {
-	pass, err := m.RollupAll(ctx)
-	if err == nil && m.llm.Completer != nil {
-		var res PendingResult
-		res, err = m.SummarizePending(ctx, PendingOptions{})
-		pass.Summaries = &res
-	}
-	if err == nil && m.emb != nil {
-		var res EmbedResult
-		res, err = m.Embed(ctx, EmbedRequest{})
-		pass.Embedded = &res
-	}
-	if err == nil {
-		_, err = m.Learn(ctx, "")
-	}
-	return pass, err
-}
-
-// Watch runs Pass at once and then every interval until ctx is done, so
-// that periods close and model summaries get written while nobody
-// imports; it returns ctx's error. A failed pass is logged and reported
-// to onPass, and the next one runs on time. onPass, if not nil, is called
-// after every pass.
-func (m *Memory) Watch(ctx context.Context, every time.Duration, onPass func(Pass, error)) error {
-	if every <= 0 {
-		return Errorf(EINVALID, "watch: interval %v must be positive", every)
-	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-timer.C:
-		}
-		pass, err := m.Pass(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err() // a pass cut short by the end of ctx is no failure
-		}
-		if err != nil {
-			m.log.Warn("rollup pass failed", "error", err)
-		}
-		if onPass != nil {
-			onPass(pass, err)
-		}
-		timer.Reset(every)
-	}
-}
-
 // aggregateSummary makes a node of an aggregate level: 002's statistics of
 // its span, then as many of its key facts as the budget holds. A span
 // without statistics keeps its extractive summary.
-func (m *Memory) aggregateSummary(n *Node, budget int) {
+func (py *pyramid) aggregateSummary(n *Node, budget int) {
 	stats := n.Aggregates.String()
 	if stats == "" {
 		return
@@ -578,13 +505,13 @@ func (m *Memory) aggregateSummary(n *Node, budget int) {
 	text := "Statistics: " + stats
 	for _, f := range n.Facts {
 		next := text + "\n- " + f
-		if m.tok.Count(next) > budget {
+		if py.tok.Count(next) > budget {
 			break
 		}
 		text = next
 	}
 	n.Summary, n.Method, n.Derived = text, MethodAggregate, false
-	n.Tokens = m.tok.Count(text)
+	n.Tokens = py.tok.Count(text)
 	n.Status = StatusOK
 	if n.Tokens > budget {
 		n.Status = StatusOverBudget

@@ -15,6 +15,10 @@ const DefaultSummaryBudget = 500
 // default extractive summarizer the result is deterministic: the same
 // request gives the same summary.
 func (m *Memory) Summarize(ctx context.Context, req SummaryRequest) (Summary, error) {
+	return m.model.summarize(ctx, req)
+}
+
+func (mp *modelPass) summarize(ctx context.Context, req SummaryRequest) (Summary, error) {
 	if len(req.Turns) == 0 && len(req.Children) == 0 {
 		return Summary{}, Errorf(EINVALID, "summarize: the request has no turns and no child nodes")
 	}
@@ -28,7 +32,7 @@ func (m *Memory) Summarize(ctx context.Context, req SummaryRequest) (Summary, er
 		return Summary{}, Errorf(EINVALID, "summarize: level %d is negative", req.Level)
 	}
 	if (req.LevelName == "" || req.Budget == 0) && req.Conversation != "" && req.Level > 0 {
-		p, err := m.PolicyOf(ctx, req.Conversation)
+		p, err := mp.policyOf(ctx, req.Conversation)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -48,8 +52,8 @@ func (m *Memory) Summarize(ctx context.Context, req SummaryRequest) (Summary, er
 	if req.Budget == 0 {
 		req.Budget = DefaultSummaryBudget
 	}
-	req.Tokenizer = m.tok
-	s, err := m.sum.Summarize(ctx, req)
+	req.Tokenizer = mp.tok
+	s, err := mp.sum.Summarize(ctx, req)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -164,18 +164,30 @@ type Expiry struct {
 // process holds it, Tier runs anyway: the store serializes the moves of a
 // span, and the second finds it moved.
 func (m *Memory) Tier(ctx context.Context, conversation string) (TierResult, error) {
-	lock := m.rollLock(conversation)
-	lock.Lock()
-	defer lock.Unlock()
-	return m.tier(ctx, conversation, false, false)
+	return m.tiers.locked(ctx, conversation, false)
 }
 
 // TierPlan reports what Tier would do, changing nothing.
 func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult, error) {
-	lock := m.rollLock(conversation)
+	return m.tiers.locked(ctx, conversation, true)
+}
+
+// tiering moves a conversation's level-1 spans from hot to warm to cold
+// under a TierPolicy, and expires cold content past its retention.
+type tiering struct {
+	scope
+	claims *claims
+	rules  TierPolicy
+	llm    LLMOptions // a move to warm may hand the span to the model pass
+}
+
+// locked runs tier under the conversation's roll lock: what Tier and
+// TierPlan do.
+func (t *tiering) locked(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+	lock := t.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
-	return m.tier(ctx, conversation, true, false)
+	return t.tier(ctx, conversation, dryRun, false)
 }
 
 // Retention reports (dryRun) or performs the expiry of cold spans past the
@@ -183,25 +195,29 @@ func (m *Memory) TierPlan(ctx context.Context, conversation string) (TierResult,
 // anything else. Like Tier, it takes the conversation's tier claim if it
 // is free, and runs either way.
 func (m *Memory) Retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
-	lock := m.rollLock(conversation)
+	return m.tiers.retention(ctx, conversation, dryRun)
+}
+
+func (t *tiering) retention(ctx context.Context, conversation string, dryRun bool) (TierResult, error) {
+	lock := t.rollLock(conversation)
 	lock.Lock()
 	defer lock.Unlock()
 	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
-	plan, err := m.planTiers(ctx, conversation)
+	plan, err := t.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
 	}
 	if !dryRun {
 		plan.warm, plan.cold = nil, nil
 		var l *lease
-		if plan, l, err = m.claimTiers(ctx, conversation, plan, false); err != nil {
+		if plan, l, err = t.claimTiers(ctx, conversation, plan, false); err != nil {
 			return res, err
 		}
 		if l != nil {
 			defer l.close(ctx)
 		}
 	}
-	return m.expire(ctx, res, plan.expire, dryRun)
+	return t.expire(ctx, res, plan.expire, dryRun)
 }
 
 // tierPlan is what a policy asks of a conversation's level-1 spans.
@@ -216,29 +232,29 @@ type tierPlan struct {
 // newest turn over the spans read, so tokens that follow a span are the
 // open turns' plus those of the newer unsettled spans (exact while spans
 // settle oldest first, as they do unless the policy changes).
-func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, error) {
+func (t *tiering) planTiers(ctx context.Context, conversation string) (tierPlan, error) {
 	var plan tierPlan
-	p := m.tiers
+	p := t.rules
 	if p.Off {
 		return plan, nil
 	}
-	conv, err := m.conversation(ctx, conversation)
+	conv, err := t.conversation(ctx, conversation)
 	if err != nil {
 		return plan, err
 	}
-	nodes, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: 1,
+	nodes, err := t.store.Nodes(ctx, NodeFilter{Namespace: t.ns, Conversation: conversation, Level: 1,
 		Tiers: []Tier{TierHot, TierWarm}, Newest: true})
 	if err != nil {
 		return plan, err
 	}
 	var after int64 // tokens that follow the span being looked at
 	if len(nodes) > 0 && nodes[0].LastSeq < conv.Turns {
-		open, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: nodes[0].LastSeq + 1})
+		open, err := t.store.Turns(ctx, TurnFilter{Namespace: t.ns, Conversation: conversation, FromSeq: nodes[0].LastSeq + 1})
 		if err != nil {
 			return plan, err
 		}
-		for _, t := range open {
-			after += int64(t.Tokens)
+		for _, turn := range open {
+			after += int64(turn.Tokens)
 		}
 	}
 	// A newest span of a session or calendar level-1 that no turn follows
@@ -253,11 +269,11 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 	// state may need (the next pass moves it) rather than one less.
 	shift := 0
 	if len(nodes) > 0 {
-		if pol, err := m.policyFor(conv); err == nil && len(pol.Levels) > 0 && pol.Levels[0].Kind != KindCount {
+		if pol, err := t.policyFor(conv); err == nil && len(pol.Levels) > 0 && pol.Levels[0].Kind != KindCount {
 			shift = 1
 		}
 	}
-	now := m.now()
+	now := t.now()
 	for i, n := range nodes { // newest first
 		span := after + int64(n.SourceTokens) // from the span's first turn to the end
 		hot := i < p.HotChunks
@@ -280,13 +296,13 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 		}
 	}
 	if p.ColdRetentionDays > 0 {
-		cold, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: 1,
+		cold, err := t.store.Nodes(ctx, NodeFilter{Namespace: t.ns, Conversation: conversation, Level: 1,
 			Tiers: []Tier{TierCold}, Newest: true})
 		if err != nil {
 			return plan, err
 		}
 		for _, n := range cold {
-			if m.pastRetention(n, now) {
+			if t.pastRetention(n, now) {
 				plan.expire = append(plan.expire, n)
 			}
 		}
@@ -300,8 +316,8 @@ func (m *Memory) planTiers(ctx context.Context, conversation string) (tierPlan, 
 
 // pastRetention reports whether a cold span went cold longer ago than the
 // retention age. A span with no recorded time is kept.
-func (m *Memory) pastRetention(n Node, now time.Time) bool {
-	days := m.tiers.ColdRetentionDays
+func (t *tiering) pastRetention(n Node, now time.Time) bool {
+	days := t.rules.ColdRetentionDays
 	return days > 0 && !n.ColdAt.IsZero() && now.Sub(n.ColdAt) > time.Duration(days)*24*time.Hour
 }
 
@@ -330,12 +346,12 @@ func (p tierPlan) empty() bool { return len(p.warm)+len(p.cold)+len(p.expire) ==
 // claim: the store serializes the moves of a span, and the second finds
 // it moved, so a claim left by a killed process never blocks `strata
 // tier`.
-func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierPlan, leave bool) (tierPlan, *lease, error) {
+func (t *tiering) claimTiers(ctx context.Context, conversation string, plan tierPlan, leave bool) (tierPlan, *lease, error) {
 	if plan.empty() {
 		return plan, nil, nil
 	}
-	l := m.newLease()
-	ok, err := l.take(ctx, claimKey(claimTiers, m.ns, conversation))
+	l := t.claims.newLease()
+	ok, err := l.take(ctx, claimKey(claimTiers, t.ns, conversation))
 	if err != nil || !ok {
 		l.close(ctx)
 		if err == nil && leave {
@@ -343,7 +359,7 @@ func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierP
 		}
 		return plan, nil, err
 	}
-	plan, err = m.planTiers(ctx, conversation)
+	plan, err = t.planTiers(ctx, conversation)
 	if err != nil {
 		l.close(ctx)
 		return plan, nil, err
@@ -355,22 +371,22 @@ func (m *Memory) claimTiers(ctx context.Context, conversation string, plan tierP
 // The pass is claimed (see ClaimStore) when it has spans to move or
 // expire; with leave (the background passes), errTiersClaimed if another
 // process holds the claim.
-func (m *Memory) tier(ctx context.Context, conversation string, dryRun, leave bool) (TierResult, error) {
+func (t *tiering) tier(ctx context.Context, conversation string, dryRun, leave bool) (TierResult, error) {
 	res := TierResult{Conversation: conversation, Moves: []Move{}, Expired: []Expiry{}, DryRun: dryRun}
-	plan, err := m.planTiers(ctx, conversation)
+	plan, err := t.planTiers(ctx, conversation)
 	if err != nil {
 		return res, err
 	}
 	if !dryRun {
 		var l *lease
-		if plan, l, err = m.claimTiers(ctx, conversation, plan, leave); err != nil {
+		if plan, l, err = t.claimTiers(ctx, conversation, plan, leave); err != nil {
 			return res, err
 		}
 		if l != nil {
 			defer l.close(ctx)
 		}
 	}
-	now := m.now()
+	now := t.now()
 	for _, step := range []struct {
 		to    Tier
 		nodes []Node
@@ -390,24 +406,24 @@ func (m *Memory) tier(ctx context.Context, conversation string, dryRun, leave bo
 				continue
 			}
 			step.nodes = step.nodes[n:]
-			moves, err := m.store.Demote(ctx, m.ns, conversation, ids, step.to, now)
+			moves, err := t.store.Demote(ctx, t.ns, conversation, ids, step.to, now)
 			res.Moves = append(res.Moves, moves...)
 			if err != nil {
 				return res, fmt.Errorf("moving spans of %q to %s: %w", conversation, step.to, err)
 			}
-			if err := m.deferredPending(ctx, conversation, moves); err != nil {
+			if err := t.deferredPending(ctx, conversation, moves); err != nil {
 				return res, err
 			}
 		}
 	}
-	return m.expire(ctx, res, plan.expire, dryRun)
+	return t.expire(ctx, res, plan.expire, dryRun)
 }
 
 // expire deletes (or, dry, reports) the raw content of spans past
 // retention.
-func (m *Memory) expire(ctx context.Context, res TierResult, nodes []Node, dryRun bool) (TierResult, error) {
-	rule := fmt.Sprintf("cold_retention_days=%d", m.tiers.ColdRetentionDays)
-	now := m.now().UTC()
+func (t *tiering) expire(ctx context.Context, res TierResult, nodes []Node, dryRun bool) (TierResult, error) {
+	rule := fmt.Sprintf("cold_retention_days=%d", t.rules.ColdRetentionDays)
+	now := t.now().UTC()
 	for len(nodes) > 0 {
 		n := min(len(nodes), tierBatch)
 		ids := make([]string, n)
@@ -415,7 +431,7 @@ func (m *Memory) expire(ctx context.Context, res TierResult, nodes []Node, dryRu
 			ids[i] = x.ID
 		}
 		nodes = nodes[n:]
-		ex, err := m.store.Expire(ctx, m.ns, res.Conversation, ids, rule, now, dryRun)
+		ex, err := t.store.Expire(ctx, t.ns, res.Conversation, ids, rule, now, dryRun)
 		res.Expired = append(res.Expired, ex...)
 		if err != nil {
 			return res, fmt.Errorf("expiring spans of %q: %w", res.Conversation, err)
@@ -435,12 +451,12 @@ func (n *Node) tier() Tier {
 // deferredPending marks pending the level-1 nodes whose spans just left the
 // hot tier, when their model summaries are deferred until then (000's
 // defer_summarization).
-func (m *Memory) deferredPending(ctx context.Context, conversation string, moves []Move) error {
-	if !m.llm.Defer || m.llm.Completer == nil {
+func (t *tiering) deferredPending(ctx context.Context, conversation string, moves []Move) error {
+	if !t.llm.Defer || t.llm.Completer == nil {
 		return nil
 	}
-	p, err := m.PolicyOf(ctx, conversation)
-	if err != nil || !m.wantsModel(p.Levels[0]) {
+	p, err := t.policyOf(ctx, conversation)
+	if err != nil || !t.llm.wantsModel(p.Levels[0]) {
 		return err
 	}
 	var ids []string
@@ -452,7 +468,7 @@ func (m *Memory) deferredPending(ctx context.Context, conversation string, moves
 	if len(ids) == 0 {
 		return nil
 	}
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, IDs: ids})
+	ns, err := t.store.Nodes(ctx, NodeFilter{Namespace: t.ns, Conversation: conversation, IDs: ids})
 	if err != nil {
 		return err
 	}
@@ -466,5 +482,5 @@ func (m *Memory) deferredPending(ctx context.Context, conversation string, moves
 	if len(due) == 0 {
 		return nil
 	}
-	return m.store.PutNodes(ctx, m.ns, conversation, due)
+	return t.store.PutNodes(ctx, t.ns, conversation, due)
 }

@@ -173,3 +173,9 @@ func checkMetadata(path string, v any) error {
 	}
 	return nil
 }
+
+// ValidateConversationID reports whether id can name a conversation in
+// every store: 1 to MaxIDBytes bytes of text (see CheckText).
+func ValidateConversationID(id string) error {
+	return CheckID("conversation id", id)
+}
