@@ -103,7 +103,7 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 	if err != nil || len(next) == 0 || next[0].Pending {
 		return err
 	}
-	l := m.newLease()
+	l := m.claims.newLease()
 	defer l.close(ctx)
 	key := claimKey(claimLearn, m.ns, c.ID)
 	ok, err := l.take(ctx, key)
