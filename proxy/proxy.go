@@ -191,19 +191,15 @@ var Routes = []string{"/v1/chat/completions", "/v1/messages"}
 
 // ServeHTTP serves POST /v1/chat/completions and POST /v1/messages.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var prov compact.Provider
-	switch r.URL.Path {
-	case "/v1/chat/completions":
-		prov = compact.OpenAI
-	case "/v1/messages":
-		prov = compact.Anthropic
-	default:
-		writeError(w, compact.OpenAI, http.StatusNotFound, "not_found_error", "no route "+r.URL.Path+": the proxy serves POST /v1/chat/completions and POST /v1/messages")
+	requestID(w, r)
+	prov, ok := provider(r.URL.Path)
+	if !ok {
+		writeError(w, compact.OpenAI, http.StatusNotFound, "no route "+r.URL.Path+": the proxy serves POST /v1/chat/completions and POST /v1/messages")
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, prov, http.StatusMethodNotAllowed, "invalid_request_error", r.Method+" "+r.URL.Path+": only POST is served")
+		writeError(w, prov, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": only POST is served")
 		return
 	}
 	p.serve(w, r, prov)
@@ -232,16 +228,16 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, prov, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("the body is larger than %d bytes", p.opt.MaxBody))
+			writeError(w, prov, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", p.opt.MaxBody))
 			return
 		}
-		writeError(w, prov, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())
+		writeError(w, prov, http.StatusBadRequest, "reading the body: "+err.Error())
 		return
 	}
 	c, err := p.parse(r, prov, body)
 	if err != nil {
 		outcome = "bad_request"
-		writeError(w, prov, http.StatusBadRequest, "invalid_request_error", err.Error())
+		writeError(w, prov, http.StatusBadRequest, err.Error())
 		return
 	}
 	c.mem = p.opt.Memory(ctx)
@@ -260,7 +256,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	if err != nil {
 		if strata.ErrorCode(err) == strata.EINVALID {
 			outcome = "bad_request"
-			writeError(w, prov, http.StatusBadRequest, "invalid_request_error", err.Error())
+			writeError(w, prov, http.StatusBadRequest, err.Error())
 			return
 		}
 		p.storeError(w, c, err)
@@ -307,12 +303,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 // upstream, in the provider's wire format, the store's words in the log.
 func (p *Proxy) storeError(w http.ResponseWriter, c *call, err error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		writeError(w, c.prov, http.StatusServiceUnavailable, "api_error", "the request ended before the proxy could store its history: "+err.Error())
+		writeError(w, c.prov, http.StatusServiceUnavailable, "the request ended before the proxy could store its history: "+err.Error())
 		return
 	}
 	p.log.LogAttrs(context.Background(), slog.LevelError, "proxy: store error",
 		slog.String("conversation", c.conv), slog.String("error", err.Error()))
-	writeError(w, c.prov, http.StatusInternalServerError, "api_error", "strata could not store the conversation's history; the proxy's log has the details")
+	writeError(w, c.prov, http.StatusInternalServerError, "strata could not store the conversation's history; the proxy's log has the details")
 }
 
 // parse reads what the proxy needs of a request.
