@@ -100,6 +100,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer px.Wait() // the rollups after the last replies, before the store closes
 	for _, r := range proxy.Routes {
 		srv.Mount("POST "+r, px)
 	}
