@@ -31,7 +31,7 @@ import (
 // upstream answers each call with speaker B's next turn. It checks that
 // every turn is stored once and that each call sends upstream at most the
 // budget plus the newest turn, then asks each question (categories 1-4,
-// with evidence; not remembered) and reports the share of its evidence
+// or RealMem's 21-24, with evidence; not remembered) and reports the share of its evidence
 // turns whose text went upstream, beside the same share in 'strata
 // context' packages built for the question at the same budget.
 //
@@ -366,7 +366,9 @@ func readQuestions(t *testing.T, data []byte) map[string][]loCoMoQuestion {
 	out := map[string][]loCoMoQuestion{}
 	for _, s := range samples {
 		for _, q := range s.QA {
-			if q.Category < 1 || q.Category > 4 {
+			// LoCoMo's categories 1-4 (5, adversarial, has no evidence to
+			// recall) and RealMem's 21-24.
+			if (q.Category < 1 || q.Category > 4) && (q.Category < 21 || q.Category > 24) {
 				continue
 			}
 			var ev []string
