@@ -224,6 +224,19 @@ func (t *Transcript) Clone() *Transcript {
 	return &c
 }
 
+// Field returns the value of the top-level member key of the object t
+// was parsed from, as written (nil when it has none, or was an array).
+// Of a key written twice, the last counts, as encoding/json reads it.
+func (t *Transcript) Field(key string) []byte {
+	var v []byte
+	for _, m := range t.top {
+		if m.key == key {
+			v = m.val
+		}
+	}
+	return v
+}
+
 // unchanged reports whether t still holds exactly the messages it was
 // parsed with.
 func (t *Transcript) unchanged() bool {

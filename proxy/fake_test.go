@@ -261,6 +261,7 @@ type rig struct {
 	path  string
 	up    *fake
 	proxy *httptest.Server
+	px    *proxy.Proxy
 	logs  *bytes.Buffer
 }
 
@@ -297,8 +298,9 @@ func newRigTok(t testing.TB, opt proxy.Options, tok strata.Tokenizer) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.px = p
 	r.proxy = httptest.NewServer(p)
-	t.Cleanup(r.proxy.Close)
+	t.Cleanup(func() { r.proxy.Close(); p.Wait() })
 	return r
 }
 

@@ -22,10 +22,21 @@ type top struct {
 }
 
 // readTop decodes the fields the proxy uses, naming the one of the wrong
-// type.
-func readTop(body []byte) (top, error) {
+// type. It decodes those members alone: the messages, most of the body,
+// were read by compact.Parse.
+func readTop(tr *compact.Transcript) (top, error) {
 	var t top
-	if err := json.Unmarshal(body, &t); err != nil {
+	b := []byte{'{'}
+	for _, k := range []string{"stream", "user", "metadata", "system"} {
+		if v := tr.Field(k); v != nil {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(append(append(append(b, '"'), k...), '"', ':'), v...)
+		}
+	}
+	b = append(b, '}')
+	if err := json.Unmarshal(b, &t); err != nil {
 		if te, ok := err.(*json.UnmarshalTypeError); ok {
 			return t, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
 		}

@@ -126,6 +126,7 @@ type Proxy struct {
 	metrics *metrics
 	log     *slog.Logger
 	seen    seen
+	rollups pending
 	cps     sync.Map // tokenizer name -> *compact.Compactor
 }
 
@@ -191,19 +192,15 @@ var Routes = []string{"/v1/chat/completions", "/v1/messages"}
 
 // ServeHTTP serves POST /v1/chat/completions and POST /v1/messages.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var prov compact.Provider
-	switch r.URL.Path {
-	case "/v1/chat/completions":
-		prov = compact.OpenAI
-	case "/v1/messages":
-		prov = compact.Anthropic
-	default:
-		writeError(w, compact.OpenAI, http.StatusNotFound, "not_found_error", "no route "+r.URL.Path+": the proxy serves POST /v1/chat/completions and POST /v1/messages")
+	requestID(w, r)
+	prov, ok := provider(r.URL.Path)
+	if !ok {
+		writeError(w, compact.OpenAI, http.StatusNotFound, "no route "+r.URL.Path+": the proxy serves POST /v1/chat/completions and POST /v1/messages")
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, prov, http.StatusMethodNotAllowed, "invalid_request_error", r.Method+" "+r.URL.Path+": only POST is served")
+		writeError(w, prov, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": only POST is served")
 		return
 	}
 	p.serve(w, r, prov)
@@ -232,16 +229,16 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, prov, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("the body is larger than %d bytes", p.opt.MaxBody))
+			writeError(w, prov, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", p.opt.MaxBody))
 			return
 		}
-		writeError(w, prov, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())
+		writeError(w, prov, http.StatusBadRequest, "reading the body: "+err.Error())
 		return
 	}
 	c, err := p.parse(r, prov, body)
 	if err != nil {
 		outcome = "bad_request"
-		writeError(w, prov, http.StatusBadRequest, "invalid_request_error", err.Error())
+		writeError(w, prov, http.StatusBadRequest, err.Error())
 		return
 	}
 	c.mem = p.opt.Memory(ctx)
@@ -252,15 +249,23 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	// as what was said. It is stored before the call, so that a context
 	// package can draw on it; the newest turn is stored with the reply,
 	// once the reply is whole.
-	if err := p.remember(ctx, c, c.t.Messages, c.lead, c.tail); err != nil {
+	if _, err := p.remember(ctx, c, c.t.Messages, c.lead, c.tail, false); err != nil {
 		p.storeError(w, c, err)
 		return
+	}
+	if c.mode != ModeOff {
+		// The package and the compaction state build on the pyramid: the
+		// rollup of the previous reply comes first.
+		if err := p.rollups.wait(ctx, storeNamespace(c.mem), c.conv); err != nil {
+			p.storeError(w, c, err)
+			return
+		}
 	}
 	sh, err := p.shape(ctx, c)
 	if err != nil {
 		if strata.ErrorCode(err) == strata.EINVALID {
 			outcome = "bad_request"
-			writeError(w, prov, http.StatusBadRequest, "invalid_request_error", err.Error())
+			writeError(w, prov, http.StatusBadRequest, err.Error())
 			return
 		}
 		p.storeError(w, c, err)
@@ -282,15 +287,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 	p.metrics.added.Observe(time.Since(start).Seconds())
 
 	stored := false
+	var rollup func()
 	status, err := p.forward(ctx, w, r, c, sh.body, func(reply *compact.Message) {
 		ms := append(append([]*compact.Message(nil), c.t.Messages...), reply)
-		if err := p.remember(context.WithoutCancel(ctx), c, ms, c.tail, len(ms)); err != nil {
+		var err error
+		if rollup, err = p.remember(context.WithoutCancel(ctx), c, ms, c.tail, len(ms), true); err != nil {
 			p.log.LogAttrs(ctx, slog.LevelError, "proxy: the reply could not be stored",
-				slog.String("conversation", c.conv), slog.String("error", err.Error()))
+				slog.String("conversation", c.conv), slog.String("request_id", w.Header().Get("X-Request-Id")), slog.String("error", err.Error()))
 			return
 		}
 		stored = true
 	})
+	if rollup != nil {
+		// The turns are stored; their rollup runs once the answer is
+		// complete (the handler returned), off the client's time.
+		p.rollups.start(storeNamespace(c.mem), c.conv, rollup)
+	}
 	switch {
 	case err != nil:
 		outcome = "upstream_error"
@@ -307,12 +319,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 // upstream, in the provider's wire format, the store's words in the log.
 func (p *Proxy) storeError(w http.ResponseWriter, c *call, err error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		writeError(w, c.prov, http.StatusServiceUnavailable, "api_error", "the request ended before the proxy could store its history: "+err.Error())
+		writeError(w, c.prov, http.StatusServiceUnavailable, "the request ended before the proxy could store its history: "+err.Error())
 		return
 	}
 	p.log.LogAttrs(context.Background(), slog.LevelError, "proxy: store error",
 		slog.String("conversation", c.conv), slog.String("error", err.Error()))
-	writeError(w, c.prov, http.StatusInternalServerError, "api_error", "strata could not store the conversation's history; the proxy's log has the details")
+	writeError(w, c.prov, http.StatusInternalServerError, "strata could not store the conversation's history; the proxy's log has the details")
 }
 
 // parse reads what the proxy needs of a request.
@@ -332,7 +344,7 @@ func (p *Proxy) parse(r *http.Request, prov compact.Provider, body []byte) (*cal
 	if err != nil {
 		return nil, err
 	}
-	top, err := readTop(body)
+	top, err := readTop(t)
 	if err != nil {
 		return nil, err
 	}
@@ -372,11 +384,14 @@ func (p *Proxy) parse(r *http.Request, prov compact.Provider, body []byte) (*cal
 }
 
 // remember stores ms[from:to] (the leading system messages never) as
-// turns of the call's conversation, skipping those already stored.
-func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, from, to int) error {
+// turns of the call's conversation, skipping those already stored. With
+// later, the rollup that follows the append is not run but returned (nil
+// when there is none to run): the turns are stored either way once
+// remember returns.
+func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, from, to int, later bool) (func(), error) {
 	from = max(from, c.lead)
 	if from >= to || c.forget {
-		return nil
+		return nil, nil
 	}
 	turns := compact.MessageTurns(ms[:to], from, "proxy-", c.at)
 	keep := turns[:0]
@@ -387,7 +402,7 @@ func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, fr
 	}
 	turns = keep
 	if len(turns) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]string, len(turns))
 	for i, t := range turns {
@@ -396,12 +411,19 @@ func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, fr
 	ns := storeNamespace(c.mem)
 	ask := p.seen.unknown(ns, c.conv, ids)
 	if len(ask) == 0 {
-		return nil
+		return nil, nil
 	}
-	have, err := c.mem.Store().ExistingExtIDs(ctx, ns, c.conv, ask)
-	if err != nil {
-		p.seen.forget(ns, c.conv)
-		return fmt.Errorf("look up stored messages: %w", err)
+	// The append skips the ext ids it has stored; the lookup spares the
+	// history a batch (and its rollup) when all of it is stored. The
+	// newest turn and the reply are new but for a retry: they go to the
+	// append unlooked.
+	var have map[string]bool
+	var err error
+	if !later {
+		if have, err = c.mem.Store().ExistingExtIDs(ctx, ns, c.conv, ask); err != nil {
+			p.seen.forget(ns, c.conv)
+			return nil, fmt.Errorf("look up stored messages: %w", err)
+		}
 	}
 	fresh := turns[:0]
 	for _, t := range turns {
@@ -409,16 +431,27 @@ func (p *Proxy) remember(ctx context.Context, c *call, ms []*compact.Message, fr
 			fresh = append(fresh, t)
 		}
 	}
+	var rollup func()
 	if len(fresh) > 0 {
-		res, err := c.mem.Ingest(ctx, strata.Batch{Conversation: c.conv, Turns: fresh})
+		b := strata.Batch{Conversation: c.conv, Turns: fresh}
+		var res strata.IngestResult
+		if later {
+			var roll func(context.Context) strata.IngestResult
+			res, roll, err = c.mem.IngestDeferred(ctx, b)
+			if roll != nil {
+				rollup = func() { roll(context.WithoutCancel(ctx)) }
+			}
+		} else {
+			res, err = c.mem.Ingest(ctx, b)
+		}
 		p.metrics.turns.WithLabelValues("added").Add(float64(res.Added))
 		if err != nil {
 			p.seen.forget(ns, c.conv)
-			return err
+			return nil, err
 		}
 	}
 	p.seen.stored(ns, c.conv, ids)
-	return nil
+	return rollup, nil
 }
 
 func storeNamespace(m *strata.Memory) string {

@@ -31,13 +31,15 @@ import (
 // upstream answers each call with speaker B's next turn. It checks that
 // every turn is stored once and that each call sends upstream at most the
 // budget plus the newest turn, then asks each question (categories 1-4,
-// with evidence; not remembered) and reports the share of its evidence
+// or RealMem's 21-24, with evidence; not remembered) and reports the share of its evidence
 // turns whose text went upstream, beside the same share in 'strata
 // context' packages built for the question at the same budget.
 //
 // Set STRATA_LOCOMO_FILE to a LoCoMo-format file (and STRATA_LOCOMO_SAMPLES
-// to how many of its conversations, default 1); the budget is
-// STRATA_PROXY_BUDGET (default 4000), counted with o200k_base.
+// to how many of its conversations, default 1, or STRATA_LOCOMO_IDS to
+// their sample ids, comma-separated); the budget is STRATA_PROXY_BUDGET
+// (default 4000), counted with o200k_base. It also reports the time of a
+// call through the proxy (the fake upstream answers at once).
 func TestReplayLoCoMo(t *testing.T) {
 	file := os.Getenv("STRATA_LOCOMO_FILE")
 	if file == "" {
@@ -87,8 +89,20 @@ func TestReplayLoCoMo(t *testing.T) {
 	px := httptest.NewServer(p)
 	defer px.Close()
 
-	for _, conv := range convs[:min(samples, len(convs))] {
+	pick := convs[:min(samples, len(convs))]
+	if v := os.Getenv("STRATA_LOCOMO_IDS"); v != "" {
+		pick = nil
+		for _, id := range strings.Split(v, ",") {
+			i := slices.IndexFunc(convs, func(c loCoMoConv) bool { return c.id == strings.TrimSpace(id) })
+			if i < 0 {
+				t.Fatalf("STRATA_LOCOMO_IDS: no sample %q in %s", id, file)
+			}
+			pick = append(pick, convs[i])
+		}
+	}
+	for _, conv := range pick {
 		var msgs []oaMsg
+		var took []time.Duration
 		var calls, over int
 		var upTokens, inTokens, maxUp int
 		byText := map[string]string{} // evidence id -> text
@@ -100,12 +114,16 @@ func TestReplayLoCoMo(t *testing.T) {
 			for k, v := range extra {
 				req.Header.Set(k, v)
 			}
+			start := time.Now()
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if extra == nil {
+				took = append(took, time.Since(start))
+			}
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%s: status %d: %s", conv.id, resp.StatusCode, b)
 			}
@@ -155,9 +173,17 @@ func TestReplayLoCoMo(t *testing.T) {
 			msgs = append(msgs, oaMsg{Role: "assistant", Name: name, Content: text(reply)})
 		}
 		// Every turn once, in order.
-		stored, _, err := m.Turns(ctx, conv.id, 0, 0, 1000)
-		if err != nil {
-			t.Fatal(err)
+		var stored []strata.Turn
+		for from := int64(0); ; {
+			page, next, err := m.Turns(ctx, conv.id, from, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored = append(stored, page...)
+			if next == 0 || len(page) == 0 {
+				break
+			}
+			from = next
 		}
 		if len(stored) != len(msgs) {
 			t.Fatalf("%s: stored %d turns, the client holds %d messages", conv.id, len(stored), len(msgs))
@@ -169,6 +195,13 @@ func TestReplayLoCoMo(t *testing.T) {
 		}
 		t.Logf("%s: %d turns replayed in %d calls, each stored once; tokens received %d, sent upstream %d (%.1f%%), at most %d per call; %d calls over budget+newest",
 			conv.id, len(stored), calls, inTokens, upTokens, 100*float64(upTokens)/float64(inTokens), maxUp, over)
+		var total time.Duration
+		for _, d := range took {
+			total += d
+		}
+		t.Logf("%s: time per call through the proxy: p50 %v, p90 %v, max %v, mean %v",
+			conv.id, pct(took, 50).Round(time.Millisecond), pct(took, 90).Round(time.Millisecond),
+			pct(took, 100).Round(time.Millisecond), (total / time.Duration(max(1, len(took)))).Round(time.Millisecond))
 
 		// The questions: each asked after the whole history, not remembered.
 		var nq int
@@ -333,7 +366,9 @@ func readQuestions(t *testing.T, data []byte) map[string][]loCoMoQuestion {
 	out := map[string][]loCoMoQuestion{}
 	for _, s := range samples {
 		for _, q := range s.QA {
-			if q.Category < 1 || q.Category > 4 {
+			// LoCoMo's categories 1-4 (5, adversarial, has no evidence to
+			// recall) and RealMem's 21-24.
+			if (q.Category < 1 || q.Category > 4) && (q.Category < 21 || q.Category > 24) {
 				continue
 			}
 			var ev []string

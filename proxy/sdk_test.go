@@ -233,6 +233,7 @@ func checkTurns(t *testing.T, ts []strata.Turn, want []string) {
 // the log.
 func assertNoKey(t *testing.T, r *rig) {
 	t.Helper()
+	r.px.Wait()  // the rollups after the replies
 	r.st.Close() // flush the WAL into the file
 	for _, p := range []string{r.path, r.path + "-wal"} {
 		b, err := os.ReadFile(p)

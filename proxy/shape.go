@@ -54,6 +54,7 @@ func (p *Proxy) compactor(tok strata.Tokenizer) (*compact.Compactor, error) {
 	if c, ok := p.cps.Load(tok.Name()); ok {
 		return c.(*compact.Compactor), nil
 	}
+	tok = newCountCache(tok)
 	cp := p.opt.Checkpointer
 	if cp == nil {
 		ex, err := checkpoint.New(checkpoint.Options{Tokenizer: tok})

@@ -54,7 +54,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		writeError(w, c.prov, http.StatusInternalServerError, "api_error", "building the upstream request: "+err.Error())
+		writeError(w, c.prov, http.StatusInternalServerError, "building the upstream request: "+err.Error())
 		return 0, err
 	}
 	forwardHeaders(req.Header, r.Header)
@@ -68,7 +68,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		if ctx.Err() != nil {
 			status, msg = http.StatusGatewayTimeout, "the upstream "+url+" did not answer before the request ended: "+upstreamCause(err)
 		}
-		writeError(w, c.prov, status, "api_error", msg)
+		writeError(w, c.prov, status, msg)
 		return 0, err
 	}
 	defer resp.Body.Close()
@@ -91,7 +91,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		p.metrics.upstreamErrors.WithLabelValues(string(c.prov), "cut").Inc()
 		w.Header().Del("Content-Type")
-		writeError(w, c.prov, http.StatusBadGateway, "api_error", "the upstream's answer was cut: "+upstreamCause(err))
+		writeError(w, c.prov, http.StatusBadGateway, "the upstream's answer was cut: "+upstreamCause(err))
 		return 0, err
 	}
 	m, err := replyMessage(c.prov, data)
@@ -424,18 +424,4 @@ func (a *anthropicAssembler) message() (*compact.Message, error) {
 		return nil, err
 	}
 	return compact.ParseMessage(compact.Anthropic, raw)
-}
-
-// writeError answers status with msg in the provider's error format.
-func writeError(w http.ResponseWriter, prov compact.Provider, status int, typ, msg string) {
-	var body any
-	if prov == compact.Anthropic {
-		body = map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}}
-	} else {
-		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}}
-	}
-	b, _ := json.Marshal(body)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
 }

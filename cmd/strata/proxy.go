@@ -200,6 +200,7 @@ func runProxy(ctx context.Context, m *Main, args []string) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("proxy: shutdown: %w", err)
 	}
+	p.Wait() // the rollups after the last replies, before the store closes
 	fmt.Fprintln(m.Stdout, "strata: stopped")
 	return nil
 }

@@ -100,9 +100,12 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer px.Wait() // the rollups after the last replies, before the store closes
 	for _, r := range proxy.Routes {
 		srv.Mount("POST "+r, px)
 	}
+	// The server's own refusals on those routes (token, rate, body) go
+	// out in the route's API error format: see proxy.WireErrors.
 	// The web page, under /ui/ (see docs/web.md).
 	srv.Mount("/ui/", web.New(web.Options{Memory: srv.MemoryOf, Tokens: opt.Tokens}))
 	srv.Mount("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
@@ -114,7 +117,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	// wait between keep-alive requests) and in number, so idle or slow
 	// clients cannot hold the server's file descriptors.
 	conns := httpapi.NewConnLimit(ss.MaxConns)
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: min(10*time.Second, ss.ReadTimeout),
+	hs := &http.Server{Handler: proxy.WireErrors(srv.Handler()), ReadHeaderTimeout: min(10*time.Second, ss.ReadTimeout),
 		ReadTimeout: ss.ReadTimeout, WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, ConnState: conns.ConnState,
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	done := make(chan error, 1)
