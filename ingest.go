@@ -69,21 +69,48 @@ type ingester struct {
 	pyramid *pyramid
 }
 
+// IngestDeferred is Ingest in two steps: it appends b's turns (validated,
+// deduplicated by ext_id, committed) and returns without rolling up,
+// leaving the rollup and tier pass that Ingest runs next to the function
+// it returns. Once IngestDeferred returns, the turns are stored: they are
+// read, listed and searched like any other; only the pyramid's nodes over
+// them wait for the rollup. A caller answering a request can thus reply
+// as soon as the turns are safe and roll up afterwards. The function
+// returns the result with Nodes and Moved filled (and RollupDeferred when
+// the rollup could not finish, which the next rollup completes, as after
+// Ingest); it may be called once, from any goroutine, or not at all (the
+// next append's rollup, the worker's or 'strata rollup' then closes the
+// spans). It is nil when the append failed.
+func (m *Memory) IngestDeferred(ctx context.Context, b Batch) (IngestResult, func(context.Context) IngestResult, error) {
+	res, job, err := m.ingest.appendBatch(ctx, b, false)
+	if err != nil {
+		return res, nil, err
+	}
+	return res, func(ctx context.Context) IngestResult { return m.ingest.rollup(ctx, res, job) }, nil
+}
+
 func (in *ingester) ingest(ctx context.Context, b Batch) (IngestResult, error) {
 	res, job, err := in.appendBatch(ctx, b, false)
 	if err != nil {
 		return res, err
 	}
-	res.Nodes, res.Moved, err = in.pyramid.rollupAndTier(ctx, b.Conversation, job.policy, job.added)
+	return in.rollup(ctx, res, job), nil
+}
+
+// rollup runs the rollup and tier pass an append left (job) and adds what
+// it did to the append's result.
+func (in *ingester) rollup(ctx context.Context, res IngestResult, job rollupJob) IngestResult {
+	var err error
+	res.Nodes, res.Moved, err = in.pyramid.rollupAndTier(ctx, job.conv, job.policy, job.added)
 	if err != nil {
 		// The batch is committed: refusing it now would have a client
 		// that retries without ext_ids store its turns twice. The pyramid
 		// is derived from the turns, and the next rollup catches up.
 		res.RollupDeferred = "rollup after ingest: " + err.Error()
 		in.log.Warn("the rollup after an append failed; the next rollup completes it",
-			"conversation", b.Conversation, "added", res.Added, "error", err)
+			"conversation", job.conv, "added", res.Added, "error", err)
 	}
-	return res, nil
+	return res
 }
 
 // rollupJob is the rollup an append leaves to do.
