@@ -30,8 +30,9 @@ import (
 // that trickles in holds no room until freeBody of it has arrived, and
 // what it holds meanwhile is bounded by the connection limit.
 //
-// A body larger than freeBody also takes one of Options.MaxLarge slots
-// (by default one less than the cores Go uses, at least one): decoding,
+// A body larger than freeBody also takes, once it has arrived whole, one
+// of Options.MaxLarge slots (by default one less than the cores Go uses,
+// at least one; a body still arriving holds none): decoding,
 // counting and storing megabytes keeps a core busy for seconds without
 // blocking, and with every core so busy a short request, a health check
 // included, waited tens of milliseconds for the scheduler. A core left
@@ -152,14 +153,7 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 		if r.ContentLength > 0 {
 			room = r.ContentLength
 		}
-		large = !modelRoute(r.URL.Path)
-		if large && !s.takeSlot(w, r, s.large, 1) {
-			return nil, false
-		}
 		if !s.takeSlot(w, r, s.bodies, room) {
-			if large {
-				s.large.Release(1)
-			}
 			return nil, false
 		}
 		if deadline {
@@ -181,6 +175,15 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 		if used := int64(len(b)); used < room {
 			s.bodies.Release(room - used)
 			room = used
+		}
+		// The slot is taken once the body is in: a body trickling in
+		// must not hold the few slots while it arrives.
+		if !modelRoute(r.URL.Path) {
+			if !s.takeSlot(w, r, s.large, 1) {
+				release()
+				return nil, false
+			}
+			large = true
 		}
 	}
 	// The whole body is in: the connection's deadline is lifted for the
