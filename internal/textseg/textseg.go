@@ -12,6 +12,7 @@
 package textseg
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -196,6 +197,17 @@ func hasBase(w string) bool {
 		}
 	}
 	return false
+}
+
+// StopWords returns the stop words, sorted: the words QueryTerms drops
+// and ContentWords leaves out.
+func StopWords() []string {
+	out := make([]string, 0, len(stopWords))
+	for w := range stopWords {
+		out = append(out, w)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // isStopWord reports whether the word w, lowercased, is a stop word.
