@@ -979,7 +979,7 @@ func (a *assembler) overviewItem(group []Node, limit int) (*Item, error) {
 	return it, nil
 }
 
-// cutToFit shortens it's text at a word boundary, marked with an
+// cutToFit shortens the item's text at a word boundary, marked with an
 // ellipsis, to the most words whose rendering takes at most limit tokens:
 // a summarizer that cannot write an overview short enough (its shortest
 // sentence too long) would otherwise leave the overview's whole span
