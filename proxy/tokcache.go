@@ -2,16 +2,17 @@ package proxy
 
 import (
 	"hash/maphash"
-	"sync"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/gencache"
 )
 
 // A chat app resends its whole history on every call, so the proxy
 // counts the same texts again and again: countCache keeps their counts,
 // by a hash of the text, so that a call counts only what is new.
 
-// countCacheCap bounds the counts kept; past it they are all dropped.
+// countCacheCap bounds the counts kept: two generations of half as many
+// each (internal/gencache), the older dropped when the newer is full.
 const countCacheCap = 1 << 17
 
 // minCached is the shortest text whose count is kept: shorter ones cost
@@ -21,8 +22,7 @@ const minCached = 64
 type countCache struct {
 	tok  strata.Tokenizer
 	seed maphash.Seed
-	mu   sync.Mutex
-	m    map[countKey]int
+	gen  *gencache.Cache[countKey, int]
 }
 
 type countKey struct {
@@ -31,7 +31,7 @@ type countKey struct {
 }
 
 func newCountCache(tok strata.Tokenizer) *countCache {
-	return &countCache{tok: tok, seed: maphash.MakeSeed(), m: map[countKey]int{}}
+	return &countCache{tok: tok, seed: maphash.MakeSeed(), gen: gencache.New[countKey, int](countCacheCap / 2)}
 }
 
 // Name is the tokenizer's.
@@ -43,18 +43,10 @@ func (c *countCache) Count(s string) int {
 		return c.tok.Count(s)
 	}
 	k := countKey{maphash.String(c.seed, s), len(s)}
-	c.mu.Lock()
-	n, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if n, ok := c.gen.Get(k); ok {
 		return n
 	}
-	n = c.tok.Count(s)
-	c.mu.Lock()
-	if len(c.m) >= countCacheCap {
-		clear(c.m)
-	}
-	c.m[k] = n
-	c.mu.Unlock()
+	n := c.tok.Count(s)
+	c.gen.Put(k, n)
 	return n
 }
