@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/strata-memory/strata/internal/holdback"
 )
 
 // This file holds the guards every request passes whatever its route:
@@ -49,11 +51,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 			r.Header.Set("X-Request-Id", id)
 		}
-		gw := &guardWriter{ResponseWriter: w, path: r.URL.Path}
+		gw := &holdback.Writer{ResponseWriter: w, Hold: notJSON, Limit: 1024}
 		defer func() {
 			v := recover()
 			if v == nil {
-				gw.finish()
+				if status, text := gw.Held(); status != 0 {
+					detail := problemDetail(status, text, r.URL.Path)
+					gw.Replace(func(w http.ResponseWriter) {
+						w.Header().Del("Content-Length")
+						w.Header().Del("X-Content-Type-Options")
+						writeProblem(w, status, detail)
+					})
+				}
 				return
 			}
 			if v == http.ErrAbortHandler {
@@ -62,7 +71,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.log.LogAttrs(r.Context(), slog.LevelError, "panic",
 				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
-			if gw.wrote {
+			if gw.Sent() {
 				// Part of an answer is out: the client can only be told
 				// by a cut connection.
 				panic(http.ErrAbortHandler)
@@ -88,72 +97,25 @@ func saneRequestID(id string) bool {
 	return true
 }
 
-// guardWriter passes an answer through, but for an error answer that is
-// not JSON (the mux's 404 and 405, a handler's http.Error): that one is
-// held back and sent as a problem whose detail is its text. HTML pages
-// (the web page's errors) pass as they are.
-type guardWriter struct {
-	http.ResponseWriter
-	path    string
-	wrote   bool // the status is out
-	problem int  // the status of an answer being rewritten, else 0
-	text    bytes.Buffer
+// notJSON holds back an error answer that is not JSON (the mux's 404 and
+// 405, a handler's http.Error): it is sent again as a problem whose detail
+// is its text. HTML pages (the web page's errors) pass as they are.
+func notJSON(code int, h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return code >= 400 && !strings.Contains(ct, "json") && !strings.HasPrefix(ct, "text/html")
 }
 
-func (w *guardWriter) WriteHeader(code int) {
-	if w.wrote || w.problem != 0 {
-		return
-	}
-	ct := w.Header().Get("Content-Type")
-	if code >= 400 && !strings.Contains(ct, "json") && !strings.HasPrefix(ct, "text/html") {
-		w.problem = code
-		return
-	}
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *guardWriter) Write(b []byte) (int, error) {
-	if !w.wrote && w.problem == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	if w.problem != 0 {
-		if w.text.Len() < 1024 {
-			w.text.Write(b[:min(len(b), 1024-w.text.Len())])
-		}
-		return len(b), nil
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *guardWriter) Flush() {
-	if w.problem != 0 {
-		return
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *guardWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// finish sends a held-back error answer as a problem.
-func (w *guardWriter) finish() {
-	if w.problem == 0 {
-		return
-	}
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Del("X-Content-Type-Options")
-	detail := strings.TrimSpace(w.text.String())
+// problemDetail is the detail of the problem sent for a held-back error
+// answer: its text, or the status's name when it has none.
+func problemDetail(status int, text []byte, path string) string {
+	detail := strings.TrimSpace(string(text))
 	if detail == "" || !utf8.ValidString(detail) {
-		detail = http.StatusText(w.problem)
+		detail = http.StatusText(status)
 	}
-	if w.problem == http.StatusNotFound && strings.HasSuffix(detail, "page not found") {
-		detail = "no route " + w.path + " (see /openapi.json for the API's routes)"
+	if status == http.StatusNotFound && strings.HasSuffix(detail, "page not found") {
+		detail = "no route " + path + " (see /openapi.json for the API's routes)"
 	}
-	writeProblem(w.ResponseWriter, w.problem, detail)
-	w.wrote = true
+	return detail
 }
 
 // checkNumbers answers 400, naming the parameter, a number parameter that

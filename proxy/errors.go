@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/internal/holdback"
 )
 
 // The model APIs' clients read errors in their API's own shape: OpenAI's
@@ -170,68 +170,28 @@ func WireErrors(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ww := &wireWriter{ResponseWriter: w, prov: prov}
-		next.ServeHTTP(ww, r)
-		ww.finish()
+		hw := &holdback.Writer{ResponseWriter: w, Hold: isProblem, Limit: maxProblem}
+		next.ServeHTTP(hw, r)
+		if status, body := hw.Held(); status != 0 {
+			e := wireError(status, body, w.Header())
+			hw.Replace(func(w http.ResponseWriter) { writeAPIError(w, prov, e) })
+		}
 	})
 }
 
-// wireWriter holds back a problem answer and sends it in the provider's
-// format once the handler is done; anything else passes through.
-type wireWriter struct {
-	http.ResponseWriter
-	prov    compact.Provider
-	wrote   bool // the status is out
-	problem int  // the status of a problem held back, else 0
-	body    bytes.Buffer
+// isProblem holds back a problem answer: it is sent again in the
+// provider's format once the handler is done.
+func isProblem(code int, h http.Header) bool {
+	return code >= 400 && strings.HasPrefix(h.Get("Content-Type"), "application/problem+json")
 }
 
 // maxProblem bounds the problem body held back.
 const maxProblem = 64 << 10
 
-func (w *wireWriter) WriteHeader(code int) {
-	if w.wrote || w.problem != 0 {
-		return
-	}
-	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
-		w.problem = code
-		return
-	}
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *wireWriter) Write(b []byte) (int, error) {
-	if !w.wrote && w.problem == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	if w.problem != 0 {
-		if room := maxProblem - w.body.Len(); room > 0 {
-			w.body.Write(b[:min(len(b), room)])
-		}
-		return len(b), nil
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *wireWriter) Flush() {
-	if w.problem != 0 {
-		return
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *wireWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// finish sends a held-back problem in the provider's format: its detail
+// wireError reads a held-back problem as the provider's error: its detail
 // as the message, the field it names (a validation error's location) as
 // OpenAI's param.
-func (w *wireWriter) finish() {
-	if w.problem == 0 {
-		return
-	}
+func wireError(status int, body []byte, h http.Header) apiError {
 	var p struct {
 		Title  string `json:"title"`
 		Detail string `json:"detail"`
@@ -239,27 +199,26 @@ func (w *wireWriter) finish() {
 			Location string `json:"location"`
 		} `json:"errors"`
 	}
-	json.Unmarshal(w.body.Bytes(), &p)
-	e := apiError{status: w.problem, message: p.Detail, code: defaultCode(w.problem)}
+	json.Unmarshal(body, &p)
+	e := apiError{status: status, message: p.Detail, code: defaultCode(status)}
 	if e.message == "" {
 		e.message = p.Title
 	}
 	if e.message == "" {
-		e.message = http.StatusText(w.problem)
+		e.message = http.StatusText(status)
 	}
 	if len(p.Errors) > 0 {
 		e.param = p.Errors[0].Location
 	}
-	if w.problem == http.StatusUnauthorized {
+	if status == http.StatusUnauthorized {
 		// On these routes Authorization carries the model API's key:
 		// the server's advice to put the token there would mislead.
 		e.code = "strata_token_required"
 		e.message = "a strata token is required: send it in the X-Strata-Token header (Authorization carries the model API's key), or as Authorization: Bearer strata_... when the key rides in x-api-key"
-		if strings.Contains(w.Header().Get("WWW-Authenticate"), "invalid_token") {
+		if strings.Contains(h.Get("WWW-Authenticate"), "invalid_token") {
 			e.code = "invalid_strata_token"
 			e.message = "the strata token (X-Strata-Token, or Authorization: Bearer strata_...): " + p.Detail
 		}
 	}
-	writeAPIError(w.ResponseWriter, w.prov, e)
-	w.wrote = true
+	return e
 }
