@@ -22,7 +22,9 @@ import (
 //     clause ("Wow,", "Hey Mel!") are dropped.
 //   - Questions, clauses of fewer than four words, clauses about the other
 //     speaker or addressed to them (any "you" or "your"), and small talk
-//     (see smallTalk) are not learnings.
+//     (see smallTalk) are not learnings. A clause that shows something
+//     ("Here's a pic of my family") says the speaker showed it, and one
+//     that shows nothing it names ("Here's something ...") is dropped.
 //   - A clause is kept when it speaks of its speaker: its subject is "I",
 //     "we", "my" or "our", or, with another subject, it names the speaker
 //     as "me", "my", "we", "us" or "our" ("The group made me feel
@@ -333,6 +335,10 @@ func extractClause(cl, speaker, addressee string, at time.Time, loc *time.Locati
 	if strings.HasSuffix(cl, "?") {
 		return extracted{}, false
 	}
+	cl, shown := shownThing(cl)
+	if !shown {
+		return extracted{}, false
+	}
 	ws := clauseWords(cl)
 	if len(ws) < 4 {
 		return extracted{}, false
@@ -390,6 +396,44 @@ func extractClause(cl, speaker, addressee string, at time.Time, loc *time.Locati
 	}
 	return x, true
 }
+
+// showOpen opens a clause that shows something ("Here's a pic of my
+// family", "Check out this painting I made"); its group is the
+// determiner, if any.
+var showOpen = regexp.MustCompile(`(?i)^(?:here(?:'s| is| are)|check(?: out)?|look at)\s+(?:(this|that|these|those|a|an)\s+)?`)
+
+// shownThing rewrites a clause that shows something as the speaker's
+// showing it ("Here's a pic of my family" -> "I showed a pic of my
+// family", "Check out this painting" -> "I showed a painting"), so that
+// it reads as a fact out of its turn. A clause that shows only
+// "something", "one" or "it" names nothing: ok is false.
+func shownThing(cl string) (_ string, ok bool) {
+	m := showOpen.FindStringSubmatchIndex(cl)
+	if m == nil {
+		return cl, true
+	}
+	rest := cl[m[1]:]
+	ws := clauseWords(rest)
+	if len(ws) == 0 || shownNothing[ws[0]] {
+		return cl, false
+	}
+	article := ""
+	if m[2] >= 0 {
+		switch strings.ToLower(cl[m[2]:m[3]]) {
+		case "these", "those":
+		default:
+			article = "a "
+			if strings.ContainsRune("aeiou", rune(ws[0][0])) {
+				article = "an "
+			}
+		}
+	}
+	return "I showed " + article + rest, true
+}
+
+// shownNothing are words that, shown, name nothing out of their turn.
+var shownNothing = map[string]bool{"something": true, "one": true, "ones": true, "it": true, "them": true, "what": true,
+	"how": true, "where": true, "when": true, "is": true, "are": true, "out": true, "up": true, "to": true}
 
 // namedName opens a clause with a name: a capitalized word, maybe two.
 var namedName = regexp.MustCompile(`^\p{Lu}[\p{L}-]+(?: \p{Lu}[\p{L}-]+)?`)
