@@ -601,7 +601,7 @@ func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) er
 		bad += res.Received - res.Added - res.Skipped
 	}
 	from := p.st.Lines + 1
-	if err := w.advance(p, data); err != nil {
+	if err := p.advance(data); err != nil {
 		return err
 	}
 	if err := w.save(ctx, p); err != nil {
@@ -668,7 +668,7 @@ func (w *watcher) parseLines(p *watchFile, data []byte) (map[string]*pending, []
 
 // advance moves p's state past data, and fingerprints the file's head
 // anew while it is shorter than watchHeadMax.
-func (w *watcher) advance(p *watchFile, data []byte) error {
+func (p *watchFile) advance(data []byte) error {
 	p.st.Offset += int64(len(data))
 	p.st.Lines += int64(bytes.Count(data, []byte{'\n'}))
 	if p.st.HeadLen < min(p.st.Offset, watchHeadMax) {
