@@ -341,37 +341,54 @@ func openPostgresTarget(ctx context.Context, dsn string) (*target, error) {
 			return 0, nil, err
 		}
 		cpu.stop()
-		rows, err := mon.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid)
-			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE n.nspname = $1 AND c.relkind = 'r'`, schema)
+		total, parts, err := schemaBytes(ctx, mon, schema)
 		if err != nil {
 			return 0, nil, err
 		}
-		defer rows.Close()
-		var total int64
-		var parts []part
-		for rows.Next() {
-			var p part
-			if err := rows.Scan(&p.name, &p.bytes, &p.table, &p.indexes); err != nil {
-				return 0, nil, err
-			}
-			total += p.bytes
-			parts = append(parts, p)
-		}
-		if err := rows.Err(); err != nil {
+		if t.note, err = rowVersions(ctx, mon, schema); err != nil {
 			return 0, nil, err
 		}
-		// Row versions that updates left behind (tier moves slim the
-		// turns' rows): space autovacuum lets later writes reuse.
-		var live, dead int64
-		if err := mon.QueryRow(ctx, `SELECT coalesce(sum(n_live_tup), 0)::bigint, coalesce(sum(n_dead_tup), 0)::bigint
-			FROM pg_stat_user_tables WHERE schemaname = $1`, schema).Scan(&live, &dead); err != nil {
-			return 0, nil, err
-		}
-		t.note = fmt.Sprintf("row versions in the schema's tables: %d live, %d dead (pg_stat_user_tables)", live, dead)
 		return total, parts, nil
 	}
 	return t, nil
+}
+
+// schemaBytes returns the bytes on disk of the tables of schema, in all
+// and by table.
+func schemaBytes(ctx context.Context, mon *pgx.Conn, schema string) (int64, []part, error) {
+	rows, err := mon.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid), pg_relation_size(c.oid), pg_indexes_size(c.oid)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relkind = 'r'`, schema)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	var total int64
+	var parts []part
+	for rows.Next() {
+		var p part
+		if err := rows.Scan(&p.name, &p.bytes, &p.table, &p.indexes); err != nil {
+			return 0, nil, err
+		}
+		total += p.bytes
+		parts = append(parts, p)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	return total, parts, nil
+}
+
+// rowVersions says how many row versions of the schema's tables are live
+// and dead: those that updates left behind (tier moves slim the turns'
+// rows) are space autovacuum lets later writes reuse.
+func rowVersions(ctx context.Context, mon *pgx.Conn, schema string) (string, error) {
+	var live, dead int64
+	if err := mon.QueryRow(ctx, `SELECT coalesce(sum(n_live_tup), 0)::bigint, coalesce(sum(n_dead_tup), 0)::bigint
+		FROM pg_stat_user_tables WHERE schemaname = $1`, schema).Scan(&live, &dead); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("row versions in the schema's tables: %d live, %d dead (pg_stat_user_tables)", live, dead), nil
 }
 
 // backendCPU follows the CPU time of the server processes whose
@@ -761,41 +778,34 @@ func (b *storesBench) latency(ctx context.Context, m *strata.Memory) (ctxLat, se
 // printTable prints both stores side by side, with PostgreSQL/SQLite
 // ratios, then where each store's ingest time went.
 func (b *storesBench) printTable(lite, pg *storeResult, n int, jsonl int64, ingestSizes []int) {
-	type line struct{ label, a, b, ratio string }
-	var lines []line
+	fmt.Printf("%-46s %12s %12s %10s\n", "", "SQLite", "PostgreSQL", "PG/SQLite")
+	for _, l := range b.tableLines(lite, pg, n, jsonl, ingestSizes) {
+		fmt.Printf("%-46s %12s %12s %10s\n", l.label, l.a, l.b, l.ratio)
+	}
+	for _, r := range []*storeResult{lite, pg} {
+		if r != nil {
+			printIngestAccount(r, n)
+		}
+	}
+}
+
+// tableLine is a line of the side-by-side table: a figure of SQLite (a)
+// and of PostgreSQL (b), and their ratio.
+type tableLine struct{ label, a, b, ratio string }
+
+// tableLines returns the lines of the side-by-side table: ingest rates,
+// latencies, then bytes on disk.
+func (b *storesBench) tableLines(lite, pg *storeResult, n int, jsonl int64, ingestSizes []int) []tableLine {
+	var lines []tableLine
 	ratio := func(x, y float64) string {
 		if pg == nil || x == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f", y/x)
 	}
-	rate := func(r *storeResult, size int) float64 {
-		if r == nil {
-			return 0
-		}
-		d, ok := r.cumulative(size)
-		if !ok {
-			return 0
-		}
-		return float64(size) / d.Seconds()
-	}
-	ms := func(ds []time.Duration, p int) float64 {
-		if len(ds) == 0 {
-			return 0
-		}
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		return float64(s[max(min(len(s)-1, (len(s)*p+99)/100-1), 0)].Microseconds()) / 1000
-	}
-	num := func(v float64, format string) string {
-		if v == 0 {
-			return "-"
-		}
-		return fmt.Sprintf(format, v)
-	}
 	for _, size := range ingestSizes {
-		a, c := rate(lite, size), rate(pg, size)
-		lines = append(lines, line{fmt.Sprintf("ingest to %s turns (turns/s)", thousands(size)), num(a, "%.0f"), num(c, "%.0f"), ratio(a, c)})
+		a, c := ingestRate(lite, size), ingestRate(pg, size)
+		lines = append(lines, tableLine{fmt.Sprintf("ingest to %s turns (turns/s)", thousands(size)), orDash(a, "%.0f"), orDash(c, "%.0f"), ratio(a, c)})
 	}
 	for _, size := range b.sizes {
 		for _, k := range []struct {
@@ -806,12 +816,12 @@ func (b *storesBench) printTable(lite, pg *storeResult, n int, jsonl int64, inge
 			{"search (k 10, BM25)", func(r *storeResult) []time.Duration { return r.searchLat[size] }},
 		} {
 			for _, p := range []int{50, 99} {
-				a := ms(k.get(lite), p)
+				a := percentileMS(k.get(lite), p)
 				var c float64
 				if pg != nil {
-					c = ms(k.get(pg), p)
+					c = percentileMS(k.get(pg), p)
 				}
-				lines = append(lines, line{fmt.Sprintf("%s p%d at %s (ms)", k.what, p, thousands(size)), num(a, "%.2f"), num(c, "%.2f"), ratio(a, c)})
+				lines = append(lines, tableLine{fmt.Sprintf("%s p%d at %s (ms)", k.what, p, thousands(size)), orDash(a, "%.2f"), orDash(c, "%.2f"), ratio(a, c)})
 			}
 		}
 	}
@@ -827,59 +837,93 @@ func (b *storesBench) printTable(lite, pg *storeResult, n int, jsonl int64, inge
 		}
 		return 100 * float64(r.bytes) / float64(jsonl)
 	}
-	lines = append(lines,
-		line{fmt.Sprintf("bytes on disk per turn at %s", thousands(n)), num(per(lite), "%.0f"), num(per(pg), "%.0f"), ratio(per(lite), per(pg))},
-		line{fmt.Sprintf("  of the JSON lines (%.0f bytes a turn)", float64(jsonl)/float64(n)), num(share(lite), "%.0f%%"), num(share(pg), "%.0f%%"), "-"},
+	return append(lines,
+		tableLine{fmt.Sprintf("bytes on disk per turn at %s", thousands(n)), orDash(per(lite), "%.0f"), orDash(per(pg), "%.0f"), ratio(per(lite), per(pg))},
+		tableLine{fmt.Sprintf("  of the JSON lines (%.0f bytes a turn)", float64(jsonl)/float64(n)), orDash(share(lite), "%.0f%%"), orDash(share(pg), "%.0f%%"), "-"},
 	)
-	fmt.Printf("%-46s %12s %12s %10s\n", "", "SQLite", "PostgreSQL", "PG/SQLite")
-	for _, l := range lines {
-		fmt.Printf("%-46s %12s %12s %10s\n", l.label, l.a, l.b, l.ratio)
+}
+
+// ingestRate is r's ingest rate in turns a second up to size turns, 0 if
+// there is none.
+func ingestRate(r *storeResult, size int) float64 {
+	if r == nil {
+		return 0
 	}
-	for _, r := range []*storeResult{lite, pg} {
-		if r == nil {
+	d, ok := r.cumulative(size)
+	if !ok {
+		return 0
+	}
+	return float64(size) / d.Seconds()
+}
+
+// percentileMS is the p-th percentile of ds in milliseconds, 0 if ds is
+// empty.
+func percentileMS(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[max(min(len(s)-1, (len(s)*p+99)/100-1), 0)].Microseconds()) / 1000
+}
+
+// orDash formats v, or is "-" when v is 0 (no figure).
+func orDash(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// printIngestAccount prints where r's ingest of n turns went: time, the
+// store's methods, and bytes on disk by table.
+func printIngestAccount(r *storeResult, n int) {
+	var wall, cpu, server time.Duration
+	for _, s := range r.stages {
+		wall, cpu, server = wall+s.wall, cpu+s.cpu, server+s.serverCPU
+	}
+	fmt.Printf("\n%s ingest, %d turns: %.1f s; cpu %.1f s in this process", r.name, n, wall.Seconds(), cpu.Seconds())
+	if server > 0 {
+		fmt.Printf(", %.1f s in the server's processes", server.Seconds())
+	}
+	fmt.Println("\n  store methods during ingest (wall time; calls can overlap):")
+	names := make([]string, 0, len(r.methods))
+	for k := range r.methods {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(x, y string) int { return int(r.methods[y].total - r.methods[x].total) })
+	for _, k := range names {
+		mt := r.methods[k]
+		fmt.Printf("    %-20s %7d calls %8.1f s  %5.1f%% of the ingest\n", k, mt.calls, mt.total.Seconds(), 100*mt.total.Seconds()/wall.Seconds())
+	}
+	printParts(r, n)
+	if r.note != "" {
+		fmt.Println("  " + r.note)
+	}
+}
+
+// printParts prints r's bytes on disk by table (with its indexes), those
+// of 1% or more, then the rest.
+func printParts(r *storeResult, n int) {
+	fmt.Println("  bytes on disk by table (with its indexes), those of 1% or more:")
+	slices.SortFunc(r.parts, func(x, y part) int { return int(y.bytes - x.bytes) })
+	var rest int64
+	for _, p := range r.parts {
+		if p.bytes*100 < r.bytes {
+			rest += p.bytes
 			continue
 		}
-		var wall, cpu, server time.Duration
-		for _, s := range r.stages {
-			wall, cpu, server = wall+s.wall, cpu+s.cpu, server+s.serverCPU
-		}
-		fmt.Printf("\n%s ingest, %d turns: %.1f s; cpu %.1f s in this process", r.name, n, wall.Seconds(), cpu.Seconds())
-		if server > 0 {
-			fmt.Printf(", %.1f s in the server's processes", server.Seconds())
-		}
-		fmt.Println("\n  store methods during ingest (wall time; calls can overlap):")
-		names := make([]string, 0, len(r.methods))
-		for k := range r.methods {
-			names = append(names, k)
-		}
-		slices.SortFunc(names, func(x, y string) int { return int(r.methods[y].total - r.methods[x].total) })
-		for _, k := range names {
-			mt := r.methods[k]
-			fmt.Printf("    %-20s %7d calls %8.1f s  %5.1f%% of the ingest\n", k, mt.calls, mt.total.Seconds(), 100*mt.total.Seconds()/wall.Seconds())
-		}
-		fmt.Println("  bytes on disk by table (with its indexes), those of 1% or more:")
-		slices.SortFunc(r.parts, func(x, y part) int { return int(y.bytes - x.bytes) })
-		var rest int64
-		for _, p := range r.parts {
-			if p.bytes*100 < r.bytes {
-				rest += p.bytes
-				continue
+		fmt.Printf("    %-30s %12d  %6.1f bytes/turn", p.name, p.bytes, float64(p.bytes)/float64(n))
+		if p.table+p.indexes > 0 {
+			fmt.Printf("  (table %.1f, indexes %.1f", float64(p.table)/float64(n), float64(p.indexes)/float64(n))
+			if other := p.bytes - p.table - p.indexes; other > 0 {
+				fmt.Printf(", TOAST and maps %.1f", float64(other)/float64(n))
 			}
-			fmt.Printf("    %-30s %12d  %6.1f bytes/turn", p.name, p.bytes, float64(p.bytes)/float64(n))
-			if p.table+p.indexes > 0 {
-				fmt.Printf("  (table %.1f, indexes %.1f", float64(p.table)/float64(n), float64(p.indexes)/float64(n))
-				if other := p.bytes - p.table - p.indexes; other > 0 {
-					fmt.Printf(", TOAST and maps %.1f", float64(other)/float64(n))
-				}
-				fmt.Print(")")
-			}
-			fmt.Println()
+			fmt.Print(")")
 		}
-		fmt.Printf("    %-30s %12d  %6.1f bytes/turn\n", "the rest", rest, float64(rest)/float64(n))
-		if r.note != "" {
-			fmt.Println("  " + r.note)
-		}
+		fmt.Println()
 	}
+	fmt.Printf("    %-30s %12d  %6.1f bytes/turn\n", "the rest", rest, float64(rest)/float64(n))
 }
 
 // thousands writes n with commas: 1,000,000.

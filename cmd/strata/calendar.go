@@ -27,12 +27,13 @@ func parseNow(s string) (time.Time, error) {
 func runZoom(ctx context.Context, m *Main, args []string) error {
 	fs := m.command("zoom", "--conversation ID (--date D | --week YYYY-Www | --month YYYY-MM | --from D --to D | --when TEXT) [--now T] [--json]")
 	conv := fs.String("conversation", "", "conversation id (required)")
-	date := fs.String("date", "", "a day: 2023-05-08")
-	week := fs.String("week", "", "an ISO week: 2023-W19")
-	month := fs.String("month", "", "a month: 2023-05")
-	from := fs.String("from", "", "first day of a range: 2023-05-08")
-	to := fs.String("to", "", "last day of a range (inclusive): 2023-05-14")
-	when := fs.String("when", "", "a period label or time expression: yesterday, last week, on Tuesday, in March, 25 May 2023, 2023-W19")
+	var zf zoomFlags
+	zf.date = fs.String("date", "", "a day: 2023-05-08")
+	zf.week = fs.String("week", "", "an ISO week: 2023-W19")
+	zf.month = fs.String("month", "", "a month: 2023-05")
+	zf.from = fs.String("from", "", "first day of a range: 2023-05-08")
+	zf.to = fs.String("to", "", "last day of a range (inclusive): 2023-05-14")
+	zf.when = fs.String("when", "", "a period label or time expression: yesterday, last week, on Tuesday, in March, 25 May 2023, 2023-W19")
 	now := fs.String("now", "", "what relative expressions count from (default: the conversation's newest turn)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -40,20 +41,8 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 	if err := requireConversation(*conv); err != nil {
 		return err
 	}
-	given := 0
-	for _, v := range []string{*date, *week, *month, *when} {
-		if v != "" {
-			given++
-		}
-	}
-	if *from != "" || *to != "" {
-		given++
-		if *from == "" || *to == "" {
-			return usagef("zoom: --from and --to go together")
-		}
-	}
-	if given != 1 {
-		return usagef("zoom: give one of --date, --week, --month, --from/--to or --when")
+	if err := zf.check(); err != nil {
+		return err
 	}
 	ref, err := parseNow(*now)
 	if err != nil {
@@ -68,38 +57,9 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	var p strata.Period
-	switch {
-	case *date != "" || *week != "" || *month != "":
-		label, flagName := first(*date, *week, *month), "--date"
-		if *week != "" {
-			flagName = "--week"
-		} else if *month != "" {
-			flagName = "--month"
-		}
-		if p, err = strata.ParsePeriod(label, c.Location()); err != nil {
-			return usagef("zoom %s: %v", flagName, err)
-		}
-		want := map[string]strata.PeriodKind{"--date": strata.PeriodDay, "--week": strata.PeriodWeek, "--month": strata.PeriodMonth}[flagName]
-		if p.Kind != want {
-			return usagef("zoom %s %q: that is a %s, not a %s", flagName, label, p.Kind, want)
-		}
-	case *when != "":
-		if p, err = a.mem.ZoomPeriod(ctx, *conv, *when, ref); err != nil {
-			if strata.ErrorCode(err) == strata.EINVALID {
-				return usagef("zoom --when: %v", err)
-			}
-			return err
-		}
-	default:
-		f, err1 := strata.ParsePeriod(*from, c.Location())
-		t, err2 := strata.ParsePeriod(*to, c.Location())
-		if err := errors.Join(err1, err2); err != nil {
-			return usagef("zoom --from/--to: %v", err)
-		}
-		if p, err = strata.RangePeriod(f.Start, t.Start, c.Location()); err != nil {
-			return usagef("%v", err)
-		}
+	p, err := zf.period(ctx, a, *conv, c, ref)
+	if err != nil {
+		return err
 	}
 	turns, err := a.mem.Zoom(ctx, *conv, p)
 	if err != nil {
@@ -125,6 +85,71 @@ func runZoom(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "[%d %s %s] %s: %s\n", t.Seq, t.ExtID, day(t.Time), t.Speaker(), t.Text())
 	}
 	return nil
+}
+
+// zoomFlags are the flags of 'strata zoom' that name its period.
+type zoomFlags struct {
+	date, week, month, from, to, when *string
+}
+
+// check refuses anything but one way of naming the period.
+func (zf zoomFlags) check() error {
+	given := 0
+	for _, v := range []string{*zf.date, *zf.week, *zf.month, *zf.when} {
+		if v != "" {
+			given++
+		}
+	}
+	if *zf.from != "" || *zf.to != "" {
+		given++
+		if *zf.from == "" || *zf.to == "" {
+			return usagef("zoom: --from and --to go together")
+		}
+	}
+	if given != 1 {
+		return usagef("zoom: give one of --date, --week, --month, --from/--to or --when")
+	}
+	return nil
+}
+
+// period returns the period the flags name in conversation conv (c), a
+// --when expression counting from ref.
+func (zf zoomFlags) period(ctx context.Context, a *app, conv string, c strata.Conversation, ref time.Time) (strata.Period, error) {
+	switch {
+	case *zf.date != "" || *zf.week != "" || *zf.month != "":
+		label, flagName := first(*zf.date, *zf.week, *zf.month), "--date"
+		if *zf.week != "" {
+			flagName = "--week"
+		} else if *zf.month != "" {
+			flagName = "--month"
+		}
+		p, err := strata.ParsePeriod(label, c.Location())
+		if err != nil {
+			return p, usagef("zoom %s: %v", flagName, err)
+		}
+		want := map[string]strata.PeriodKind{"--date": strata.PeriodDay, "--week": strata.PeriodWeek, "--month": strata.PeriodMonth}[flagName]
+		if p.Kind != want {
+			return p, usagef("zoom %s %q: that is a %s, not a %s", flagName, label, p.Kind, want)
+		}
+		return p, nil
+	case *zf.when != "":
+		p, err := a.mem.ZoomPeriod(ctx, conv, *zf.when, ref)
+		if err != nil && strata.ErrorCode(err) == strata.EINVALID {
+			return p, usagef("zoom --when: %v", err)
+		}
+		return p, err
+	default:
+		f, err1 := strata.ParsePeriod(*zf.from, c.Location())
+		t, err2 := strata.ParsePeriod(*zf.to, c.Location())
+		if err := errors.Join(err1, err2); err != nil {
+			return strata.Period{}, usagef("zoom --from/--to: %v", err)
+		}
+		p, err := strata.RangePeriod(f.Start, t.Start, c.Location())
+		if err != nil {
+			return p, usagef("%v", err)
+		}
+		return p, nil
+	}
 }
 
 func runPin(ctx context.Context, m *Main, args []string) error {
@@ -224,47 +249,7 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 	}
 	defer a.Close()
 	if sub == "show" {
-		name := ""
-		if *conv != "" {
-			c, err := a.mem.Conversation(ctx, *conv)
-			if err != nil {
-				return err
-			}
-			name = c.Policy
-		}
-		if fs.NArg() == 1 {
-			name = fs.Arg(0)
-		}
-		var p strata.Policy
-		if name == "" {
-			p = a.set.Policy
-		} else if p, err = a.mem.Policy(name); err != nil {
-			return err
-		}
-		if *fs.json {
-			return writeJSON(m.Stdout, p)
-		}
-		fmt.Fprintf(m.Stdout, "policy %s\n", p.Name)
-		for i, l := range p.Levels {
-			what := ""
-			switch l.Kind {
-			case strata.KindCount:
-				what = fmt.Sprintf("every %d %s nodes", l.Span, p.LevelName(i))
-				if i == 0 {
-					what = fmt.Sprintf("every %d turns", l.Span)
-				}
-			case strata.KindSession:
-				what = "one per session"
-			case strata.KindCalendar:
-				what = "one per " + string(l.Period)
-			}
-			fmt.Fprintf(m.Stdout, "  level %d %-8s %-22s budget %d", i+1, l.Name, what, l.Budget)
-			if l.Window > 0 {
-				fmt.Fprintf(m.Stdout, ", window %s", time.Duration(l.Window))
-			}
-			fmt.Fprintln(m.Stdout)
-		}
-		return nil
+		return showPolicy(ctx, m, a, fs, *conv)
 	}
 	if err := requireConversation(*conv); err != nil {
 		return err
@@ -281,5 +266,52 @@ func runPolicy(ctx context.Context, m *Main, args []string) error {
 	}
 	fmt.Fprintf(m.Stdout, "%s: policy %s -> %s: %d nodes removed, %d made, %d spans moved between tiers\n",
 		ch.Conversation, first(ch.From, "(default)"), ch.To, ch.Removed, ch.Made, ch.Moved)
+	return nil
+}
+
+// showPolicy is 'strata policy show': the policy named, else that of
+// conversation conv, else the configured one, level by level.
+func showPolicy(ctx context.Context, m *Main, a *app, fs *cmdline, conv string) error {
+	name := ""
+	if conv != "" {
+		c, err := a.mem.Conversation(ctx, conv)
+		if err != nil {
+			return err
+		}
+		name = c.Policy
+	}
+	if fs.NArg() == 1 {
+		name = fs.Arg(0)
+	}
+	p := a.set.Policy
+	if name != "" {
+		var err error
+		if p, err = a.mem.Policy(name); err != nil {
+			return err
+		}
+	}
+	if *fs.json {
+		return writeJSON(m.Stdout, p)
+	}
+	fmt.Fprintf(m.Stdout, "policy %s\n", p.Name)
+	for i, l := range p.Levels {
+		what := ""
+		switch l.Kind {
+		case strata.KindCount:
+			what = fmt.Sprintf("every %d %s nodes", l.Span, p.LevelName(i))
+			if i == 0 {
+				what = fmt.Sprintf("every %d turns", l.Span)
+			}
+		case strata.KindSession:
+			what = "one per session"
+		case strata.KindCalendar:
+			what = "one per " + string(l.Period)
+		}
+		fmt.Fprintf(m.Stdout, "  level %d %-8s %-22s budget %d", i+1, l.Name, what, l.Budget)
+		if l.Window > 0 {
+			fmt.Fprintf(m.Stdout, ", window %s", time.Duration(l.Window))
+		}
+		fmt.Fprintln(m.Stdout)
+	}
 	return nil
 }

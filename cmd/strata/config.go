@@ -198,44 +198,17 @@ type llmSettings struct {
 
 func (m *Main) resolve(g *globals) (settings, error) {
 	var s settings
-	path := first(g.config, m.Getenv("STRATA_CONFIG"))
-	explicit := path != ""
-	if !explicit {
-		path = "strata.yaml"
+	fc, path, err := m.readConfigFile(g)
+	if err != nil {
+		return s, err
 	}
-	var fc fileConfig
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
-			return s, fmt.Errorf("config %s: %w", path, err)
-		}
-		for k, v := range fc.Extra {
-			return s, fmt.Errorf("config %s:%d: unknown field %q", path, v.Line, k)
-		}
+	if fc != nil {
 		s.Config, s.serve, s.proxy = path, fc.Serve, fc.Proxy
-	case errors.Is(err, fs.ErrNotExist) && !explicit:
-	default:
-		return s, fmt.Errorf("config: %w", err)
+	} else {
+		fc = &fileConfig{}
 	}
-	s.DB = first(g.db, m.Getenv("STRATA_DB"), fc.DB)
-	if s.DB == "" {
-		dir, err := dataDir(m.Getenv)
-		if err != nil {
-			return s, err
-		}
-		s.DB = filepath.Join(dir, "strata", "strata.db")
-	}
-	if g.readOnly {
-		s.ReadOnly = true
-	} else if v := m.Getenv("STRATA_READ_ONLY"); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("STRATA_READ_ONLY %q: want 1 or 0 (true or false)", v)
-		}
-		s.ReadOnly = on
+	if err := m.resolveStore(g, fc, &s); err != nil {
+		return s, err
 	}
 	s.Namespace = first(g.namespace, m.Getenv("STRATA_NAMESPACE"), fc.Namespace, strata.DefaultNamespace)
 	s.Tokenizer = first(g.tokenizer, m.Getenv("STRATA_TOKENIZER"), fc.Tokenizer, "o200k_base")
@@ -246,33 +219,8 @@ func (m *Main) resolve(g *globals) (settings, error) {
 		}
 		s.SessionGap = d
 	}
-	s.Policy = strata.ChunksPolicy()
-	if fc.Policy != nil && fc.Policy.policy != nil {
-		if err := fc.Policy.policy.Validate(); err != nil {
-			return s, fmt.Errorf("config %s: %w", path, err)
-		}
-		s.Policy = *fc.Policy.policy
-	}
-	for i, p := range fc.Policies {
-		if err := p.Validate(); err != nil {
-			return s, fmt.Errorf("config %s: policies[%d]: %w", path, i, err)
-		}
-		if _, err := strata.Preset(p.Name); err == nil {
-			return s, fmt.Errorf("config %s: policies[%d]: %q is the name of a preset; choose another", path, i, p.Name)
-		}
-	}
-	s.Policies = fc.Policies
-	if fc.Policy != nil && fc.Policy.name != "" {
-		p, err := strata.Preset(fc.Policy.name)
-		for _, c := range fc.Policies {
-			if c.Name == fc.Policy.name {
-				p, err = c, nil
-			}
-		}
-		if err != nil {
-			return s, fmt.Errorf("config %s: policy: %w", path, err)
-		}
-		s.Policy = p
+	if s.Policy, s.Policies, err = resolvePolicies(fc, path); err != nil {
+		return s, err
 	}
 	s.TimeZone = first(m.Getenv("STRATA_TIME_ZONE"), fc.TimeZone)
 	if _, err := strata.LoadTimeZone(s.TimeZone); err != nil {
@@ -287,22 +235,117 @@ func (m *Main) resolve(g *globals) (settings, error) {
 	if s.Embed, err = m.resolveEmbed(g, fc.Embed, path); err != nil {
 		return s, err
 	}
-	if a := fc.Assembly; a != nil {
-		s.Assembly = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
+	s.Assembly, err = m.resolveAssembly(fc.Assembly)
+	return s, err
+}
+
+// readConfigFile reads the config file --config or STRATA_CONFIG names,
+// else strata.yaml if there is one. It returns the file's settings (nil
+// if there is no file) and its path, which is strata.yaml then.
+func (m *Main) readConfigFile(g *globals) (*fileConfig, string, error) {
+	path := first(g.config, m.Getenv("STRATA_CONFIG"))
+	explicit := path != ""
+	if !explicit {
+		path = "strata.yaml"
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return nil, path, nil
+	default:
+		return nil, path, fmt.Errorf("config: %w", err)
+	}
+	var fc fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, path, fmt.Errorf("config %s: %w", path, err)
+	}
+	for k, v := range fc.Extra {
+		return nil, path, fmt.Errorf("config %s:%d: unknown field %q", path, v.Line, k)
+	}
+	return &fc, path, nil
+}
+
+// resolveStore sets the store's location, by default in the user's data
+// folder, and whether it is opened read-only.
+func (m *Main) resolveStore(g *globals, fc *fileConfig, s *settings) error {
+	s.DB = first(g.db, m.Getenv("STRATA_DB"), fc.DB)
+	if s.DB == "" {
+		dir, err := dataDir(m.Getenv)
+		if err != nil {
+			return err
+		}
+		s.DB = filepath.Join(dir, "strata", "strata.db")
+	}
+	if g.readOnly {
+		s.ReadOnly = true
+	} else if v := m.Getenv("STRATA_READ_ONLY"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("STRATA_READ_ONLY %q: want 1 or 0 (true or false)", v)
+		}
+		s.ReadOnly = on
+	}
+	return nil
+}
+
+// resolvePolicies returns the pyramid policy the config file at path
+// sets (a preset's name, one of its policies' names, or a policy of its
+// own; the chunks preset if none) and the policies it defines, each
+// valid and named unlike any preset.
+func resolvePolicies(fc *fileConfig, path string) (strata.Policy, []strata.Policy, error) {
+	policy := strata.ChunksPolicy()
+	if fc.Policy != nil && fc.Policy.policy != nil {
+		if err := fc.Policy.policy.Validate(); err != nil {
+			return policy, nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		policy = *fc.Policy.policy
+	}
+	for i, p := range fc.Policies {
+		if err := p.Validate(); err != nil {
+			return policy, nil, fmt.Errorf("config %s: policies[%d]: %w", path, i, err)
+		}
+		if _, err := strata.Preset(p.Name); err == nil {
+			return policy, nil, fmt.Errorf("config %s: policies[%d]: %q is the name of a preset; choose another", path, i, p.Name)
+		}
+	}
+	if fc.Policy != nil && fc.Policy.name != "" {
+		p, err := strata.Preset(fc.Policy.name)
+		for _, c := range fc.Policies {
+			if c.Name == fc.Policy.name {
+				p, err = c, nil
+			}
+		}
+		if err != nil {
+			return policy, fc.Policies, fmt.Errorf("config %s: policy: %w", path, err)
+		}
+		policy = p
+	}
+	return policy, fc.Policies, nil
+}
+
+// resolveAssembly returns the assembly options of the config file's
+// section a, with STRATA_QUERY_COVERAGE_SHARE over its query_coverage.
+func (m *Main) resolveAssembly(a *assemblyConfig) (strata.AssemblyOptions, error) {
+	var o strata.AssemblyOptions
+	if a != nil {
+		o = strata.AssemblyOptions{PinnedShare: a.PinnedShare, FreshShare: a.FreshShare,
 			RelevanceShare: a.RelevanceShare, QueryFreshShare: a.QueryFresh, QueryCoverageShare: a.QueryCoverage,
 			SearchK: a.SearchK, SearchWindow: a.SearchWindow, Neighbours: a.Neighbours, ZoomShare: a.ZoomShare}
 	}
 	if v := m.Getenv("STRATA_QUERY_COVERAGE_SHARE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f != f || f > 1 {
-			return s, fmt.Errorf("STRATA_QUERY_COVERAGE_SHARE %q: want a share of the budget from 0 to 1 (negative: none)", v)
+			return o, fmt.Errorf("STRATA_QUERY_COVERAGE_SHARE %q: want a share of the budget from 0 to 1 (negative: none)", v)
 		}
-		s.Assembly.QueryCoverageShare = f
+		o.QueryCoverageShare = f
 		if f == 0 {
-			s.Assembly.QueryCoverageShare = -1 // 0 asks for none, not for the default
+			o.QueryCoverageShare = -1 // 0 asks for none, not for the default
 		}
 	}
-	return s, nil
+	return o, nil
 }
 
 // resolveLLM reads the llm settings: flags > STRATA_LLM_* > the llm

@@ -71,20 +71,8 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		return usagef("copy: unexpected arguments %q", fs.Args())
-	}
-	if *from == "" || *to == "" {
-		return usagef("copy: --from and --to are required")
-	}
-	if *from == *to {
-		return usagef("copy: --from and --to name the same store")
-	}
-	if !isPostgres(*from) {
-		// Opening a missing SQLite file would create an empty store.
-		if _, err := os.Stat(*from); errors.Is(err, os.ErrNotExist) {
-			return strata.Errorf(strata.ENOTFOUND, "copy: --from %s: no such store", *from)
-		}
+	if err := checkCopyArgs(fs, *from, *to); err != nil {
+		return err
 	}
 	var nss []string
 	for _, ns := range strings.Split(*only, ",") {
@@ -132,27 +120,59 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 		}
 	} else {
 		if !*verifyOnly {
-			turns := 0
-			for _, c := range rep.Conversations {
-				turns += c.Turns
-			}
-			fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens, %d watch states, %d compaction states",
-				len(rep.Conversations), rep.Namespaces, showDB(*from), showDB(*to), turns, rep.Tokens, rep.Watches, rep.Compactions)
-			if rep.Deletions > 0 {
-				fmt.Fprintf(m.Stdout, "; %d audit records of deleted conversations stay behind", rep.Deletions)
-			}
-			fmt.Fprintln(m.Stdout)
+			printCopied(m, rep, *from, *to)
 		}
-		for _, x := range ms {
-			fmt.Fprintln(m.Stdout, "differs:", x)
-		}
-		if len(ms) == 0 {
-			fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both, "+
-				"and every namespace the same tokens, watch states and compaction states")
-		}
+		printVerified(m, ms)
 	}
 	if len(ms) > 0 {
 		return fmt.Errorf("copy: %d differences between %s and %s", len(ms), showDB(*from), showDB(*to))
 	}
 	return nil
+}
+
+// checkCopyArgs refuses copy's arguments but two stores, of which the
+// one copied from exists.
+func checkCopyArgs(fs *cmdline, from, to string) error {
+	if fs.NArg() != 0 {
+		return usagef("copy: unexpected arguments %q", fs.Args())
+	}
+	if from == "" || to == "" {
+		return usagef("copy: --from and --to are required")
+	}
+	if from == to {
+		return usagef("copy: --from and --to name the same store")
+	}
+	if !isPostgres(from) {
+		// Opening a missing SQLite file would create an empty store.
+		if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+			return strata.Errorf(strata.ENOTFOUND, "copy: --from %s: no such store", from)
+		}
+	}
+	return nil
+}
+
+// printCopied says what a copy from one store to another added.
+func printCopied(m *Main, rep storecopy.Report, from, to string) {
+	turns := 0
+	for _, c := range rep.Conversations {
+		turns += c.Turns
+	}
+	fmt.Fprintf(m.Stdout, "copied %d conversations of %d namespaces from %s to %s: %d turns added, %d tokens, %d watch states, %d compaction states",
+		len(rep.Conversations), rep.Namespaces, showDB(from), showDB(to), turns, rep.Tokens, rep.Watches, rep.Compactions)
+	if rep.Deletions > 0 {
+		fmt.Fprintf(m.Stdout, "; %d audit records of deleted conversations stay behind", rep.Deletions)
+	}
+	fmt.Fprintln(m.Stdout)
+}
+
+// printVerified lists the differences between the two stores, or says
+// there are none.
+func printVerified(m *Main, ms []storecopy.Mismatch) {
+	for _, x := range ms {
+		fmt.Fprintln(m.Stdout, "differs:", x)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(m.Stdout, "verified: every conversation has the same turns, nodes, tiers, learnings, calls and vectors in both, "+
+			"and every namespace the same tokens, watch states and compaction states")
+	}
 }

@@ -39,7 +39,7 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 	if *samples != "" {
 		return usagef("eval: --samples goes with --learnings")
 	}
-	var o eval.Options
+	o := eval.Options{Policy: *policy, Facts: *facts}
 	var err error
 	if o.Budgets, err = intList("--budgets", *budgets); err != nil {
 		return err
@@ -49,54 +49,25 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	o.Policy = *policy
-	o.Facts = *facts
 
 	mem, cleanup, err := m.scratchMemory(ctx, fs.g)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	// --misses streams a JSON line per missed evidence turn; the file is
-	// flushed and closed whatever the run's outcome.
-	finish := func() error { return nil }
-	missed := map[int][2]int{} // by budget: evidence turns missed, and of them those matching no word
+	var ml *missLog
 	if *misses != "" {
-		f, err := os.Create(*misses)
-		if err != nil {
-			return fmt.Errorf("--misses: %w", err)
+		if ml, err = createMissLog(*misses); err != nil {
+			return err
 		}
-		w := bufio.NewWriter(f)
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		var werr error
-		o.OnMiss = func(x eval.Miss) {
-			if werr == nil {
-				werr = enc.Encode(x)
-			}
-			c := missed[x.Budget]
-			c[0]++
-			if x.BM25Rank == 0 {
-				c[1]++
-			}
-			missed[x.Budget] = c
-		}
-		finish = func() error {
-			if werr == nil {
-				werr = w.Flush()
-			}
-			if err := f.Close(); werr == nil {
-				werr = err
-			}
-			if werr != nil {
-				return fmt.Errorf("--misses %s: %w", *misses, werr)
-			}
-			return nil
-		}
+		o.OnMiss = ml.add
 	}
 	rep, err := eval.Run(ctx, mem, fs.Arg(0), o)
-	if ferr := finish(); err == nil {
-		err = ferr
+	if ml != nil {
+		// The file is flushed and closed whatever the run's outcome.
+		if ferr := ml.close(); err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		return err
@@ -105,15 +76,70 @@ func runEval(ctx context.Context, m *Main, args []string) error {
 		return writeJSON(m.Stdout, rep)
 	}
 	printEval(m, rep)
-	if *misses != "" {
-		var parts []string
-		for _, b := range rep.Budgets {
-			c := missed[b.Budget]
-			parts = append(parts, fmt.Sprintf("%d at %d (%d match no word of their question)", c[0], b.Budget, c[1]))
-		}
-		fmt.Fprintf(m.Stdout, "missed evidence turns: %s; written to %s\n", strings.Join(parts, ", "), *misses)
+	if ml != nil {
+		fmt.Fprintln(m.Stdout, ml.summary(rep))
 	}
 	return nil
+}
+
+// missLog is eval's --misses file: a JSON line per evidence turn a
+// package missed, written as the run goes, with counts by budget.
+type missLog struct {
+	path   string
+	f      *os.File
+	w      *bufio.Writer
+	enc    *json.Encoder
+	err    error          // the first write error
+	missed map[int][2]int // by budget: evidence turns missed, and of them those matching no word
+}
+
+func createMissLog(path string) (*missLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--misses: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &missLog{path: path, f: f, w: w, enc: enc, missed: map[int][2]int{}}, nil
+}
+
+// add writes and counts a miss (eval.Options.OnMiss).
+func (l *missLog) add(x eval.Miss) {
+	if l.err == nil {
+		l.err = l.enc.Encode(x)
+	}
+	c := l.missed[x.Budget]
+	c[0]++
+	if x.BM25Rank == 0 {
+		c[1]++
+	}
+	l.missed[x.Budget] = c
+}
+
+// close flushes and closes the file, and returns the first error of its
+// writes.
+func (l *missLog) close() error {
+	if l.err == nil {
+		l.err = l.w.Flush()
+	}
+	if err := l.f.Close(); l.err == nil {
+		l.err = err
+	}
+	if l.err != nil {
+		return fmt.Errorf("--misses %s: %w", l.path, l.err)
+	}
+	return nil
+}
+
+// summary is the line that counts the misses of each of rep's budgets.
+func (l *missLog) summary(rep eval.Report) string {
+	var parts []string
+	for _, b := range rep.Budgets {
+		c := l.missed[b.Budget]
+		parts = append(parts, fmt.Sprintf("%d at %d (%d match no word of their question)", c[0], b.Budget, c[1]))
+	}
+	return fmt.Sprintf("missed evidence turns: %s; written to %s", strings.Join(parts, ", "), l.path)
 }
 
 // scratchMemory opens a Memory over a new SQLite file in a temporary

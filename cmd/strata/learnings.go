@@ -32,31 +32,7 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 	}
 	defer a.Close()
 	if sub != "" {
-		if fs.NArg() == 0 {
-			return usagef("learnings %s: give at least one learning ID (see 'strata learnings')", sub)
-		}
-		to := map[string]string{"confirm": strata.LearningConfirmed, "reject": strata.LearningRejected, "reopen": strata.LearningAuto}[sub]
-		var done []strata.Learning
-		for _, arg := range fs.Args() {
-			id, err := strconv.ParseInt(arg, 10, 64)
-			if err != nil {
-				return usagef("learnings %s: %q is not a learning ID", sub, arg)
-			}
-			l, err := a.mem.SetLearningStatus(ctx, id, to)
-			if err != nil {
-				return err
-			}
-			done = append(done, l)
-		}
-		if *fs.json {
-			return writeJSON(m.Stdout, struct {
-				Learnings []strata.Learning `json:"learnings"`
-			}{done})
-		}
-		for _, l := range done {
-			fmt.Fprintf(m.Stdout, "#%d %s: %s\n", l.ID, l.Status, l.Text)
-		}
-		return nil
+		return setLearningStatus(ctx, m, a, fs, sub)
 	}
 	// Listing reads the facts no pass has read yet first.
 	if err := learnFirst(ctx, m, a.mem, *conv); err != nil {
@@ -93,6 +69,36 @@ func runLearnings(ctx context.Context, m *Main, args []string) error {
 			line += fmt.Sprintf(" -> #%d", l.SupersededBy)
 		}
 		fmt.Fprintln(m.Stdout, line)
+	}
+	return nil
+}
+
+// setLearningStatus is 'strata learnings confirm|reject|reopen ID...':
+// it sets the status sub names on each learning given.
+func setLearningStatus(ctx context.Context, m *Main, a *app, fs *cmdline, sub string) error {
+	if fs.NArg() == 0 {
+		return usagef("learnings %s: give at least one learning ID (see 'strata learnings')", sub)
+	}
+	to := map[string]string{"confirm": strata.LearningConfirmed, "reject": strata.LearningRejected, "reopen": strata.LearningAuto}[sub]
+	var done []strata.Learning
+	for _, arg := range fs.Args() {
+		id, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil {
+			return usagef("learnings %s: %q is not a learning ID", sub, arg)
+		}
+		l, err := a.mem.SetLearningStatus(ctx, id, to)
+		if err != nil {
+			return err
+		}
+		done = append(done, l)
+	}
+	if *fs.json {
+		return writeJSON(m.Stdout, struct {
+			Learnings []strata.Learning `json:"learnings"`
+		}{done})
+	}
+	for _, l := range done {
+		fmt.Fprintf(m.Stdout, "#%d %s: %s\n", l.ID, l.Status, l.Text)
 	}
 	return nil
 }

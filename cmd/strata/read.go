@@ -58,7 +58,20 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 	if *fs.json {
 		return writeJSON(m.Stdout, t)
 	}
-	w := m.Stdout
+	printTreeHeader(m.Stdout, t)
+	if *depth < 0 {
+		*depth = len(t.Levels)
+		if len(t.Nodes) > 300 {
+			*depth = 0
+			fmt.Fprintf(m.Stderr, "(%d nodes: showing the top level; --depth N shows N levels below it)\n", len(t.Nodes))
+		}
+	}
+	newTreePrinter(m.Stdout, t, *depth).print()
+	return nil
+}
+
+// printTreeHeader prints the conversation's counts and its levels.
+func printTreeHeader(w io.Writer, t *strata.Tree) {
 	fmt.Fprintf(w, "%s: %d turns, %d sessions, policy %s", t.Conversation, t.Turns, t.Sessions, t.Policy)
 	if t.TimeZone != "" {
 		fmt.Fprintf(w, ", time zone %s", t.TimeZone)
@@ -71,65 +84,76 @@ func runTree(ctx context.Context, m *Main, args []string) error {
 	}
 	fmt.Fprintf(w, "  counters: %s\n", strings.Join(counters, ", "))
 	fmt.Fprintln(w)
-	if *depth < 0 {
-		*depth = len(t.Levels)
-		if len(t.Nodes) > 300 {
-			*depth = 0
-			fmt.Fprintf(m.Stderr, "(%d nodes: showing the top level; --depth N shows N levels below it)\n", len(t.Nodes))
-		}
-	}
-	byLevel := map[int][]strata.TreeNode{}
-	top := 0
+}
+
+// treePrinter prints a tree's nodes, each under the node of the level
+// above that holds it, depth levels below the top.
+type treePrinter struct {
+	w       io.Writer
+	t       *strata.Tree
+	depth   int
+	byLevel map[int][]strata.TreeNode
+	names   map[int]string // level names by level
+	top     int
+}
+
+func newTreePrinter(w io.Writer, t *strata.Tree, depth int) *treePrinter {
+	p := &treePrinter{w: w, t: t, depth: depth, byLevel: map[int][]strata.TreeNode{}, names: map[int]string{}}
 	for _, n := range t.Nodes {
-		byLevel[n.Level] = append(byLevel[n.Level], n)
-		top = max(top, n.Level)
+		p.byLevel[n.Level] = append(p.byLevel[n.Level], n)
+		p.top = max(p.top, n.Level)
 	}
-	names := map[int]string{}
 	for _, l := range t.Levels {
-		names[l.Level] = l.Name
+		p.names[l.Level] = l.Name
 	}
-	var show func(n strata.TreeNode, indent int)
-	show = func(n strata.TreeNode, indent int) {
-		pad := strings.Repeat("  ", indent)
-		key := ""
-		if n.Key != "" {
-			key = "[" + n.Key + "]  "
-		}
-		tier := ""
-		if n.Tier != "" {
-			tier = "  " + string(n.Tier)
-		}
-		fmt.Fprintf(w, "%s%-5s %s  %sturns %d-%d  %s .. %s  %d/%d tokens%s\n", pad, names[n.Level], n.ID, key,
-			n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens, tier)
-		if a := n.Aggregates.String(); a != "" {
-			fmt.Fprintf(w, "%s      stats: %s\n", pad, oneLine(a, 102-2*indent))
-		}
-		fmt.Fprintf(w, "%s      %s\n", pad, oneLine(n.Summary, 110-2*indent))
-		if indent >= *depth {
-			return
-		}
-		for _, c := range byLevel[n.Level-1] {
-			if c.FirstSeq >= n.FirstSeq && c.LastSeq <= n.LastSeq {
-				show(c, indent+1)
-			}
-		}
-	}
-	// Roots: nodes not inside a node of the level above.
+	return p
+}
+
+// print prints the roots, nodes not inside a node of the level above,
+// each with its nodes below, then the turns no span holds yet.
+func (p *treePrinter) print() {
 	covered := int64(0)
-	for lvl := top; lvl >= 1; lvl-- {
-		for _, n := range byLevel[lvl] {
+	for lvl := p.top; lvl >= 1; lvl-- {
+		for _, n := range p.byLevel[lvl] {
 			if n.FirstSeq > covered {
-				show(n, 0)
+				p.show(n, 0)
 			}
 		}
-		if ns := byLevel[lvl]; len(ns) > 0 {
+		if ns := p.byLevel[lvl]; len(ns) > 0 {
 			covered = max(covered, ns[len(ns)-1].LastSeq)
 		}
 	}
-	if covered < t.Turns {
-		fmt.Fprintf(w, "open  turns %d-%d (raw, no complete span yet)\n", covered+1, t.Turns)
+	if covered < p.t.Turns {
+		fmt.Fprintf(p.w, "open  turns %d-%d (raw, no complete span yet)\n", covered+1, p.t.Turns)
 	}
-	return nil
+}
+
+// show prints node n, indented, then the nodes it holds.
+func (p *treePrinter) show(n strata.TreeNode, indent int) {
+	w := p.w
+	pad := strings.Repeat("  ", indent)
+	key := ""
+	if n.Key != "" {
+		key = "[" + n.Key + "]  "
+	}
+	tier := ""
+	if n.Tier != "" {
+		tier = "  " + string(n.Tier)
+	}
+	fmt.Fprintf(w, "%s%-5s %s  %sturns %d-%d  %s .. %s  %d/%d tokens%s\n", pad, p.names[n.Level], n.ID, key,
+		n.FirstSeq, n.LastSeq, day(n.Start), day(n.End), n.Tokens, n.SourceTokens, tier)
+	if a := n.Aggregates.String(); a != "" {
+		fmt.Fprintf(w, "%s      stats: %s\n", pad, oneLine(a, 102-2*indent))
+	}
+	fmt.Fprintf(w, "%s      %s\n", pad, oneLine(n.Summary, 110-2*indent))
+	if indent >= p.depth {
+		return
+	}
+	for _, c := range p.byLevel[n.Level-1] {
+		if c.FirstSeq >= n.FirstSeq && c.LastSeq <= n.LastSeq {
+			p.show(c, indent+1)
+		}
+	}
 }
 
 func runContext(ctx context.Context, m *Main, args []string) error {

@@ -37,112 +37,37 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer a.Close()
-	// Every request needs a valid token of the store and is served in its
-	// namespace. Tokens are looked up on each request, so one created or
-	// revoked while servers run counts from the next request on every
-	// server of the store. A store without any refuses to be served,
-	// unless --no-auth says to serve requests without a token, which only
-	// this machine may then make.
-	tokens, err := a.store.Tokens(ctx, "")
-	if err != nil {
-		return err
-	}
-	valid := 0
-	for _, t := range tokens {
-		if t.Revoked.IsZero() {
-			valid++
-		}
-	}
-	if ss.NoAuth {
-		if err := loopbackOnly(ss.Addr, ss.addrFrom); err != nil {
-			return err
-		}
-	} else if valid == 0 {
-		return fmt.Errorf("serve: the store %s has no token, so no request could be served: create one with 'strata token create --namespace %s' (it prints the token once), or pass --no-auth to serve this machine alone without tokens",
-			showDB(a.set.DB), a.mem.Namespace())
-	}
-	// POST /v1/compact takes its thresholds and checkpoint model as
-	// 'strata compact' does.
-	ccfg, err := compact.ConfigFromEnv(m.Getenv)
-	if err != nil {
-		return err
-	}
-	if m.Getenv("STRATA_COMPACTION_ENABLED") == "" {
-		ccfg.CompactionEnabled = true
-	}
-	llm, err := a.set.LLM.completer()
-	if err != nil {
-		return err
-	}
-	cp, err := checkpoint.New(checkpoint.Options{LLM: llm, Model: a.set.LLM.Model, Tokenizer: a.mem.Tokenizer()})
+	valid, err := checkServeTokens(ctx, a, ss)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-	opt := httpapi.Options{MaxBody: ss.MaxBody, MaxInflight: ss.Inflight, Timeout: ss.Timeout, ReadTimeout: ss.ReadTimeout, Logger: log, Version: version,
-		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst, Tokens: a.store, Anonymous: ss.NoAuth}
-	srv, err := httpapi.New(a.mem, opt)
+	srv, err := m.newAPIServer(a, ss, log)
 	if err != nil {
 		return err
 	}
-	// The model API routes of the proxy (see docs/proxy.md), behind the
-	// server's tokens, in each token's namespace.
-	ps, err := m.resolveProxy(nil, a.set)
-	if err != nil {
-		return err
-	}
-	popt, err := m.proxyOptions(a, ps)
-	if err != nil {
-		return err
-	}
-	popt.Memory, popt.Registerer, popt.Logger, popt.MaxBody = srv.MemoryOf, srv.Registerer(), log, ss.MaxBody
-	px, err := proxy.New(popt)
+	px, err := m.mountProxy(a, srv, ss, log)
 	if err != nil {
 		return err
 	}
 	defer px.Wait() // the rollups after the last replies, before the store closes
-	for _, r := range proxy.Routes {
-		srv.Mount("POST "+r, px)
-	}
-	// The server's own refusals on those routes (token, rate, body) go
-	// out in the route's API error format: see proxy.WireErrors.
 	// The web page, under /ui/ (see docs/web.md).
-	srv.Mount("/ui/", web.New(web.Options{Memory: srv.MemoryOf, Tokens: opt.Tokens}))
+	srv.Mount("/ui/", web.New(web.Options{Memory: srv.MemoryOf, Tokens: a.store}))
 	srv.Mount("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
 	ln, err := net.Listen("tcp", ss.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	// Every connection is bounded in time (headers, body, answer, and the
-	// wait between keep-alive requests) and in number, so idle or slow
-	// clients cannot hold the server's file descriptors.
-	conns := httpapi.NewConnLimit(ss.MaxConns)
-	hs := &http.Server{Handler: proxy.WireErrors(srv.Handler()), ReadHeaderTimeout: min(10*time.Second, ss.ReadTimeout),
-		ReadTimeout: ss.ReadTimeout, WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, ConnState: conns.ConnState,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	hs, conns := newHTTPServer(ctx, srv, ss)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(conns.Listener(ln)) }()
-	wctx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan struct{})
-	if !ss.Worker {
-		close(workerDone)
-	} else {
-		go func() {
-			defer close(workerDone)
-			runWorker(wctx, a, srv, ss.Every, log)
-		}()
-	}
-	defer func() { stopWorker(); <-workerDone }()
+	stopWorker := startWorker(ctx, a, srv, ss, log)
+	defer stopWorker()
 	srv.SetReady(true)
 	if ss.Worker {
 		log.Info("worker started", "every", ss.Every, "holder", a.mem.Holder())
 	}
-	if ss.NoAuth {
-		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s without tokens, loopback only; a request with a token is served in its namespace (store %s)\n", a.mem.Namespace(), ln.Addr(), showDB(a.set.DB))
-	} else {
-		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", ln.Addr(), valid, showDB(a.set.DB))
-	}
-	fmt.Fprintf(m.Stdout, "strata: the web page is at http://%s/ui/\n", ln.Addr())
+	announceServe(m, a, ss, ln.Addr(), valid)
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)
@@ -154,7 +79,6 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	// timeout.
 	srv.SetReady(false)
 	stopWorker()
-	<-workerDone
 	sctx, cancel := context.WithTimeout(context.Background(), ss.Timeout+5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -165,6 +89,123 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	fmt.Fprintln(m.Stdout, "strata: stopped")
 	return nil
+}
+
+// checkServeTokens returns how many valid tokens the store holds. Every
+// request needs a valid token of the store and is served in its
+// namespace. Tokens are looked up on each request, so one created or
+// revoked while servers run counts from the next request on every
+// server of the store. A store without any refuses to be served, unless
+// --no-auth says to serve requests without a token, which only this
+// machine may then make.
+func checkServeTokens(ctx context.Context, a *app, ss serveSettings) (int, error) {
+	tokens, err := a.store.Tokens(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	valid := 0
+	for _, t := range tokens {
+		if t.Revoked.IsZero() {
+			valid++
+		}
+	}
+	if ss.NoAuth {
+		if err := loopbackOnly(ss.Addr, ss.addrFrom); err != nil {
+			return 0, err
+		}
+	} else if valid == 0 {
+		return 0, fmt.Errorf("serve: the store %s has no token, so no request could be served: create one with 'strata token create --namespace %s' (it prints the token once), or pass --no-auth to serve this machine alone without tokens",
+			showDB(a.set.DB), a.mem.Namespace())
+	}
+	return valid, nil
+}
+
+// newAPIServer returns the JSON API over a's memory.
+func (m *Main) newAPIServer(a *app, ss serveSettings, log *slog.Logger) (*httpapi.Server, error) {
+	// POST /v1/compact takes its thresholds and checkpoint model as
+	// 'strata compact' does.
+	ccfg, err := compact.ConfigFromEnv(m.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if m.Getenv("STRATA_COMPACTION_ENABLED") == "" {
+		ccfg.CompactionEnabled = true
+	}
+	llm, err := a.set.LLM.completer()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := checkpoint.New(checkpoint.Options{LLM: llm, Model: a.set.LLM.Model, Tokenizer: a.mem.Tokenizer()})
+	if err != nil {
+		return nil, err
+	}
+	opt := httpapi.Options{MaxBody: ss.MaxBody, MaxInflight: ss.Inflight, Timeout: ss.Timeout, ReadTimeout: ss.ReadTimeout, Logger: log, Version: version,
+		Compact: ccfg, Checkpointer: cp, RateLimit: ss.Rate, RateBurst: ss.Burst, Tokens: a.store, Anonymous: ss.NoAuth}
+	return httpapi.New(a.mem, opt)
+}
+
+// mountProxy mounts the model API routes of the proxy (see
+// docs/proxy.md) on srv, behind the server's tokens, in each token's
+// namespace.
+func (m *Main) mountProxy(a *app, srv *httpapi.Server, ss serveSettings, log *slog.Logger) (*proxy.Proxy, error) {
+	ps, err := m.resolveProxy(nil, a.set)
+	if err != nil {
+		return nil, err
+	}
+	popt, err := m.proxyOptions(a, ps)
+	if err != nil {
+		return nil, err
+	}
+	popt.Memory, popt.Registerer, popt.Logger, popt.MaxBody = srv.MemoryOf, srv.Registerer(), log, ss.MaxBody
+	px, err := proxy.New(popt)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range proxy.Routes {
+		srv.Mount("POST "+r, px)
+	}
+	// The server's own refusals on those routes (token, rate, body) go
+	// out in the route's API error format: see proxy.WireErrors.
+	return px, nil
+}
+
+// newHTTPServer returns the HTTP server of srv and the limit on its
+// connections. Every connection is bounded in time (headers, body,
+// answer, and the wait between keep-alive requests) and in number, so
+// idle or slow clients cannot hold the server's file descriptors.
+func newHTTPServer(ctx context.Context, srv *httpapi.Server, ss serveSettings) (*http.Server, *httpapi.ConnLimit) {
+	conns := httpapi.NewConnLimit(ss.MaxConns)
+	hs := &http.Server{Handler: proxy.WireErrors(srv.Handler()), ReadHeaderTimeout: min(10*time.Second, ss.ReadTimeout),
+		ReadTimeout: ss.ReadTimeout, WriteTimeout: ss.WriteTimeout, IdleTimeout: ss.IdleTimeout, ConnState: conns.ConnState,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	return hs, conns
+}
+
+// startWorker starts the background worker if ss asks for one, and
+// returns the function that stops it and waits for it to end, which may
+// be called more than once.
+func startWorker(ctx context.Context, a *app, srv *httpapi.Server, ss serveSettings, log *slog.Logger) func() {
+	wctx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan struct{})
+	if !ss.Worker {
+		close(workerDone)
+	} else {
+		go func() {
+			defer close(workerDone)
+			runWorker(wctx, a, srv, ss.Every, log)
+		}()
+	}
+	return func() { stopWorker(); <-workerDone }
+}
+
+// announceServe says on standard output where the server listens.
+func announceServe(m *Main, a *app, ss serveSettings, addr net.Addr, valid int) {
+	if ss.NoAuth {
+		fmt.Fprintf(m.Stdout, "strata: serving %s on http://%s without tokens, loopback only; a request with a token is served in its namespace (store %s)\n", a.mem.Namespace(), addr, showDB(a.set.DB))
+	} else {
+		fmt.Fprintf(m.Stdout, "strata: serving on http://%s with %d tokens, each in its namespace (store %s)\n", addr, valid, showDB(a.set.DB))
+	}
+	fmt.Fprintf(m.Stdout, "strata: the web page is at http://%s/ui/\n", addr)
 }
 
 // loopbackOnly refuses an address other machines could reach: serving

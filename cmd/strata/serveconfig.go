@@ -186,131 +186,172 @@ func (m *Main) resolveServe(fs serveFlags, s settings) (serveSettings, error) {
 	if file == nil {
 		file = &serveConfig{}
 	}
-	picker := newSettingPicker(m, fs.cmdline, "serve", s.Config)
-	pick := picker.pick
+	r := serveResolver{settingPicker: newSettingPicker(m, fs.cmdline, "serve", s.Config), file: file}
 	ss := serveSettings{Addr: defaultServeAddr, MaxBody: httpapi.DefaultMaxBody, Timeout: httpapi.DefaultTimeout,
 		Rate: defaultServeRate, Burst: defaultServeBurst, Every: defaultServeEvery, Worker: true,
 		ReadTimeout: defaultServeReadTimeout, IdleTimeout: defaultServeIdleTimeout, MaxConns: defaultServeMaxConns,
 		addrFrom: settingFrom{cmd: "serve", name: "--addr", flag: true}}
-
-	v, from, ok, err := pick("addr", "STRATA_SERVE_ADDR", &file.Addr, "addr")
-	if err != nil {
-		return ss, err
-	}
-	if ok {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return ss, from.errorf(v, "want HOST:PORT, like 127.0.0.1:7700 (%v)", err)
+	// In this order: a setting's check may need one resolved before it.
+	for _, step := range []func(*serveSettings) error{
+		r.addr, r.bodies, r.durations, r.rate, r.writeTimeout, r.maxConns, r.noAuth, r.worker,
+	} {
+		if err := step(&ss); err != nil {
+			return ss, err
 		}
-		ss.Addr, ss.addrFrom = v, from
 	}
+	return ss, nil
+}
 
-	if v, from, ok, err = pick("max-body", "STRATA_SERVE_MAX_BODY", &file.MaxBody, "max_body"); err != nil {
-		return ss, err
+// serveResolver resolves serve's settings one group at a time, each
+// step setting those of its group that are set.
+type serveResolver struct {
+	settingPicker
+	file *serveConfig
+}
+
+func (r serveResolver) addr(ss *serveSettings) error {
+	v, from, ok, err := r.pick("addr", "STRATA_SERVE_ADDR", &r.file.Addr, "addr")
+	if err != nil || !ok {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return from.errorf(v, "want HOST:PORT, like 127.0.0.1:7700 (%v)", err)
+	}
+	ss.Addr, ss.addrFrom = v, from
+	return nil
+}
+
+// bodies resolves the largest body and the bytes of bodies held at once,
+// which must hold the largest.
+func (r serveResolver) bodies(ss *serveSettings) error {
+	if v, from, ok, err := r.pick("max-body", "STRATA_SERVE_MAX_BODY", &r.file.MaxBody, "max_body"); err != nil {
+		return err
 	} else if ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			return ss, from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxBody)
+			return from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxBody)
 		}
 		ss.MaxBody = n
 	}
-
-	if v, from, ok, err = pick("max-inflight", "STRATA_SERVE_MAX_INFLIGHT", &file.Inflight, "max_inflight"); err != nil {
-		return ss, err
-	} else if ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return ss, from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxInflight)
-		}
-		if n < ss.MaxBody {
-			return ss, from.errorf(v, "want at least the largest body (--max-body %d): a body that cannot fit would never be served", ss.MaxBody)
-		}
-		ss.Inflight = n
+	v, from, ok, err := r.pick("max-inflight", "STRATA_SERVE_MAX_INFLIGHT", &r.file.Inflight, "max_inflight")
+	if err != nil || !ok {
+		return err
 	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return from.errorf(v, "want a positive number of bytes, like %d", httpapi.DefaultMaxInflight)
+	}
+	if n < ss.MaxBody {
+		return from.errorf(v, "want at least the largest body (--max-body %d): a body that cannot fit would never be served", ss.MaxBody)
+	}
+	ss.Inflight = n
+	return nil
+}
 
+func (r serveResolver) durations(ss *serveSettings) error {
 	for _, d := range []struct {
 		flag, env, key string
 		node           *yaml.Node
 		dst            *time.Duration
 	}{
-		{"timeout", "STRATA_SERVE_TIMEOUT", "timeout", &file.Timeout, &ss.Timeout},
-		{"every", "STRATA_SERVE_EVERY", "every", &file.Every, &ss.Every},
-		{"read-timeout", "STRATA_SERVE_READ_TIMEOUT", "read_timeout", &file.ReadTimeout, &ss.ReadTimeout},
-		{"write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", "write_timeout", &file.WriteTimeout, &ss.WriteTimeout},
-		{"idle-timeout", "STRATA_SERVE_IDLE_TIMEOUT", "idle_timeout", &file.IdleTimeout, &ss.IdleTimeout},
+		{"timeout", "STRATA_SERVE_TIMEOUT", "timeout", &r.file.Timeout, &ss.Timeout},
+		{"every", "STRATA_SERVE_EVERY", "every", &r.file.Every, &ss.Every},
+		{"read-timeout", "STRATA_SERVE_READ_TIMEOUT", "read_timeout", &r.file.ReadTimeout, &ss.ReadTimeout},
+		{"write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", "write_timeout", &r.file.WriteTimeout, &ss.WriteTimeout},
+		{"idle-timeout", "STRATA_SERVE_IDLE_TIMEOUT", "idle_timeout", &r.file.IdleTimeout, &ss.IdleTimeout},
 	} {
-		v, from, ok, err := pick(d.flag, d.env, d.node, d.key)
+		v, from, ok, err := r.pick(d.flag, d.env, d.node, d.key)
 		if err != nil {
-			return ss, err
+			return err
 		}
 		if ok {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
-				return ss, from.errorf(v, "want a positive duration, like 30s or 1m")
+				return from.errorf(v, "want a positive duration, like 30s or 1m")
 			}
 			*d.dst = t
 		}
 	}
+	return nil
+}
 
-	if v, from, ok, err = pick("rate", "STRATA_SERVE_RATE", &file.Rate, "rate"); err != nil {
-		return ss, err
+// rate resolves a token's request rate and burst.
+func (r serveResolver) rate(ss *serveSettings) error {
+	if v, from, ok, err := r.pick("rate", "STRATA_SERVE_RATE", &r.file.Rate, "rate"); err != nil {
+		return err
 	} else if ok {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-			return ss, from.errorf(v, "want requests per second per token, 0 or more (0: no limit)")
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+			return from.errorf(v, "want requests per second per token, 0 or more (0: no limit)")
 		}
-		ss.Rate = r
+		ss.Rate = n
 	}
-
-	if v, from, ok, err = pick("burst", "STRATA_SERVE_BURST", &file.Burst, "burst"); err != nil {
-		return ss, err
-	} else if ok {
-		b, err := strconv.Atoi(v)
-		if err != nil || b < 0 {
-			return ss, from.errorf(v, "want a number of requests, 0 or more (0: as many as the rate)")
-		}
-		ss.Burst = b
+	v, from, ok, err := r.pick("burst", "STRATA_SERVE_BURST", &r.file.Burst, "burst")
+	if err != nil || !ok {
+		return err
 	}
+	b, err := strconv.Atoi(v)
+	if err != nil || b < 0 {
+		return from.errorf(v, "want a number of requests, 0 or more (0: as many as the rate)")
+	}
+	ss.Burst = b
+	return nil
+}
 
-	// The write deadline runs from a request's headers: it must leave the
-	// time to read the body and to serve it, or an answer is cut off.
+// writeTimeout defaults the write deadline, or checks the one set. It
+// runs from a request's headers: it must leave the time to read the body
+// and to serve it, or an answer is cut off.
+func (r serveResolver) writeTimeout(ss *serveSettings) error {
 	if ss.WriteTimeout == 0 {
 		ss.WriteTimeout = ss.ReadTimeout + ss.Timeout + writeTimeoutSlack
 	} else if ss.WriteTimeout <= ss.ReadTimeout+ss.Timeout {
-		v, from, _, _ := pick("write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", &file.WriteTimeout, "write_timeout")
-		return ss, from.errorf(v, "want more than the read timeout (%v) plus the request timeout (%v): the write deadline runs from the request's headers to the end of its answer", ss.ReadTimeout, ss.Timeout)
+		v, from, _, _ := r.pick("write-timeout", "STRATA_SERVE_WRITE_TIMEOUT", &r.file.WriteTimeout, "write_timeout")
+		return from.errorf(v, "want more than the read timeout (%v) plus the request timeout (%v): the write deadline runs from the request's headers to the end of its answer", ss.ReadTimeout, ss.Timeout)
 	}
+	return nil
+}
 
-	if v, from, ok, err = pick("max-conns", "STRATA_SERVE_MAX_CONNS", &file.MaxConns, "max_conns"); err != nil {
-		return ss, err
-	} else if ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return ss, from.errorf(v, "want a positive number of connections, like %d", defaultServeMaxConns)
-		}
-		ss.MaxConns = n
+func (r serveResolver) maxConns(ss *serveSettings) error {
+	v, from, ok, err := r.pick("max-conns", "STRATA_SERVE_MAX_CONNS", &r.file.MaxConns, "max_conns")
+	if err != nil || !ok {
+		return err
 	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return from.errorf(v, "want a positive number of connections, like %d", defaultServeMaxConns)
+	}
+	ss.MaxConns = n
+	return nil
+}
 
-	if v, from, ok, err = pick("no-auth", "STRATA_SERVE_NO_AUTH", &file.NoAuth, "no_auth"); err != nil {
-		return ss, err
-	} else if ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return ss, from.errorf(v, "want true or false")
-		}
-		ss.NoAuth = b
+func (r serveResolver) noAuth(ss *serveSettings) error {
+	v, from, ok, err := r.pick("no-auth", "STRATA_SERVE_NO_AUTH", &r.file.NoAuth, "no_auth")
+	if err != nil || !ok {
+		return err
 	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return from.errorf(v, "want true or false")
+	}
+	ss.NoAuth = b
+	return nil
+}
 
-	// --no-worker says the opposite of the variable and the key.
-	if picker.given["no-worker"] {
-		ss.Worker = fs.Lookup("no-worker").Value.String() != "true"
-	} else if v, from, ok, err = pick("", "STRATA_SERVE_WORKER", &file.Worker, "worker"); err != nil {
-		return ss, err
-	} else if ok {
-		w, err := strconv.ParseBool(v)
-		if err != nil {
-			return ss, from.errorf(v, "want true or false")
-		}
-		ss.Worker = w
+// worker resolves whether the worker runs: --no-worker says the opposite
+// of the variable and the key.
+func (r serveResolver) worker(ss *serveSettings) error {
+	if r.given["no-worker"] {
+		ss.Worker = r.fs.Lookup("no-worker").Value.String() != "true"
+		return nil
 	}
-	return ss, nil
+	v, from, ok, err := r.pick("", "STRATA_SERVE_WORKER", &r.file.Worker, "worker")
+	if err != nil || !ok {
+		return err
+	}
+	w, err := strconv.ParseBool(v)
+	if err != nil {
+		return from.errorf(v, "want true or false")
+	}
+	ss.Worker = w
+	return nil
 }

@@ -50,45 +50,64 @@ func runToken(ctx context.Context, m *Main, args []string) error {
 	defer a.Close()
 	switch sub {
 	case "create":
-		secret, t, err := strata.NewToken(fs.g.namespace, *label, now())
-		if err != nil {
-			return err
-		}
-		if err := a.store.PutToken(ctx, t); err != nil {
-			return err
-		}
-		if *fs.json {
-			return writeJSON(m.Stdout, map[string]any{"token": secret, "id": t.ID, "namespace": t.Namespace, "label": t.Label})
-		}
-		fmt.Fprintf(m.Stdout, "%s\n", secret)
-		fmt.Fprintf(m.Stderr, "token %s for namespace %q: shown once, keep it; only its hash is stored\n", t.ID, t.Namespace)
+		return createToken(ctx, m, a, fs.g.namespace, *label, now(), *fs.json)
 	case "list":
-		ts, err := a.store.Tokens(ctx, fs.g.namespace)
-		if err != nil {
-			return err
-		}
-		if *fs.json {
-			if ts == nil {
-				ts = []strata.Token{}
-			}
-			return writeJSON(m.Stdout, map[string]any{"tokens": ts})
-		}
-		for _, t := range ts {
-			state := "valid"
-			if !t.Revoked.IsZero() {
-				state = "revoked " + t.Revoked.Format(time.RFC3339)
-			}
-			fmt.Fprintf(m.Stdout, "%s  %-20s  created %s  %s  %s\n", t.ID, t.Namespace, t.Created.Format(time.RFC3339), state, t.Label)
-		}
-	case "revoke":
-		t, err := a.store.RevokeToken(ctx, fs.Arg(0), now())
-		if err != nil {
-			return err
-		}
-		if *fs.json {
-			return writeJSON(m.Stdout, t)
-		}
-		fmt.Fprintf(m.Stdout, "token %s of namespace %q revoked at %s\n", t.ID, t.Namespace, t.Revoked.Format(time.RFC3339))
+		return listTokens(ctx, m, a, fs.g.namespace, *fs.json)
+	default:
+		return revokeToken(ctx, m, a, fs.Arg(0), now(), *fs.json)
 	}
+}
+
+// createToken stores a new token of namespace ns and prints its secret,
+// which is shown this once.
+func createToken(ctx context.Context, m *Main, a *app, ns, label string, now time.Time, asJSON bool) error {
+	secret, t, err := strata.NewToken(ns, label, now)
+	if err != nil {
+		return err
+	}
+	if err := a.store.PutToken(ctx, t); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, map[string]any{"token": secret, "id": t.ID, "namespace": t.Namespace, "label": t.Label})
+	}
+	fmt.Fprintf(m.Stdout, "%s\n", secret)
+	fmt.Fprintf(m.Stderr, "token %s for namespace %q: shown once, keep it; only its hash is stored\n", t.ID, t.Namespace)
+	return nil
+}
+
+// listTokens lists the tokens of namespace ns, or of every namespace if
+// ns is "".
+func listTokens(ctx context.Context, m *Main, a *app, ns string, asJSON bool) error {
+	ts, err := a.store.Tokens(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ts == nil {
+			ts = []strata.Token{}
+		}
+		return writeJSON(m.Stdout, map[string]any{"tokens": ts})
+	}
+	for _, t := range ts {
+		state := "valid"
+		if !t.Revoked.IsZero() {
+			state = "revoked " + t.Revoked.Format(time.RFC3339)
+		}
+		fmt.Fprintf(m.Stdout, "%s  %-20s  created %s  %s  %s\n", t.ID, t.Namespace, t.Created.Format(time.RFC3339), state, t.Label)
+	}
+	return nil
+}
+
+// revokeToken revokes the token of id at now.
+func revokeToken(ctx context.Context, m *Main, a *app, id string, now time.Time, asJSON bool) error {
+	t, err := a.store.RevokeToken(ctx, id, now)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, t)
+	}
+	fmt.Fprintf(m.Stdout, "token %s of namespace %q revoked at %s\n", t.ID, t.Namespace, t.Revoked.Format(time.RFC3339))
 	return nil
 }

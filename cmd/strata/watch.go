@@ -45,69 +45,23 @@ func runWatch(ctx context.Context, m *Main, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	f := strings.ToLower(strings.TrimSpace(*format))
-	switch {
-	case f == formats.OpenAI || f == formats.LoCoMo:
-		return usagef("--format %s: a watch follows files of one record per line; import JSON documents with strata import", f)
-	case !slices.Contains(formats.Formats(), f):
-		return usagef("--format %q: want one of %s", *format, strings.Join(formats.Formats(), ", "))
-	}
-	if _, err := filepath.Match(*match, ""); err != nil {
-		return usagef("--match %q: %v", *match, err)
-	}
-	if *poll <= 0 {
-		return usagef("--poll %s: want a positive duration", *poll)
-	}
-	if *conv != "" {
-		if err := strata.ValidateConversationID(*conv); err != nil {
-			return usagef("--conversation: %v", err)
-		}
-	}
-	if opts.TimeZone != "" {
-		if _, err := strata.LoadTimeZone(opts.TimeZone); err != nil {
-			return err
-		}
+	f, err := checkWatchFlags(*format, *match, *poll, *conv, opts)
+	if err != nil {
+		return err
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {
-		home := m.Getenv("HOME")
-		if home == "" {
-			h, err := os.UserHomeDir()
-			if err != nil {
-				return usagef("watch: no PATH given, and no home folder to find ~/.claude/projects in (%v)", err)
-			}
-			home = h
-		}
-		def := filepath.Join(home, ".claude", "projects")
-		if _, err := os.Stat(def); err != nil {
-			return usagef("watch: no PATH given, and Claude Code's projects folder %s cannot be read (%v): give the files or folders to follow", def, err)
+		def, err := claudeProjects(m)
+		if err != nil {
+			return err
 		}
 		paths = []string{def}
 	}
 	w := &watcher{m: m, format: f, conv: *conv, match: *match, opts: opts,
 		named: map[string]bool{}, files: map[string]*watchFile{}, watched: map[string]bool{}}
 	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
+		if err := w.follow(p); err != nil {
 			return err
-		}
-		st, err := os.Stat(abs)
-		switch {
-		case err == nil && st.IsDir():
-			w.dirs = append(w.dirs, abs)
-		case err == nil && st.Mode().IsRegular():
-			w.named[abs] = true
-		case err == nil:
-			return usagef("watch: %s is neither a file nor a folder", p)
-		case errors.Is(err, iofs.ErrNotExist):
-			// A file yet to be written: followed once it appears, if its
-			// folder exists.
-			if d, derr := os.Stat(filepath.Dir(abs)); derr != nil || !d.IsDir() {
-				return fmt.Errorf("watch: %s does not exist, nor does its folder", p)
-			}
-			w.named[abs] = true
-		default:
-			return fmt.Errorf("watch: %w", err)
 		}
 	}
 	a, err := m.open(ctx, fs.g)
@@ -122,6 +76,81 @@ func runWatch(ctx context.Context, m *Main, args []string) error {
 	}
 	w.log = slog.New(h)
 	return w.run(ctx, *poll)
+}
+
+// checkWatchFlags refuses bad values of watch's flags, and returns the
+// format named, in lower case.
+func checkWatchFlags(format, match string, poll time.Duration, conv string, opts strata.ImportOptions) (string, error) {
+	f := strings.ToLower(strings.TrimSpace(format))
+	switch {
+	case f == formats.OpenAI || f == formats.LoCoMo:
+		return "", usagef("--format %s: a watch follows files of one record per line; import JSON documents with strata import", f)
+	case !slices.Contains(formats.Formats(), f):
+		return "", usagef("--format %q: want one of %s", format, strings.Join(formats.Formats(), ", "))
+	}
+	if _, err := filepath.Match(match, ""); err != nil {
+		return "", usagef("--match %q: %v", match, err)
+	}
+	if poll <= 0 {
+		return "", usagef("--poll %s: want a positive duration", poll)
+	}
+	if conv != "" {
+		if err := strata.ValidateConversationID(conv); err != nil {
+			return "", usagef("--conversation: %v", err)
+		}
+	}
+	if opts.TimeZone != "" {
+		if _, err := strata.LoadTimeZone(opts.TimeZone); err != nil {
+			return "", err
+		}
+	}
+	return f, nil
+}
+
+// claudeProjects is the folder a watch follows when given no path:
+// Claude Code's projects folder, which must be there.
+func claudeProjects(m *Main) (string, error) {
+	home := m.Getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", usagef("watch: no PATH given, and no home folder to find ~/.claude/projects in (%v)", err)
+		}
+		home = h
+	}
+	def := filepath.Join(home, ".claude", "projects")
+	if _, err := os.Stat(def); err != nil {
+		return "", usagef("watch: no PATH given, and Claude Code's projects folder %s cannot be read (%v): give the files or folders to follow", def, err)
+	}
+	return def, nil
+}
+
+// follow follows path p: a folder's matching files, or a file, which may
+// not exist yet if its folder does.
+func (w *watcher) follow(p string) error {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && st.IsDir():
+		w.dirs = append(w.dirs, abs)
+	case err == nil && st.Mode().IsRegular():
+		w.named[abs] = true
+	case err == nil:
+		return usagef("watch: %s is neither a file nor a folder", p)
+	case errors.Is(err, iofs.ErrNotExist):
+		// A file yet to be written: followed once it appears, if its
+		// folder exists.
+		if d, derr := os.Stat(filepath.Dir(abs)); derr != nil || !d.IsDir() {
+			return fmt.Errorf("watch: %s does not exist, nor does its folder", p)
+		}
+		w.named[abs] = true
+	default:
+		return fmt.Errorf("watch: %w", err)
+	}
+	return nil
 }
 
 // watcher follows files and folders and imports what is appended to them.
@@ -556,9 +585,40 @@ func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) er
 	// being stopped: otherwise a stop between storing its turns and saving
 	// the offset makes the next run read it again.
 	ctx = context.WithoutCancel(ctx)
-	r, err := formats.Open(p.format, p.path, bytes.NewReader(data))
+	byConv, order, bad, err := w.parseLines(p, data)
 	if err != nil {
 		return err
+	}
+	var added, present, nodes int
+	for _, conv := range order {
+		b := byConv[conv]
+		res, err := w.ingest(ctx, p, conv, b)
+		if err != nil {
+			p.ids = nil // counted past what is stored: counted again from the start
+			return err
+		}
+		added, present, nodes = added+res.Added, present+res.Skipped, nodes+res.Nodes
+		bad += res.Received - res.Added - res.Skipped
+	}
+	from := p.st.Lines + 1
+	if err := p.advance(data); err != nil {
+		return err
+	}
+	if err := w.save(ctx, p); err != nil {
+		return err
+	}
+	w.log.Info("imported", "file", p.path, "lines", fmt.Sprintf("%d-%d", from, p.st.Lines),
+		"conversations", order, "added", added, "present", present, "skipped", bad, "nodes", nodes)
+	return nil
+}
+
+// parseLines parses data, whole lines of p's file, into the turns of
+// each conversation they name, and returns them, the conversations in
+// the order first named, and how many lines were bad (each logged).
+func (w *watcher) parseLines(p *watchFile, data []byte) (map[string]*pending, []string, int, error) {
+	r, err := formats.Open(p.format, p.path, bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	byConv := map[string]*pending{}
 	var order []string
@@ -585,7 +645,7 @@ func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) er
 		}
 		if rec.DerivedExtID {
 			if err := w.deriveID(p, &rec); err != nil {
-				return err
+				return nil, nil, 0, err
 			}
 		}
 		conv := first(rec.Conversation, p.conv)
@@ -603,18 +663,12 @@ func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) er
 		b.turns = append(b.turns, rec.Turn)
 		b.lines = append(b.lines, p.st.Lines+int64(rec.Line))
 	}
-	var added, present, nodes int
-	for _, conv := range order {
-		b := byConv[conv]
-		res, err := w.ingest(ctx, p, conv, b)
-		if err != nil {
-			p.ids = nil // counted past what is stored: counted again from the start
-			return err
-		}
-		added, present, nodes = added+res.Added, present+res.Skipped, nodes+res.Nodes
-		bad += res.Received - res.Added - res.Skipped
-	}
-	from := p.st.Lines + 1
+	return byConv, order, bad, nil
+}
+
+// advance moves p's state past data, and fingerprints the file's head
+// anew while it is shorter than watchHeadMax.
+func (p *watchFile) advance(data []byte) error {
 	p.st.Offset += int64(len(data))
 	p.st.Lines += int64(bytes.Count(data, []byte{'\n'}))
 	if p.st.HeadLen < min(p.st.Offset, watchHeadMax) {
@@ -627,11 +681,6 @@ func (w *watcher) importLines(ctx context.Context, p *watchFile, data []byte) er
 			p.st.HeadLen, p.st.Head = n, h
 		}
 	}
-	if err := w.save(ctx, p); err != nil {
-		return err
-	}
-	w.log.Info("imported", "file", p.path, "lines", fmt.Sprintf("%d-%d", from, p.st.Lines),
-		"conversations", order, "added", added, "present", present, "skipped", bad, "nodes", nodes)
 	return nil
 }
 

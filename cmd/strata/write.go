@@ -148,46 +148,13 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	}
 	defer cleanup()
 
-	bad := map[int]bool{}
 	src, done := m.progress(f, size, "checking "+filepath.Base(name))
 	defer done() // on the error paths; at the end of the pass too, below
-	r, err := formats.Open(format, name, src)
+	bad, convs, err := m.checkRecords(src, name, format, defConv, skipInvalid, &res)
 	if err != nil {
 		return res, err
 	}
-	var last error
-	convs := map[string]bool{}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			done()
-			break
-		}
-		if err == nil {
-			convs[first(rec.Conversation, defConv)] = true
-		}
-		if err == nil && rec.Conversation == "" && defConv == "" {
-			err = &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: "missing (the source names no conversation: give --conversation)"}
-		}
-		if err == nil && rec.Conversation != "" {
-			if cerr := strata.ValidateConversationID(rec.Conversation); cerr != nil {
-				err = &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: cerr.Error()}
-			}
-		}
-		if err != nil {
-			var pe *formats.ParseError
-			if !skipInvalid || !errors.As(err, &pe) || pe.Line <= 0 || bad[pe.Line] || (last != nil && last.Error() == err.Error()) {
-				if skipInvalid && len(bad) > 0 {
-					return res, fmt.Errorf("%w (cannot continue past this error; nothing imported)", err)
-				}
-				return res, err
-			}
-			last = err
-			bad[pe.Line] = true
-			res.Invalid = append(res.Invalid, invalidLine{Line: pe.Line, Error: err.Error()})
-			fmt.Fprintf(m.Stderr, "skipped: %v\n", err)
-		}
-	}
+	done()
 
 	if err := checkPolicies(ctx, a, convs, opts); err != nil {
 		return res, err
@@ -197,9 +164,68 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 	}
 	src, done2 := m.progress(f, size, "importing "+filepath.Base(name))
 	defer done2()
-	r, err = formats.Open(format, name, src)
+	err = ingestRecords(ctx, a, src, name, format, defConv, bad, opts, &res)
+	return res, err
+}
+
+// checkRecords is the first pass of importFile: it parses and validates
+// every record of src and returns the lines skipped as invalid (with
+// skipInvalid; each noted in res and on stderr) and the conversations
+// named. Any other bad record is the error.
+func (m *Main) checkRecords(src io.Reader, name, format, defConv string, skipInvalid bool, res *fileResult) (map[int]bool, map[string]bool, error) {
+	r, err := formats.Open(format, name, src)
 	if err != nil {
-		return res, err
+		return nil, nil, err
+	}
+	bad := map[int]bool{}
+	var last error
+	convs := map[string]bool{}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return bad, convs, nil
+		}
+		if err == nil {
+			convs[first(rec.Conversation, defConv)] = true
+			err = checkRecordConversation(rec, name, defConv)
+		}
+		if err == nil {
+			continue
+		}
+		var pe *formats.ParseError
+		if !skipInvalid || !errors.As(err, &pe) || pe.Line <= 0 || bad[pe.Line] || (last != nil && last.Error() == err.Error()) {
+			if skipInvalid && len(bad) > 0 {
+				return nil, nil, fmt.Errorf("%w (cannot continue past this error; nothing imported)", err)
+			}
+			return nil, nil, err
+		}
+		last = err
+		bad[pe.Line] = true
+		res.Invalid = append(res.Invalid, invalidLine{Line: pe.Line, Error: err.Error()})
+		fmt.Fprintf(m.Stderr, "skipped: %v\n", err)
+	}
+}
+
+// checkRecordConversation refuses a record of file name that names no
+// conversation when there is no default, or names an invalid one.
+func checkRecordConversation(rec formats.Record, name, defConv string) error {
+	if rec.Conversation == "" && defConv == "" {
+		return &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: "missing (the source names no conversation: give --conversation)"}
+	}
+	if rec.Conversation != "" {
+		if cerr := strata.ValidateConversationID(rec.Conversation); cerr != nil {
+			return &formats.ParseError{File: name, Line: rec.Line, Field: "conversation", Msg: cerr.Error()}
+		}
+	}
+	return nil
+}
+
+// ingestRecords is the second pass of importFile: it imports the records
+// of src but those on the bad lines, and adds the counts to res.
+func ingestRecords(ctx context.Context, a *app, src io.Reader, name, format, defConv string, bad map[int]bool, opts strata.ImportOptions, res *fileResult) error {
+	r, err := formats.Open(format, name, src)
+	if err != nil {
+		return err
 	}
 	// Memory.Import parses, appends and rolls up at once, on separate
 	// goroutines.
@@ -226,24 +252,29 @@ func (m *Main) importFile(ctx context.Context, a *app, path, format, defConv str
 		counts := c.Counts()
 		res.Records = &counts
 	}
+	res.addResults(results)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// addResults adds an import's results to r's, one per conversation.
+func (r *fileResult) addResults(results []strata.IngestResult) {
 	byConv := map[string]int{}
 	for _, ir := range results {
 		i, ok := byConv[ir.Conversation]
 		if !ok {
-			i = len(res.Conversations)
+			i = len(r.Conversations)
 			byConv[ir.Conversation] = i
-			res.Conversations = append(res.Conversations, strata.IngestResult{Conversation: ir.Conversation})
+			r.Conversations = append(r.Conversations, strata.IngestResult{Conversation: ir.Conversation})
 		}
-		c := &res.Conversations[i]
+		c := &r.Conversations[i]
 		c.Received += ir.Received
 		c.Added += ir.Added
 		c.Skipped += ir.Skipped
 		c.Nodes += ir.Nodes
 	}
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", name, err)
-	}
-	return res, nil
 }
 
 // checkPolicies refuses, before anything is written, an import that names
@@ -422,50 +453,11 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 	}
 	defer a.Close()
 	if *watch {
-		err := a.mem.Watch(ctx, *every, func(p strata.Pass, err error) {
-			if err != nil {
-				fmt.Fprintf(m.Stderr, "%s: pass failed: %v\n", p.At.Format(time.RFC3339), err)
-			}
-			if *fs.json {
-				writeJSON(m.Stdout, p)
-				return
-			}
-			for id, n := range p.Made {
-				fmt.Fprintf(m.Stdout, "%s: %s: %d nodes made\n", p.At.Format(time.RFC3339), id, n)
-			}
-			if p.Summaries != nil && p.Summaries.Unreachable != "" {
-				fmt.Fprintf(m.Stdout, "%s: %d nodes stay pending: %s\n", p.At.Format(time.RFC3339), p.Summaries.Skipped, p.Summaries.Unreachable)
-			}
-			if e := p.Embedded; e != nil && e.Turns+e.Nodes > 0 {
-				fmt.Fprintf(m.Stdout, "%s: embedded %d turns and %d summaries\n", p.At.Format(time.RFC3339), e.Turns, e.Nodes)
-			}
-		})
-		if errors.Is(err, context.Canceled) {
-			return nil // stopped by the user
-		}
-		return err
+		return watchRollups(ctx, m, a, *every, *fs.json)
 	}
-	made := map[string]int{}
-	var ids []string
-	if *conv == "" {
-		pass, err := a.mem.RollupAll(ctx)
-		if err != nil {
-			return err
-		}
-		cs, err := a.mem.Conversations(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range cs {
-			ids = append(ids, c.ID)
-		}
-		made = pass.Made
-	} else {
-		n, err := a.mem.Rollup(ctx, *conv)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *conv, err)
-		}
-		ids, made[*conv] = []string{*conv}, n
+	ids, made, err := rollupOnce(ctx, a, *conv)
+	if err != nil {
+		return err
 	}
 	var sum *strata.PendingResult
 	if *wait || *retry {
@@ -489,19 +481,77 @@ func runRollup(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "%s: %d nodes made\n", id, made[id])
 	}
 	if sum != nil {
-		fmt.Fprintf(m.Stdout, "model summaries: %d written, %d over budget, %d kept extractive (model failed), %d calls",
-			sum.Summarized, sum.OverBudget, sum.Failed, sum.Calls)
-		if *retry {
-			fmt.Fprintf(m.Stdout, ", %d failed nodes retried", sum.Retried)
-		}
-		fmt.Fprintln(m.Stdout)
-		if sum.Unreachable != "" {
-			fmt.Fprintf(m.Stdout, "%d nodes stay pending: %s\n", sum.Skipped, sum.Unreachable)
-		}
-		if sum.Claimed > 0 {
-			fmt.Fprintf(m.Stdout, "%d nodes left to another process that holds their claim (a claim its process left behind ends within %s)\n",
-				sum.Claimed, a.mem.ClaimTTL())
-		}
+		printPending(m, a, sum, *retry)
 	}
 	return nil
+}
+
+// watchRollups runs a pass over every conversation each period until ctx
+// ends (Ctrl-C), saying what each made.
+func watchRollups(ctx context.Context, m *Main, a *app, every time.Duration, asJSON bool) error {
+	err := a.mem.Watch(ctx, every, func(p strata.Pass, err error) {
+		if err != nil {
+			fmt.Fprintf(m.Stderr, "%s: pass failed: %v\n", p.At.Format(time.RFC3339), err)
+		}
+		if asJSON {
+			writeJSON(m.Stdout, p)
+			return
+		}
+		for id, n := range p.Made {
+			fmt.Fprintf(m.Stdout, "%s: %s: %d nodes made\n", p.At.Format(time.RFC3339), id, n)
+		}
+		if p.Summaries != nil && p.Summaries.Unreachable != "" {
+			fmt.Fprintf(m.Stdout, "%s: %d nodes stay pending: %s\n", p.At.Format(time.RFC3339), p.Summaries.Skipped, p.Summaries.Unreachable)
+		}
+		if e := p.Embedded; e != nil && e.Turns+e.Nodes > 0 {
+			fmt.Fprintf(m.Stdout, "%s: embedded %d turns and %d summaries\n", p.At.Format(time.RFC3339), e.Turns, e.Nodes)
+		}
+	})
+	if errors.Is(err, context.Canceled) {
+		return nil // stopped by the user
+	}
+	return err
+}
+
+// rollupOnce closes the complete spans of conversation conv, or of every
+// conversation if conv is "", and returns the conversations' ids and the
+// nodes made in each.
+func rollupOnce(ctx context.Context, a *app, conv string) ([]string, map[string]int, error) {
+	if conv != "" {
+		n, err := a.mem.Rollup(ctx, conv)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", conv, err)
+		}
+		return []string{conv}, map[string]int{conv: n}, nil
+	}
+	pass, err := a.mem.RollupAll(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := a.mem.Conversations(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	return ids, pass.Made, nil
+}
+
+// printPending says what writing the pending model summaries did.
+func printPending(m *Main, a *app, sum *strata.PendingResult, retried bool) {
+	fmt.Fprintf(m.Stdout, "model summaries: %d written, %d over budget, %d kept extractive (model failed), %d calls",
+		sum.Summarized, sum.OverBudget, sum.Failed, sum.Calls)
+	if retried {
+		fmt.Fprintf(m.Stdout, ", %d failed nodes retried", sum.Retried)
+	}
+	fmt.Fprintln(m.Stdout)
+	if sum.Unreachable != "" {
+		fmt.Fprintf(m.Stdout, "%d nodes stay pending: %s\n", sum.Skipped, sum.Unreachable)
+	}
+	if sum.Claimed > 0 {
+		fmt.Fprintf(m.Stdout, "%d nodes left to another process that holds their claim (a claim its process left behind ends within %s)\n",
+			sum.Claimed, a.mem.ClaimTTL())
+	}
 }
