@@ -271,6 +271,25 @@ func renderSections(markdown bool, secs []Section) string {
 // counted by the Tokenizer; a budget too small for the package header is an
 // EINVALID error.
 func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, error) {
+	return m.assembly.context(ctx, req)
+}
+
+// assembly writes context packages and upload packages (upload.go) from
+// what a conversation holds: its turns, its pyramid's nodes, its
+// learnings and the hits of hybrid search.
+type assembly struct {
+	scope
+	tok Tokenizer
+	sum Summarizer
+	asm AssemblyOptions
+	vec *vectors // hybrid search
+
+	overviews summaryCache // overviews written for packages lately
+	counts    *countCache  // token counts of items rendered lately
+}
+
+// context is Memory.Context.
+func (as *assembly) context(ctx context.Context, req ContextRequest) (*Package, error) {
 	if err := ValidateConversationID(req.Conversation); err != nil {
 		return nil, err
 	}
@@ -284,22 +303,22 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 	if err != nil {
 		return nil, err
 	}
-	conv, err := m.conversation(ctx, req.Conversation)
+	conv, err := as.conversation(ctx, req.Conversation)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.policyFor(conv)
+	p, err := as.policyFor(conv)
 	if err != nil {
 		return nil, err
 	}
-	a := &assembler{m: m, ctx: ctx, req: req, conv: conv, policy: p, r: r,
+	a := &assembler{as: as, ctx: ctx, req: req, conv: conv, policy: p, r: r,
 		turns: map[int64]bool{}, turnAt: map[int64]*Item{}, nodes: map[string]bool{}}
 	return a.run()
 }
 
 // assembler holds the state of one Context call.
 type assembler struct {
-	m      *Memory
+	as     *assembly
 	ctx    context.Context
 	req    ContextRequest
 	conv   Conversation
@@ -333,15 +352,15 @@ func (a *assembler) run() (*Package, error) {
 	a.sections = renderSections(a.r.Name() == FormatMarkdown, a.req.Sections)
 	// The header is recounted with the final omission note; reserve room
 	// for that note now so the final check rarely has to drop anything.
-	a.used = a.m.tok.Count(a.sections+a.header) + 24
+	a.used = a.as.tok.Count(a.sections+a.header) + 24
 	if a.used > B {
 		if a.sections != "" {
 			return nil, Errorf(EINVALID, "budget %d is too small: the %d sections alone take %d tokens, with the header %d",
-				B, len(a.req.Sections), a.m.tok.Count(a.sections), a.used)
+				B, len(a.req.Sections), a.as.tok.Count(a.sections), a.used)
 		}
 		return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", B, a.used)
 	}
-	if a.req.Query != "" && a.m.asm.SearchK > 0 {
+	if a.req.Query != "" && a.as.asm.SearchK > 0 {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
 		// The two searches run at once (each on its own read connection).
@@ -350,19 +369,19 @@ func (a *assembler) run() (*Package, error) {
 		errs := make([]error, len(kinds))
 		var wg sync.WaitGroup
 		for i, kind := range kinds {
-			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.searchK(), Kind: kind}
+			q := SearchQuery{Namespace: a.as.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.searchK(), Kind: kind}
 			if kind == KindSummary {
 				// Summary hits do not grow with the budget: each brings
 				// the turns of its span, and reading them is most of a
 				// query's cost.
-				q.K = a.m.asm.SearchK * summaryDepth
+				q.K = a.as.asm.SearchK * summaryDepth
 			} else if from := a.searchedFrom(); from > 1 {
 				q.FromSeq = from
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				hits[i], errs[i] = a.m.hybridQuery(a.ctx, q)
+				hits[i], errs[i] = a.as.vec.hybridQuery(a.ctx, q)
 			}()
 		}
 		wg.Wait()
@@ -393,7 +412,7 @@ func (a *assembler) run() (*Package, error) {
 // of the search window in a longer conversation (see
 // AssemblyOptions.SearchWindow).
 func (a *assembler) searchedFrom() int64 {
-	if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
+	if w := int64(a.as.asm.SearchWindow); w > 0 && a.conv.Turns > w {
 		return a.conv.Turns - w + 1
 	}
 	return 1
@@ -472,7 +491,7 @@ func (a *assembler) link(it, prev *Item) {
 func (a *assembler) measure(it *Item) {
 	if it.rendered == "" {
 		it.rendered = a.r.Item(it)
-		it.Tokens = a.m.counts.count(a.m.tok, it.rendered)
+		it.Tokens = a.as.counts.count(a.as.tok, it.rendered)
 	}
 }
 
@@ -524,15 +543,15 @@ const (
 
 // pinned adds milestones, newest first, within the pinned share.
 func (a *assembler) pinned() error {
-	limit := a.share(a.m.asm.PinnedShare)
-	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+	limit := a.share(a.as.asm.PinnedShare)
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 		PinnedOnly: true, Newest: true, Limit: 64})
 	if err != nil {
 		return err
 	}
 	spent := 0
 	// Confirmed learnings first, newest first: a person said they hold.
-	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+	ls, err := a.as.store.Learnings(a.ctx, LearningFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 		Statuses: []string{LearningConfirmed}, Newest: true, Limit: 64})
 	if err != nil {
 		return err
@@ -581,14 +600,14 @@ func (a *assembler) zoom() error {
 	if len(ms) == 0 {
 		return nil
 	}
-	limit := a.share(a.m.asm.ZoomShare)
+	limit := a.share(a.as.asm.ZoomShare)
 	spent := 0
 	for _, mt := range ms {
 		a.periods = append(a.periods, mt.Period)
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			Since: mt.Period.Start, Until: mt.Period.End, Limit: zoomTurnLimit})
 		if err != nil {
-			a.m.log.Warn("context: cannot read the turns of a period the query names", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot read the turns of a period the query names", "conversation", a.req.Conversation,
 				"period", mt.Period.Label(), "error", err)
 			continue
 		}
@@ -610,15 +629,15 @@ func (a *assembler) zoom() error {
 // share is spent or a turn does not fit.
 func (a *assembler) freshTurns() error {
 	a.fresh = a.conv.Turns + 1
-	share := a.m.asm.FreshShare
+	share := a.as.asm.FreshShare
 	if a.req.Query != "" && len(a.hits) > 0 {
-		share = a.m.asm.QueryFreshShare
+		share = a.as.asm.QueryFreshShare
 	}
 	limit := a.share(share)
 	spent := 0
 	to := a.conv.Turns
 	for to >= 1 {
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: max(1, to-31), ToSeq: to, Newest: true})
 		if err != nil {
 			return err
@@ -657,11 +676,11 @@ func (a *assembler) coverage() error {
 	query := a.req.Query != "" && len(a.hits) > 0
 	limit := a.req.Budget - a.used
 	if query {
-		if a.m.asm.QueryCoverageShare < 0 {
+		if a.as.asm.QueryCoverageShare < 0 {
 			a.noteOmitted(1, end)
 			return nil
 		}
-		limit = a.share(a.m.asm.QueryCoverageShare)
+		limit = a.share(a.as.asm.QueryCoverageShare)
 	}
 
 	// Tile 1..end from the top level down: each level covers what lies
@@ -670,12 +689,12 @@ func (a *assembler) coverage() error {
 	boundary := int64(0)
 	top := len(a.policy.Levels)
 	for lvl := top; lvl >= 1; lvl-- {
-		f := NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Level: lvl,
+		f := NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation, Level: lvl,
 			FromSeq: boundary + 1, ToSeq: end, Newest: true}
 		if lvl == top {
 			f.Limit = maxTopTiles
 		}
-		ns, err := a.m.store.Nodes(a.ctx, f)
+		ns, err := a.as.store.Nodes(a.ctx, f)
 		if err != nil {
 			return err
 		}
@@ -709,13 +728,13 @@ func (a *assembler) coverage() error {
 	// With query hits those turns stay open turns instead: a summary of
 	// them alone can take the whole coverage share.
 	if boundary < end && !query {
-		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			Level: 1, FromSeq: boundary + 1, Limit: 1})
 		if err != nil {
 			return err
 		}
 		if len(ns) == 1 && ns[0].FirstSeq == boundary+1 && ns[0].LastSeq > end {
-			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+			ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 				FromSeq: boundary + 1, ToSeq: end})
 			if err != nil {
 				return err
@@ -737,7 +756,7 @@ func (a *assembler) coverage() error {
 	// token, so they come after the nodes.
 	var open []Turn
 	if boundary < end {
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
 		if err != nil {
 			return err
@@ -826,21 +845,21 @@ func (a *assembler) openTile(open []Turn) (*Node, error) {
 	// Turns do not change once stored: their seqs name what the summary
 	// is written from.
 	h := sha256.New()
-	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.m.ns, a.req.Conversation, a.policy.Levels[0].Budget)
+	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.as.ns, a.req.Conversation, a.policy.Levels[0].Budget)
 	for _, t := range ts {
 		fmt.Fprintf(h, "%d,", t.Seq)
 	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	s, ok := a.m.overviews.get(key)
+	s, ok := a.as.overviews.get(key)
 	if !ok {
 		var err error
-		s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
-			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.m.tok})
+		s, err = a.as.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
+			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.as.tok})
 		if err != nil {
 			return nil, fmt.Errorf("summary of open turns %d-%d: %w", first.Seq, last.Seq, err)
 		}
-		a.m.overviews.put(key, s)
+		a.as.overviews.put(key, s)
 	}
 	return &Node{Conversation: a.req.Conversation, Level: 1, FirstSeq: first.Seq, LastSeq: last.Seq,
 		Start: first.Time, End: last.Time, Summary: s.Text, Facts: s.Facts, Themes: s.Themes, Method: s.Method}, nil
@@ -951,16 +970,16 @@ func (a *assembler) overviewItem(group []Node, limit int) (*Item, error) {
 	head := probe.Tokens
 	budget := limit - head
 	for try := 0; try < 2 && budget >= minOverviewTokens; try++ {
-		key := overviewKey(a.m.ns, a.req.Conversation, it.Level, budget, group)
-		s, ok := a.m.overviews.get(key)
+		key := overviewKey(a.as.ns, a.req.Conversation, it.Level, budget, group)
+		s, ok := a.as.overviews.get(key)
 		if !ok {
 			var err error
-			s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
-				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.m.tok})
+			s, err = a.as.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
+				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.as.tok})
 			if err != nil {
 				return nil, fmt.Errorf("overview of turns %d-%d: %w", it.FirstSeq, it.LastSeq, err)
 			}
-			a.m.overviews.put(key, s)
+			a.as.overviews.put(key, s)
 		}
 		if strings.TrimSpace(s.Text) == "" {
 			return nil, nil
@@ -1216,7 +1235,7 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 			topNode = max(topNode, h.Score)
 		}
 	}
-	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
+	spread := relevanceSpread[:min(len(relevanceSpread), a.as.asm.Neighbours+1)]
 	// Turns under a summary hit scored by their own words (scoreCold):
 	// those before the search window (see AssemblyOptions.SearchWindow),
 	// which the turn search did not see, and those of cold spans.
@@ -1234,7 +1253,7 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 			// deeper ones, from a pool grown with the budget, stand
 			// alone, so that the turns read grow by one per hit, not
 			// five.
-			if turnHits++; turnHits > 2*a.m.asm.SearchK {
+			if turnHits++; turnHits > 2*a.as.asm.SearchK {
 				continue
 			}
 			if turnHits <= leadHits {
@@ -1398,7 +1417,7 @@ func (a *assembler) relevance() error {
 // AssemblyOptions.SearchK, or one per searchTokens of the budget when
 // that is more, so that a bigger package draws on a deeper pool.
 func (a *assembler) searchK() int {
-	return max(a.m.asm.SearchK, a.req.Budget/searchTokens)
+	return max(a.as.asm.SearchK, a.req.Budget/searchTokens)
 }
 
 // scoreCold scores the turns of cold spans as if the index had found them.
@@ -1564,7 +1583,7 @@ func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			read[i], errs[i] = a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Seqs: part})
+			read[i], errs[i] = a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation, Seqs: part})
 		}()
 	}
 	wg.Wait()
@@ -1581,13 +1600,13 @@ func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 		for j+1 < len(seqs) && seqs[j+1]-seqs[j] <= 4 {
 			j++
 		}
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: seqs[i], ToSeq: seqs[j]})
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return nil, err
 			}
-			a.m.log.Warn("context: cannot read turns the query points at", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot read turns the query points at", "conversation", a.req.Conversation,
 				"from", seqs[i], "to", seqs[j], "error", err)
 		}
 		for _, t := range ts {
@@ -1829,7 +1848,7 @@ func (a *assembler) expand(it *Item) (bool, error) {
 			}
 		}
 	} else if it.Level > 1 {
-		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			Level: it.Level - 1, FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
 		if err != nil {
 			return false, err
@@ -1852,12 +1871,12 @@ func (a *assembler) expand(it *Item) (bool, error) {
 				return false, nil
 			}
 		}
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
 		if err != nil && it.tier == TierCold {
 			// A missing or corrupt segment costs the expansion, not the
 			// package: the summary stays.
-			a.m.log.Warn("context: cannot expand a cold span", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot expand a cold span", "conversation", a.req.Conversation,
 				"node", it.NodeID, "error", err)
 			it.stuck = true
 			return false, nil
@@ -1915,10 +1934,10 @@ func (a *assembler) finish() (*Package, error) {
 		}
 		a.header = a.r.Header(a.conv, a.omittedSorted())
 		text := a.sections + a.r.Join(a.header, a.items)
-		n := a.m.tok.Count(text)
+		n := a.as.tok.Count(text)
 		if n <= a.req.Budget {
 			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.Name(),
-				Tokenizer: a.m.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
+				Tokenizer: a.as.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
 				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {
 				pkg.Items[i] = *it

@@ -72,8 +72,7 @@ type Memory struct {
 	model   *modelPass // model summaries, Summarize, cost (modelsum.go, summarize.go, cost.go)
 	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
-	overviews summaryCache // overviews written for context packages lately
-	counts    *countCache  // token counts of items rendered lately
+	assembly *assembly // context and upload packages (context.go, upload.go, facts.go)
 }
 
 // settings are a Memory's configuration past its scope, defaults filled
@@ -91,6 +90,7 @@ type settings struct {
 	deferTiers bool
 	emb        Embedder
 	embOpt     EmbeddingOptions
+	counts     *countCache // token counts of items rendered lately; they depend on the tokenizer only
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -178,10 +178,11 @@ func New(cfg Config) (*Memory, error) {
 		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 	}
-	m := &Memory{scope: s, claims: cl, counts: newCountCache(), settings: settings{
+	m := &Memory{scope: s, claims: cl, settings: settings{
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
 		workers: max(1, runtime.GOMAXPROCS(0)), llm: llm, prompts: prompts,
 		tierPolicy: tiers, deferTiers: cfg.DeferTiers, emb: cfg.Embedder, embOpt: embOpt,
+		counts: newCountCache(),
 	}}
 	m.wire()
 	return m, nil
@@ -196,6 +197,7 @@ func (m *Memory) wire() {
 	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
 	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
 	m.vec = newVectors(s, c, m.emb, m.embOpt)
+	m.assembly = &assembly{scope: s, tok: m.tok, sum: m.sum, asm: m.asm, vec: m.vec, counts: m.counts}
 }
 
 // Namespace returns the namespace this Memory reads and writes.
@@ -334,8 +336,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	}
 	s := m.scope
 	s.ns, s.locks = ns, newConvLocks()
-	// The token counts depend on the tokenizer only.
-	n := &Memory{scope: s, settings: m.settings, claims: m.claims, counts: m.counts}
+	n := &Memory{scope: s, settings: m.settings, claims: m.claims}
 	n.wire()
 	return n, nil
 }
