@@ -73,6 +73,7 @@ type Memory struct {
 	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
 	assembly *assembly // context and upload packages (context.go, upload.go, facts.go)
+	browse   *browser  // reads: nodes, turns, tree, search (browse.go, zoom.go, tree.go, search.go)
 }
 
 // settings are a Memory's configuration past its scope, defaults filled
@@ -197,6 +198,7 @@ func (m *Memory) wire() {
 	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
 	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
 	m.vec = newVectors(s, c, m.emb, m.embOpt)
+	m.browse = &browser{scope: s, vec: m.vec, pyramid: m.pyramid}
 	m.assembly = &assembly{scope: s, tok: m.tok, sum: m.sum, asm: m.asm, vec: m.vec, counts: m.counts}
 }
 
@@ -272,33 +274,11 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 		if err != nil {
 			continue // a policy this configuration no longer defines: no counters
 		}
-		if cs.Counters, err = m.counters(ctx, cs.ID, p); err != nil {
+		if cs.Counters, err = m.browse.counters(ctx, cs.ID, p); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
-}
-
-// counters derives 002's counters: for each level, how many of its closed
-// nodes no node of the level above covers yet (the top level: all).
-func (m *Memory) counters(ctx context.Context, conv string, p Policy) (map[string]int, error) {
-	out := map[string]int{}
-	above := int64(0)
-	for lvl := len(p.Levels); lvl >= 1; lvl-- {
-		f := NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl}
-		if lvl < len(p.Levels) {
-			f.FromSeq = above + 1
-		}
-		ns, err := m.store.Nodes(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out[p.LevelName(lvl)+"_seq"] = len(ns)
-		if len(ns) > 0 {
-			above = ns[len(ns)-1].LastSeq
-		}
-	}
-	return out, nil
 }
 
 // DeleteConversation forgets a conversation: its turns, summaries,
