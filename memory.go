@@ -74,6 +74,7 @@ type Memory struct {
 
 	assembly *assembly // context and upload packages (context.go, upload.go, facts.go)
 	browse   *browser  // reads: nodes, turns, tree, search (browse.go, zoom.go, tree.go, search.go)
+	learn    *learner  // learnings (learnings.go, learnmodel.go)
 }
 
 // settings are a Memory's configuration past its scope, defaults filled
@@ -198,6 +199,7 @@ func (m *Memory) wire() {
 	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
 	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
 	m.vec = newVectors(s, c, m.emb, m.embOpt)
+	m.learn = &learner{scope: s, claims: c, llm: m.llm, model: m.model}
 	m.browse = &browser{scope: s, vec: m.vec, pyramid: m.pyramid}
 	m.assembly = &assembly{scope: s, tok: m.tok, sum: m.sum, asm: m.asm, vec: m.vec, counts: m.counts}
 }
