@@ -539,11 +539,6 @@ func tighter(try, got, budget int) string {
 
 // complete calls the model, retrying failures a later attempt may not
 // meet with exponential backoff (or the wait the provider asks for), each
-// complete is the model pass's complete, for the learnings' model calls.
-func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
-	return m.model.complete(ctx, req, timeout, n, before, g)
-}
-
 // retry with a 50% longer timeout. It returns every call made.
 func (mp *modelPass) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
 	var calls []Call
