@@ -680,9 +680,51 @@ func (a *assembler) coverage() error {
 		}
 		limit = a.share(a.as.asm.QueryCoverageShare)
 	}
+	tiles, boundary, err := a.coverTiles(end)
+	if err != nil {
+		return err
+	}
+	spent := 0
+	// With query hits the turns before the fresh run stay open turns: a
+	// summary of them alone can take the whole coverage share.
+	if boundary < end && !query {
+		if spent, boundary, err = a.straddling(boundary, end, limit); err != nil {
+			return err
+		}
+	}
+	// Open turns, in no closed node: raw, they cover the fewest turns per
+	// token, so they come after the nodes.
+	var open []Turn
+	if boundary < end {
+		if open, err = a.openTurns(boundary, end); err != nil {
+			return err
+		}
+	}
+	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
+		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
+	})
+	// Tiles that do not all fit are merged into overviews that do, with
+	// or without a query: a package covers the whole history, and
+	// refinement then spends what is left on finer levels.
+	if openCost, fits := a.fitsAll(tiles, open, limit-spent); !fits {
+		n, merged, err := a.mergeTiles(tiles, open, openCost, limit-spent)
+		if err != nil {
+			return err
+		}
+		if spent += n; merged && n > 0 {
+			open = nil // summarized (or declared omitted) by the overviews
+		}
+		tiles = nil
+	}
+	spent = a.addTiles(tiles, limit, spent)
+	a.addOpen(open, limit, spent)
+	return nil
+}
 
-	// Tile 1..end from the top level down: each level covers what lies
-	// after the level above it.
+// coverTiles returns the closed nodes that tile 1..end from the top level
+// down, newest first, each level covering what lies after the level
+// above it, and the last turn they cover.
+func (a *assembler) coverTiles(end int64) ([]Node, int64, error) {
 	var tiles []Node // newest first within each level; levels top first
 	boundary := int64(0)
 	top := len(a.policy.Levels)
@@ -694,7 +736,7 @@ func (a *assembler) coverage() error {
 		}
 		ns, err := a.as.store.Nodes(a.ctx, f)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		// The level below keeps its window of recent history (001: days
 		// for the last 7 days, weeks for the last 30): this level covers
@@ -718,84 +760,78 @@ func (a *assembler) coverage() error {
 		// More top-level nodes exist than were fetched.
 		a.noteOmitted(1, tiles[len(tiles)-1].FirstSeq-1)
 	}
+	return tiles, boundary, nil
+}
 
-	spent := 0
-	// The fresh run may start inside a closed level-1 node. Its summary
-	// then stands for the turns before the fresh run when it is cheaper
-	// than those turns raw (it overlaps the fresh run; nothing is lost).
-	// With query hits those turns stay open turns instead: a summary of
-	// them alone can take the whole coverage share.
-	if boundary < end && !query {
-		ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
-			Level: 1, FromSeq: boundary + 1, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(ns) == 1 && ns[0].FirstSeq == boundary+1 && ns[0].LastSeq > end {
-			ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
-				FromSeq: boundary + 1, ToSeq: end})
-			if err != nil {
-				return err
-			}
-			raw := 0
-			for _, t := range ts {
-				ti := a.turnItem(t, ReasonCoverage, prioCoverage)
-				a.measure(ti)
-				raw += ti.Tokens
-			}
-			it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
-			if a.measure(it); it.Tokens < raw && a.add(it, limit-spent) {
-				spent += it.Tokens
-				boundary = end
-			}
-		}
+// straddling handles a fresh run that starts inside a closed level-1 node
+// after boundary: the node's summary then stands for the turns
+// boundary+1..end when it is cheaper than those turns raw (it overlaps
+// the fresh run; nothing is lost). It returns the tokens spent and the
+// new boundary.
+func (a *assembler) straddling(boundary, end int64, limit int) (int, int64, error) {
+	ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		Level: 1, FromSeq: boundary + 1, Limit: 1})
+	if err != nil {
+		return 0, boundary, err
 	}
-	// Open turns, in no closed node: raw, they cover the fewest turns per
-	// token, so they come after the nodes.
-	var open []Turn
-	if boundary < end {
-		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
-			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
-		if err != nil {
-			return err
-		}
-		open = ts
-		if n := int64(len(ts)); n < end-boundary {
-			// More open turns than one call fetches: declare the rest.
-			a.noteOmitted(boundary+1, end-n)
-		}
+	if len(ns) != 1 || ns[0].FirstSeq != boundary+1 || ns[0].LastSeq <= end {
+		return 0, boundary, nil
 	}
-	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
-		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
-	})
-	// Tiles that do not all fit are merged into overviews that do, with
-	// or without a query: a package covers the whole history, and
-	// refinement then spends what is left on finer levels.
-	openCost, fits := a.fitsAll(tiles, open, limit-spent)
-	if !fits {
-		merged := false
-		// The open turns keep their room raw when they take at most half
-		// of what is left; otherwise a summary of them joins the tiles.
-		room := limit - spent
-		if openCost <= room/2 {
-			room -= openCost
-		} else if t, err := a.openTile(open); err != nil {
-			return err
-		} else if t != nil {
-			tiles = append([]Node{*t}, tiles...)
-			merged = true
-		}
-		n, err := a.overview(tiles, room)
-		if err != nil {
-			return err
-		}
-		if spent += n; merged && n > 0 {
-			open = nil // summarized (or declared omitted) by the overviews
-		}
-		tiles = nil
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		FromSeq: boundary + 1, ToSeq: end})
+	if err != nil {
+		return 0, boundary, err
 	}
-	// Closed nodes first, newest first: coarse summaries cover the most
-	// history per token.
+	raw := 0
+	for _, t := range ts {
+		ti := a.turnItem(t, ReasonCoverage, prioCoverage)
+		a.measure(ti)
+		raw += ti.Tokens
+	}
+	it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
+	if a.measure(it); it.Tokens < raw && a.add(it, limit) {
+		return it.Tokens, end, nil
+	}
+	return 0, boundary, nil
+}
+
+// openTurns reads the turns boundary+1..end, in no closed node, newest
+// first; those past what one read fetches are noted as omitted.
+func (a *assembler) openTurns(boundary, end int64) ([]Turn, error) {
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
+	if err != nil {
+		return nil, err
+	}
+	if n := int64(len(ts)); n < end-boundary {
+		// More open turns than one call fetches: declare the rest.
+		a.noteOmitted(boundary+1, end-n)
+	}
+	return ts, nil
+}
+
+// mergeTiles merges tiles that do not all fit room into overviews that
+// do. The open turns keep their room raw when they take at most half of
+// it (openCost); otherwise a summary of them joins the tiles, and merged
+// reports so. It returns the tokens the overviews took.
+func (a *assembler) mergeTiles(tiles []Node, open []Turn, openCost, room int) (n int, merged bool, err error) {
+	if openCost <= room/2 {
+		room -= openCost
+	} else if t, err := a.openTile(open); err != nil {
+		return 0, false, err
+	} else if t != nil {
+		tiles = append([]Node{*t}, tiles...)
+		merged = true
+	}
+	n, err = a.overview(tiles, room)
+	return n, merged, err
+}
+
+// addTiles adds the closed nodes, newest first: coarse summaries cover
+// the most history per token. What does not fit is noted as omitted, and
+// after 8 misses in a row the rest is. It returns spent with the tokens
+// added.
+func (a *assembler) addTiles(tiles []Node, limit, spent int) int {
 	misses := 0
 	for _, n := range tiles {
 		if misses >= 8 {
@@ -811,7 +847,12 @@ func (a *assembler) coverage() error {
 			misses++
 		}
 	}
-	// What does not fit is declared omitted, never silently left out.
+	return spent
+}
+
+// addOpen adds the open turns not present yet raw; what does not fit is
+// declared omitted, never silently left out.
+func (a *assembler) addOpen(open []Turn, limit, spent int) {
 	for _, t := range open {
 		if a.turns[t.Seq] {
 			continue
@@ -823,7 +864,6 @@ func (a *assembler) coverage() error {
 			a.noteOmitted(t.Seq, t.Seq)
 		}
 	}
-	return nil
 }
 
 // openTile summarizes the open turns not present yet (newest first, as
