@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // This file turns the key facts of nodes into learnings (000's /learn):
@@ -152,32 +153,9 @@ func (lr *learner) learnConversation(ctx context.Context, c Conversation, res *L
 				break
 			}
 			res.Nodes++
-			ts, err := lr.store.Turns(ctx, TurnFilter{Namespace: lr.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+			got, err := lr.nodeLearnings(ctx, c, n, loc, guard, res)
 			if err != nil {
 				return err
-			}
-			var got []Learning
-			if lr.llm.Completer != nil && lr.llm.Learnings {
-				// The model first; the offline rules when it fails.
-				var calls []Call
-				var merr error
-				got, calls, merr = lr.modelLearnings(ctx, n, ts, loc, guard)
-				if len(calls) > 0 {
-					if err := lr.store.RecordCalls(ctx, lr.ns, c.ID, calls); err != nil {
-						return err
-					}
-					res.Calls += len(calls)
-				}
-				if merr != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					got = nil
-					res.Fallbacks++
-				}
-			}
-			if got == nil {
-				got = ExtractLearnings(ts, loc)
 			}
 			for _, l := range got {
 				l.Conversation, l.Node, l.Status = c.ID, n.ID, LearningAuto
@@ -207,6 +185,40 @@ func (lr *learner) learnConversation(ctx context.Context, c Conversation, res *L
 		}
 		from = upTo + 1
 	}
+}
+
+// nodeLearnings returns the facts of closed node n of c: the model's, with
+// a model configured for learnings, else or when it fails the offline
+// rules'. The model's calls are recorded and counted in res.
+func (lr *learner) nodeLearnings(ctx context.Context, c Conversation, n Node, loc *time.Location, guard *endpointGuard, res *LearnResult) ([]Learning, error) {
+	ts, err := lr.store.Turns(ctx, TurnFilter{Namespace: lr.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	if err != nil {
+		return nil, err
+	}
+	var got []Learning
+	if lr.llm.Completer != nil && lr.llm.Learnings {
+		// The model first; the offline rules when it fails.
+		var calls []Call
+		var merr error
+		got, calls, merr = lr.modelLearnings(ctx, n, ts, loc, guard)
+		if len(calls) > 0 {
+			if err := lr.store.RecordCalls(ctx, lr.ns, c.ID, calls); err != nil {
+				return nil, err
+			}
+			res.Calls += len(calls)
+		}
+		if merr != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			got = nil
+			res.Fallbacks++
+		}
+	}
+	if got == nil {
+		got = ExtractLearnings(ts, loc)
+	}
+	return got, nil
 }
 
 // Learnings lists the learnings that match f (its Namespace is this
