@@ -1323,40 +1323,46 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 	}
 	r := &relevanceSeed{score: score, cold: cold, leads: leads, spread: spread}
 	if len(score) > 0 {
-		// The turn hits came whole with the search: only the others
-		// are read.
-		var have []Turn
-		for _, h := range a.hits {
-			if h.Turn != nil {
-				have = append(have, *h.Turn)
-			}
-		}
-		slices.SortFunc(have, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
-		have = slices.CompactFunc(have, func(x, y Turn) bool { return x.Seq == y.Seq })
-		seqs := make([]int64, 0, len(score))
-		for s := range score {
-			if _, ok := slices.BinarySearchFunc(have, s, func(t Turn, s int64) int { return cmpInt64(t.Seq, s) }); !ok {
-				seqs = append(seqs, s)
-			}
-		}
-		slices.Sort(seqs)
-		r.done = make(chan struct{})
-		go func() {
-			defer close(r.done)
-			var read []Turn
-			if len(seqs) > 0 { // no Seqs in a filter reads every turn
-				read, r.err = a.readSeqs(seqs)
-			}
-			r.ts = slices.Concat(read, have)
-			slices.SortFunc(r.ts, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
-			words := queryWords(a.req.Query)
-			r.held = make([][]int, len(r.ts))
-			for i, t := range r.ts {
-				r.held[i] = wordsIn(words, t.Text())
-			}
-		}()
+		a.startSeedRead(r)
 	}
 	return r
+}
+
+// startSeedRead starts the read of the turns r scores, and the count of
+// the query words each holds; r.wait waits for it.
+func (a *assembler) startSeedRead(r *relevanceSeed) {
+	// The turn hits came whole with the search: only the others
+	// are read.
+	var have []Turn
+	for _, h := range a.hits {
+		if h.Turn != nil {
+			have = append(have, *h.Turn)
+		}
+	}
+	slices.SortFunc(have, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+	have = slices.CompactFunc(have, func(x, y Turn) bool { return x.Seq == y.Seq })
+	seqs := make([]int64, 0, len(r.score))
+	for s := range r.score {
+		if _, ok := slices.BinarySearchFunc(have, s, func(t Turn, s int64) int { return cmpInt64(t.Seq, s) }); !ok {
+			seqs = append(seqs, s)
+		}
+	}
+	slices.Sort(seqs)
+	r.done = make(chan struct{})
+	go func() {
+		defer close(r.done)
+		var read []Turn
+		if len(seqs) > 0 { // no Seqs in a filter reads every turn
+			read, r.err = a.readSeqs(seqs)
+		}
+		r.ts = slices.Concat(read, have)
+		slices.SortFunc(r.ts, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+		words := queryWords(a.req.Query)
+		r.held = make([][]int, len(r.ts))
+		for i, t := range r.ts {
+			r.held[i] = wordsIn(words, t.Text())
+		}
+	}()
 }
 
 func (a *assembler) relevance() error {
@@ -1392,11 +1398,7 @@ func (a *assembler) relevance() error {
 	for _, w := range words {
 		named[w] = true
 	}
-	type cand struct {
-		t     Turn
-		score float64
-	}
-	cands := make([]cand, 0, len(ts))
+	cands := make([]relevanceCand, 0, len(ts))
 	sessionOf := make(map[int64]int, len(ts))
 	for _, t := range ts {
 		sessionOf[t.Seq] = t.Session
@@ -1411,14 +1413,38 @@ func (a *assembler) relevance() error {
 			v += relevanceSpeaker
 		}
 		v += relevanceWord * float64(len(held[i]))
-		cands = append(cands, cand{t, v})
+		cands = append(cands, relevanceCand{t, v})
 	}
-	// Best value per token first: a turn longer than a paragraph
-	// (relevanceCostFloor) must be worth its room, so long turns that
-	// match many words by their length alone no longer crowd out short
-	// ones that answer.
-	// A turn's size is its stored token count: rendering and counting
-	// every candidate would cost more than the ranking is worth.
+	for _, i := range byValue(cands) {
+		room := a.req.Budget - a.used
+		if room < minTurnTokens {
+			break
+		}
+		if cands[i].t.Tokens > room+fitSlack {
+			// Its text alone is over the room: not worth rendering
+			// and counting (most candidates of a full package).
+			continue
+		}
+		it := a.turnItem(cands[i].t, ReasonRelevance, prioRelevance)
+		it.score = cands[i].score
+		a.add(it, a.req.Budget-a.used)
+	}
+	return nil
+}
+
+// relevanceCand is a turn relevance may add, and its score.
+type relevanceCand struct {
+	t     Turn
+	score float64
+}
+
+// byValue orders cands best value per token first: a turn longer than a
+// paragraph (relevanceCostFloor) must be worth its room, so long turns
+// that match many words by their length alone no longer crowd out short
+// ones that answer. A turn's size is its stored token count: rendering
+// and counting every candidate would cost more than the ranking is
+// worth. It returns the indexes of cands in that order.
+func byValue(cands []relevanceCand) []int {
 	keys := make([]float64, len(cands))
 	for i, c := range cands {
 		keys[i] = c.score / float64(max(c.t.Tokens, relevanceCostFloor))
@@ -1434,21 +1460,7 @@ func (a *assembler) relevance() error {
 		}
 		return cands[i].t.Seq > cands[j].t.Seq
 	})
-	for _, i := range order {
-		room := a.req.Budget - a.used
-		if room < minTurnTokens {
-			break
-		}
-		if cands[i].t.Tokens > room+fitSlack {
-			// Its text alone is over the room: not worth rendering
-			// and counting (most candidates of a full package).
-			continue
-		}
-		it := a.turnItem(cands[i].t, ReasonRelevance, prioRelevance)
-		it.score = cands[i].score
-		a.add(it, a.req.Budget-a.used)
-	}
-	return nil
+	return order
 }
 
 // searchK is how many turn hits a query considers at this budget:
