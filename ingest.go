@@ -425,69 +425,7 @@ func (in *ingester) importWith(ctx context.Context, o ImportOptions, next func()
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		// pending holds each conversation's batch being gathered, order
-		// the conversations in the order they first came (so that output
-		// is deterministic), size the text bytes pending in all.
-		pending := map[string]*Batch{}
-		var order []string
-		size := 0
-		send := func(conv string) bool {
-			b := pending[conv]
-			delete(pending, conv)
-			order = slices.DeleteFunc(order, func(c string) bool { return c == conv })
-			for _, t := range b.Turns {
-				size -= turnSize(&t)
-			}
-			select {
-			case batches <- *b:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for {
-			conv, t, err := next()
-			if errors.Is(err, io.EOF) {
-				for len(order) > 0 {
-					if !send(order[0]) {
-						readErr <- ctx.Err()
-						return
-					}
-				}
-				readErr <- nil
-				return
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-			b := pending[conv]
-			if b == nil {
-				b = &Batch{Conversation: conv, Policy: o.Policy, TimeZone: o.TimeZone}
-				pending[conv] = b
-				order = append(order, conv)
-			}
-			b.Turns = append(b.Turns, t)
-			size += turnSize(&t)
-			if len(b.Turns) >= ImportBatch {
-				if !send(conv) {
-					readErr <- ctx.Err()
-					return
-				}
-			}
-			for size > importBuffer && len(order) > 0 {
-				largest := order[0]
-				for _, c := range order {
-					if len(pending[c].Turns) > len(pending[largest].Turns) {
-						largest = c
-					}
-				}
-				if !send(largest) {
-					readErr <- ctx.Err()
-					return
-				}
-			}
-		}
+		readErr <- gatherBatches(ctx, o, next, batches)
 	}()
 	im := in.newImporter(ctx)
 	var addErr error
@@ -504,6 +442,71 @@ func (in *ingester) importWith(ctx context.Context, o ImportOptions, next func()
 		return results, addErr
 	}
 	return results, err
+}
+
+// gatherBatches reads turns from next until io.EOF and sends them on
+// batches, a batch per conversation of ImportBatch turns at most; when
+// the turns gathered exceed importBuffer bytes, the largest batch goes
+// early. It returns next's error, or ctx's if it ends first.
+func gatherBatches(ctx context.Context, o ImportOptions, next func() (conversation string, t Turn, err error), batches chan<- Batch) error {
+	// pending holds each conversation's batch being gathered, order
+	// the conversations in the order they first came (so that output
+	// is deterministic), size the text bytes pending in all.
+	pending := map[string]*Batch{}
+	var order []string
+	size := 0
+	send := func(conv string) bool {
+		b := pending[conv]
+		delete(pending, conv)
+		order = slices.DeleteFunc(order, func(c string) bool { return c == conv })
+		for _, t := range b.Turns {
+			size -= turnSize(&t)
+		}
+		select {
+		case batches <- *b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		conv, t, err := next()
+		if errors.Is(err, io.EOF) {
+			for len(order) > 0 {
+				if !send(order[0]) {
+					return ctx.Err()
+				}
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		b := pending[conv]
+		if b == nil {
+			b = &Batch{Conversation: conv, Policy: o.Policy, TimeZone: o.TimeZone}
+			pending[conv] = b
+			order = append(order, conv)
+		}
+		b.Turns = append(b.Turns, t)
+		size += turnSize(&t)
+		if len(b.Turns) >= ImportBatch {
+			if !send(conv) {
+				return ctx.Err()
+			}
+		}
+		for size > importBuffer && len(order) > 0 {
+			largest := order[0]
+			for _, c := range order {
+				if len(pending[c].Turns) > len(pending[largest].Turns) {
+					largest = c
+				}
+			}
+			if !send(largest) {
+				return ctx.Err()
+			}
+		}
+	}
 }
 
 // Close waits for the queued rollups and returns the result of every
