@@ -266,6 +266,13 @@ func (as *assembly) upload(ctx context.Context, req UploadRequest) (*UploadPacka
 	if err != nil {
 		return nil, err
 	}
+	u.describe(pkg, md)
+	return pkg, nil
+}
+
+// describe fills pkg with the rendered package md and what it holds,
+// merged, dropped and omitted.
+func (u *uploader) describe(pkg *UploadPackage, md string) {
 	pkg.Turns = u.last
 	for _, q := range u.parts() {
 		q.Bytes = len(q.text)
@@ -276,8 +283,7 @@ func (as *assembly) upload(ctx context.Context, req UploadRequest) (*UploadPacka
 	pkg.Merged = append(pkg.Merged, merged...)
 	pkg.Dropped = append(pkg.Dropped, lost...)
 	pkg.Warnings = append(pkg.Warnings, u.warnings()...)
-	pkg.Markdown, pkg.Bytes, pkg.Tokens = md, len(md), as.tok.Count(md)
-	return pkg, nil
+	pkg.Markdown, pkg.Bytes, pkg.Tokens = md, len(md), u.as.tok.Count(md)
 }
 
 // uploader holds the state of one Upload call.
