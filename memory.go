@@ -112,15 +112,9 @@ func New(cfg Config) (*Memory, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	custom := map[string]Policy{}
-	for _, p := range append([]Policy{cfg.Policy}, cfg.Policies...) {
-		if err := p.Validate(); err != nil {
-			return nil, err
-		}
-		if prev, ok := custom[p.Name]; ok && !samePolicy(prev, p) {
-			return nil, Errorf(EINVALID, "config: two different policies are named %q", p.Name)
-		}
-		custom[p.Name] = p
+	custom, err := customPolicies(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := LoadTimeZone(cfg.TimeZone); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -151,11 +145,8 @@ func New(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	tiers := DefaultTierPolicy()
-	if cfg.Tiers != nil {
-		tiers = *cfg.Tiers
-	}
-	if err := tiers.Validate(); err != nil {
+	tiers, err := cfg.tierPolicy()
+	if err != nil {
 		return nil, err
 	}
 	embOpt, err := cfg.Embedding.withDefaults()
@@ -163,14 +154,8 @@ func New(cfg Config) (*Memory, error) {
 		return nil, err
 	}
 	llm := cfg.LLM.withDefaults()
-	if cfg.ClaimTTL < 0 {
-		return nil, Errorf(EINVALID, "config: claim TTL %v is negative", cfg.ClaimTTL)
-	}
-	if cfg.ClaimTTL == 0 {
-		cfg.ClaimTTL = max(MinClaimTTL, llm.Timeout+time.Minute)
-	}
-	if cfg.Holder == "" {
-		cfg.Holder = newHolder()
+	if err := cfg.claimDefaults(llm); err != nil {
+		return nil, err
 	}
 	s := scope{
 		store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
@@ -188,6 +173,47 @@ func New(cfg Config) (*Memory, error) {
 	}}
 	m.wire()
 	return m, nil
+}
+
+// tierPolicy returns the configuration's tier policy, checked:
+// DefaultTierPolicy if it has none.
+func (cfg *Config) tierPolicy() (TierPolicy, error) {
+	tiers := DefaultTierPolicy()
+	if cfg.Tiers != nil {
+		tiers = *cfg.Tiers
+	}
+	return tiers, tiers.Validate()
+}
+
+// claimDefaults checks the claim TTL and fills in the defaults of the
+// claim TTL (from the model's timeout llm) and the holder name.
+func (cfg *Config) claimDefaults(llm LLMOptions) error {
+	if cfg.ClaimTTL < 0 {
+		return Errorf(EINVALID, "config: claim TTL %v is negative", cfg.ClaimTTL)
+	}
+	if cfg.ClaimTTL == 0 {
+		cfg.ClaimTTL = max(MinClaimTTL, llm.Timeout+time.Minute)
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = newHolder()
+	}
+	return nil
+}
+
+// customPolicies checks the configuration's policies and returns them
+// by name; two different policies of one name are an EINVALID error.
+func customPolicies(cfg Config) (map[string]Policy, error) {
+	custom := map[string]Policy{}
+	for _, p := range append([]Policy{cfg.Policy}, cfg.Policies...) {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		if prev, ok := custom[p.Name]; ok && !samePolicy(prev, p) {
+			return nil, Errorf(EINVALID, "config: two different policies are named %q", p.Name)
+		}
+		custom[p.Name] = p
+	}
+	return custom, nil
 }
 
 // wire makes the parts of m from its scope, claims and settings.
