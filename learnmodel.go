@@ -12,7 +12,7 @@ import (
 // in the structure the offline rules give (learnextract.go): who a fact is
 // about, an attribute, a value, the date its time words name, and the
 // turns it came from. The call goes through the summaries' machinery
-// (Memory.complete: timeout, retries with backoff, the dead endpoint
+// (modelPass.complete: timeout, retries with backoff, the dead endpoint
 // guard) and is recorded as a model call of the span's node, so that cost
 // reports count it. A call that fails, or a reply that holds no usable
 // fact, leaves the span to the offline rules.
