@@ -6,6 +6,16 @@ import (
 	"slices"
 )
 
+// browser answers the reads of what a conversation holds: its pyramid's
+// nodes page by page (browse.go), its turns by period or page (zoom.go),
+// its tree and a node's turns (tree.go), search hits with their
+// ancestors (search.go); and it writes a node's summary again on request.
+type browser struct {
+	scope
+	vec     *vectors // hybrid search
+	pyramid *pyramid // Resummarize's rewrite
+}
+
 // NodesIn returns a page of one level's nodes whose spans meet the turns
 // from..to (seqs; to 0 means the last turn), in seq order, at most limit
 // (default 200, at most 2,000) of them, and the from of the following
@@ -13,11 +23,16 @@ import (
 // for, so a browser can show a level of a long conversation a window at a
 // time.
 func (m *Memory) NodesIn(ctx context.Context, conversation string, level int, from, to int64, limit int) ([]Node, int64, error) {
-	c, err := m.conversation(ctx, conversation)
+	return m.browse.nodesIn(ctx, conversation, level, from, to, limit)
+}
+
+// nodesIn is Memory.NodesIn.
+func (b *browser) nodesIn(ctx context.Context, conversation string, level int, from, to int64, limit int) ([]Node, int64, error) {
+	c, err := b.conversation(ctx, conversation)
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := m.policyFor(c)
+	p, err := b.policyFor(c)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -42,7 +57,7 @@ func (m *Memory) NodesIn(ctx context.Context, conversation string, level int, fr
 	// A level's nodes do not overlap: the one holding from may start
 	// before it, and the others start within the range.
 	out := []Node{}
-	first, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: level, Covers: from})
+	first, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conversation, Level: level, Covers: from})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -52,7 +67,7 @@ func (m *Memory) NodesIn(ctx context.Context, conversation string, level int, fr
 		start = first[len(first)-1].LastSeq + 1
 	}
 	if start <= to && len(out) < limit+1 {
-		rest, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: level,
+		rest, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conversation, Level: level,
 			FromSeq: start, Limit: limit + 1 - len(out)})
 		if err != nil {
 			return nil, 0, err
@@ -78,29 +93,34 @@ func (m *Memory) NodesIn(ctx context.Context, conversation string, level int, fr
 // left pending, so the next pass asks the model again. It returns the node
 // as now stored.
 func (m *Memory) Resummarize(ctx context.Context, id string) (Node, error) {
-	n, conv, err := m.Node(ctx, id)
+	return m.browse.resummarize(ctx, id)
+}
+
+// resummarize is Memory.Resummarize.
+func (b *browser) resummarize(ctx context.Context, id string) (Node, error) {
+	n, conv, err := b.node(ctx, id)
 	if err != nil {
 		return Node{}, err
 	}
-	c, err := m.conversation(ctx, conv)
+	c, err := b.conversation(ctx, conv)
 	if err != nil {
 		return Node{}, err
 	}
-	p, err := m.policyFor(c)
+	p, err := b.policyFor(c)
 	if err != nil {
 		return Node{}, err
 	}
-	lock := m.rollLock(conv)
+	lock := b.rollLock(conv)
 	lock.Lock()
 	defer lock.Unlock()
-	up, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Covers: n.FirstSeq})
+	up, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conv, Covers: n.FirstSeq})
 	if err != nil {
 		return Node{}, err
 	}
 	up = slices.DeleteFunc(up, func(u Node) bool { return u.Level < n.Level })
-	if err := m.pyramid.remake(ctx, c, p, up); err != nil {
+	if err := b.pyramid.remake(ctx, c, p, up); err != nil {
 		return Node{}, fmt.Errorf("resummarize %s: %w", id, err)
 	}
-	n, _, err = m.Node(ctx, id)
+	n, _, err = b.node(ctx, id)
 	return n, err
 }

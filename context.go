@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // AssemblyOptions tunes how a context package spends its budget.
@@ -271,6 +269,25 @@ func renderSections(markdown bool, secs []Section) string {
 // counted by the Tokenizer; a budget too small for the package header is an
 // EINVALID error.
 func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, error) {
+	return m.assembly.context(ctx, req)
+}
+
+// assembly writes context packages and upload packages (upload.go) from
+// what a conversation holds: its turns, its pyramid's nodes, its
+// learnings and the hits of hybrid search.
+type assembly struct {
+	scope
+	tok Tokenizer
+	sum Summarizer
+	asm AssemblyOptions
+	vec *vectors // hybrid search
+
+	overviews summaryCache // overviews written for packages lately
+	counts    *countCache  // token counts of items rendered lately
+}
+
+// context is Memory.Context.
+func (as *assembly) context(ctx context.Context, req ContextRequest) (*Package, error) {
 	if err := ValidateConversationID(req.Conversation); err != nil {
 		return nil, err
 	}
@@ -284,22 +301,22 @@ func (m *Memory) Context(ctx context.Context, req ContextRequest) (*Package, err
 	if err != nil {
 		return nil, err
 	}
-	conv, err := m.conversation(ctx, req.Conversation)
+	conv, err := as.conversation(ctx, req.Conversation)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.policyFor(conv)
+	p, err := as.policyFor(conv)
 	if err != nil {
 		return nil, err
 	}
-	a := &assembler{m: m, ctx: ctx, req: req, conv: conv, policy: p, r: r,
+	a := &assembler{as: as, ctx: ctx, req: req, conv: conv, policy: p, r: r,
 		turns: map[int64]bool{}, turnAt: map[int64]*Item{}, nodes: map[string]bool{}}
 	return a.run()
 }
 
 // assembler holds the state of one Context call.
 type assembler struct {
-	m      *Memory
+	as     *assembly
 	ctx    context.Context
 	req    ContextRequest
 	conv   Conversation
@@ -333,15 +350,15 @@ func (a *assembler) run() (*Package, error) {
 	a.sections = renderSections(a.r.Name() == FormatMarkdown, a.req.Sections)
 	// The header is recounted with the final omission note; reserve room
 	// for that note now so the final check rarely has to drop anything.
-	a.used = a.m.tok.Count(a.sections+a.header) + 24
+	a.used = a.as.tok.Count(a.sections+a.header) + 24
 	if a.used > B {
 		if a.sections != "" {
 			return nil, Errorf(EINVALID, "budget %d is too small: the %d sections alone take %d tokens, with the header %d",
-				B, len(a.req.Sections), a.m.tok.Count(a.sections), a.used)
+				B, len(a.req.Sections), a.as.tok.Count(a.sections), a.used)
 		}
 		return nil, Errorf(EINVALID, "budget %d is too small: a package of this conversation needs at least %d tokens for its header", B, a.used)
 	}
-	if a.req.Query != "" && a.m.asm.SearchK > 0 {
+	if a.req.Query != "" && a.as.asm.SearchK > 0 {
 		// Turns and summaries are ranked apart: each kind's scores only
 		// compare among themselves, and relevance wants enough of both.
 		// The two searches run at once (each on its own read connection).
@@ -350,19 +367,19 @@ func (a *assembler) run() (*Package, error) {
 		errs := make([]error, len(kinds))
 		var wg sync.WaitGroup
 		for i, kind := range kinds {
-			q := SearchQuery{Namespace: a.m.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.searchK(), Kind: kind}
+			q := SearchQuery{Namespace: a.as.ns, Conversation: a.req.Conversation, Text: a.req.Query, K: a.searchK(), Kind: kind}
 			if kind == KindSummary {
 				// Summary hits do not grow with the budget: each brings
 				// the turns of its span, and reading them is most of a
 				// query's cost.
-				q.K = a.m.asm.SearchK * summaryDepth
+				q.K = a.as.asm.SearchK * summaryDepth
 			} else if from := a.searchedFrom(); from > 1 {
 				q.FromSeq = from
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				hits[i], errs[i] = a.m.hybridQuery(a.ctx, q)
+				hits[i], errs[i] = a.as.vec.hybridQuery(a.ctx, q)
 			}()
 		}
 		wg.Wait()
@@ -393,7 +410,7 @@ func (a *assembler) run() (*Package, error) {
 // of the search window in a longer conversation (see
 // AssemblyOptions.SearchWindow).
 func (a *assembler) searchedFrom() int64 {
-	if w := int64(a.m.asm.SearchWindow); w > 0 && a.conv.Turns > w {
+	if w := int64(a.as.asm.SearchWindow); w > 0 && a.conv.Turns > w {
 		return a.conv.Turns - w + 1
 	}
 	return 1
@@ -472,7 +489,7 @@ func (a *assembler) link(it, prev *Item) {
 func (a *assembler) measure(it *Item) {
 	if it.rendered == "" {
 		it.rendered = a.r.Item(it)
-		it.Tokens = a.m.counts.count(a.m.tok, it.rendered)
+		it.Tokens = a.as.counts.count(a.as.tok, it.rendered)
 	}
 }
 
@@ -524,15 +541,15 @@ const (
 
 // pinned adds milestones, newest first, within the pinned share.
 func (a *assembler) pinned() error {
-	limit := a.share(a.m.asm.PinnedShare)
-	ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+	limit := a.share(a.as.asm.PinnedShare)
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 		PinnedOnly: true, Newest: true, Limit: 64})
 	if err != nil {
 		return err
 	}
 	spent := 0
 	// Confirmed learnings first, newest first: a person said they hold.
-	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+	ls, err := a.as.store.Learnings(a.ctx, LearningFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 		Statuses: []string{LearningConfirmed}, Newest: true, Limit: 64})
 	if err != nil {
 		return err
@@ -581,14 +598,14 @@ func (a *assembler) zoom() error {
 	if len(ms) == 0 {
 		return nil
 	}
-	limit := a.share(a.m.asm.ZoomShare)
+	limit := a.share(a.as.asm.ZoomShare)
 	spent := 0
 	for _, mt := range ms {
 		a.periods = append(a.periods, mt.Period)
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			Since: mt.Period.Start, Until: mt.Period.End, Limit: zoomTurnLimit})
 		if err != nil {
-			a.m.log.Warn("context: cannot read the turns of a period the query names", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot read the turns of a period the query names", "conversation", a.req.Conversation,
 				"period", mt.Period.Label(), "error", err)
 			continue
 		}
@@ -610,15 +627,15 @@ func (a *assembler) zoom() error {
 // share is spent or a turn does not fit.
 func (a *assembler) freshTurns() error {
 	a.fresh = a.conv.Turns + 1
-	share := a.m.asm.FreshShare
+	share := a.as.asm.FreshShare
 	if a.req.Query != "" && len(a.hits) > 0 {
-		share = a.m.asm.QueryFreshShare
+		share = a.as.asm.QueryFreshShare
 	}
 	limit := a.share(share)
 	spent := 0
 	to := a.conv.Turns
 	for to >= 1 {
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: max(1, to-31), ToSeq: to, Newest: true})
 		if err != nil {
 			return err
@@ -657,27 +674,69 @@ func (a *assembler) coverage() error {
 	query := a.req.Query != "" && len(a.hits) > 0
 	limit := a.req.Budget - a.used
 	if query {
-		if a.m.asm.QueryCoverageShare < 0 {
+		if a.as.asm.QueryCoverageShare < 0 {
 			a.noteOmitted(1, end)
 			return nil
 		}
-		limit = a.share(a.m.asm.QueryCoverageShare)
+		limit = a.share(a.as.asm.QueryCoverageShare)
 	}
+	tiles, boundary, err := a.coverTiles(end)
+	if err != nil {
+		return err
+	}
+	spent := 0
+	// With query hits the turns before the fresh run stay open turns: a
+	// summary of them alone can take the whole coverage share.
+	if boundary < end && !query {
+		if spent, boundary, err = a.straddling(boundary, end, limit); err != nil {
+			return err
+		}
+	}
+	// Open turns, in no closed node: raw, they cover the fewest turns per
+	// token, so they come after the nodes.
+	var open []Turn
+	if boundary < end {
+		if open, err = a.openTurns(boundary, end); err != nil {
+			return err
+		}
+	}
+	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
+		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
+	})
+	// Tiles that do not all fit are merged into overviews that do, with
+	// or without a query: a package covers the whole history, and
+	// refinement then spends what is left on finer levels.
+	if openCost, fits := a.fitsAll(tiles, open, limit-spent); !fits {
+		n, merged, err := a.mergeTiles(tiles, open, openCost, limit-spent)
+		if err != nil {
+			return err
+		}
+		if spent += n; merged && n > 0 {
+			open = nil // summarized (or declared omitted) by the overviews
+		}
+		tiles = nil
+	}
+	spent = a.addTiles(tiles, limit, spent)
+	a.addOpen(open, limit, spent)
+	return nil
+}
 
-	// Tile 1..end from the top level down: each level covers what lies
-	// after the level above it.
+// coverTiles returns the closed nodes that tile 1..end from the top level
+// down, newest first, each level covering what lies after the level
+// above it, and the last turn they cover.
+func (a *assembler) coverTiles(end int64) ([]Node, int64, error) {
 	var tiles []Node // newest first within each level; levels top first
 	boundary := int64(0)
 	top := len(a.policy.Levels)
 	for lvl := top; lvl >= 1; lvl-- {
-		f := NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Level: lvl,
+		f := NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation, Level: lvl,
 			FromSeq: boundary + 1, ToSeq: end, Newest: true}
 		if lvl == top {
 			f.Limit = maxTopTiles
 		}
-		ns, err := a.m.store.Nodes(a.ctx, f)
+		ns, err := a.as.store.Nodes(a.ctx, f)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		// The level below keeps its window of recent history (001: days
 		// for the last 7 days, weeks for the last 30): this level covers
@@ -701,84 +760,78 @@ func (a *assembler) coverage() error {
 		// More top-level nodes exist than were fetched.
 		a.noteOmitted(1, tiles[len(tiles)-1].FirstSeq-1)
 	}
+	return tiles, boundary, nil
+}
 
-	spent := 0
-	// The fresh run may start inside a closed level-1 node. Its summary
-	// then stands for the turns before the fresh run when it is cheaper
-	// than those turns raw (it overlaps the fresh run; nothing is lost).
-	// With query hits those turns stay open turns instead: a summary of
-	// them alone can take the whole coverage share.
-	if boundary < end && !query {
-		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-			Level: 1, FromSeq: boundary + 1, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(ns) == 1 && ns[0].FirstSeq == boundary+1 && ns[0].LastSeq > end {
-			ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-				FromSeq: boundary + 1, ToSeq: end})
-			if err != nil {
-				return err
-			}
-			raw := 0
-			for _, t := range ts {
-				ti := a.turnItem(t, ReasonCoverage, prioCoverage)
-				a.measure(ti)
-				raw += ti.Tokens
-			}
-			it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
-			if a.measure(it); it.Tokens < raw && a.add(it, limit-spent) {
-				spent += it.Tokens
-				boundary = end
-			}
-		}
+// straddling handles a fresh run that starts inside a closed level-1 node
+// after boundary: the node's summary then stands for the turns
+// boundary+1..end when it is cheaper than those turns raw (it overlaps
+// the fresh run; nothing is lost). It returns the tokens spent and the
+// new boundary.
+func (a *assembler) straddling(boundary, end int64, limit int) (int, int64, error) {
+	ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		Level: 1, FromSeq: boundary + 1, Limit: 1})
+	if err != nil {
+		return 0, boundary, err
 	}
-	// Open turns, in no closed node: raw, they cover the fewest turns per
-	// token, so they come after the nodes.
-	var open []Turn
-	if boundary < end {
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
-			FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
-		if err != nil {
-			return err
-		}
-		open = ts
-		if n := int64(len(ts)); n < end-boundary {
-			// More open turns than one call fetches: declare the rest.
-			a.noteOmitted(boundary+1, end-n)
-		}
+	if len(ns) != 1 || ns[0].FirstSeq != boundary+1 || ns[0].LastSeq <= end {
+		return 0, boundary, nil
 	}
-	tiles = slices.DeleteFunc(tiles, func(n Node) bool {
-		return int64(len(a.turns)) >= n.Turns() && a.spanRaw(n.FirstSeq, n.LastSeq) // shown raw already (zoomed or pinned)
-	})
-	// Tiles that do not all fit are merged into overviews that do, with
-	// or without a query: a package covers the whole history, and
-	// refinement then spends what is left on finer levels.
-	openCost, fits := a.fitsAll(tiles, open, limit-spent)
-	if !fits {
-		merged := false
-		// The open turns keep their room raw when they take at most half
-		// of what is left; otherwise a summary of them joins the tiles.
-		room := limit - spent
-		if openCost <= room/2 {
-			room -= openCost
-		} else if t, err := a.openTile(open); err != nil {
-			return err
-		} else if t != nil {
-			tiles = append([]Node{*t}, tiles...)
-			merged = true
-		}
-		n, err := a.overview(tiles, room)
-		if err != nil {
-			return err
-		}
-		if spent += n; merged && n > 0 {
-			open = nil // summarized (or declared omitted) by the overviews
-		}
-		tiles = nil
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		FromSeq: boundary + 1, ToSeq: end})
+	if err != nil {
+		return 0, boundary, err
 	}
-	// Closed nodes first, newest first: coarse summaries cover the most
-	// history per token.
+	raw := 0
+	for _, t := range ts {
+		ti := a.turnItem(t, ReasonCoverage, prioCoverage)
+		a.measure(ti)
+		raw += ti.Tokens
+	}
+	it := a.nodeItem(ns[0], ReasonCoverage, prioCoverage)
+	if a.measure(it); it.Tokens < raw && a.add(it, limit) {
+		return it.Tokens, end, nil
+	}
+	return 0, boundary, nil
+}
+
+// openTurns reads the turns boundary+1..end, in no closed node, newest
+// first; those past what one read fetches are noted as omitted.
+func (a *assembler) openTurns(boundary, end int64) ([]Turn, error) {
+	ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
+		FromSeq: boundary + 1, ToSeq: end, Newest: true, Limit: 512})
+	if err != nil {
+		return nil, err
+	}
+	if n := int64(len(ts)); n < end-boundary {
+		// More open turns than one call fetches: declare the rest.
+		a.noteOmitted(boundary+1, end-n)
+	}
+	return ts, nil
+}
+
+// mergeTiles merges tiles that do not all fit room into overviews that
+// do. The open turns keep their room raw when they take at most half of
+// it (openCost); otherwise a summary of them joins the tiles, and merged
+// reports so. It returns the tokens the overviews took.
+func (a *assembler) mergeTiles(tiles []Node, open []Turn, openCost, room int) (n int, merged bool, err error) {
+	if openCost <= room/2 {
+		room -= openCost
+	} else if t, err := a.openTile(open); err != nil {
+		return 0, false, err
+	} else if t != nil {
+		tiles = append([]Node{*t}, tiles...)
+		merged = true
+	}
+	n, err = a.overview(tiles, room)
+	return n, merged, err
+}
+
+// addTiles adds the closed nodes, newest first: coarse summaries cover
+// the most history per token. What does not fit is noted as omitted, and
+// after 8 misses in a row the rest is. It returns spent with the tokens
+// added.
+func (a *assembler) addTiles(tiles []Node, limit, spent int) int {
 	misses := 0
 	for _, n := range tiles {
 		if misses >= 8 {
@@ -794,7 +847,12 @@ func (a *assembler) coverage() error {
 			misses++
 		}
 	}
-	// What does not fit is declared omitted, never silently left out.
+	return spent
+}
+
+// addOpen adds the open turns not present yet raw; what does not fit is
+// declared omitted, never silently left out.
+func (a *assembler) addOpen(open []Turn, limit, spent int) {
 	for _, t := range open {
 		if a.turns[t.Seq] {
 			continue
@@ -806,7 +864,6 @@ func (a *assembler) coverage() error {
 			a.noteOmitted(t.Seq, t.Seq)
 		}
 	}
-	return nil
 }
 
 // openTile summarizes the open turns not present yet (newest first, as
@@ -826,21 +883,21 @@ func (a *assembler) openTile(open []Turn) (*Node, error) {
 	// Turns do not change once stored: their seqs name what the summary
 	// is written from.
 	h := sha256.New()
-	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.m.ns, a.req.Conversation, a.policy.Levels[0].Budget)
+	fmt.Fprintf(h, "open\x00%s\x00%s\x00%d\x00", a.as.ns, a.req.Conversation, a.policy.Levels[0].Budget)
 	for _, t := range ts {
 		fmt.Fprintf(h, "%d,", t.Seq)
 	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	s, ok := a.m.overviews.get(key)
+	s, ok := a.as.overviews.get(key)
 	if !ok {
 		var err error
-		s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
-			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.m.tok})
+		s, err = a.as.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: 1,
+			LevelName: a.policy.LevelName(1), Budget: a.policy.Levels[0].Budget, Turns: ts, Tokenizer: a.as.tok})
 		if err != nil {
 			return nil, fmt.Errorf("summary of open turns %d-%d: %w", first.Seq, last.Seq, err)
 		}
-		a.m.overviews.put(key, s)
+		a.as.overviews.put(key, s)
 	}
 	return &Node{Conversation: a.req.Conversation, Level: 1, FirstSeq: first.Seq, LastSeq: last.Seq,
 		Start: first.Time, End: last.Time, Summary: s.Text, Facts: s.Facts, Themes: s.Themes, Method: s.Method}, nil
@@ -951,16 +1008,16 @@ func (a *assembler) overviewItem(group []Node, limit int) (*Item, error) {
 	head := probe.Tokens
 	budget := limit - head
 	for try := 0; try < 2 && budget >= minOverviewTokens; try++ {
-		key := overviewKey(a.m.ns, a.req.Conversation, it.Level, budget, group)
-		s, ok := a.m.overviews.get(key)
+		key := overviewKey(a.as.ns, a.req.Conversation, it.Level, budget, group)
+		s, ok := a.as.overviews.get(key)
 		if !ok {
 			var err error
-			s, err = a.m.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
-				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.m.tok})
+			s, err = a.as.sum.Summarize(a.ctx, SummaryRequest{Conversation: a.req.Conversation, Level: it.Level,
+				LevelName: OverviewLevelName, Budget: budget, Children: group, Tokenizer: a.as.tok})
 			if err != nil {
 				return nil, fmt.Errorf("overview of turns %d-%d: %w", it.FirstSeq, it.LastSeq, err)
 			}
-			a.m.overviews.put(key, s)
+			a.as.overviews.put(key, s)
 		}
 		if strings.TrimSpace(s.Text) == "" {
 			return nil, nil
@@ -1216,7 +1273,7 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 			topNode = max(topNode, h.Score)
 		}
 	}
-	spread := relevanceSpread[:min(len(relevanceSpread), a.m.asm.Neighbours+1)]
+	spread := relevanceSpread[:min(len(relevanceSpread), a.as.asm.Neighbours+1)]
 	// Turns under a summary hit scored by their own words (scoreCold):
 	// those before the search window (see AssemblyOptions.SearchWindow),
 	// which the turn search did not see, and those of cold spans.
@@ -1234,7 +1291,7 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 			// deeper ones, from a pool grown with the budget, stand
 			// alone, so that the turns read grow by one per hit, not
 			// five.
-			if turnHits++; turnHits > 2*a.m.asm.SearchK {
+			if turnHits++; turnHits > 2*a.as.asm.SearchK {
 				continue
 			}
 			if turnHits <= leadHits {
@@ -1266,40 +1323,46 @@ func (a *assembler) seedRelevance() *relevanceSeed {
 	}
 	r := &relevanceSeed{score: score, cold: cold, leads: leads, spread: spread}
 	if len(score) > 0 {
-		// The turn hits came whole with the search: only the others
-		// are read.
-		var have []Turn
-		for _, h := range a.hits {
-			if h.Turn != nil {
-				have = append(have, *h.Turn)
-			}
-		}
-		slices.SortFunc(have, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
-		have = slices.CompactFunc(have, func(x, y Turn) bool { return x.Seq == y.Seq })
-		seqs := make([]int64, 0, len(score))
-		for s := range score {
-			if _, ok := slices.BinarySearchFunc(have, s, func(t Turn, s int64) int { return cmpInt64(t.Seq, s) }); !ok {
-				seqs = append(seqs, s)
-			}
-		}
-		slices.Sort(seqs)
-		r.done = make(chan struct{})
-		go func() {
-			defer close(r.done)
-			var read []Turn
-			if len(seqs) > 0 { // no Seqs in a filter reads every turn
-				read, r.err = a.readSeqs(seqs)
-			}
-			r.ts = slices.Concat(read, have)
-			slices.SortFunc(r.ts, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
-			words := queryWords(a.req.Query)
-			r.held = make([][]int, len(r.ts))
-			for i, t := range r.ts {
-				r.held[i] = wordsIn(words, t.Text())
-			}
-		}()
+		a.startSeedRead(r)
 	}
 	return r
+}
+
+// startSeedRead starts the read of the turns r scores, and the count of
+// the query words each holds; r.wait waits for it.
+func (a *assembler) startSeedRead(r *relevanceSeed) {
+	// The turn hits came whole with the search: only the others
+	// are read.
+	var have []Turn
+	for _, h := range a.hits {
+		if h.Turn != nil {
+			have = append(have, *h.Turn)
+		}
+	}
+	slices.SortFunc(have, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+	have = slices.CompactFunc(have, func(x, y Turn) bool { return x.Seq == y.Seq })
+	seqs := make([]int64, 0, len(r.score))
+	for s := range r.score {
+		if _, ok := slices.BinarySearchFunc(have, s, func(t Turn, s int64) int { return cmpInt64(t.Seq, s) }); !ok {
+			seqs = append(seqs, s)
+		}
+	}
+	slices.Sort(seqs)
+	r.done = make(chan struct{})
+	go func() {
+		defer close(r.done)
+		var read []Turn
+		if len(seqs) > 0 { // no Seqs in a filter reads every turn
+			read, r.err = a.readSeqs(seqs)
+		}
+		r.ts = slices.Concat(read, have)
+		slices.SortFunc(r.ts, func(x, y Turn) int { return cmpInt64(x.Seq, y.Seq) })
+		words := queryWords(a.req.Query)
+		r.held = make([][]int, len(r.ts))
+		for i, t := range r.ts {
+			r.held[i] = wordsIn(words, t.Text())
+		}
+	}()
 }
 
 func (a *assembler) relevance() error {
@@ -1335,11 +1398,7 @@ func (a *assembler) relevance() error {
 	for _, w := range words {
 		named[w] = true
 	}
-	type cand struct {
-		t     Turn
-		score float64
-	}
-	cands := make([]cand, 0, len(ts))
+	cands := make([]relevanceCand, 0, len(ts))
 	sessionOf := make(map[int64]int, len(ts))
 	for _, t := range ts {
 		sessionOf[t.Seq] = t.Session
@@ -1354,30 +1413,9 @@ func (a *assembler) relevance() error {
 			v += relevanceSpeaker
 		}
 		v += relevanceWord * float64(len(held[i]))
-		cands = append(cands, cand{t, v})
+		cands = append(cands, relevanceCand{t, v})
 	}
-	// Best value per token first: a turn longer than a paragraph
-	// (relevanceCostFloor) must be worth its room, so long turns that
-	// match many words by their length alone no longer crowd out short
-	// ones that answer.
-	// A turn's size is its stored token count: rendering and counting
-	// every candidate would cost more than the ranking is worth.
-	keys := make([]float64, len(cands))
-	for i, c := range cands {
-		keys[i] = c.score / float64(max(c.t.Tokens, relevanceCostFloor))
-	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(x, y int) bool {
-		i, j := order[x], order[y]
-		if keys[i] != keys[j] {
-			return keys[i] > keys[j]
-		}
-		return cands[i].t.Seq > cands[j].t.Seq
-	})
-	for _, i := range order {
+	for _, i := range byValue(cands) {
 		room := a.req.Budget - a.used
 		if room < minTurnTokens {
 			break
@@ -1394,11 +1432,42 @@ func (a *assembler) relevance() error {
 	return nil
 }
 
+// relevanceCand is a turn relevance may add, and its score.
+type relevanceCand struct {
+	t     Turn
+	score float64
+}
+
+// byValue orders cands best value per token first: a turn longer than a
+// paragraph (relevanceCostFloor) must be worth its room, so long turns
+// that match many words by their length alone no longer crowd out short
+// ones that answer. A turn's size is its stored token count: rendering
+// and counting every candidate would cost more than the ranking is
+// worth. It returns the indexes of cands in that order.
+func byValue(cands []relevanceCand) []int {
+	keys := make([]float64, len(cands))
+	for i, c := range cands {
+		keys[i] = c.score / float64(max(c.t.Tokens, relevanceCostFloor))
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		i, j := order[x], order[y]
+		if keys[i] != keys[j] {
+			return keys[i] > keys[j]
+		}
+		return cands[i].t.Seq > cands[j].t.Seq
+	})
+	return order
+}
+
 // searchK is how many turn hits a query considers at this budget:
 // AssemblyOptions.SearchK, or one per searchTokens of the budget when
 // that is more, so that a bigger package draws on a deeper pool.
 func (a *assembler) searchK() int {
-	return max(a.m.asm.SearchK, a.req.Budget/searchTokens)
+	return max(a.as.asm.SearchK, a.req.Budget/searchTokens)
 }
 
 // scoreCold scores the turns of cold spans as if the index had found them.
@@ -1564,7 +1633,7 @@ func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			read[i], errs[i] = a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation, Seqs: part})
+			read[i], errs[i] = a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation, Seqs: part})
 		}()
 	}
 	wg.Wait()
@@ -1581,13 +1650,13 @@ func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 		for j+1 < len(seqs) && seqs[j+1]-seqs[j] <= 4 {
 			j++
 		}
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: seqs[i], ToSeq: seqs[j]})
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return nil, err
 			}
-			a.m.log.Warn("context: cannot read turns the query points at", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot read turns the query points at", "conversation", a.req.Conversation,
 				"from", seqs[i], "to", seqs[j], "error", err)
 		}
 		for _, t := range ts {
@@ -1603,136 +1672,6 @@ func (a *assembler) readSeqs(seqs []int64) ([]Turn, error) {
 // splitRead is the number of turns from which readSeqs reads in two
 // halves at once.
 const splitRead = 128
-
-// queryWords are the lowercased words of a query worth matching: three
-// letters or more, or any number.
-func queryWords(q string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if (utf8.RuneCountInString(w) >= 3 || unicode.IsDigit([]rune(w)[0])) && !stopWords[w] && !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-var stopWords = map[string]bool{"the": true, "and": true, "for": true, "are": true, "was": true, "were": true,
-	"you": true, "what": true, "when": true, "where": true, "which": true, "who": true, "how": true, "did": true,
-	"does": true, "with": true, "that": true, "this": true, "from": true, "have": true, "has": true, "had": true}
-
-// overlap counts the query words found in text, a word matching another
-// when one starts with the other and they share at least four letters
-// (so "deploy" matches "deployed").
-func overlap(words []string, text string) int {
-	return len(wordsIn(words, text))
-}
-
-// wordsIn returns the indexes of the words of words that text holds, as
-// overlap matches them.
-func wordsIn(words []string, text string) []int {
-	if len(words) == 0 {
-		return nil
-	}
-	if isASCII(text) {
-		return wordsInASCII(words, text)
-	}
-	return wordsInSet(words, text)
-}
-
-// wordsInSet is wordsIn by the set of the text's lowercased words.
-func wordsInSet(words []string, text string) []int {
-	have := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		have[w] = true
-	}
-	var out []int
-	for i, q := range words {
-		if have[q] {
-			out = append(out, i)
-			continue
-		}
-		if len(q) < 4 {
-			continue
-		}
-		for w := range have {
-			if len(w) >= 4 && (strings.HasPrefix(w, q) || strings.HasPrefix(q, w)) {
-				out = append(out, i)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// wordsInASCII is wordsIn for ASCII text, without building the text's
-// set of words: each word is lowercased in place of a small buffer and
-// compared with the query words not matched yet.
-func wordsInASCII(words []string, text string) []int {
-	found := make([]bool, len(words))
-	left := len(words)
-	var buf [64]byte
-	for i := 0; i < len(text) && left > 0; {
-		if !asciiAlnum(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && asciiAlnum(text[j]) {
-			j++
-		}
-		var w []byte
-		if j-i <= len(buf) {
-			w = buf[:j-i]
-		} else {
-			w = make([]byte, j-i)
-		}
-		for k := range w {
-			c := text[i+k]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			w[k] = c
-		}
-		for q, qw := range words {
-			if found[q] {
-				continue
-			}
-			// (string(...) in a comparison does not copy.)
-			if string(w) == qw || len(qw) >= 4 && len(w) >= 4 &&
-				(len(w) >= len(qw) && string(w[:len(qw)]) == qw || len(qw) >= len(w) && qw[:len(w)] == string(w)) {
-				found[q] = true
-				left--
-			}
-		}
-		i = j
-	}
-	var out []int
-	for q, ok := range found {
-		if ok {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-func asciiAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
 
 // spanRaw reports whether every turn of first..last is present raw.
 func (a *assembler) spanRaw(first, last int64) bool {
@@ -1829,7 +1768,7 @@ func (a *assembler) expand(it *Item) (bool, error) {
 			}
 		}
 	} else if it.Level > 1 {
-		ns, err := a.m.store.Nodes(a.ctx, NodeFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ns, err := a.as.store.Nodes(a.ctx, NodeFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			Level: it.Level - 1, FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
 		if err != nil {
 			return false, err
@@ -1852,12 +1791,12 @@ func (a *assembler) expand(it *Item) (bool, error) {
 				return false, nil
 			}
 		}
-		ts, err := a.m.store.Turns(a.ctx, TurnFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+		ts, err := a.as.store.Turns(a.ctx, TurnFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 			FromSeq: it.FirstSeq, ToSeq: it.LastSeq})
 		if err != nil && it.tier == TierCold {
 			// A missing or corrupt segment costs the expansion, not the
 			// package: the summary stays.
-			a.m.log.Warn("context: cannot expand a cold span", "conversation", a.req.Conversation,
+			a.as.log.Warn("context: cannot expand a cold span", "conversation", a.req.Conversation,
 				"node", it.NodeID, "error", err)
 			it.stuck = true
 			return false, nil
@@ -1915,10 +1854,10 @@ func (a *assembler) finish() (*Package, error) {
 		}
 		a.header = a.r.Header(a.conv, a.omittedSorted())
 		text := a.sections + a.r.Join(a.header, a.items)
-		n := a.m.tok.Count(text)
+		n := a.as.tok.Count(text)
 		if n <= a.req.Budget {
 			pkg := &Package{Conversation: a.req.Conversation, Query: a.req.Query, Format: a.r.Name(),
-				Tokenizer: a.m.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
+				Tokenizer: a.as.tok.Name(), Budget: a.req.Budget, Tokens: n, Turns: a.conv.Turns,
 				Omitted: a.omittedSorted(), Rendered: text, Items: make([]Item, len(a.items))}
 			for i, it := range a.items {
 				pkg.Items[i] = *it

@@ -30,7 +30,7 @@ func (a *assembler) knownFacts() error {
 	if !a.req.Facts {
 		return nil
 	}
-	ls, err := a.m.store.Learnings(a.ctx, LearningFilter{Namespace: a.m.ns, Conversation: a.req.Conversation,
+	ls, err := a.as.store.Learnings(a.ctx, LearningFilter{Namespace: a.as.ns, Conversation: a.req.Conversation,
 		Statuses: []string{LearningAuto}, Limit: factsLimit, Newest: true})
 	if err != nil {
 		return err

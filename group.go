@@ -302,127 +302,24 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		return err
 	}
 	g := r.grouping(c, lvl)
-	last, err := py.lastNode(ctx, conv, lvl)
+	from, floor, err := r.groupStart(ctx, c, g, lvl)
 	if err != nil {
 		return err
 	}
-	from := int64(1)
-	var floor *groupKey
-	if last != nil {
-		from = last.LastSeq + 1
-		if k, ok := g.parseKey(last); ok {
-			floor = &k
-		}
-	}
-	if last != nil && floor != nil {
-		reopen, err := r.reopens(ctx, g, lvl, from, *floor)
-		if err != nil {
-			return err
-		}
-		if reopen && !(lvl == 1 && last.Tier == TierExpired) {
-			// The last node's period received a child after it closed:
-			// group again from its first child, under the key of the node
-			// before it, and replace it (and its ancestors) with what the
-			// group makes.
-			if err := r.reopen(ctx, c, lvl, last); err != nil {
-				return err
-			}
-			from, floor = last.FirstSeq, nil
-			prev, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv, Level: lvl,
-				ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
-			if err != nil {
-				return err
-			}
-			if len(prev) == 1 {
-				if k, ok := g.parseKey(&prev[0]); ok {
-					floor = &k
-				}
-			}
-		}
-	}
 	page := rollupPage * 16
 	for from <= c.Turns {
-		var keys []groupKey
-		var ends []time.Time
-		var turns []Turn
-		var children []Node
-		var next *groupKey
-		full := false
+		var pg *childPage
 		if lvl == 1 {
-			turns, err = py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: from, ToSeq: from + int64(page)})
-			if err != nil {
-				return err
-			}
-			if len(turns) == 0 {
-				return nil
-			}
-			if turns[0].Seq != from {
-				return Errorf(EINTERNAL, "level %d: next turn is %d, want %d", lvl, turns[0].Seq, from)
-			}
-			if len(turns) > page { // one more than the page: it says what follows
-				k := g.turnKey(&turns[page])
-				next = &k
-				turns = turns[:page]
-				full = true
-			}
-			for i := range turns {
-				keys = append(keys, g.turnKey(&turns[i]))
-				ends = append(ends, turns[i].Time)
-			}
+			pg, err = r.turnPage(ctx, g, from, page)
 		} else {
-			children, err = py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: conv, Level: lvl - 1,
-				FromSeq: from, Limit: page + 1})
-			if err != nil {
-				return err
-			}
-			if len(children) == 0 {
-				return nil
-			}
-			if children[0].FirstSeq != from {
-				return r.realign(ctx, lvl, from, children[0].FirstSeq)
-			}
-			if len(children) > page {
-				k := g.nodeKey(&children[page])
-				next = &k
-				children = children[:page]
-				full = true
-			} else if tail := children[len(children)-1].LastSeq + 1; tail <= c.Turns {
-				// The level below has turns it has not closed yet: the
-				// first of them says where its next child will fall.
-				ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: conv, FromSeq: tail, ToSeq: tail})
-				if err != nil {
-					return err
-				}
-				if len(ts) == 1 {
-					k := g.turnKey(&ts[0])
-					next = &k
-				}
-			}
-			for i := range children {
-				keys = append(keys, g.nodeKey(&children[i]))
-				ends = append(ends, children[i].End)
-			}
+			pg, err = r.nodePage(ctx, c, g, lvl, from, page)
 		}
-		keys, next = clampNext(keys, floor, next)
-		groups := g.split(keys, ends, next)
-		var reqs []SummaryRequest
-		var gkeys []string
-		prev := floor
-		for _, gr := range groups {
-			if !gr.closed {
-				break
-			}
-			label := g.label(gr.key, prev)
-			prev = &gr.key
-			req := SummaryRequest{Budget: g.level.BudgetFor(c.IsImportant(label))}
-			if lvl == 1 {
-				req.Turns = turns[gr.from:gr.to]
-			} else {
-				req.Children = children[gr.from:gr.to]
-			}
-			reqs = append(reqs, req)
-			gkeys = append(gkeys, label)
+		if pg == nil {
+			return err // nothing left to group, or an error
 		}
+		keys, next := clampNext(pg.keys, floor, pg.next)
+		groups := g.split(keys, pg.ends, next)
+		reqs, gkeys := closedGroups(c, g, groups, pg, floor)
 		nodes, err := py.makeNodes(ctx, conv, p, lvl, reqs, gkeys)
 		if err != nil {
 			return err
@@ -436,7 +333,7 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 			k := keys[groups[len(nodes)-1].from]
 			floor = &k
 		}
-		if !full {
+		if !pg.full {
 			return nil
 		}
 		if len(nodes) == 0 {
@@ -448,6 +345,155 @@ func (r *rollupRun) groupedLevel(ctx context.Context, lvl int) error {
 		}
 	}
 	return nil
+}
+
+// groupStart returns the first turn level lvl has not closed and the key
+// of its last node (nil if none, or unreadable). When that node's period
+// received a child after it closed, the node is reopened (see reopen):
+// the level groups again from its first child, under the key of the node
+// before it.
+func (r *rollupRun) groupStart(ctx context.Context, c Conversation, g *grouping, lvl int) (int64, *groupKey, error) {
+	py := r.py
+	last, err := py.lastNode(ctx, r.conv, lvl)
+	if err != nil {
+		return 0, nil, err
+	}
+	from := int64(1)
+	var floor *groupKey
+	if last != nil {
+		from = last.LastSeq + 1
+		if k, ok := g.parseKey(last); ok {
+			floor = &k
+		}
+	}
+	if last == nil || floor == nil {
+		return from, floor, nil
+	}
+	reopen, err := r.reopens(ctx, g, lvl, from, *floor)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !reopen || (lvl == 1 && last.Tier == TierExpired) {
+		return from, floor, nil
+	}
+	// The last node's period received a child after it closed: group
+	// again from its first child, under the key of the node before it,
+	// and replace it (and its ancestors) with what the group makes.
+	if err := r.reopen(ctx, c, lvl, last); err != nil {
+		return 0, nil, err
+	}
+	from, floor = last.FirstSeq, nil
+	prev, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: lvl,
+		ToSeq: last.FirstSeq - 1, Newest: true, Limit: 1})
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(prev) == 1 {
+		if k, ok := g.parseKey(&prev[0]); ok {
+			floor = &k
+		}
+	}
+	return from, floor, nil
+}
+
+// childPage is a page of the children of a grouped level, from its first
+// turn not closed: turns at level 1, nodes of the level below otherwise.
+type childPage struct {
+	keys     []groupKey  // one per child, not clamped yet
+	ends     []time.Time // when each child ends
+	turns    []Turn
+	children []Node
+	next     *groupKey // the key of what follows the page, if known
+	full     bool      // more children follow the page
+}
+
+// turnPage reads up to page turns of level 1 from from; nil and no error
+// if there are none.
+func (r *rollupRun) turnPage(ctx context.Context, g *grouping, from int64, page int) (*childPage, error) {
+	py := r.py
+	turns, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: r.conv, FromSeq: from, ToSeq: from + int64(page)})
+	if err != nil || len(turns) == 0 {
+		return nil, err
+	}
+	if turns[0].Seq != from {
+		return nil, Errorf(EINTERNAL, "level 1: next turn is %d, want %d", turns[0].Seq, from)
+	}
+	pg := &childPage{}
+	if len(turns) > page { // one more than the page: it says what follows
+		k := g.turnKey(&turns[page])
+		pg.next = &k
+		turns = turns[:page]
+		pg.full = true
+	}
+	for i := range turns {
+		pg.keys = append(pg.keys, g.turnKey(&turns[i]))
+		pg.ends = append(pg.ends, turns[i].Time)
+	}
+	pg.turns = turns
+	return pg, nil
+}
+
+// nodePage reads up to page nodes of the level below lvl from from; nil
+// if there are none, or if they do not start at from (realign's error,
+// if any).
+func (r *rollupRun) nodePage(ctx context.Context, c Conversation, g *grouping, lvl int, from int64, page int) (*childPage, error) {
+	py := r.py
+	children, err := py.store.Nodes(ctx, NodeFilter{Namespace: py.ns, Conversation: r.conv, Level: lvl - 1,
+		FromSeq: from, Limit: page + 1})
+	if err != nil || len(children) == 0 {
+		return nil, err
+	}
+	if children[0].FirstSeq != from {
+		return nil, r.realign(ctx, lvl, from, children[0].FirstSeq)
+	}
+	pg := &childPage{}
+	if len(children) > page {
+		k := g.nodeKey(&children[page])
+		pg.next = &k
+		children = children[:page]
+		pg.full = true
+	} else if tail := children[len(children)-1].LastSeq + 1; tail <= c.Turns {
+		// The level below has turns it has not closed yet: the
+		// first of them says where its next child will fall.
+		ts, err := py.store.Turns(ctx, TurnFilter{Namespace: py.ns, Conversation: r.conv, FromSeq: tail, ToSeq: tail})
+		if err != nil {
+			return nil, err
+		}
+		if len(ts) == 1 {
+			k := g.turnKey(&ts[0])
+			pg.next = &k
+		}
+	}
+	for i := range children {
+		pg.keys = append(pg.keys, g.nodeKey(&children[i]))
+		pg.ends = append(pg.ends, children[i].End)
+	}
+	pg.children = children
+	return pg, nil
+}
+
+// closedGroups returns the summary requests and labels of the closed
+// groups of pg, in order, up to the first open one.
+func closedGroups(c Conversation, g *grouping, groups []group, pg *childPage, floor *groupKey) ([]SummaryRequest, []string) {
+	var reqs []SummaryRequest
+	var gkeys []string
+	prev := floor
+	for _, gr := range groups {
+		if !gr.closed {
+			break
+		}
+		label := g.label(gr.key, prev)
+		prev = &gr.key
+		req := SummaryRequest{Budget: g.level.BudgetFor(c.IsImportant(label))}
+		if pg.turns != nil {
+			req.Turns = pg.turns[gr.from:gr.to]
+		} else {
+			req.Children = pg.children[gr.from:gr.to]
+		}
+		reqs = append(reqs, req)
+		gkeys = append(gkeys, label)
+	}
+	return reqs, gkeys
 }
 
 // reopens reports whether the first child at from (a turn at level 1, a

@@ -433,8 +433,3 @@ type queryVec struct {
 	err  error
 	done chan struct{}
 }
-
-// hybridQuery is the vectors' hybridQuery, for context assembly.
-func (m *Memory) hybridQuery(ctx context.Context, q SearchQuery) ([]Hit, error) {
-	return m.vec.hybridQuery(ctx, q)
-}

@@ -138,28 +138,9 @@ func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (Inge
 	if len(b.Turns) == 0 {
 		return res, job, nil // nothing to store, and a job with no policy rolls nothing up
 	}
-	turns := make([]Turn, len(b.Turns))
-	copy(turns, b.Turns)
-	occ := map[string]int{}
-	for i := range turns {
-		t := &turns[i]
-		if err := t.Validate(); err != nil {
-			return res, job, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
-		}
-		if !derive && t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
-			return res, job, Errorf(EINVALID, "conversation %q turn %d: content: empty (a turn needs content, tool calls or tool results)", b.Conversation, i+1)
-		}
-		if t.ExtID == "" && !derive {
-			t.ExtID = LiveExtID()
-		}
-		if t.ExtID == "" {
-			base := DeriveExtID(t, 0)
-			t.ExtID = DeriveExtID(t, occ[base])
-			occ[base]++
-		}
-		if t.Time.IsZero() {
-			t.Time = in.now().UTC()
-		}
+	turns, err := in.prepareTurns(b, derive)
+	if err != nil {
+		return res, job, err
 	}
 
 	// Tokens are counted before anything is written or locked: counting
@@ -173,16 +154,72 @@ func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (Inge
 	lock.Lock()
 	defer lock.Unlock()
 
+	conv, err := in.ensureConversation(ctx, b)
+	if err != nil {
+		return res, job, err
+	}
+	if job.policy, err = in.policyFor(conv); err != nil {
+		return res, job, err
+	}
+	fresh, added, err := in.appendNew(ctx, b.Conversation, turns)
+	if fresh != nil {
+		res.Skipped = len(turns) - len(fresh)
+	}
+	if err != nil || len(fresh) == 0 {
+		// With nothing new, an earlier ingest may have been killed
+		// between its append and its rollup: the rollup finishes it.
+		return res, job, err
+	}
+	res.Added = len(added)
+	res.Skipped += len(fresh) - len(added)
+	job.added = added
+	return res, job, nil
+}
+
+// prepareTurns returns a copy of the batch's turns, each checked, with an
+// ext_id (a live one, or with derive one derived from its content) and a
+// time (the clock's if it had none).
+func (in *ingester) prepareTurns(b Batch, derive bool) ([]Turn, error) {
+	turns := make([]Turn, len(b.Turns))
+	copy(turns, b.Turns)
+	occ := map[string]int{}
+	for i := range turns {
+		t := &turns[i]
+		if err := t.Validate(); err != nil {
+			return nil, Errorf(EINVALID, "conversation %q turn %d: %s", b.Conversation, i+1, err.Error())
+		}
+		if !derive && t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
+			return nil, Errorf(EINVALID, "conversation %q turn %d: content: empty (a turn needs content, tool calls or tool results)", b.Conversation, i+1)
+		}
+		if t.ExtID == "" && !derive {
+			t.ExtID = LiveExtID()
+		}
+		if t.ExtID == "" {
+			base := DeriveExtID(t, 0)
+			t.ExtID = DeriveExtID(t, occ[base])
+			occ[base]++
+		}
+		if t.Time.IsZero() {
+			t.Time = in.now().UTC()
+		}
+	}
+	return turns, nil
+}
+
+// ensureConversation returns the batch's conversation, created with the
+// batch's policy and time zone (or the defaults) if it is new. A batch
+// naming a policy the conversation does not have is an ECONFLICT error.
+func (in *ingester) ensureConversation(ctx context.Context, b Batch) (Conversation, error) {
 	policy, tz := in.policy.Name, in.tz
 	if b.Policy != "" {
 		if _, err := in.policyNamed(b.Policy); err != nil {
-			return res, job, err
+			return Conversation{}, err
 		}
 		policy = b.Policy
 	}
 	if b.TimeZone != "" {
 		if _, err := LoadTimeZone(b.TimeZone); err != nil {
-			return res, job, err
+			return Conversation{}, err
 		}
 		tz = b.TimeZone
 	}
@@ -190,32 +227,32 @@ func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (Inge
 		Namespace: in.ns, ID: b.Conversation, Policy: policy, TimeZone: tz, Created: in.now().UTC(),
 	})
 	if err != nil {
-		return res, job, fmt.Errorf("ensure conversation: %w", err)
+		return conv, fmt.Errorf("ensure conversation: %w", err)
 	}
 	if b.Policy != "" && conv.Policy != b.Policy && !(conv.Policy == "" && b.Policy == in.policy.Name) {
-		return res, job, Errorf(ECONFLICT, "conversation %q has policy %q, not %q: change it with SetPolicy (strata policy set)",
+		return conv, Errorf(ECONFLICT, "conversation %q has policy %q, not %q: change it with SetPolicy (strata policy set)",
 			b.Conversation, conv.Policy, b.Policy)
 	}
-	if job.policy, err = in.policyFor(conv); err != nil {
-		return res, job, err
-	}
+	return conv, nil
+}
 
-	// Drop turns already stored, and repeats within the batch; assign
-	// sessions after the conversation's last turn; append, provided no
-	// other process appended meanwhile. If one did (ECONFLICT), the
-	// turns it stored are dropped and the sessions assigned again: the
-	// convLock serializes the writers of this process, the check those
-	// of several processes, so that they append as one writer would.
+// appendNew drops the turns already stored, and repeats within turns;
+// assigns sessions after the conversation's last turn; and appends,
+// provided no other process appended meanwhile. If one did (ECONFLICT),
+// the turns it stored are dropped and the sessions assigned again: the
+// convLock (which the caller holds) serializes the writers of this
+// process, the check those of several processes, so that they append as
+// one writer would. It returns the turns that were new at the last try
+// (nil if it never read which were) and those appended.
+func (in *ingester) appendNew(ctx context.Context, conv string, turns []Turn) (fresh, added []Turn, err error) {
 	ids := make([]string, len(turns))
 	for i := range turns {
 		ids[i] = turns[i].ExtID
 	}
-	var added []Turn
-	var fresh []Turn
 	for try := 1; ; try++ {
-		have, err := in.store.ExistingExtIDs(ctx, in.ns, b.Conversation, ids)
+		have, err := in.store.ExistingExtIDs(ctx, in.ns, conv, ids)
 		if err != nil {
-			return res, job, fmt.Errorf("look up ext ids: %w", err)
+			return fresh, nil, fmt.Errorf("look up ext ids: %w", err)
 		}
 		fresh = make([]Turn, 0, len(turns))
 		seen := make(map[string]bool, len(turns))
@@ -226,17 +263,14 @@ func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (Inge
 			seen[t.ExtID] = true
 			fresh = append(fresh, t)
 		}
-		res.Skipped = len(turns) - len(fresh)
 		if len(fresh) == 0 {
-			// Nothing new, but an earlier ingest may have been killed
-			// between its append and its rollup: the rollup finishes it.
-			return res, job, nil
+			return fresh, nil, nil
 		}
 		var prev *Turn
 		var after int64
-		last, err := in.store.Turns(ctx, TurnFilter{Namespace: in.ns, Conversation: b.Conversation, Newest: true, Limit: 1, WithExpired: true})
+		last, err := in.store.Turns(ctx, TurnFilter{Namespace: in.ns, Conversation: conv, Newest: true, Limit: 1, WithExpired: true})
 		if err != nil {
-			return res, job, fmt.Errorf("read last turn: %w", err)
+			return fresh, nil, fmt.Errorf("read last turn: %w", err)
 		}
 		if len(last) == 1 {
 			prev, after = &last[0], last[0].Seq
@@ -246,25 +280,21 @@ func (in *ingester) appendBatch(ctx context.Context, b Batch, derive bool) (Inge
 			t.Session = in.sessionOf(prev, t)
 			prev = t
 		}
-		added, err = in.store.AppendTurnsAfter(ctx, in.ns, b.Conversation, after, fresh)
+		added, err = in.store.AppendTurnsAfter(ctx, in.ns, conv, after, fresh)
 		if ErrorCode(err) == ECONFLICT && try < appendTries {
-			in.log.Debug("another writer appended; reading the conversation's end again", "conversation", b.Conversation, "error", err)
+			in.log.Debug("another writer appended; reading the conversation's end again", "conversation", conv, "error", err)
 			select {
 			case <-ctx.Done():
-				return res, job, ctx.Err()
+				return fresh, nil, ctx.Err()
 			case <-time.After(time.Duration(rand.Int64N(int64(try) * int64(5*time.Millisecond)))):
 			}
 			continue
 		}
 		if err != nil {
-			return res, job, fmt.Errorf("append turns: %w", err)
+			return fresh, nil, fmt.Errorf("append turns: %w", err)
 		}
-		break
+		return fresh, added, nil
 	}
-	res.Added = len(added)
-	res.Skipped += len(fresh) - len(added)
-	job.added = added
-	return res, job, nil
 }
 
 // Importer ingests a stream of batches, as Ingest does (except that a turn
@@ -395,69 +425,7 @@ func (in *ingester) importWith(ctx context.Context, o ImportOptions, next func()
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		// pending holds each conversation's batch being gathered, order
-		// the conversations in the order they first came (so that output
-		// is deterministic), size the text bytes pending in all.
-		pending := map[string]*Batch{}
-		var order []string
-		size := 0
-		send := func(conv string) bool {
-			b := pending[conv]
-			delete(pending, conv)
-			order = slices.DeleteFunc(order, func(c string) bool { return c == conv })
-			for _, t := range b.Turns {
-				size -= turnSize(&t)
-			}
-			select {
-			case batches <- *b:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for {
-			conv, t, err := next()
-			if errors.Is(err, io.EOF) {
-				for len(order) > 0 {
-					if !send(order[0]) {
-						readErr <- ctx.Err()
-						return
-					}
-				}
-				readErr <- nil
-				return
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-			b := pending[conv]
-			if b == nil {
-				b = &Batch{Conversation: conv, Policy: o.Policy, TimeZone: o.TimeZone}
-				pending[conv] = b
-				order = append(order, conv)
-			}
-			b.Turns = append(b.Turns, t)
-			size += turnSize(&t)
-			if len(b.Turns) >= ImportBatch {
-				if !send(conv) {
-					readErr <- ctx.Err()
-					return
-				}
-			}
-			for size > importBuffer && len(order) > 0 {
-				largest := order[0]
-				for _, c := range order {
-					if len(pending[c].Turns) > len(pending[largest].Turns) {
-						largest = c
-					}
-				}
-				if !send(largest) {
-					readErr <- ctx.Err()
-					return
-				}
-			}
-		}
+		readErr <- gatherBatches(ctx, o, next, batches)
 	}()
 	im := in.newImporter(ctx)
 	var addErr error
@@ -474,6 +442,71 @@ func (in *ingester) importWith(ctx context.Context, o ImportOptions, next func()
 		return results, addErr
 	}
 	return results, err
+}
+
+// gatherBatches reads turns from next until io.EOF and sends them on
+// batches, a batch per conversation of ImportBatch turns at most; when
+// the turns gathered exceed importBuffer bytes, the largest batch goes
+// early. It returns next's error, or ctx's if it ends first.
+func gatherBatches(ctx context.Context, o ImportOptions, next func() (conversation string, t Turn, err error), batches chan<- Batch) error {
+	// pending holds each conversation's batch being gathered, order
+	// the conversations in the order they first came (so that output
+	// is deterministic), size the text bytes pending in all.
+	pending := map[string]*Batch{}
+	var order []string
+	size := 0
+	send := func(conv string) bool {
+		b := pending[conv]
+		delete(pending, conv)
+		order = slices.DeleteFunc(order, func(c string) bool { return c == conv })
+		for _, t := range b.Turns {
+			size -= turnSize(&t)
+		}
+		select {
+		case batches <- *b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		conv, t, err := next()
+		if errors.Is(err, io.EOF) {
+			for len(order) > 0 {
+				if !send(order[0]) {
+					return ctx.Err()
+				}
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		b := pending[conv]
+		if b == nil {
+			b = &Batch{Conversation: conv, Policy: o.Policy, TimeZone: o.TimeZone}
+			pending[conv] = b
+			order = append(order, conv)
+		}
+		b.Turns = append(b.Turns, t)
+		size += turnSize(&t)
+		if len(b.Turns) >= ImportBatch {
+			if !send(conv) {
+				return ctx.Err()
+			}
+		}
+		for size > importBuffer && len(order) > 0 {
+			largest := order[0]
+			for _, c := range order {
+				if len(pending[c].Turns) > len(pending[largest].Turns) {
+					largest = c
+				}
+			}
+			if !send(largest) {
+				return ctx.Err()
+			}
+		}
+	}
 }
 
 // Close waits for the queued rollups and returns the result of every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // This file turns the key facts of nodes into learnings (000's /learn):
@@ -70,6 +71,16 @@ type LearnResult struct {
 	Claimed int `json:"claimed,omitempty"`
 }
 
+// learner reads the facts of closed spans into learnings, with the model
+// (learnmodel.go) or by the offline rules (learnextract.go), and answers
+// the reads and status changes of learnings.
+type learner struct {
+	scope
+	claims *claims
+	llm    LLMOptions
+	model  *modelPass // the model calls
+}
+
 // Learn records the facts of the conversation's closed level-1 nodes that
 // no pass has read yet as learnings with status auto (all conversations of
 // the namespace if conversation is ""). It stops before a node whose model
@@ -80,43 +91,48 @@ type LearnResult struct {
 // one whose claim another process holds is left to it
 // (LearnResult.Claimed).
 func (m *Memory) Learn(ctx context.Context, conversation string) (LearnResult, error) {
+	return m.learn.learn(ctx, conversation)
+}
+
+// learn is Memory.Learn.
+func (lr *learner) learn(ctx context.Context, conversation string) (LearnResult, error) {
 	var res LearnResult
-	convs, err := m.conversationsOf(ctx, conversation)
+	convs, err := lr.conversationsOf(ctx, conversation)
 	if err != nil {
 		return res, err
 	}
 	for _, c := range convs {
-		if err := m.learnConversation(ctx, c, &res); err != nil {
+		if err := lr.learnConversation(ctx, c, &res); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *LearnResult) error {
+func (lr *learner) learnConversation(ctx context.Context, c Conversation, res *LearnResult) error {
 	loc, err := LoadTimeZone(c.TimeZone)
 	if err != nil {
 		return err
 	}
 	// Only a conversation with a closed span left to read is claimed.
-	next, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: c.LearnedSeq + 1, Limit: 1})
+	next, err := lr.store.Nodes(ctx, NodeFilter{Namespace: lr.ns, Conversation: c.ID, Level: 1, FromSeq: c.LearnedSeq + 1, Limit: 1})
 	if err != nil || len(next) == 0 || next[0].Pending {
 		return err
 	}
-	l := m.claims.newLease()
+	l := lr.claims.newLease()
 	defer l.close(ctx)
-	key := claimKey(claimLearn, m.ns, c.ID)
+	key := claimKey(claimLearn, lr.ns, c.ID)
 	ok, err := l.take(ctx, key)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		res.Claimed++
-		m.log.Debug("learnings left to the process that holds their claim", "conversation", c.ID)
+		lr.log.Debug("learnings left to the process that holds their claim", "conversation", c.ID)
 		return nil
 	}
 	// Read again under the claim: another process may have read some.
-	c, err = m.store.Conversation(ctx, m.ns, c.ID)
+	c, err = lr.store.Conversation(ctx, lr.ns, c.ID)
 	if ErrorCode(err) == ENOTFOUND {
 		return nil // deleted meanwhile
 	}
@@ -126,7 +142,7 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 	from := c.LearnedSeq + 1
 	guard := &endpointGuard{down: make(chan struct{})}
 	for {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: 1, FromSeq: from, Limit: 256})
+		ns, err := lr.store.Nodes(ctx, NodeFilter{Namespace: lr.ns, Conversation: c.ID, Level: 1, FromSeq: from, Limit: 256})
 		if err != nil || len(ns) == 0 {
 			return err
 		}
@@ -137,32 +153,9 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 				break
 			}
 			res.Nodes++
-			ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+			got, err := lr.nodeLearnings(ctx, c, n, loc, guard, res)
 			if err != nil {
 				return err
-			}
-			var got []Learning
-			if m.llm.Completer != nil && m.llm.Learnings {
-				// The model first; the offline rules when it fails.
-				var calls []Call
-				var merr error
-				got, calls, merr = m.modelLearnings(ctx, n, ts, loc, guard)
-				if len(calls) > 0 {
-					if err := m.store.RecordCalls(ctx, m.ns, c.ID, calls); err != nil {
-						return err
-					}
-					res.Calls += len(calls)
-				}
-				if merr != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					got = nil
-					res.Fallbacks++
-				}
-			}
-			if got == nil {
-				got = ExtractLearnings(ts, loc)
 			}
 			for _, l := range got {
 				l.Conversation, l.Node, l.Status = c.ID, n.ID, LearningAuto
@@ -176,7 +169,7 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 			return err
 		}
 		if len(ls) > 0 {
-			if _, err := m.store.AddLearnings(ctx, m.ns, c.ID, ls); err != nil {
+			if _, err := lr.store.AddLearnings(ctx, lr.ns, c.ID, ls); err != nil {
 				return err
 			}
 			res.Facts += len(ls)
@@ -184,7 +177,7 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 		if upTo < from {
 			return nil // a pending node first
 		}
-		if _, err := m.store.UpdateConversation(ctx, m.ns, c.ID, ConversationUpdate{LearnedSeq: &upTo}); err != nil {
+		if _, err := lr.store.UpdateConversation(ctx, lr.ns, c.ID, ConversationUpdate{LearnedSeq: &upTo}); err != nil {
 			return err
 		}
 		if upTo != ns[len(ns)-1].LastSeq {
@@ -194,39 +187,88 @@ func (m *Memory) learnConversation(ctx context.Context, c Conversation, res *Lea
 	}
 }
 
+// nodeLearnings returns the facts of closed node n of c: the model's, with
+// a model configured for learnings, else or when it fails the offline
+// rules'. The model's calls are recorded and counted in res.
+func (lr *learner) nodeLearnings(ctx context.Context, c Conversation, n Node, loc *time.Location, guard *endpointGuard, res *LearnResult) ([]Learning, error) {
+	ts, err := lr.store.Turns(ctx, TurnFilter{Namespace: lr.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	if err != nil {
+		return nil, err
+	}
+	var got []Learning
+	if lr.llm.Completer != nil && lr.llm.Learnings {
+		// The model first; the offline rules when it fails.
+		var calls []Call
+		var merr error
+		got, calls, merr = lr.modelLearnings(ctx, n, ts, loc, guard)
+		if len(calls) > 0 {
+			if err := lr.store.RecordCalls(ctx, lr.ns, c.ID, calls); err != nil {
+				return nil, err
+			}
+			res.Calls += len(calls)
+		}
+		if merr != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			got = nil
+			res.Fallbacks++
+		}
+	}
+	if got == nil {
+		got = ExtractLearnings(ts, loc)
+	}
+	return got, nil
+}
+
 // Learnings lists the learnings that match f (its Namespace is this
 // Memory's).
 func (m *Memory) Learnings(ctx context.Context, f LearningFilter) ([]Learning, error) {
-	f.Namespace = m.ns
+	return m.learn.learnings(ctx, f)
+}
+
+// learnings is Memory.Learnings.
+func (lr *learner) learnings(ctx context.Context, f LearningFilter) ([]Learning, error) {
+	f.Namespace = lr.ns
 	if f.Conversation != "" {
-		if err := lookupID(m.ns, f.Conversation); err != nil {
+		if err := lookupID(lr.ns, f.Conversation); err != nil {
 			return nil, err
 		}
 	}
 	if CheckText("subject", f.Subject) != nil {
 		return nil, nil // no store holds a learning about it
 	}
-	return m.store.Learnings(ctx, f)
+	return lr.store.Learnings(ctx, f)
 }
 
 // SetLearningStatus confirms, rejects or reopens (auto) a learning.
 func (m *Memory) SetLearningStatus(ctx context.Context, id int64, status string) (Learning, error) {
-	return m.store.SetLearningStatus(ctx, m.ns, id, status)
+	return m.learn.setLearningStatus(ctx, id, status)
+}
+
+// setLearningStatus is Memory.SetLearningStatus.
+func (lr *learner) setLearningStatus(ctx context.Context, id int64, status string) (Learning, error) {
+	return lr.store.SetLearningStatus(ctx, lr.ns, id, status)
 }
 
 // ExpandLearning returns learning id and the turns it came from, in
 // order: its sources, or, for a learning that names none, the turns its
 // node covers. A source turn whose content expired is left out.
 func (m *Memory) ExpandLearning(ctx context.Context, id int64) (Learning, []Turn, error) {
-	ls, err := m.store.Learnings(ctx, LearningFilter{Namespace: m.ns, IDs: []int64{id}})
+	return m.learn.expandLearning(ctx, id)
+}
+
+// expandLearning is Memory.ExpandLearning.
+func (lr *learner) expandLearning(ctx context.Context, id int64) (Learning, []Turn, error) {
+	ls, err := lr.store.Learnings(ctx, LearningFilter{Namespace: lr.ns, IDs: []int64{id}})
 	if err != nil {
 		return Learning{}, nil, err
 	}
 	if len(ls) == 0 {
-		return Learning{}, nil, Errorf(ENOTFOUND, "learning %d not found in namespace %q", id, m.ns)
+		return Learning{}, nil, Errorf(ENOTFOUND, "learning %d not found in namespace %q", id, lr.ns)
 	}
 	l := ls[0]
-	f := TurnFilter{Namespace: m.ns, Conversation: l.Conversation}
+	f := TurnFilter{Namespace: lr.ns, Conversation: l.Conversation}
 	if len(l.Sources) > 0 {
 		for _, s := range l.Sources {
 			f.Seqs = append(f.Seqs, s.Seq)
@@ -236,6 +278,6 @@ func (m *Memory) ExpandLearning(ctx context.Context, id int64) (Learning, []Turn
 	} else {
 		return l, nil, nil
 	}
-	ts, err := m.store.Turns(ctx, f)
+	ts, err := lr.store.Turns(ctx, f)
 	return l, ts, err
 }

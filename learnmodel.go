@@ -12,7 +12,7 @@ import (
 // in the structure the offline rules give (learnextract.go): who a fact is
 // about, an attribute, a value, the date its time words name, and the
 // turns it came from. The call goes through the summaries' machinery
-// (Memory.complete: timeout, retries with backoff, the dead endpoint
+// (modelPass.complete: timeout, retries with backoff, the dead endpoint
 // guard) and is recorded as a model call of the span's node, so that cost
 // reports count it. A call that fails, or a reply that holds no usable
 // fact, leaves the span to the offline rules.
@@ -40,7 +40,7 @@ var supersedingAttributes = []string{"lives in", "works at", "is planning to", "
 // modelLearnings asks the model for the learnings of ts, the turns of node
 // n. It returns the learnings and the calls made; with an error, or none
 // usable, the caller falls back to the offline rules.
-func (m *Memory) modelLearnings(ctx context.Context, n Node, ts []Turn, loc *time.Location, g *endpointGuard) ([]Learning, []Call, error) {
+func (lr *learner) modelLearnings(ctx context.Context, n Node, ts []Turn, loc *time.Location, g *endpointGuard) ([]Learning, []Call, error) {
 	var b strings.Builder
 	bySeq := map[int64]Turn{}
 	for _, t := range ts {
@@ -53,13 +53,13 @@ func (m *Memory) modelLearnings(ctx context.Context, n Node, ts []Turn, loc *tim
 	if len(bySeq) == 0 {
 		return nil, nil, nil
 	}
-	model := m.llm.Model
-	if lv, ok := m.llm.Models["learnings"]; ok {
+	model := lr.llm.Model
+	if lv, ok := lr.llm.Models["learnings"]; ok {
 		model = lv
 	}
 	req := CompletionRequest{Model: model, System: learnSystem, User: b.String(),
 		MaxTokens: min(4096, 80*len(bySeq)+200)}
-	comp, calls, err := m.complete(ctx, req, m.llm.Timeout, n, 0, g)
+	comp, calls, err := lr.model.complete(ctx, req, lr.llm.Timeout, n, 0, g)
 	if err != nil {
 		return nil, calls, err
 	}

@@ -72,8 +72,9 @@ type Memory struct {
 	model   *modelPass // model summaries, Summarize, cost (modelsum.go, summarize.go, cost.go)
 	vec     *vectors   // embeddings and hybrid search (embed.go, hybrid.go)
 
-	overviews summaryCache // overviews written for context packages lately
-	counts    *countCache  // token counts of items rendered lately
+	assembly *assembly // context and upload packages (context.go, upload.go, facts.go)
+	browse   *browser  // reads: nodes, turns, tree, search (browse.go, zoom.go, tree.go, search.go)
+	learn    *learner  // learnings (learnings.go, learnmodel.go)
 }
 
 // settings are a Memory's configuration past its scope, defaults filled
@@ -91,6 +92,7 @@ type settings struct {
 	deferTiers bool
 	emb        Embedder
 	embOpt     EmbeddingOptions
+	counts     *countCache // token counts of items rendered lately; they depend on the tokenizer only
 }
 
 // New returns a Memory over cfg, or an EINVALID error naming what is wrong.
@@ -110,15 +112,9 @@ func New(cfg Config) (*Memory, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	custom := map[string]Policy{}
-	for _, p := range append([]Policy{cfg.Policy}, cfg.Policies...) {
-		if err := p.Validate(); err != nil {
-			return nil, err
-		}
-		if prev, ok := custom[p.Name]; ok && !samePolicy(prev, p) {
-			return nil, Errorf(EINVALID, "config: two different policies are named %q", p.Name)
-		}
-		custom[p.Name] = p
+	custom, err := customPolicies(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := LoadTimeZone(cfg.TimeZone); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -149,11 +145,8 @@ func New(cfg Config) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	tiers := DefaultTierPolicy()
-	if cfg.Tiers != nil {
-		tiers = *cfg.Tiers
-	}
-	if err := tiers.Validate(); err != nil {
+	tiers, err := cfg.tierPolicy()
+	if err != nil {
 		return nil, err
 	}
 	embOpt, err := cfg.Embedding.withDefaults()
@@ -161,14 +154,8 @@ func New(cfg Config) (*Memory, error) {
 		return nil, err
 	}
 	llm := cfg.LLM.withDefaults()
-	if cfg.ClaimTTL < 0 {
-		return nil, Errorf(EINVALID, "config: claim TTL %v is negative", cfg.ClaimTTL)
-	}
-	if cfg.ClaimTTL == 0 {
-		cfg.ClaimTTL = max(MinClaimTTL, llm.Timeout+time.Minute)
-	}
-	if cfg.Holder == "" {
-		cfg.Holder = newHolder()
+	if err := cfg.claimDefaults(llm); err != nil {
+		return nil, err
 	}
 	s := scope{
 		store: cfg.Store, ns: cfg.Namespace, policy: cfg.Policy, custom: custom,
@@ -178,13 +165,55 @@ func New(cfg Config) (*Memory, error) {
 		store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		holder: cfg.Holder, ttl: cfg.ClaimTTL, held: &heldClaims{keys: map[string]bool{}},
 	}
-	m := &Memory{scope: s, claims: cl, counts: newCountCache(), settings: settings{
+	m := &Memory{scope: s, claims: cl, settings: settings{
 		tok: cfg.Tokenizer, sum: cfg.Summarizer, tz: cfg.TimeZone, gap: cfg.SessionGap, asm: asm,
 		workers: max(1, runtime.GOMAXPROCS(0)), llm: llm, prompts: prompts,
 		tierPolicy: tiers, deferTiers: cfg.DeferTiers, emb: cfg.Embedder, embOpt: embOpt,
+		counts: newCountCache(),
 	}}
 	m.wire()
 	return m, nil
+}
+
+// tierPolicy returns the configuration's tier policy, checked:
+// DefaultTierPolicy if it has none.
+func (cfg *Config) tierPolicy() (TierPolicy, error) {
+	tiers := DefaultTierPolicy()
+	if cfg.Tiers != nil {
+		tiers = *cfg.Tiers
+	}
+	return tiers, tiers.Validate()
+}
+
+// claimDefaults checks the claim TTL and fills in the defaults of the
+// claim TTL (from the model's timeout llm) and the holder name.
+func (cfg *Config) claimDefaults(llm LLMOptions) error {
+	if cfg.ClaimTTL < 0 {
+		return Errorf(EINVALID, "config: claim TTL %v is negative", cfg.ClaimTTL)
+	}
+	if cfg.ClaimTTL == 0 {
+		cfg.ClaimTTL = max(MinClaimTTL, llm.Timeout+time.Minute)
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = newHolder()
+	}
+	return nil
+}
+
+// customPolicies checks the configuration's policies and returns them
+// by name; two different policies of one name are an EINVALID error.
+func customPolicies(cfg Config) (map[string]Policy, error) {
+	custom := map[string]Policy{}
+	for _, p := range append([]Policy{cfg.Policy}, cfg.Policies...) {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		if prev, ok := custom[p.Name]; ok && !samePolicy(prev, p) {
+			return nil, Errorf(EINVALID, "config: two different policies are named %q", p.Name)
+		}
+		custom[p.Name] = p
+	}
+	return custom, nil
 }
 
 // wire makes the parts of m from its scope, claims and settings.
@@ -196,6 +225,9 @@ func (m *Memory) wire() {
 	m.ingest = &ingester{scope: s, tok: m.tok, tz: m.tz, gap: m.gap, workers: m.workers, pyramid: m.pyramid}
 	m.model = &modelPass{scope: s, claims: c, tok: m.tok, sum: m.sum, llm: m.llm, prompts: m.prompts}
 	m.vec = newVectors(s, c, m.emb, m.embOpt)
+	m.learn = &learner{scope: s, claims: c, llm: m.llm, model: m.model}
+	m.browse = &browser{scope: s, vec: m.vec, pyramid: m.pyramid}
+	m.assembly = &assembly{scope: s, tok: m.tok, sum: m.sum, asm: m.asm, vec: m.vec, counts: m.counts}
 }
 
 // Namespace returns the namespace this Memory reads and writes.
@@ -270,33 +302,11 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 		if err != nil {
 			continue // a policy this configuration no longer defines: no counters
 		}
-		if cs.Counters, err = m.counters(ctx, cs.ID, p); err != nil {
+		if cs.Counters, err = m.browse.counters(ctx, cs.ID, p); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
-}
-
-// counters derives 002's counters: for each level, how many of its closed
-// nodes no node of the level above covers yet (the top level: all).
-func (m *Memory) counters(ctx context.Context, conv string, p Policy) (map[string]int, error) {
-	out := map[string]int{}
-	above := int64(0)
-	for lvl := len(p.Levels); lvl >= 1; lvl-- {
-		f := NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl}
-		if lvl < len(p.Levels) {
-			f.FromSeq = above + 1
-		}
-		ns, err := m.store.Nodes(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out[p.LevelName(lvl)+"_seq"] = len(ns)
-		if len(ns) > 0 {
-			above = ns[len(ns)-1].LastSeq
-		}
-	}
-	return out, nil
 }
 
 // DeleteConversation forgets a conversation: its turns, summaries,
@@ -334,8 +344,7 @@ func (m *Memory) ForNamespace(ns string) (*Memory, error) {
 	}
 	s := m.scope
 	s.ns, s.locks = ns, newConvLocks()
-	// The token counts depend on the tokenizer only.
-	n := &Memory{scope: s, settings: m.settings, claims: m.claims, counts: m.counts}
+	n := &Memory{scope: s, settings: m.settings, claims: m.claims}
 	n.wire()
 	return n, nil
 }

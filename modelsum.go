@@ -309,105 +309,136 @@ func (mp *modelPass) summarizeConversation(ctx context.Context, c Conversation, 
 			// elsewhere: the levels above wait for them.
 			return nil
 		}
-		keys := make([]string, len(work))
-		claimed := make([]bool, len(work))
-		gone := make([]bool, len(work)) // written by another process before the claim
-		done := make([]Node, len(work))
-		calls := make([][]Call, len(work))
-		errs := make([]error, len(work))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, mp.llm.Concurrency)
-		for i := range work {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				keys[i] = claimKey(claimSummary, mp.ns, c.ID, work[i].ID)
-				claimed[i], errs[i] = l.take(ctx, keys[i])
-				if !claimed[i] || errs[i] != nil {
-					return
-				}
-				// Another process may have written it before the claim.
-				cur, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, IDs: []string{work[i].ID}})
-				if err != nil || len(cur) == 0 || !cur[0].Pending {
-					gone[i], errs[i] = true, err
-					return
-				}
-				done[i], calls[i], errs[i] = mp.modelSummary(ctx, c, p, cur[0], g)
-			}()
-		}
-		wg.Wait()
-		// What was paid for is kept, even when ctx has just ended.
-		keep := context.WithoutCancel(ctx)
-		var all []Call
-		var put []Node
-		var firstErr error
-		for i := range work {
-			all = append(all, calls[i]...)
-			if errs[i] != nil {
-				if firstErr == nil {
-					firstErr = errs[i]
-				}
-				continue
-			}
-			if !claimed[i] {
-				others[work[i].ID] = true
-				res.Claimed++
-				continue
-			}
-			if gone[i] || done[i].Pending {
-				continue // written elsewhere, or the endpoint is down (holdPending below)
-			}
-			// A claim that ended while the model wrote (this process
-			// stalled) may belong to another process now: its summary wins.
-			if ok, err := l.holds(keep, keys[i]); err != nil || !ok {
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				others[work[i].ID] = true
-				continue
-			}
-			put = append(put, done[i])
-			switch {
-			case done[i].Rejected != nil || (done[i].Method == MethodLLM && done[i].Status == StatusOverBudget):
-				res.OverBudget++
-			case done[i].Method != MethodLLM:
-				res.Failed++
-			default:
-				res.Summarized++
-			}
-		}
-		res.Calls += len(all)
-		if len(all) > 0 {
-			if err := mp.store.RecordCalls(keep, mp.ns, c.ID, all); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
-		if len(put) > 0 {
-			lock := mp.rollLock(c.ID)
-			lock.Lock()
-			err := mp.putStillStored(keep, c.ID, put)
-			lock.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
-		// Stored (or abandoned): the claims go, so that the next pass of
-		// any process finds the nodes free.
-		for i := range work {
-			if claimed[i] {
-				l.release(ctx, keys[i])
-			}
-		}
-		if firstErr != nil {
-			return firstErr
+		b := mp.summarizeBatch(ctx, c, p, work, g, l)
+		if err := mp.storeBatch(ctx, c, b, res, others, l); err != nil {
+			return err
 		}
 		if reason, down := g.isDown(); down {
 			n, err := mp.holdPending(ctx, c, reason, l)
 			res.Skipped += n
 			return err
 		}
+	}
+}
+
+// summaryBatch is what became of each node of a batch of pending nodes
+// (work): its claim, whether another process wrote it first, the node to
+// store, the model calls made, and the error met.
+type summaryBatch struct {
+	work    []Node
+	keys    []string
+	claimed []bool
+	gone    []bool // written by another process before the claim
+	done    []Node
+	calls   [][]Call
+	errs    []error
+}
+
+// summarizeBatch claims each node of work, reads it again and asks the
+// model for its summary, LLMOptions.Concurrency nodes at once.
+func (mp *modelPass) summarizeBatch(ctx context.Context, c Conversation, p Policy, work []Node, g *endpointGuard, l *lease) *summaryBatch {
+	b := &summaryBatch{work: work, keys: make([]string, len(work)), claimed: make([]bool, len(work)),
+		gone: make([]bool, len(work)), done: make([]Node, len(work)), calls: make([][]Call, len(work)),
+		errs: make([]error, len(work))}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, mp.llm.Concurrency)
+	for i := range work {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			b.keys[i] = claimKey(claimSummary, mp.ns, c.ID, work[i].ID)
+			b.claimed[i], b.errs[i] = l.take(ctx, b.keys[i])
+			if !b.claimed[i] || b.errs[i] != nil {
+				return
+			}
+			// Another process may have written it before the claim.
+			cur, err := mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, IDs: []string{work[i].ID}})
+			if err != nil || len(cur) == 0 || !cur[0].Pending {
+				b.gone[i], b.errs[i] = true, err
+				return
+			}
+			b.done[i], b.calls[i], b.errs[i] = mp.modelSummary(ctx, c, p, cur[0], g)
+		}()
+	}
+	wg.Wait()
+	return b
+}
+
+// storeBatch records the calls of b and stores the summaries whose claims
+// still hold, counting them in res; nodes another process holds join
+// others. The batch's claims are released once it is stored. It returns
+// the first error met.
+func (mp *modelPass) storeBatch(ctx context.Context, c Conversation, b *summaryBatch, res *PendingResult, others map[string]bool, l *lease) error {
+	// What was paid for is kept, even when ctx has just ended.
+	keep := context.WithoutCancel(ctx)
+	var all []Call
+	var put []Node
+	var firstErr error
+	for i, n := range b.work {
+		all = append(all, b.calls[i]...)
+		if b.errs[i] != nil {
+			if firstErr == nil {
+				firstErr = b.errs[i]
+			}
+			continue
+		}
+		if !b.claimed[i] {
+			others[n.ID] = true
+			res.Claimed++
+			continue
+		}
+		if b.gone[i] || b.done[i].Pending {
+			continue // written elsewhere, or the endpoint is down (holdPending after)
+		}
+		// A claim that ended while the model wrote (this process
+		// stalled) may belong to another process now: its summary wins.
+		if ok, err := l.holds(keep, b.keys[i]); err != nil || !ok {
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			others[n.ID] = true
+			continue
+		}
+		put = append(put, b.done[i])
+		res.count(b.done[i])
+	}
+	res.Calls += len(all)
+	if len(all) > 0 {
+		if err := mp.store.RecordCalls(keep, mp.ns, c.ID, all); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if len(put) > 0 {
+		lock := mp.rollLock(c.ID)
+		lock.Lock()
+		err := mp.putStillStored(keep, c.ID, put)
+		lock.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	// Stored (or abandoned): the claims go, so that the next pass of
+	// any process finds the nodes free.
+	for i := range b.work {
+		if b.claimed[i] {
+			l.release(ctx, b.keys[i])
+		}
+	}
+	return firstErr
+}
+
+// count counts a node written by a pass as over budget, failed (kept
+// extractive) or summarized.
+func (res *PendingResult) count(n Node) {
+	switch {
+	case n.Rejected != nil || (n.Method == MethodLLM && n.Status == StatusOverBudget):
+		res.OverBudget++
+	case n.Method != MethodLLM:
+		res.Failed++
+	default:
+		res.Summarized++
 	}
 }
 
@@ -422,17 +453,7 @@ func (mp *modelPass) modelSummary(ctx context.Context, c Conversation, p Policy,
 	}
 	level := p.Levels[n.Level-1]
 	budget := level.BudgetFor(c.IsImportant(n.Key))
-	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: mp.tok, WantIdentifiers: true}
-	var err error
-	if n.Level == 1 {
-		req.Turns, err = mp.store.Turns(ctx, TurnFilter{Namespace: mp.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
-	} else {
-		req.Children, err = mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Level: n.Level - 1, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
-	}
-	if err != nil {
-		return n, nil, err
-	}
-	ext, err := mp.sum.Summarize(ctx, req)
+	req, ext, err := mp.extractive(ctx, c, n, level, budget)
 	if err != nil {
 		return n, nil, err
 	}
@@ -449,16 +470,7 @@ func (mp *modelPass) modelSummary(ctx context.Context, c Conversation, p Policy,
 	}
 	var calls []Call
 	fallback := func(reason string) (Node, []Call, error) {
-		out := n
-		out.Summary, out.Facts, out.Themes, out.Method = ext.Text, ext.Facts, ext.Themes, MethodExtractive
-		out.Derived = ext.Derived && n.Level > 1
-		out.Tokens = mp.tok.Count(out.Summary)
-		out.Status = StatusOK
-		if out.Tokens > budget {
-			out.Status = StatusOverBudget
-		}
-		out.Pending, out.Model, out.Fallback, out.Rejected = false, "", reason, nil
-		return out, calls, nil
+		return mp.extractiveNode(n, ext, budget, reason), calls, nil
 	}
 	var best *reply
 	for try := 0; try < maxBudgetTries; try++ {
@@ -510,10 +522,49 @@ func (mp *modelPass) modelSummary(ctx context.Context, c Conversation, p Policy,
 			return out, calls, err
 		}
 	}
+	return modelNode(n, best, ext, budget), calls, nil
+}
+
+// extractive reads the span of pending node n (its turns at level 1, its
+// children above) and returns the request of its summary and the
+// Summarizer's summary of it.
+func (mp *modelPass) extractive(ctx context.Context, c Conversation, n Node, level Level, budget int) (SummaryRequest, Summary, error) {
+	req := SummaryRequest{Conversation: c.ID, Level: n.Level, LevelName: level.Name, Budget: budget, Tokenizer: mp.tok, WantIdentifiers: true}
+	var err error
+	if n.Level == 1 {
+		req.Turns, err = mp.store.Turns(ctx, TurnFilter{Namespace: mp.ns, Conversation: c.ID, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	} else {
+		req.Children, err = mp.store.Nodes(ctx, NodeFilter{Namespace: mp.ns, Conversation: c.ID, Level: n.Level - 1, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	}
+	if err != nil {
+		return req, Summary{}, err
+	}
+	ext, err := mp.sum.Summarize(ctx, req)
+	return req, ext, err
+}
+
+// extractiveNode is n written with its extractive summary ext, the model
+// having failed for reason.
+func (mp *modelPass) extractiveNode(n Node, ext Summary, budget int, reason string) Node {
 	out := n
-	out.Summary, out.Tokens, out.Method, out.Model = best.summary, best.tokens, MethodLLM, best.model
+	out.Summary, out.Facts, out.Themes, out.Method = ext.Text, ext.Facts, ext.Themes, MethodExtractive
+	out.Derived = ext.Derived && n.Level > 1
+	out.Tokens = mp.tok.Count(out.Summary)
+	out.Status = StatusOK
+	if out.Tokens > budget {
+		out.Status = StatusOverBudget
+	}
+	out.Pending, out.Model, out.Fallback, out.Rejected = false, "", reason, nil
+	return out
+}
+
+// modelNode is n written with the model's reply r; the facts and themes
+// of the extractive summary ext stand in for those the reply lacks.
+func modelNode(n Node, r *reply, ext Summary, budget int) Node {
+	out := n
+	out.Summary, out.Tokens, out.Method, out.Model = r.summary, r.tokens, MethodLLM, r.model
 	out.Rejected = nil
-	out.Facts, out.Themes = best.facts, best.themes
+	out.Facts, out.Themes = r.facts, r.themes
 	if len(out.Facts) == 0 {
 		out.Facts = ext.Facts
 	}
@@ -525,7 +576,7 @@ func (mp *modelPass) modelSummary(ctx context.Context, c Conversation, p Policy,
 	if out.Tokens > budget {
 		out.Status = StatusOverBudget
 	}
-	return out, calls, nil
+	return out
 }
 
 // tighter is the instruction of the retry after an answer over budget
@@ -539,11 +590,6 @@ func tighter(try, got, budget int) string {
 
 // complete calls the model, retrying failures a later attempt may not
 // meet with exponential backoff (or the wait the provider asks for), each
-// complete is the model pass's complete, for the learnings' model calls.
-func (m *Memory) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
-	return m.model.complete(ctx, req, timeout, n, before, g)
-}
-
 // retry with a 50% longer timeout. It returns every call made.
 func (mp *modelPass) complete(ctx context.Context, req CompletionRequest, timeout time.Duration, n Node, before int, g *endpointGuard) (Completion, []Call, error) {
 	var calls []Call

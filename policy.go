@@ -128,49 +128,8 @@ func (p Policy) Validate() error {
 		}
 		seen[strings.ToLower(l.Name)] = true
 		where = fmt.Sprintf("%s (%s)", where, l.Name)
-		switch l.Kind {
-		case KindCount:
-			min := 2
-			if i == 0 {
-				min = 1
-			}
-			if l.Span < min || l.Span > 10000 {
-				return Errorf(EINVALID, "%s: span %d is outside %d..10000", where, l.Span, min)
-			}
-			if l.Period != "" {
-				return Errorf(EINVALID, "%s: a count level has no period (got %q)", where, l.Period)
-			}
-		case KindSession:
-			if i != 0 {
-				return Errorf(EINVALID, "%s: a session level must be the first level (its children are turns)", where)
-			}
-			if l.Span != 0 || l.Period != "" {
-				return Errorf(EINVALID, "%s: a session level has no span or period", where)
-			}
-		case KindCalendar:
-			rank := periodRank(l.Period)
-			if rank == 0 {
-				return Errorf(EINVALID, "%s: period %q is not a calendar period (want day, week or month)", where, l.Period)
-			}
-			if l.Span != 0 {
-				return Errorf(EINVALID, "%s: a calendar level has no span (got %d)", where, l.Span)
-			}
-			// A calendar level must be coarser than every calendar level
-			// below it, and cannot sit above a count level (a count node
-			// can straddle its periods).
-			for j := i - 1; j >= 0; j-- {
-				below := p.Levels[j]
-				if below.Kind == KindCount {
-					return Errorf(EINVALID, "%s: a calendar level cannot sit above the count level %q", where, below.Name)
-				}
-				if below.Kind == KindCalendar && periodRank(below.Period) >= rank {
-					return Errorf(EINVALID, "%s: period %s is not coarser than the %s of level %q below it", where, l.Period, below.Period, below.Name)
-				}
-			}
-		case "":
-			return Errorf(EINVALID, "%s: kind is empty (want count, session or calendar)", where)
-		default:
-			return Errorf(EINVALID, "%s: kind %q is not supported (want count, session or calendar)", where, l.Kind)
+		if err := p.checkKind(i, where); err != nil {
+			return err
 		}
 		if l.Budget < 16 || l.Budget > 100000 {
 			return Errorf(EINVALID, "%s: budget %d is outside 16..100000 tokens", where, l.Budget)
@@ -186,6 +145,57 @@ func (p Policy) Validate() error {
 		default:
 			return Errorf(EINVALID, "%s: summarizer %q is not available (want extractive, llm or aggregate)", where, l.Summarizer)
 		}
+	}
+	return nil
+}
+
+// checkKind checks level i's kind and the span or period it takes;
+// where names the level in errors.
+func (p Policy) checkKind(i int, where string) error {
+	l := p.Levels[i]
+	switch l.Kind {
+	case KindCount:
+		min := 2
+		if i == 0 {
+			min = 1
+		}
+		if l.Span < min || l.Span > 10000 {
+			return Errorf(EINVALID, "%s: span %d is outside %d..10000", where, l.Span, min)
+		}
+		if l.Period != "" {
+			return Errorf(EINVALID, "%s: a count level has no period (got %q)", where, l.Period)
+		}
+	case KindSession:
+		if i != 0 {
+			return Errorf(EINVALID, "%s: a session level must be the first level (its children are turns)", where)
+		}
+		if l.Span != 0 || l.Period != "" {
+			return Errorf(EINVALID, "%s: a session level has no span or period", where)
+		}
+	case KindCalendar:
+		rank := periodRank(l.Period)
+		if rank == 0 {
+			return Errorf(EINVALID, "%s: period %q is not a calendar period (want day, week or month)", where, l.Period)
+		}
+		if l.Span != 0 {
+			return Errorf(EINVALID, "%s: a calendar level has no span (got %d)", where, l.Span)
+		}
+		// A calendar level must be coarser than every calendar level
+		// below it, and cannot sit above a count level (a count node
+		// can straddle its periods).
+		for j := i - 1; j >= 0; j-- {
+			below := p.Levels[j]
+			if below.Kind == KindCount {
+				return Errorf(EINVALID, "%s: a calendar level cannot sit above the count level %q", where, below.Name)
+			}
+			if below.Kind == KindCalendar && periodRank(below.Period) >= rank {
+				return Errorf(EINVALID, "%s: period %s is not coarser than the %s of level %q below it", where, l.Period, below.Period, below.Name)
+			}
+		}
+	case "":
+		return Errorf(EINVALID, "%s: kind is empty (want count, session or calendar)", where)
+	default:
+		return Errorf(EINVALID, "%s: kind %q is not supported (want count, session or calendar)", where, l.Kind)
 	}
 	return nil
 }

@@ -19,15 +19,20 @@ import (
 // belongs to) and, for a level-1 hit, by the turn under it that holds the
 // most query words (and down to the evidence).
 func (m *Memory) Search(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
+	return m.browse.search(ctx, conversation, query, k)
+}
+
+// search is Memory.Search.
+func (b *browser) search(ctx context.Context, conversation, query string, k int) ([]Hit, error) {
 	if k <= 0 {
 		k = 10
 	}
 	if conversation != "" {
-		if err := lookupID(m.ns, conversation); err != nil {
+		if err := lookupID(b.ns, conversation); err != nil {
 			return nil, err
 		}
 	}
-	hits, err := m.vec.hybridSearch(ctx, conversation, query, k)
+	hits, err := b.vec.hybridSearch(ctx, conversation, query, k)
 	if err != nil {
 		return nil, err
 	}
@@ -52,12 +57,12 @@ func (m *Memory) Search(ctx context.Context, conversation, query string, k int) 
 		}
 		// Down: the turn of a level-1 hit that holds the most query
 		// words follows it, unless it is a hit already.
-		if t := m.bestTurn(ctx, h, words); t != nil && !turnSeen[fmt.Sprintf("%s\x00%d", h.Conversation, t.Seq)] {
+		if t := b.bestTurn(ctx, h, words); t != nil && !turnSeen[fmt.Sprintf("%s\x00%d", h.Conversation, t.Seq)] {
 			turnSeen[fmt.Sprintf("%s\x00%d", h.Conversation, t.Seq)] = true
 			out = append(out, Hit{Kind: KindTurn, Conversation: h.Conversation, Score: h.Score * 0.999, Turn: t})
 		}
 		// Up: the derived nodes above it.
-		up, err := m.ancestors(ctx, h.Conversation, *h.Node)
+		up, err := b.ancestors(ctx, h.Conversation, *h.Node)
 		if err != nil {
 			return nil, err
 		}
@@ -80,10 +85,10 @@ func (m *Memory) Search(ctx context.Context, conversation, query string, k int) 
 
 // ancestors returns the nodes above n in its conversation's pyramid,
 // finest first.
-func (m *Memory) ancestors(ctx context.Context, conv string, n Node) ([]Node, error) {
+func (b *browser) ancestors(ctx context.Context, conv string, n Node) ([]Node, error) {
 	var out []Node
 	for lvl := n.Level + 1; ; lvl++ {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: lvl, Covers: n.FirstSeq, Limit: 1})
+		ns, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conv, Level: lvl, Covers: n.FirstSeq, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -97,14 +102,14 @@ func (m *Memory) ancestors(ctx context.Context, conv string, n Node) ([]Node, er
 // bestTurn returns the turn under the level-1 summary hit h that holds
 // the most of words, or nil (another level, no word held, or turns that
 // cannot be read, which are logged).
-func (m *Memory) bestTurn(ctx context.Context, h Hit, words []string) *Turn {
+func (b *browser) bestTurn(ctx context.Context, h Hit, words []string) *Turn {
 	if h.Node.Level != 1 || h.Node.Tier == TierExpired || len(words) == 0 {
 		return nil
 	}
-	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: h.Conversation,
+	ts, err := b.store.Turns(ctx, TurnFilter{Namespace: b.ns, Conversation: h.Conversation,
 		FromSeq: h.Node.FirstSeq, ToSeq: h.Node.LastSeq})
 	if err != nil {
-		m.log.Warn("search: cannot read the turns of a summary hit", "node", h.Node.ID, "error", err)
+		b.log.Warn("search: cannot read the turns of a summary hit", "node", h.Node.ID, "error", err)
 		return nil
 	}
 	best, score := -1, 0

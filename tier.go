@@ -249,12 +249,8 @@ func (t *tiering) planTiers(ctx context.Context, conversation string) (tierPlan,
 	}
 	var after int64 // tokens that follow the span being looked at
 	if len(nodes) > 0 && nodes[0].LastSeq < conv.Turns {
-		open, err := t.store.Turns(ctx, TurnFilter{Namespace: t.ns, Conversation: conversation, FromSeq: nodes[0].LastSeq + 1})
-		if err != nil {
+		if after, err = t.tokensFrom(ctx, conversation, nodes[0].LastSeq+1); err != nil {
 			return plan, err
-		}
-		for _, turn := range open {
-			after += int64(turn.Tokens)
 		}
 	}
 	// A newest span of a session or calendar level-1 that no turn follows
@@ -296,15 +292,8 @@ func (t *tiering) planTiers(ctx context.Context, conversation string) (tierPlan,
 		}
 	}
 	if p.ColdRetentionDays > 0 {
-		cold, err := t.store.Nodes(ctx, NodeFilter{Namespace: t.ns, Conversation: conversation, Level: 1,
-			Tiers: []Tier{TierCold}, Newest: true})
-		if err != nil {
+		if plan.expire, err = t.pastRetentionIn(ctx, conversation, now); err != nil {
 			return plan, err
-		}
-		for _, n := range cold {
-			if t.pastRetention(n, now) {
-				plan.expire = append(plan.expire, n)
-			}
 		}
 	}
 	// Oldest first: a kill part-way leaves the oldest spans moved.
@@ -312,6 +301,36 @@ func (t *tiering) planTiers(ctx context.Context, conversation string) (tierPlan,
 	reverse(plan.cold)
 	reverse(plan.expire)
 	return plan, nil
+}
+
+// tokensFrom sums the tokens of the conversation's turns from seq from.
+func (t *tiering) tokensFrom(ctx context.Context, conversation string, from int64) (int64, error) {
+	open, err := t.store.Turns(ctx, TurnFilter{Namespace: t.ns, Conversation: conversation, FromSeq: from})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, turn := range open {
+		n += int64(turn.Tokens)
+	}
+	return n, nil
+}
+
+// pastRetentionIn returns the conversation's cold level-1 spans past the
+// retention rule at now, newest first.
+func (t *tiering) pastRetentionIn(ctx context.Context, conversation string, now time.Time) ([]Node, error) {
+	cold, err := t.store.Nodes(ctx, NodeFilter{Namespace: t.ns, Conversation: conversation, Level: 1,
+		Tiers: []Tier{TierCold}, Newest: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []Node
+	for _, n := range cold {
+		if t.pastRetention(n, now) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // pastRetention reports whether a cold span went cold longer ago than the

@@ -53,21 +53,26 @@ type TreeNode struct {
 
 // Tree returns the conversation's pyramid, coarsest level first.
 func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
-	conv, err := m.conversation(ctx, conversation)
+	return m.browse.tree(ctx, conversation)
+}
+
+// tree is Memory.Tree.
+func (b *browser) tree(ctx context.Context, conversation string) (*Tree, error) {
+	conv, err := b.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.policyFor(conv)
+	p, err := b.policyFor(conv)
 	if err != nil {
 		return nil, err
 	}
 	t := &Tree{Conversation: conv.ID, Policy: p.Name, Turns: conv.Turns, Sessions: conv.Sessions, TimeZone: conv.TimeZone,
 		Levels: []TreeLevel{}, Nodes: []TreeNode{}}
-	if t.Counters, err = m.counters(ctx, conversation, p); err != nil {
+	if t.Counters, err = b.counters(ctx, conversation, p); err != nil {
 		return nil, err
 	}
 	for lvl := len(p.Levels); lvl >= 1; lvl-- {
-		ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conversation, Level: lvl})
+		ns, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conversation, Level: lvl})
 		if err != nil {
 			return nil, err
 		}
@@ -88,10 +93,15 @@ func (m *Memory) Tree(ctx context.Context, conversation string) (*Tree, error) {
 
 // Node returns one node of this namespace by id; ENOTFOUND if none.
 func (m *Memory) Node(ctx context.Context, id string) (Node, string, error) {
+	return m.browse.node(ctx, id)
+}
+
+// node is Memory.Node.
+func (b *browser) node(ctx context.Context, id string) (Node, string, error) {
 	if err := checkNodeID(id); err != nil {
 		return Node{}, "", err
 	}
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, IDs: []string{id}})
+	ns, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, IDs: []string{id}})
 	if err != nil {
 		return Node{}, "", err
 	}
@@ -107,15 +117,20 @@ func (m *Memory) Node(ctx context.Context, id string) (Node, string, error) {
 // under a retention rule returns its node, the pinned turns that remain,
 // and an ENOTFOUND error saying so.
 func (m *Memory) Expand(ctx context.Context, id string) (Node, []Turn, error) {
-	n, conv, err := m.Node(ctx, id)
+	return m.browse.expand(ctx, id)
+}
+
+// expand is Memory.Expand.
+func (b *browser) expand(ctx context.Context, id string) (Node, []Turn, error) {
+	n, conv, err := b.node(ctx, id)
 	if err != nil {
 		return Node{}, nil, err
 	}
-	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
+	ts, err := b.store.Turns(ctx, TurnFilter{Namespace: b.ns, Conversation: conv, FromSeq: n.FirstSeq, ToSeq: n.LastSeq})
 	if err != nil {
 		return n, nil, err
 	}
-	if int64(len(ts)) != n.Turns() && m.expiredIn(ctx, conv, n) {
+	if int64(len(ts)) != n.Turns() && b.expiredIn(ctx, conv, n) {
 		return n, ts, Errorf(ENOTFOUND, "node %s: the raw content of %d of its %d turns expired under a retention rule (see strata retention); its summary and %d pinned turns remain",
 			id, n.Turns()-int64(len(ts)), n.Turns(), len(ts))
 	}
@@ -126,11 +141,33 @@ func (m *Memory) Expand(ctx context.Context, id string) (Node, []Turn, error) {
 }
 
 // expiredIn reports whether some level-1 span under n has expired.
-func (m *Memory) expiredIn(ctx context.Context, conv string, n Node) bool {
+func (b *browser) expiredIn(ctx context.Context, conv string, n Node) bool {
 	if n.Level == 1 {
 		return n.Tier == TierExpired
 	}
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: conv, Level: 1,
+	ns, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: conv, Level: 1,
 		FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Tiers: []Tier{TierExpired}, Limit: 1})
 	return err == nil && len(ns) > 0
+}
+
+// counters derives 002's counters: for each level, how many of its closed
+// nodes no node of the level above covers yet (the top level: all).
+func (b *browser) counters(ctx context.Context, conv string, p Policy) (map[string]int, error) {
+	out := map[string]int{}
+	above := int64(0)
+	for lvl := len(p.Levels); lvl >= 1; lvl-- {
+		f := NodeFilter{Namespace: b.ns, Conversation: conv, Level: lvl}
+		if lvl < len(p.Levels) {
+			f.FromSeq = above + 1
+		}
+		ns, err := b.store.Nodes(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out[p.LevelName(lvl)+"_seq"] = len(ns)
+		if len(ns) > 0 {
+			above = ns[len(ns)-1].LastSeq
+		}
+	}
+	return out, nil
 }

@@ -191,6 +191,11 @@ func (x ucost) scale(f float64) ucost {
 // The package stays within req.MaxBytes and req.Budget tokens. Fixed
 // sections that do not fit with the title are an EINVALID error.
 func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage, error) {
+	return m.assembly.upload(ctx, req)
+}
+
+// upload is Memory.Upload.
+func (as *assembly) upload(ctx context.Context, req UploadRequest) (*UploadPackage, error) {
 	if err := ValidateConversationID(req.Conversation); err != nil {
 		return nil, err
 	}
@@ -208,11 +213,11 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 			return nil, Errorf(EINVALID, "upload: section %d: a title is one line of text, and not empty", i+1)
 		}
 	}
-	c, err := m.conversation(ctx, req.Conversation)
+	c, err := as.conversation(ctx, req.Conversation)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.policyFor(c)
+	p, err := as.policyFor(c)
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +227,10 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 		ref = c.Last
 	}
 	if ref.IsZero() {
-		ref = m.now()
+		ref = as.now()
 	}
 	ref = ref.In(loc)
-	u := &uploader{m: m, ctx: ctx, c: c, p: p, loc: loc, today: PeriodOf(PeriodDay, ref, loc),
+	u := &uploader{as: as, ctx: ctx, c: c, p: p, loc: loc, today: PeriodOf(PeriodDay, ref, loc),
 		limit: ucost{req.MaxBytes, req.Budget}, tokens: req.Budget > 0,
 		head:    "# Knowledge Primer -- Upload Package\n\nGenerated: " + ref.Format(time.RFC3339) + "\nConversation: " + c.ID + "\n",
 		limits:  fmt.Sprintf("%d bytes", req.MaxBytes),
@@ -241,7 +246,7 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 		fixed.WriteString(t)
 		u.fixed = append(u.fixed, uploadPart{UploadSection: UploadSection{Title: s.Title, Kind: UploadFixed}, text: t})
 	}
-	pkg := &UploadPackage{Conversation: c.ID, Generated: ref, Today: u.today.Label(), Tokenizer: m.tok.Name(),
+	pkg := &UploadPackage{Conversation: c.ID, Generated: ref, Today: u.today.Label(), Tokenizer: as.tok.Name(),
 		MaxBytes: req.MaxBytes, Budget: req.Budget, Sections: []UploadSection{}, Omitted: []Omission{},
 		Merged: []string{}, Dropped: []string{}, Warnings: []string{}}
 	if md := u.head + "\n" + fixed.String(); !u.within(u.cost(md), u.limit) {
@@ -252,7 +257,7 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 		if len(md) > req.MaxBytes {
 			return nil, Errorf(EINVALID, "upload: max bytes %d is too small: %s take %d bytes", req.MaxBytes, what, len(md))
 		}
-		return nil, Errorf(EINVALID, "upload: budget %d is too small: %s take %d tokens", req.Budget, what, m.tok.Count(md))
+		return nil, Errorf(EINVALID, "upload: budget %d is too small: %s take %d tokens", req.Budget, what, as.tok.Count(md))
 	}
 	if err := u.assemble(); err != nil {
 		return nil, err
@@ -261,6 +266,13 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 	if err != nil {
 		return nil, err
 	}
+	u.describe(pkg, md)
+	return pkg, nil
+}
+
+// describe fills pkg with the rendered package md and what it holds,
+// merged, dropped and omitted.
+func (u *uploader) describe(pkg *UploadPackage, md string) {
 	pkg.Turns = u.last
 	for _, q := range u.parts() {
 		q.Bytes = len(q.text)
@@ -271,13 +283,12 @@ func (m *Memory) Upload(ctx context.Context, req UploadRequest) (*UploadPackage,
 	pkg.Merged = append(pkg.Merged, merged...)
 	pkg.Dropped = append(pkg.Dropped, lost...)
 	pkg.Warnings = append(pkg.Warnings, u.warnings()...)
-	pkg.Markdown, pkg.Bytes, pkg.Tokens = md, len(md), m.tok.Count(md)
-	return pkg, nil
+	pkg.Markdown, pkg.Bytes, pkg.Tokens = md, len(md), u.as.tok.Count(md)
 }
 
 // uploader holds the state of one Upload call.
 type uploader struct {
-	m      *Memory
+	as     *assembly
 	ctx    context.Context
 	c      Conversation
 	p      Policy
@@ -310,7 +321,7 @@ func (u *uploader) cost(s string) ucost {
 	if !u.tokens {
 		return ucost{b: len(s)}
 	}
-	return ucost{len(s), u.m.tok.Count(s)}
+	return ucost{len(s), u.as.tok.Count(s)}
 }
 
 func (u *uploader) within(c, limit ucost) bool { return c.b <= limit.b && c.t <= limit.t }
@@ -335,7 +346,7 @@ func (u *uploader) assemble() error {
 func (u *uploader) history() error {
 	u.last = u.c.Turns
 	if !u.c.Last.Before(u.today.End) {
-		ts, err := u.m.store.Turns(u.ctx, TurnFilter{Namespace: u.m.ns, Conversation: u.c.ID, Until: u.today.End,
+		ts, err := u.as.store.Turns(u.ctx, TurnFilter{Namespace: u.as.ns, Conversation: u.c.ID, Until: u.today.End,
 			Newest: true, Limit: 1})
 		if err != nil {
 			return err
@@ -359,7 +370,7 @@ func (u *uploader) history() error {
 	// The turns after the closed periods, newest first.
 	u.todayNo = map[int]int{}
 	for to := u.last; to > u.boundary && len(u.open) < uploadMaxOpen; to -= 256 {
-		ts, err := u.m.store.Turns(u.ctx, TurnFilter{Namespace: u.m.ns, Conversation: u.c.ID,
+		ts, err := u.as.store.Turns(u.ctx, TurnFilter{Namespace: u.as.ns, Conversation: u.c.ID,
 			FromSeq: max(u.boundary+1, to-255), ToSeq: to, Newest: true})
 		if err != nil {
 			return err
@@ -393,7 +404,7 @@ func (u *uploader) closedTiles() ([]Node, error) {
 	var tiles []Node
 	boundary := int64(0)
 	for lvl := len(u.p.Levels); lvl >= 1; lvl-- {
-		ns, err := u.m.store.Nodes(u.ctx, NodeFilter{Namespace: u.m.ns, Conversation: u.c.ID, Level: lvl,
+		ns, err := u.as.store.Nodes(u.ctx, NodeFilter{Namespace: u.as.ns, Conversation: u.c.ID, Level: lvl,
 			FromSeq: boundary + 1, ToSeq: u.last, Newest: true, Overlaps: Period{End: u.today.Start}, Limit: maxTopTiles})
 		if err != nil {
 			return nil, err
@@ -585,7 +596,7 @@ func (u *uploader) overview(nodes []Node, limit ucost, render func(*Item) upload
 	for _, n := range nodes {
 		sample.WriteString(n.Summary)
 	}
-	perByte := float64(u.m.tok.Count(sample.String())+1) / float64(sample.Len()+1)
+	perByte := float64(u.as.tok.Count(sample.String())+1) / float64(sample.Len()+1)
 	toks := int(float64(limit.b) * perByte)
 	if u.tokens {
 		toks = min(toks, limit.t)
@@ -595,7 +606,7 @@ func (u *uploader) overview(nodes []Node, limit ucost, render func(*Item) upload
 		return nil, err
 	}
 	for try := 0; try < 4 && toks > 0; try++ {
-		a := &assembler{m: u.m, ctx: u.ctx, req: ContextRequest{Conversation: u.c.ID, Budget: toks}, conv: u.c,
+		a := &assembler{as: u.as, ctx: u.ctx, req: ContextRequest{Conversation: u.c.ID, Budget: toks}, conv: u.c,
 			policy: u.p, r: r, turns: map[int64]bool{}, turnAt: map[int64]*Item{}, nodes: map[string]bool{}}
 		if _, err := a.overview(slices.Clone(nodes), toks); err != nil {
 			return nil, err
@@ -734,7 +745,7 @@ func (u *uploader) turn(seq int64) (*Turn, error) {
 		return nil, nil
 	}
 	from := max(1, seq-255)
-	ts, err := u.m.store.Turns(u.ctx, TurnFilter{Namespace: u.m.ns, Conversation: u.c.ID, FromSeq: from, ToSeq: seq})
+	ts, err := u.as.store.Turns(u.ctx, TurnFilter{Namespace: u.as.ns, Conversation: u.c.ID, FromSeq: from, ToSeq: seq})
 	if err != nil {
 		return nil, err
 	}
@@ -772,7 +783,7 @@ func (u *uploader) summarizeOpen(limit ucost) error {
 	if len(rest) == 0 {
 		return nil
 	}
-	a := &assembler{m: u.m, ctx: u.ctx, req: ContextRequest{Conversation: u.c.ID}, conv: u.c, policy: u.p,
+	a := &assembler{as: u.as, ctx: u.ctx, req: ContextRequest{Conversation: u.c.ID}, conv: u.c, policy: u.p,
 		turns: map[int64]bool{}}
 	tile, err := a.openTile(rest)
 	if err != nil || tile == nil {

@@ -529,50 +529,15 @@ func (ix *convIndex) refresh(ctx context.Context, st Store, ns string, v VectorV
 		}
 		return x.Dim == dim
 	}
+	var err error
 	if reloadTurns {
-		f := f
-		f.Kind = KindTurn
-		n := countVectors(ctx, st, f)
-		err := stream(ctx, st, f, accept, func(x Vector) {
-			if turns == nil {
-				turns = newVecSet(len(x.Values))
-				turns.reserve(n)
-				turns.beginBulk()
-			}
-			if setBit(&seen, x.Seq) {
-				turns.add(x.Seq, x.Values)
-			}
-		})
-		if err != nil {
+		if turns, seen, err = loadTurnVecs(ctx, st, f, accept); err != nil {
 			return err
-		}
-		if turns != nil {
-			turns.endBulk()
 		}
 	}
 	if reloadNodes {
-		f := f
-		f.Kind = KindSummary
-		n := countVectors(ctx, st, f)
-		refs = make([]nodeVec, 0, n)
-		slotOf = make(map[string]int, n)
-		err := stream(ctx, st, f, accept, func(x Vector) {
-			if nodes == nil {
-				nodes = newVecSet(len(x.Values))
-				nodes.reserve(n)
-				nodes.beginBulk()
-			}
-			if old, ok := slotOf[x.Node]; ok {
-				nodes.remove(old)
-			}
-			slotOf[x.Node] = nodes.add(int64(len(refs)), x.Values)
-			refs = append(refs, nodeVec{x.EmbedRef, x.LastSeq})
-		})
-		if err != nil {
+		if nodes, refs, slotOf, err = loadNodeVecs(ctx, st, f, accept); err != nil {
 			return err
-		}
-		if nodes != nil {
-			nodes.endBulk()
 		}
 	}
 	// New vectors of the parts kept are streamed in, copied, and added
@@ -586,14 +551,7 @@ func (ix *convIndex) refresh(ctx context.Context, st Store, ns string, v VectorV
 		} else if reloadNodes {
 			f.Kind = KindTurn
 		}
-		err := st.Vectors(ctx, f, func(x Vector) error {
-			if accept(x) {
-				x.Values = append([]float32(nil), x.Values...)
-				fresh = append(fresh, x)
-			}
-			return nil
-		})
-		if err != nil {
+		if fresh, err = copyVectors(ctx, st, f, accept); err != nil {
 			return err
 		}
 	}
@@ -606,6 +564,84 @@ func (ix *convIndex) refresh(ctx context.Context, st Store, ns string, v VectorV
 	if reloadNodes {
 		ix.nodes, ix.refs, ix.slotOf = nodes, refs, slotOf
 	}
+	ix.addFresh(fresh, dim)
+	ix.space.Dim = dim
+	ix.ver, ix.loaded = v, true
+	return nil
+}
+
+// loadTurnVecs reads the turn vectors f selects that accept takes into a
+// new set (nil if none), with the bitmap of their seqs.
+func loadTurnVecs(ctx context.Context, st Store, f VectorFilter, accept func(Vector) bool) (*vecSet, []uint64, error) {
+	f.Kind = KindTurn
+	n := countVectors(ctx, st, f)
+	var turns *vecSet
+	var seen []uint64
+	err := stream(ctx, st, f, accept, func(x Vector) {
+		if turns == nil {
+			turns = newVecSet(len(x.Values))
+			turns.reserve(n)
+			turns.beginBulk()
+		}
+		if setBit(&seen, x.Seq) {
+			turns.add(x.Seq, x.Values)
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if turns != nil {
+		turns.endBulk()
+	}
+	return turns, seen, nil
+}
+
+// loadNodeVecs reads the summary vectors f selects that accept takes into
+// a new set (nil if none), with what the index keeps of each node and the
+// slot of each node's vector. A node's later vector replaces its earlier.
+func loadNodeVecs(ctx context.Context, st Store, f VectorFilter, accept func(Vector) bool) (*vecSet, []nodeVec, map[string]int, error) {
+	f.Kind = KindSummary
+	n := countVectors(ctx, st, f)
+	refs := make([]nodeVec, 0, n)
+	slotOf := make(map[string]int, n)
+	var nodes *vecSet
+	err := stream(ctx, st, f, accept, func(x Vector) {
+		if nodes == nil {
+			nodes = newVecSet(len(x.Values))
+			nodes.reserve(n)
+			nodes.beginBulk()
+		}
+		if old, ok := slotOf[x.Node]; ok {
+			nodes.remove(old)
+		}
+		slotOf[x.Node] = nodes.add(int64(len(refs)), x.Values)
+		refs = append(refs, nodeVec{x.EmbedRef, x.LastSeq})
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if nodes != nil {
+		nodes.endBulk()
+	}
+	return nodes, refs, slotOf, nil
+}
+
+// copyVectors returns copies of the vectors f selects that accept takes.
+func copyVectors(ctx context.Context, st Store, f VectorFilter, accept func(Vector) bool) ([]Vector, error) {
+	var out []Vector
+	err := st.Vectors(ctx, f, func(x Vector) error {
+		if accept(x) {
+			x.Values = append([]float32(nil), x.Values...)
+			out = append(out, x)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// addFresh adds vectors of dimension dim read since the index's version;
+// the caller holds ix.mu for writing.
+func (ix *convIndex) addFresh(fresh []Vector, dim int) {
 	for _, x := range fresh {
 		if x.Node == "" {
 			if ix.turns == nil {
@@ -625,9 +661,6 @@ func (ix *convIndex) refresh(ctx context.Context, st Store, ns string, v VectorV
 		ix.slotOf[x.Node] = ix.nodes.add(int64(len(ix.refs)), x.Values)
 		ix.refs = append(ix.refs, nodeVec{x.EmbedRef, x.LastSeq})
 	}
-	ix.space.Dim = dim
-	ix.ver, ix.loaded = v, true
-	return nil
 }
 
 // countVectors is how many vectors f selects if the store can count them

@@ -18,20 +18,25 @@ const ZoomLimit = 100000
 // expired under a retention rule are left out. More than ZoomLimit turns
 // is an EINVALID error asking for a shorter period.
 func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Turn, error) {
+	return m.browse.zoom(ctx, conversation, p)
+}
+
+// zoom is Memory.Zoom.
+func (b *browser) zoom(ctx context.Context, conversation string, p Period) ([]Turn, error) {
 	if !p.Start.Before(p.End) {
 		return nil, Errorf(EINVALID, "zoom: the period %s is empty", p.Label())
 	}
-	c, err := m.conversation(ctx, conversation)
+	c, err := b.conversation(ctx, conversation)
 	if err != nil {
 		return nil, err
 	}
-	f := TurnFilter{Namespace: m.ns, Conversation: conversation, Since: p.Start, Until: p.End, Limit: ZoomLimit + 1}
-	if n, err := m.monthNode(ctx, c, p); err != nil {
+	f := TurnFilter{Namespace: b.ns, Conversation: conversation, Since: p.Start, Until: p.End, Limit: ZoomLimit + 1}
+	if n, err := b.monthNode(ctx, c, p); err != nil {
 		return nil, err
 	} else if n != nil {
-		f = TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: ZoomLimit + 1}
+		f = TurnFilter{Namespace: b.ns, Conversation: conversation, FromSeq: n.FirstSeq, ToSeq: n.LastSeq, Limit: ZoomLimit + 1}
 	}
-	ts, err := m.store.Turns(ctx, f)
+	ts, err := b.store.Turns(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +48,14 @@ func (m *Memory) Zoom(ctx context.Context, conversation string, p Period) ([]Tur
 
 // monthNode returns the month node of p, if p is a calendar month of c's
 // time zone and c's pyramid has closed its month node; else nil.
-func (m *Memory) monthNode(ctx context.Context, c Conversation, p Period) (*Node, error) {
+func (b *browser) monthNode(ctx context.Context, c Conversation, p Period) (*Node, error) {
 	if p.Kind != PeriodMonth {
 		return nil, nil
 	}
 	if mp := PeriodOf(PeriodMonth, p.Start, c.Location()); !mp.Start.Equal(p.Start) || !mp.End.Equal(p.End) {
 		return nil, nil
 	}
-	pol, err := m.policyFor(c)
+	pol, err := b.policyFor(c)
 	if err != nil {
 		return nil, nil // a policy this configuration lacks: zoom by time
 	}
@@ -58,7 +63,7 @@ func (m *Memory) monthNode(ctx context.Context, c Conversation, p Period) (*Node
 	if lvl == 0 {
 		return nil, nil
 	}
-	ns, err := m.store.Nodes(ctx, NodeFilter{Namespace: m.ns, Conversation: c.ID, Level: lvl, Key: p.Label(), Limit: 1})
+	ns, err := b.store.Nodes(ctx, NodeFilter{Namespace: b.ns, Conversation: c.ID, Level: lvl, Key: p.Label(), Limit: 1})
 	if err != nil || len(ns) == 0 {
 		return nil, err
 	}
@@ -78,7 +83,12 @@ func (m *Memory) monthNode(ctx context.Context, c Conversation, p Period) (*Node
 // query's time expressions are. The period is in the conversation's time
 // zone.
 func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now time.Time) (Period, error) {
-	c, err := m.conversation(ctx, conversation)
+	return m.browse.zoomPeriod(ctx, conversation, what, now)
+}
+
+// zoomPeriod is Memory.ZoomPeriod.
+func (b *browser) zoomPeriod(ctx context.Context, conversation, what string, now time.Time) (Period, error) {
+	c, err := b.conversation(ctx, conversation)
 	if err != nil {
 		return Period{}, err
 	}
@@ -86,7 +96,7 @@ func (m *Memory) ZoomPeriod(ctx context.Context, conversation, what string, now 
 	if ref.IsZero() {
 		ref = c.Last
 		if ref.IsZero() {
-			ref = m.now()
+			ref = b.now()
 		}
 	}
 	return ParseWhen(what, ref, c.Location())
@@ -115,6 +125,11 @@ const TurnsPageLimit = 1000
 // holds them. next is the seq to ask for the following page, 0 when none
 // is left. Turns whose content expired are left out.
 func (m *Memory) Turns(ctx context.Context, conversation string, from, to int64, limit int) (turns []Turn, next int64, err error) {
+	return m.browse.turns(ctx, conversation, from, to, limit)
+}
+
+// turns is Memory.Turns.
+func (b *browser) turns(ctx context.Context, conversation string, from, to int64, limit int) (turns []Turn, next int64, err error) {
 	if limit < 1 {
 		limit = 100
 	}
@@ -127,10 +142,10 @@ func (m *Memory) Turns(ctx context.Context, conversation string, from, to int64,
 	if to > 0 && to < from {
 		return nil, 0, Errorf(EINVALID, "turns: to %d is before from %d", to, from)
 	}
-	if _, err := m.conversation(ctx, conversation); err != nil {
+	if _, err := b.conversation(ctx, conversation); err != nil {
 		return nil, 0, err
 	}
-	ts, err := m.store.Turns(ctx, TurnFilter{Namespace: m.ns, Conversation: conversation, FromSeq: from, ToSeq: to, Limit: limit + 1})
+	ts, err := b.store.Turns(ctx, TurnFilter{Namespace: b.ns, Conversation: conversation, FromSeq: from, ToSeq: to, Limit: limit + 1})
 	if err != nil {
 		return nil, 0, err
 	}
