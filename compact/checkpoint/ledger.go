@@ -363,7 +363,7 @@ func (c *collector) rank() []cand {
 				detail = append(detail, d)
 			}
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
-			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
+			d.marks&(markTrace|markFailure) == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
 			switch {
 			case d.kind != kSymbol:
 				rest = append(rest, d)
@@ -619,6 +619,8 @@ func score(d *cand, n int) float64 {
 	switch {
 	case failure:
 		s += 3
+	case d.marks&markFailure != 0:
+		s += 1.5
 	case d.marks&markWritten != 0:
 		s += 1.5
 	case d.marks&markRead != 0 && d.kind != kCommand && d.src&(srcUser|srcAssistant) == 0:
@@ -891,28 +893,51 @@ func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
 // long lines do not crowd out the identifiers of all the others.
 const errorLineShare = 0.25
 
+// weakShare is the share of the budget the identifiers only a line that
+// reports a failure in other words names (markFailure: a JSON body's
+// "error" field, "... FAILED") may take ahead of the rest of the first
+// tier when not everything fits.
+const weakShare = 0.15
+
+// weakFailure reports whether a first-tier candidate is there only for
+// being named on a line that reports a failure in other words.
+func weakFailure(d *cand) bool {
+	return d.marks&markFailure != 0 && d.marks&markTrace == 0 && !talked(d) && d.kind != kError &&
+		d.kind != kCommand && !(d.marks&markDecl != 0 && d.src&srcCode != 0)
+}
+
 // capErrorLines moves the error lines of the first tier that do not fit
 // in limit tokens, once the better ranked ones have taken it, to the head
 // of the later tiers, in their order. An error line longer than a
 // quarter of limit is moved too: the identifiers on it are listed on
-// their own. The others keep their order.
-func capErrorLines(cs []cand, limit int, tok strata.Tokenizer) []cand {
+// their own. So are the identifiers of weak failure evidence (see
+// weakFailure) past weak tokens. The others keep their order.
+func capErrorLines(cs []cand, limit, weak int, tok strata.Tokenizer) []cand {
 	out := make([]cand, 0, len(cs))
 	var moved []cand
-	used := 0
+	used, usedWeak := 0, 0
 	placed := false
 	for _, d := range cs {
 		if !placed && (d.later || d.first < 0) {
 			out = append(out, moved...)
 			placed = true
 		}
-		if !placed && d.kind == kError {
+		switch {
+		case placed:
+		case d.kind == kError:
 			cost := tok.Count(d.text) + 1
 			if cost > limit/4 || used+cost > limit {
 				moved = append(moved, d)
 				continue
 			}
 			used += cost
+		case weakFailure(&d):
+			cost := tok.Count(d.text) + 1
+			if usedWeak+cost > weak {
+				moved = append(moved, d)
+				continue
+			}
+			usedWeak += cost
 		}
 		out = append(out, d)
 	}

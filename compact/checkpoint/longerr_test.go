@@ -83,3 +83,27 @@ func TestLongErrorLinesLeaveRoomForTheirIdentifiers(t *testing.T) {
 		t.Errorf("no error line kept whole:\n%s", res.Text)
 	}
 }
+
+// A line that reports a failure in words other than an error line's
+// shape (a JSON body's "error" field, a runner's "... FAILED") names
+// failure evidence: its identifiers rank ahead of those a line that
+// reports none shows, and a count of none ("errors: 0") reports none.
+func TestFailureWordsNameEvidence(t *testing.T) {
+	span := []checkpoint.Entry{user("Why does checkout time out?")}
+	span = append(span, run("c1", "curl -s localhost:8080/v1/checkout",
+		`{"error":{"code":"UPSTREAM_TIMEOUT","upstream":"10.4.7.19:8443","request_id":"req_7hk2mq9x"}}`)...)
+	span = append(span, run("c2", "./scripts/load.sh",
+		"target 10.9.1.33:9090 requests: 48104  errors: 0  p50: 17ms\nupstream 10.9.1.34:9090 ok")...)
+	ids := checkpoint.Ledger(span, "")
+	for _, failing := range []string{"10.4.7.19:8443", "req_7hk2mq9x"} {
+		i := index(ids, failing)
+		if i < 0 {
+			t.Fatalf("%q of a failure's body not in the ledger: %v", failing, ids)
+		}
+		for _, passing := range []string{"10.9.1.33:9090", "10.9.1.34:9090"} {
+			if j := index(ids, passing); j >= 0 && j < i {
+				t.Errorf("%q of a run with no failure ranks before %q of a failure: %v", passing, failing, ids)
+			}
+		}
+	}
+}

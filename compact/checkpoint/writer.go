@@ -180,7 +180,7 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 		cands = reservePassing(cands, int(float64(o.Budget)*passingShare), o.Tokenizer)
 		// Whole error lines take at most their share: past it, their
 		// identifiers speak for them.
-		cands = capErrorLines(cands, int(float64(o.Budget)*errorLineShare), o.Tokenizer)
+		cands = capErrorLines(cands, int(float64(o.Budget)*errorLineShare), int(float64(o.Budget)*weakShare), o.Tokenizer)
 	}
 	// Many reads of one pattern are one line.
 	cands = collapseReads(cands)
