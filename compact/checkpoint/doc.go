@@ -151,10 +151,11 @@
 // goal is cut last. When not every identifier fits in half the budget,
 // whole error lines take at most a quarter of it ahead of the rest of the
 // first tier (a line longer than a sixteenth of the budget is not among
-// them), and the identifiers only a failure reported in words names at
-// most 15%: the lines past that share move to the head of the second
+// them): the lines past that share move to the head of the second
 // tier, and the identifiers on them (codes, sites, ids, URLs, ports),
 // candidates of their own, stand for them at a fraction of their cost.
+// What only a failure reported in words names moves there too, after
+// the first tier and before what other output shows.
 // The ledger gets the rest: identifiers in rank order,
 // each skipped when the text already says it (the prose quotes it, or a
 // listed identifier contains it as a whole word) and listed if its entry

@@ -893,12 +893,6 @@ func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
 // long lines do not crowd out the identifiers of all the others.
 const errorLineShare = 0.25
 
-// weakShare is the share of the budget the identifiers only a line that
-// reports a failure in other words names (markFailure: a JSON body's
-// "error" field, "... FAILED") may take ahead of the rest of the first
-// tier when not everything fits.
-const weakShare = 0.15
-
 // weakFailure reports whether a first-tier candidate is there only for
 // being named on a line that reports a failure in other words.
 func weakFailure(d *cand) bool {
@@ -911,11 +905,13 @@ func weakFailure(d *cand) bool {
 // of the later tiers, in their order. An error line longer than a
 // quarter of limit is moved too: the identifiers on it are listed on
 // their own. So are the identifiers of weak failure evidence (see
-// weakFailure) past weak tokens. The others keep their order.
-func capErrorLines(cs []cand, limit, weak int, tok strata.Tokenizer) []cand {
+// weakFailure): after what the conversation names and what error lines
+// and stack frames name, before what other output shows. The others
+// keep their order.
+func capErrorLines(cs []cand, limit int, tok strata.Tokenizer) []cand {
 	out := make([]cand, 0, len(cs))
 	var moved []cand
-	used, usedWeak := 0, 0
+	used := 0
 	placed := false
 	for _, d := range cs {
 		if !placed && (d.later || d.first < 0) {
@@ -932,12 +928,8 @@ func capErrorLines(cs []cand, limit, weak int, tok strata.Tokenizer) []cand {
 			}
 			used += cost
 		case weakFailure(&d):
-			cost := tok.Count(d.text) + 1
-			if usedWeak+cost > weak {
-				moved = append(moved, d)
-				continue
-			}
-			usedWeak += cost
+			moved = append(moved, d)
+			continue
 		}
 		out = append(out, d)
 	}
