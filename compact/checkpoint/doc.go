@@ -101,10 +101,12 @@
 // What the conversation does not name comes second: an identifier found
 // only in tool output or in code a tool call writes is in the first tier
 // only if it is an error line, or an error line or a stack frame names it
-// (the file and function of a crash), or the written code declares it.
+// (the file and function of a crash, with its file:line site), or another
+// line of output that reports a failure in words (a JSON body's "error"
+// field, "... FAILED", "connection refused"; not a count of none such as
+// "errors: 0") names it, or the written code declares it.
 // The other URLs, paths, ids and sizes of tool output form a second tier
-// that fills what room the budget leaves (a failure's file:line sites
-// among them); then come the file:line sites other output shows (a log,
+// that fills what room the budget leaves; then come the file:line sites other output shows (a log,
 // grep -n, a profile) and the tests a runner says passed; the code names
 // in a file the agent read, a directory listing or a build log are not
 // listed. When not everything fits, up to 5% of the budget of what
@@ -123,9 +125,12 @@
 // said it, 2.5 if a tool call named it, 2 if the assistant said it, 0.5
 // if it thought it, and up to 2 for recency (its last occurrence's
 // position in the span); an identifier only output or written code shows
-// (an error excepted) keeps 70% of that. Ties go to the first seen.
+// (an error excepted) keeps 70% of that; failure evidence gains 3 (1.5
+// for a line that reports a failure only in words). Ties go to the first seen.
 // Error lines that differ only in opaque tokens (hashes, ids of six
-// digits or more) keep the best ranked of them. The first tier is then
+// digits or more) keep the best ranked of them, and those that differ
+// only in numbers standing alone (one compiler message at many
+// line:column places) the best two. The first tier is then
 // taken in turns by kind (each kind's best, then each kind's second
 // best...), so that every kind is listed before any kind is complete.
 //
@@ -143,7 +148,15 @@
 // when they need more, Done items go first (the oldest), then decisions (the oldest),
 // notes, constraints, next steps and in-progress items (the last), each
 // list keeping a few items until nothing else is left to drop, and the
-// goal is cut last. The ledger gets the rest: identifiers in rank order,
+// goal is cut last. When not every identifier fits in half the budget,
+// whole error lines take at most a quarter of it ahead of the rest of the
+// first tier (a line longer than a sixteenth of the budget is not among
+// them): the lines past that share move to the head of the second
+// tier, and the identifiers on them (codes, sites, ids, URLs, ports),
+// candidates of their own, stand for them at a fraction of their cost.
+// What only a failure reported in words names moves there too, after
+// the first tier and before what other output shows.
+// The ledger gets the rest: identifiers in rank order,
 // each skipped when the text already says it (the prose quotes it, or a
 // listed identifier contains it as a whole word) and listed if its entry
 // still fits, a smaller one further down taking room a larger one could

@@ -24,20 +24,41 @@ type item struct {
 	text string
 }
 
-// extract writes the prose sections of a span without a model.
+// extract writes the prose sections of a span without a model, one
+// section after the other.
 func extract(si *spanInfo) Sections {
 	var s Sections
-	lastUser := -1
+	users := userTexts(si)
+	s.Goal = extractGoal(si, users)
+	s.Constraints = extractConstraints(si, users)
+	finals := finalReplies(si)
+	done, doing := actionItems(si)
+	done = append(done, replyItems(si, finals)...)
+	s.Done = capItems(done, maxDone)
+	if it, ok := pendingRequest(si, users, finals); ok {
+		doing = append(doing, it)
+	}
+	s.InProgress = capItems(doing, maxInProgress)
+	s.Decisions = extractDecisions(si)
+	s.NextSteps = extractNextSteps(si, s.Decisions)
+	return s
+}
+
+// userTexts returns the positions of the user's non-empty texts, in order.
+func userTexts(si *spanInfo) []int {
 	var users []int
 	for i, e := range si.entries {
 		if !si.skip[i] && e.Role == "user" && e.Kind == "text" && strings.TrimSpace(e.Text) != "" {
 			users = append(users, i)
-			lastUser = i
 		}
 	}
-	// Goal: the first user request's first sentence, and the next ones
-	// while it is short (a constraint is not the goal), with the next
-	// request if the first is only a few words.
+	return users
+}
+
+// extractGoal returns the goal: the first user request's first sentence,
+// and the next ones while it is short (a constraint is not the goal), with
+// the next request if the first is only a few words.
+func extractGoal(si *spanInfo, users []int) string {
 	var goalSents []string
 	words := 0
 	for _, ui := range users {
@@ -55,9 +76,13 @@ func extract(si *spanInfo) Sections {
 			break
 		}
 	}
-	s.Goal = cutWords(strings.Join(goalSents, " "), maxGoalBytes)
+	return cutWords(strings.Join(goalSents, " "), maxGoalBytes)
+}
 
-	// Constraints & preferences: the user's sentences that state one.
+// extractConstraints returns the user's sentences that state a constraint
+// or preference, collapsed where they differ only in identifiers.
+func extractConstraints(si *spanInfo, users []int) []string {
+	var cs []string
 	seen := map[string]bool{}
 	for _, ui := range users {
 		for _, snt := range sentences(si.entries[ui].Text, sentenceScan) {
@@ -66,37 +91,44 @@ func extract(si *spanInfo) Sections {
 				continue
 			}
 			seen[l] = true
-			s.Constraints = append(s.Constraints, snt)
+			cs = append(cs, snt)
 		}
 	}
 	// The cap counts sentences before they collapse: collapsing makes the
 	// section shorter, never longer.
-	if len(s.Constraints) > maxConstraints {
-		s.Constraints = s.Constraints[:maxConstraints]
+	if len(cs) > maxConstraints {
+		cs = cs[:maxConstraints]
 	}
-	s.Constraints = collapseConstraints(s.Constraints)
-	for i, c := range s.Constraints {
-		s.Constraints[i] = cutWords(c, maxItemBytes)
+	cs = collapseConstraints(cs)
+	for i, c := range cs {
+		cs[i] = cutWords(c, maxItemBytes)
 	}
+	return cs
+}
 
-	// Done, In Progress: what the tool calls did and how the checks ended.
-	var done, doing []item
-	type fileEdits struct {
-		pos     int
-		path    string
-		verb    string
-		n       int
-		deleted bool
-	}
+// fileEdits is what the span did to one file.
+type fileEdits struct {
+	pos     int
+	path    string
+	verb    string
+	n       int
+	deleted bool
+}
+
+// checkRun is the last run of one check command.
+type checkRun struct {
+	pos     int
+	cmd     string
+	outcome outcome
+	err     string
+}
+
+// actionItems returns what the tool calls did (files written, state
+// changed, checks that pass) and the checks whose last run fails.
+func actionItems(si *spanInfo) (done, doing []item) {
 	files := map[string]*fileEdits{}
 	var fileOrder []string
-	type run struct {
-		pos     int
-		cmd     string
-		outcome outcome
-		err     string
-	}
-	lastRun := map[string]*run{}
+	lastRun := map[string]*checkRun{}
 	var runOrder []string
 	for _, a := range si.actions {
 		if a.result < 0 {
@@ -108,26 +140,8 @@ func extract(si *spanInfo) Sections {
 			if res.IsError || a.failed && si.errs[a.result] > 0 && len(res.Text) < 400 {
 				continue
 			}
-			verb := "Edited"
-			switch {
-			case containsAny(a.tool, "delete", "remove"):
-				verb = "Deleted"
-			case containsAny(a.tool, "rename", "move"):
-				verb = "Moved"
-			case containsAny(a.tool, "create", "write") && !containsAny(a.tool, "rewrite"):
-				verb = "Wrote"
-			}
-			if ec, _ := si.args[a.call]["command"].(string); ec == "create" {
-				verb = "Wrote"
-			}
-			paths := a.paths
-			if verb == "Moved" && len(paths) > 2 {
-				paths = paths[:2]
-			}
-			if verb == "Moved" && len(paths) == 2 {
-				paths = []string{paths[0] + "` to `" + paths[1]}
-			}
-			for _, p := range paths {
+			verb := writeVerb(si, a)
+			for _, p := range writtenPaths(verb, a.paths) {
 				k := normPath(p)
 				f := files[k]
 				if f == nil {
@@ -148,11 +162,11 @@ func extract(si *spanInfo) Sections {
 			if isCheck(a.command) {
 				r := lastRun[key]
 				if r == nil {
-					r = &run{}
+					r = &checkRun{}
 					lastRun[key] = r
 					runOrder = append(runOrder, key)
 				}
-				*r = run{pos: a.result, cmd: a.command, outcome: a.outcome, err: a.errLine}
+				*r = checkRun{pos: a.result, cmd: a.command, outcome: a.outcome, err: a.errLine}
 				continue
 			}
 			if a.failed {
@@ -172,32 +186,74 @@ func extract(si *spanInfo) Sections {
 		done = append(done, item{f.pos, t})
 	}
 	for _, k := range runOrder {
-		r := lastRun[k]
-		switch r.outcome {
-		case outUnknown:
-			// Its output was not read: the run is stated, not its outcome.
-			done = append(done, item{r.pos, "Ran `" + r.cmd + "` (output not kept)"})
-		case outFailed:
-			t := "`" + r.cmd + "` fails"
-			if r.err != "" {
-				// Quoted whole, so that the next update reads it back as an
-				// error.
-				if strings.IndexByte(r.err, '`') < 0 {
-					t += ": `" + r.err + "`"
-				} else {
-					t += ": " + r.err
-				}
-			}
-			doing = append(doing, item{r.pos, t})
-		default:
-			done = append(done, item{r.pos, "`" + r.cmd + "` passes"})
+		it, failing := checkItem(lastRun[k])
+		if failing {
+			doing = append(doing, it)
+		} else {
+			done = append(done, it)
 		}
 	}
-	// The assistant's replies: a turn's final reply (its last text, with no
-	// tool call after it) says what came of the request, by its first
-	// statement of completion or else its first statement; other text
-	// counts only for a statement of completion.
-	finals := finalReplies(si)
+	return done, doing
+}
+
+// writeVerb names what a write call did to its paths.
+func writeVerb(si *spanInfo, a action) string {
+	verb := "Edited"
+	switch {
+	case containsAny(a.tool, "delete", "remove"):
+		verb = "Deleted"
+	case containsAny(a.tool, "rename", "move"):
+		verb = "Moved"
+	case containsAny(a.tool, "create", "write") && !containsAny(a.tool, "rewrite"):
+		verb = "Wrote"
+	}
+	if ec, _ := si.args[a.call]["command"].(string); ec == "create" {
+		verb = "Wrote"
+	}
+	return verb
+}
+
+// writtenPaths returns the paths a write's line names: a move names its
+// source and destination as one.
+func writtenPaths(verb string, paths []string) []string {
+	if verb == "Moved" && len(paths) > 2 {
+		paths = paths[:2]
+	}
+	if verb == "Moved" && len(paths) == 2 {
+		paths = []string{paths[0] + "` to `" + paths[1]}
+	}
+	return paths
+}
+
+// checkItem states the last run of a check, and whether it fails.
+func checkItem(r *checkRun) (item, bool) {
+	switch r.outcome {
+	case outUnknown:
+		// Its output was not read: the run is stated, not its outcome.
+		return item{r.pos, "Ran `" + r.cmd + "` (output not kept)"}, false
+	case outFailed:
+		t := "`" + r.cmd + "` fails"
+		if r.err != "" {
+			// Quoted whole, so that the next update reads it back as an
+			// error.
+			if strings.IndexByte(r.err, '`') < 0 {
+				t += ": `" + r.err + "`"
+			} else {
+				t += ": " + r.err
+			}
+		}
+		return item{r.pos, t}, true
+	default:
+		return item{r.pos, "`" + r.cmd + "` passes"}, false
+	}
+}
+
+// replyItems returns what the assistant's replies say was done: a turn's
+// final reply (its last text, with no tool call after it) says what came
+// of the request, by its first statement of completion or else its first
+// statement; other text counts only for a statement of completion.
+func replyItems(si *spanInfo, finals []bool) []item {
+	var done []item
 	for i, e := range si.entries {
 		if si.skip[i] || e.Role != "assistant" || e.Kind != "text" {
 			continue
@@ -223,39 +279,45 @@ func extract(si *spanInfo) Sections {
 			done = append(done, item{i, cutWords(pick, maxItemBytes)})
 		}
 	}
-	sortItems(done)
-	done = dedupeItems(done)
-	if len(done) > maxDone {
-		done = done[len(done)-maxDone:]
-	}
-	for _, it := range done {
-		s.Done = append(s.Done, it.text)
-	}
-	// The last request is in progress when the span ends before the
-	// assistant's final reply to it.
-	if lastUser >= 0 {
-		answered := false
-		for i := lastUser + 1; i < len(si.entries); i++ {
-			if finals[i] {
-				answered = true
-			}
-		}
-		if !answered {
-			if snts := sentences(si.entries[lastUser].Text, sentenceScan); len(snts) > 0 {
-				doing = append(doing, item{lastUser, cutWords(snts[0], maxItemBytes)})
-			}
-		}
-	}
-	sortItems(doing)
-	doing = dedupeItems(doing)
-	if len(doing) > maxInProgress {
-		doing = doing[len(doing)-maxInProgress:]
-	}
-	for _, it := range doing {
-		s.InProgress = append(s.InProgress, it.text)
-	}
+	return done
+}
 
-	// Key decisions: sentences of the user and the assistant that state one.
+// pendingRequest returns the last request when the span ends before the
+// assistant's final reply to it: it is in progress.
+func pendingRequest(si *spanInfo, users []int, finals []bool) (item, bool) {
+	if len(users) == 0 {
+		return item{}, false
+	}
+	lastUser := users[len(users)-1]
+	for i := lastUser + 1; i < len(si.entries); i++ {
+		if finals[i] {
+			return item{}, false
+		}
+	}
+	snts := sentences(si.entries[lastUser].Text, sentenceScan)
+	if len(snts) == 0 {
+		return item{}, false
+	}
+	return item{lastUser, cutWords(snts[0], maxItemBytes)}, true
+}
+
+// capItems orders items by position, drops repeats and keeps the last n.
+func capItems(its []item, n int) []string {
+	sortItems(its)
+	its = dedupeItems(its)
+	if len(its) > n {
+		its = its[len(its)-n:]
+	}
+	var out []string
+	for _, it := range its {
+		out = append(out, it.text)
+	}
+	return out
+}
+
+// extractDecisions returns the sentences of the user and the assistant
+// that state a decision, the last maxDecisions of them.
+func extractDecisions(si *spanInfo) []string {
 	var dec []item
 	for i, e := range si.entries {
 		if si.skip[i] || e.Kind != "text" || (e.Role != "user" && e.Role != "assistant") {
@@ -271,24 +333,30 @@ func extract(si *spanInfo) Sections {
 	if len(dec) > maxDecisions {
 		dec = dec[len(dec)-maxDecisions:]
 	}
+	var out []string
 	for _, it := range dec {
-		s.Decisions = append(s.Decisions, it.text)
+		out = append(out, it.text)
 	}
+	return out
+}
 
-	// Next steps: the plan in the assistant's last message.
+// extractNextSteps returns the plan in the assistant's last message,
+// without the steps already stated as decisions.
+func extractNextSteps(si *spanInfo, decisions []string) []string {
+	var steps []string
 	for i := len(si.entries) - 1; i >= 0; i-- {
 		e := si.entries[i]
 		if si.skip[i] || e.Role != "assistant" || e.Kind != "text" {
 			continue
 		}
 		for _, step := range planOf(e.Text) {
-			if !contains(s.Decisions, step) {
-				s.NextSteps = append(s.NextSteps, step)
+			if !contains(decisions, step) {
+				steps = append(steps, step)
 			}
 		}
 		break
 	}
-	return s
+	return steps
 }
 
 // collapseConstraints merges constraint sentences that differ only in

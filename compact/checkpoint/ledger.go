@@ -353,17 +353,17 @@ func (c *collector) rank() []cand {
 			spare = append(spare, d)
 		case isSite(&d) && !talked(&d):
 			// A file:line site only output shows: where a failure
-			// happened (an error line's, a stack frame's) fills the
-			// room left with what output shows; a line a passing
-			// output or a read locates comes after all of that.
+			// happened (an error line's, a stack frame's) is failure
+			// evidence, in the first tier; a line a passing output or
+			// a read locates comes after all that output shows.
 			if d.marks&markTrace != 0 {
-				rest = append(rest, d)
+				first = append(first, d)
 			} else {
 				d.passing = true
 				detail = append(detail, d)
 			}
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
-			d.marks&markTrace == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
+			d.marks&(markTrace|markFailure) == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
 			switch {
 			case d.kind != kSymbol:
 				rest = append(rest, d)
@@ -404,21 +404,58 @@ func isSite(d *cand) bool {
 // collapseAlike sets apart the error lines that repeat a better ranked
 // one but for their numbers and hex digits ("FAIL line 7 of output 3fa9"
 // repeated).
+//
+// Lines that differ only in any of their numbers (one compiler message
+// at eight line:column places) give way too, but only past the first
+// two of a shape: the sites they name are identifiers of their own,
+// ranked with the failure evidence.
 func collapseAlike(cs []cand) (kept, alike []cand) {
 	seen := map[string]bool{}
+	loose := map[string]int{}
 	for _, d := range cs {
 		if d.kind == kError {
 			sh := shape(d.key)
-			if seen[sh] {
+			ls := looseShape(sh)
+			if seen[sh] || loose[ls] >= maxLooseAlike {
 				d.spare = true
 				alike = append(alike, d)
 				continue
 			}
 			seen[sh] = true
+			loose[ls]++
 		}
 		kept = append(kept, d)
 	}
 	return kept, alike
+}
+
+// maxLooseAlike is how many error lines of one loose shape (see
+// looseShape) rank with the failure evidence.
+const maxLooseAlike = 2
+
+// looseShape is a shape with every number that stands alone (a line, a
+// column, a count: no letter or underscore touching it) replaced by '#';
+// the digits of a name (store196, db_2.go) stay.
+func looseShape(sh string) string {
+	b := make([]byte, 0, len(sh))
+	for i := 0; i < len(sh); {
+		if !isDigit(sh[i]) || i > 0 && isWordByte(sh[i-1]) {
+			b = append(b, sh[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(sh) && isDigit(sh[j]) {
+			j++
+		}
+		if j < len(sh) && isWordByte(sh[j]) {
+			b = append(b, sh[i:j]...)
+		} else {
+			b = append(b, '#')
+		}
+		i = j
+	}
+	return string(b)
 }
 
 // shape is a key with its opaque tokens replaced by '#': words of hex
@@ -582,6 +619,8 @@ func score(d *cand, n int) float64 {
 	switch {
 	case failure:
 		s += 3
+	case d.marks&markFailure != 0:
+		s += 1.5
 	case d.marks&markWritten != 0:
 		s += 1.5
 	case d.marks&markRead != 0 && d.kind != kCommand && d.src&(srcUser|srcAssistant) == 0:
@@ -843,6 +882,59 @@ func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
 	}
 	if !placed {
 		out = append(out, front...)
+	}
+	return out
+}
+
+// errorLineShare is the share of the budget whole error lines may take
+// ahead of the other failure evidence when not everything fits: the
+// identifiers on the lines past it (codes, sites, ids, URLs, ports) are
+// candidates of their own and cost a fraction of their line, so a few
+// long lines do not crowd out the identifiers of all the others.
+const errorLineShare = 0.25
+
+// weakFailure reports whether a first-tier candidate is there only for
+// being named on a line that reports a failure in other words.
+func weakFailure(d *cand) bool {
+	return d.marks&markFailure != 0 && d.marks&markTrace == 0 && !talked(d) && d.kind != kError &&
+		d.kind != kCommand && !(d.marks&markDecl != 0 && d.src&srcCode != 0)
+}
+
+// capErrorLines moves the error lines of the first tier that do not fit
+// in limit tokens, once the better ranked ones have taken it, to the head
+// of the later tiers, in their order. An error line longer than a
+// quarter of limit is moved too: the identifiers on it are listed on
+// their own. So are the identifiers of weak failure evidence (see
+// weakFailure): after what the conversation names and what error lines
+// and stack frames name, before what other output shows. The others
+// keep their order.
+func capErrorLines(cs []cand, limit int, tok strata.Tokenizer) []cand {
+	out := make([]cand, 0, len(cs))
+	var moved []cand
+	used := 0
+	placed := false
+	for _, d := range cs {
+		if !placed && (d.later || d.first < 0) {
+			out = append(out, moved...)
+			placed = true
+		}
+		switch {
+		case placed:
+		case d.kind == kError:
+			cost := tok.Count(d.text) + 1
+			if cost > limit/4 || used+cost > limit {
+				moved = append(moved, d)
+				continue
+			}
+			used += cost
+		case weakFailure(&d):
+			moved = append(moved, d)
+			continue
+		}
+		out = append(out, d)
+	}
+	if !placed {
+		out = append(out, moved...)
 	}
 	return out
 }

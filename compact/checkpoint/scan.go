@@ -46,6 +46,7 @@ const (
 	markWritten                  // a path a tool call writes, edits or deletes
 	markRead                     // a path or command that only reads
 	markResult                   // a test a runner reports on (--- PASS: TestX)
+	markFailure                  // on another line of output that reports a failure
 )
 
 // sink receives what the scanner finds.
@@ -487,6 +488,8 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 	}
 	if msg != "" || frame != "" || isFrameLocation(t) {
 		out = marked{out, markTrace} // what an error or a stack frame names
+	} else if !testLogs && reportsFailure(t) {
+		out = marked{out, markFailure}
 	}
 	switch {
 	case strings.HasPrefix(t, "+++ b/"), strings.HasPrefix(t, "--- a/"):
@@ -495,6 +498,59 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
+}
+
+// failureWords, as whole words, make a line of output report a failure
+// even when it is not shaped as an error line (a JSON body's "error"
+// field, a runner's "... FAILED", "connection refused" in a sentence):
+// the identifiers on it are failure evidence, though the line itself is
+// not listed.
+var failureWords = setOf(`error errors fail failed failure failing panic panicked exception traceback refused denied
+fatal`)
+
+// reportsFailure reports whether a line of output reports a failure: a
+// failure word, not as a count of none ("errors: 0", "0 failed"), or an
+// HTTP 5xx status line.
+func reportsFailure(t string) bool {
+	if len(t) > 2000 {
+		t = t[:2000]
+	}
+	if strings.HasPrefix(t, "HTTP/") {
+		if _, st, ok := strings.Cut(t, " "); ok && len(st) >= 3 && st[0] == '5' && isDigit(st[1]) && isDigit(st[2]) {
+			return true
+		}
+	}
+	for i := 0; i < len(t); {
+		if !isLetter(t[i]) || i > 0 && isWordByte(t[i-1]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(t) && isLetter(t[j]) {
+			j++
+		}
+		if j < len(t) && (isDigit(t[j]) || t[j] == '_') {
+			i = j
+			continue
+		}
+		var buf [16]byte
+		if w := t[i:j]; len(w) <= len(buf) && failureWords[string(lowerASCII(buf[:0], w))] && !noneCount(t[:i], t[j:]) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// noneCount reports whether the word between before and after is counted
+// as none: "0 failed", "errors: 0", "errors=0".
+func noneCount(before, after string) bool {
+	b := strings.TrimRight(before, " ")
+	if strings.HasSuffix(b, " 0") || b == "0" {
+		return true
+	}
+	a := strings.TrimLeft(after, ":= ")
+	return len(a) < len(after) && strings.HasPrefix(a, "0") && (len(a) == 1 || !isDigit(a[1]) && a[1] != '.')
 }
 
 // testResult returns the test a test runner's line says passed: Go's

@@ -178,6 +178,10 @@ func (w *Writer) Checkpoint(ctx context.Context, span []Entry, previous string) 
 		// What passing outputs show ranks last; a small share of the
 		// budget keeps the latest of it.
 		cands = reservePassing(cands, int(float64(o.Budget)*passingShare), o.Tokenizer)
+		// Whole error lines take at most their share: past it, their
+		// identifiers speak for them. What only a failure reported in
+		// words names follows the first tier.
+		cands = capErrorLines(cands, int(float64(o.Budget)*errorLineShare), o.Tokenizer)
 	}
 	// Many reads of one pattern are one line.
 	cands = collapseReads(cands)

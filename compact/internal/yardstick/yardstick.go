@@ -81,6 +81,10 @@ type Row struct {
 	// Identifiers), with no labels and nothing from package checkpoint.
 	ErrorIDs, ErrorIDsKept int
 	LostErrorIDs           []string
+	// ErrorIDTokens and NamedTokens are what listing each error-line
+	// identifier, and each named identifier, once takes, in tokens: the
+	// least room the checkpoint needs to keep all of them.
+	ErrorIDTokens, NamedTokens int
 }
 
 // Label is an identifier with the class of the place it was put, as the
@@ -178,11 +182,16 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 			named = append(named, e)
 		}
 	}
+	var namedList []string
 	for _, id := range checkpoint.Scan(named) {
 		row.Named++
+		namedList = append(namedList, id.Text)
 		if strings.Contains(hay, id.Text) {
 			row.NamedKept++
 		}
+	}
+	if len(namedList) > 0 {
+		row.NamedTokens = tok.Count(strings.Join(namedList, "\n"))
 	}
 	said := make([]checkpoint.Entry, 0, len(named))
 	for _, e := range named {
@@ -223,6 +232,7 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 	}
 	row.LabelsFit = row.LabelTokens <= CheckpointBudget/2
 	seen := map[string]bool{}
+	var errList []string
 	for _, e := range span {
 		if e.Kind != "tool_result" {
 			continue
@@ -233,6 +243,7 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 					continue
 				}
 				seen[id] = true
+				errList = append(errList, id)
 				row.ErrorIDs++
 				if evidgen.ContainsToken(hay, id) {
 					row.ErrorIDsKept++
@@ -241,6 +252,9 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 				}
 			}
 		}
+	}
+	if len(errList) > 0 {
+		row.ErrorIDTokens = tok.Count(strings.Join(errList, "\n"))
 	}
 	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
 	return row, nil
@@ -556,8 +570,8 @@ func ClassTable(rows []Row, classes []string) string {
 	for _, c := range classes {
 		b.WriteString(" " + c + " |")
 	}
-	b.WriteString(" labelled, tokens to list | fits in half the budget | error-line identifiers (rule) kept | pairs | roles |\n|---|---|---|")
-	b.WriteString(strings.Repeat("---|", len(classes)+5) + "\n")
+	b.WriteString(" labelled, tokens to list | fits in half the budget | error-line identifiers (rule) kept | tokens to list them | named, tokens to list | checkpoint tokens | pairs | roles |\n|---|---|---|")
+	b.WriteString(strings.Repeat("---|", len(classes)+8) + "\n")
 	ok := func(v bool) string {
 		if v {
 			return "ok"
@@ -583,8 +597,9 @@ func ClassTable(rows []Row, classes []string) string {
 				fits = "yes"
 			}
 		}
-		fmt.Fprintf(&b, " %d, %d | %s | %d/%d (%.1f%%) | %s | %s |\n", all, r.LabelTokens, fits,
-			r.ErrorIDsKept, r.ErrorIDs, 100*float64(r.ErrorIDsKept)/float64(max(1, r.ErrorIDs)), ok(r.PairsOK), ok(r.RolesOK))
+		fmt.Fprintf(&b, " %d, %d | %s | %d/%d (%.1f%%) | %d | %d | %d | %s | %s |\n", all, r.LabelTokens, fits,
+			r.ErrorIDsKept, r.ErrorIDs, 100*float64(r.ErrorIDsKept)/float64(max(1, r.ErrorIDs)), r.ErrorIDTokens, r.NamedTokens,
+			r.CheckpointTok, ok(r.PairsOK), ok(r.RolesOK))
 	}
 	return b.String()
 }
