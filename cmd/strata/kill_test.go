@@ -36,7 +36,7 @@ func TestKilledImportLosesNothing(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	file := writeJSONL(t, dir, "k", 24000)
+	file := writeJSONL(t, dir, "k", killedImportTurns)
 	clean := filepath.Join(dir, "clean.db")
 	mustRun(t, clean, "import", file)
 
@@ -66,7 +66,7 @@ func TestKilledImportLosesNothing(t *testing.T) {
 	var a, b treeJSON
 	json.Unmarshal([]byte(mustRun(t, clean, "tree", "--conversation", "k", "--json")), &a)
 	json.Unmarshal([]byte(mustRun(t, db, "tree", "--conversation", "k", "--json")), &b)
-	if a.Turns != 24000 || b.Turns != a.Turns || len(b.Nodes) != len(a.Nodes) {
+	if a.Turns != killedImportTurns || b.Turns != a.Turns || len(b.Nodes) != len(a.Nodes) {
 		t.Fatalf("after %d kills: %d turns and %d nodes, want %d and %d", kills, b.Turns, len(b.Nodes), a.Turns, len(a.Nodes))
 	}
 	for i := range a.Nodes {
