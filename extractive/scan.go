@@ -138,31 +138,7 @@ func tokenize(s string, toks []tok) []tok {
 		}
 		a := i
 		if hasURLPrefix(s[i:]) {
-			depth := 0
-		url:
-			for i < len(s) {
-				c := s[i]
-				switch c {
-				case ' ', '\t', '\n', '\r', '"', '<', '>', '`', '|', '{', '}':
-					break url
-				case '(', '[':
-					depth++
-				case ')', ']':
-					if depth == 0 {
-						break url
-					}
-					depth--
-				}
-				if c >= utf8.RuneSelf {
-					r, sz := utf8.DecodeRuneInString(s[i:])
-					if unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '’') {
-						break url
-					}
-					i += sz
-					continue
-				}
-				i++
-			}
+			i = urlEnd(s, i)
 			b := i
 			for b > a && strings.IndexByte(".,:;!?'", s[b-1]) >= 0 {
 				b--
@@ -170,21 +146,8 @@ func tokenize(s string, toks []tok) []tok {
 			toks = append(toks, tok{start: a, end: b, kind: kURL, flags: flagsUnknown})
 			continue
 		}
-		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf && asciiClass[c] == classOther {
-				i++ // the common case
-				continue
-			}
-			if d, sz := delimAt(s, i); d {
-				break
-			} else if s[i] == '(' { // "foo()"
-				i += 2
-			} else {
-				i += sz
-			}
-		}
-		b := i
-		a, b = trimToken(s, a, b)
+		i = tokenEnd(s, i)
+		a, b := trimToken(s, a, i)
 		if a < b {
 			if k := classify(s[a:b]); k != kNone {
 				toks = append(toks, tok{start: a, end: b, kind: k, flags: flagsUnknown})
@@ -192,6 +155,55 @@ func tokenize(s string, toks []tok) []tok {
 		}
 	}
 	return toks
+}
+
+// urlEnd returns where the URL starting at s[i] ends: at a space, a
+// quote, an unbalanced bracket or a punctuation mark outside ASCII.
+func urlEnd(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\r', '"', '<', '>', '`', '|', '{', '}':
+			return i
+		case '(', '[':
+			depth++
+		case ')', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+		if c >= utf8.RuneSelf {
+			r, sz := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '’') {
+				return i
+			}
+			i += sz
+			continue
+		}
+		i++
+	}
+	return i
+}
+
+// tokenEnd returns where the token starting at s[i] ends: at the next
+// delimiter (see delimAt).
+func tokenEnd(s string, i int) int {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf && asciiClass[c] == classOther {
+			i++ // the common case
+			continue
+		}
+		if d, sz := delimAt(s, i); d {
+			break
+		} else if s[i] == '(' { // "foo()"
+			i += 2
+		} else {
+			i += sz
+		}
+	}
+	return i
 }
 
 // letterEnd reports whether s[j], after an ASCII letter, ends the token
