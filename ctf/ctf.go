@@ -269,15 +269,9 @@ func parseHeader(line string) (Header, *Error) {
 		}
 		if !seenVersion {
 			seenVersion = true
-			if len(it) < 2 || it[0] != 'v' {
-				return fail("garbled header: want the version (v1) after %q, got %q", Magic, clip(it))
-			}
-			v, err := parseCount(it[1:])
-			if err != nil {
-				return fail("garbled header: bad version %q", clip(it))
-			}
-			if v != Version {
-				return fail("CTF version %d is not supported (this decoder reads version %d)", v, Version)
+			v, msg := parseVersion(it)
+			if msg != "" {
+				return fail("%s", msg)
 			}
 			h.Version = v
 			continue
@@ -297,19 +291,9 @@ func parseHeader(line string) (Header, *Error) {
 				return fail("garbled header: fields= is given twice")
 			}
 			seenFields = true
-			if val == "" {
-				return fail("garbled header: fields= names no fields")
-			}
-			h.Fields = strings.Split(val, ",")
-			for i, f := range h.Fields {
-				if !validName(f) {
-					return fail("garbled header: field %d of fields= is %q (want letters, digits, '_', '-' or '.')", i+1, clip(f))
-				}
-				for _, g := range h.Fields[:i] {
-					if g == f {
-						return fail("garbled header: field %q is named twice", f)
-					}
-				}
+			var msg string
+			if h.Fields, msg = parseFields(val); msg != "" {
+				return fail("%s", msg)
 			}
 			continue
 		}
@@ -335,6 +319,43 @@ func parseHeader(line string) (Header, *Error) {
 		return fail("garbled header: %s", msg)
 	}
 	return h, nil
+}
+
+// parseVersion reads the version item of a header, "v1"; msg says what
+// is wrong with it, if anything.
+func parseVersion(it string) (v int, msg string) {
+	if len(it) < 2 || it[0] != 'v' {
+		return 0, fmt.Sprintf("garbled header: want the version (v1) after %q, got %q", Magic, clip(it))
+	}
+	v, err := parseCount(it[1:])
+	if err != nil {
+		return 0, fmt.Sprintf("garbled header: bad version %q", clip(it))
+	}
+	if v != Version {
+		return 0, fmt.Sprintf("CTF version %d is not supported (this decoder reads version %d)", v, Version)
+	}
+	return v, ""
+}
+
+// parseFields reads the value of a header's fields= attribute: distinct
+// valid names, comma-separated; msg says what is wrong with it, if
+// anything.
+func parseFields(val string) (fields []string, msg string) {
+	if val == "" {
+		return nil, "garbled header: fields= names no fields"
+	}
+	fields = strings.Split(val, ",")
+	for i, f := range fields {
+		if !validName(f) {
+			return nil, fmt.Sprintf("garbled header: field %d of fields= is %q (want letters, digits, '_', '-' or '.')", i+1, clip(f))
+		}
+		for _, g := range fields[:i] {
+			if g == f {
+				return nil, fmt.Sprintf("garbled header: field %q is named twice", f)
+			}
+		}
+	}
+	return fields, ""
 }
 
 // clip shortens s for an error message.

@@ -178,44 +178,7 @@ func EncodeNodes(nodes []strata.Node, fields []string) ([]byte, error) {
 				b = append(b, '\t')
 			}
 			var msg string
-			switch c {
-			case ncID:
-				b, msg = appendText(b, n.ID)
-			case ncConversation:
-				b, msg = appendText(b, n.Conversation)
-			case ncLevel:
-				b = appendInt(b, int64(n.Level))
-			case ncFirstSeq:
-				b = appendInt(b, n.FirstSeq)
-			case ncLastSeq:
-				b = appendInt(b, n.LastSeq)
-			case ncStart:
-				b, msg = appendTime(b, n.Start)
-			case ncEnd:
-				b, msg = appendTime(b, n.End)
-			case ncChildren:
-				b, msg = js.appendStrings(b, n.Children)
-			case ncSummary:
-				b, msg = appendText(b, n.Summary)
-			case ncFacts:
-				b, msg = js.appendStrings(b, n.Facts)
-			case ncThemes:
-				b, msg = js.appendStrings(b, n.Themes)
-			case ncTokens:
-				b = appendInt(b, int64(n.Tokens))
-			case ncSourceTokens:
-				b = appendInt(b, int64(n.SourceTokens))
-			case ncMethod:
-				b, msg = appendText(b, n.Method)
-			case ncStatus:
-				b, msg = appendText(b, n.Status)
-			case ncFallback:
-				b, msg = appendText(b, n.Fallback)
-			case ncDerived:
-				b = appendBool(b, n.Derived)
-			case ncCreated:
-				b, msg = appendTime(b, n.Created)
-			}
+			b, msg = appendNodeField(b, &js, n, c)
 			if msg != "" {
 				return nil, &Error{Row: r + 1, Field: fields[i], Msg: msg}
 			}
@@ -223,6 +186,51 @@ func EncodeNodes(nodes []strata.Node, fields []string) ([]byte, error) {
 		b = append(b, '\n')
 	}
 	return b, nil
+}
+
+// appendNodeField appends field c of node n to b; msg says why it
+// cannot, if it cannot.
+func appendNodeField(b []byte, js *jsonWriter, n *strata.Node, c int) ([]byte, string) {
+	var msg string
+	switch c {
+	case ncID:
+		b, msg = appendText(b, n.ID)
+	case ncConversation:
+		b, msg = appendText(b, n.Conversation)
+	case ncLevel:
+		b = appendInt(b, int64(n.Level))
+	case ncFirstSeq:
+		b = appendInt(b, n.FirstSeq)
+	case ncLastSeq:
+		b = appendInt(b, n.LastSeq)
+	case ncStart:
+		b, msg = appendTime(b, n.Start)
+	case ncEnd:
+		b, msg = appendTime(b, n.End)
+	case ncChildren:
+		b, msg = js.appendStrings(b, n.Children)
+	case ncSummary:
+		b, msg = appendText(b, n.Summary)
+	case ncFacts:
+		b, msg = js.appendStrings(b, n.Facts)
+	case ncThemes:
+		b, msg = js.appendStrings(b, n.Themes)
+	case ncTokens:
+		b = appendInt(b, int64(n.Tokens))
+	case ncSourceTokens:
+		b = appendInt(b, int64(n.SourceTokens))
+	case ncMethod:
+		b, msg = appendText(b, n.Method)
+	case ncStatus:
+		b, msg = appendText(b, n.Status)
+	case ncFallback:
+		b, msg = appendText(b, n.Fallback)
+	case ncDerived:
+		b = appendBool(b, n.Derived)
+	case ncCreated:
+		b, msg = appendTime(b, n.Created)
+	}
+	return b, msg
 }
 
 // DecodeNodes decodes a summary block: one written by EncodeNodes, or by
@@ -258,64 +266,69 @@ func DecodeNodes(data []byte) ([]strata.Node, error) {
 		}
 		var n strata.Node
 		for i, c := range cols {
-			v := row[i]
-			var msg string
-			var x int64
-			switch c {
-			case ncID, ncChunkID:
-				n.ID = v.S
-			case ncConversation:
-				n.Conversation = v.S
-			case ncLevel:
-				x, msg = parseInt(v, strconv.IntSize)
-				n.Level = int(x)
-			case ncFirstSeq:
-				n.FirstSeq, msg = parseInt(v, 64)
-			case ncLastSeq:
-				n.LastSeq, msg = parseInt(v, 64)
-			case ncTurnRange:
-				n.FirstSeq, n.LastSeq, msg = parseTurnRange(v)
-			case ncStart:
-				n.Start, msg = parseTime(v)
-			case ncEnd:
-				n.End, msg = parseTime(v)
-			case ncChildren:
-				n.Children, msg = parseStrings(v)
-			case ncSummary:
-				n.Summary = v.S
-			case ncFacts:
-				n.Facts, msg = parseStrings(v)
-			case ncThemes:
-				if sketch {
-					if v.S != "" {
-						n.Themes = strings.Split(v.S, "|")
-					}
-				} else {
-					n.Themes, msg = parseStrings(v)
-				}
-			case ncTokens:
-				x, msg = parseInt(v, strconv.IntSize)
-				n.Tokens = int(x)
-			case ncSourceTokens:
-				x, msg = parseInt(v, strconv.IntSize)
-				n.SourceTokens = int(x)
-			case ncMethod:
-				n.Method = v.S
-			case ncStatus:
-				n.Status = v.S
-			case ncFallback:
-				n.Fallback = v.S
-			case ncDerived:
-				n.Derived, msg = parseBool(v)
-			case ncCreated:
-				n.Created, msg = parseTime(v)
-			}
-			if msg != "" {
+			if msg := setNodeField(&n, c, row[i], sketch); msg != "" {
 				return nil, &Error{Line: d.line, Field: h.Fields[i], Msg: msg}
 			}
 		}
 		nodes = append(nodes, n)
 	}
+}
+
+// setNodeField sets field c of node n from v; sketch says whether the
+// block is of the original sketch. msg says why it cannot, if it cannot.
+func setNodeField(n *strata.Node, c int, v Value, sketch bool) string {
+	var msg string
+	var x int64
+	switch c {
+	case ncID, ncChunkID:
+		n.ID = v.S
+	case ncConversation:
+		n.Conversation = v.S
+	case ncLevel:
+		x, msg = parseInt(v, strconv.IntSize)
+		n.Level = int(x)
+	case ncFirstSeq:
+		n.FirstSeq, msg = parseInt(v, 64)
+	case ncLastSeq:
+		n.LastSeq, msg = parseInt(v, 64)
+	case ncTurnRange:
+		n.FirstSeq, n.LastSeq, msg = parseTurnRange(v)
+	case ncStart:
+		n.Start, msg = parseTime(v)
+	case ncEnd:
+		n.End, msg = parseTime(v)
+	case ncChildren:
+		n.Children, msg = parseStrings(v)
+	case ncSummary:
+		n.Summary = v.S
+	case ncFacts:
+		n.Facts, msg = parseStrings(v)
+	case ncThemes:
+		if sketch {
+			if v.S != "" {
+				n.Themes = strings.Split(v.S, "|")
+			}
+		} else {
+			n.Themes, msg = parseStrings(v)
+		}
+	case ncTokens:
+		x, msg = parseInt(v, strconv.IntSize)
+		n.Tokens = int(x)
+	case ncSourceTokens:
+		x, msg = parseInt(v, strconv.IntSize)
+		n.SourceTokens = int(x)
+	case ncMethod:
+		n.Method = v.S
+	case ncStatus:
+		n.Status = v.S
+	case ncFallback:
+		n.Fallback = v.S
+	case ncDerived:
+		n.Derived, msg = parseBool(v)
+	case ncCreated:
+		n.Created, msg = parseTime(v)
+	}
+	return msg
 }
 
 // parseTurnRange reads the sketch's "a-b" (0-based, end-exclusive) as

@@ -277,94 +277,21 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	rep := Report{File: file, Tokenizer: m.Tokenizer().Name(), UnknownEvidence: []string{}}
 	fileCats, names := categories(samples)
 	rep.FileCategories = fileCats
-	if len(o.Categories) == 0 {
-		for _, c := range fileCats {
-			if c > 0 && c != Adversarial {
-				rep.Categories = append(rep.Categories, c)
-			}
-		}
-	} else {
-		for _, c := range o.Categories {
-			if slices.Contains(fileCats, c) {
-				rep.Categories = append(rep.Categories, c)
-			} else {
-				rep.AbsentCategories = append(rep.AbsentCategories, c)
-			}
-		}
-	}
+	rep.Categories, rep.AbsentCategories = chooseCategories(fileCats, o.Categories)
 	names = categoryNames(rep.Categories, names)
 
-	// Import, noting the ext ids of every conversation's turns.
-	turns := map[string]map[string]bool{}
-	var convs []string
-	r, err := formats.Open(formats.LoCoMo, file, bytes.NewReader(data))
+	turns, convs, err := importFile(ctx, m, file, data, o, &rep)
 	if err != nil {
 		return rep, err
 	}
-	t0 := time.Now()
-	_, err = m.ImportWith(ctx, strata.ImportOptions{Policy: o.Policy}, func() (string, strata.Turn, error) {
-		rec, err := r.Next()
-		if err != nil {
-			return "", strata.Turn{}, err
-		}
-		ids := turns[rec.Conversation]
-		if ids == nil {
-			ids = map[string]bool{}
-			turns[rec.Conversation] = ids
-			convs = append(convs, rec.Conversation)
-		}
-		ids[rec.Turn.ExtID] = true
-		rep.Turns++
-		return rec.Conversation, rec.Turn, nil
-	})
-	if err != nil {
-		var pe *formats.ParseError
-		if errors.As(err, &pe) {
-			return rep, err
-		}
-		return rep, fmt.Errorf("%s: import: %w", file, err)
-	}
-	rep.ImportSeconds = time.Since(t0).Seconds()
-	if o.Facts {
-		rep.Facts = true
-		for _, c := range convs {
-			if _, err := m.Learn(ctx, c); err != nil {
-				return rep, fmt.Errorf("%s: learnings of %s: %w", file, c, err)
-			}
-		}
-	}
-	// With an embedder, every turn and summary gets its vector before
-	// the questions, so that Context searches them as it would in use.
-	rep.Search = "lexical"
-	t0 = time.Now()
-	switch res, err := m.Embed(ctx, strata.EmbedRequest{}); {
-	case err == nil:
-		rep.Search = "hybrid"
-		rep.EmbedSeconds = time.Since(t0).Seconds()
-		rep.EmbedModel, rep.EmbedDim, rep.VectorWeight = res.Model, res.Dim, m.Embedding().Weight
-	case !errors.Is(err, strata.ErrNoEmbedder):
-		return rep, fmt.Errorf("%s: embed: %w", file, err)
-	}
-	rep.Conversations = len(convs)
-	if len(convs) > 0 {
-		p, err := m.PolicyOf(ctx, convs[0])
-		if err != nil {
-			return rep, err
-		}
-		rep.Policy = p.Name
+	if err := prepare(ctx, m, file, o, convs, &rep); err != nil {
+		return rep, err
 	}
 
 	// The file is imported before its categories are judged, so that a
 	// file that is not well formed says so first.
-	switch {
-	case len(fileCats) == 0:
-		return rep, fmt.Errorf("%s: no question to ask: the file holds no question with a category", file)
-	case len(rep.Categories) == 0 && len(o.Categories) == 0:
-		return rep, fmt.Errorf("%s: no question to ask: the file's questions are of categories %v; "+
-			"%d, LoCoMo's adversarial, is asked only when named", file, fileCats, Adversarial)
-	case len(rep.Categories) == 0:
-		return rep, fmt.Errorf("%s: no question of categories %v: the file's questions are of categories %v",
-			file, o.Categories, fileCats)
+	if err := checkCategories(file, fileCats, o.Categories, rep.Categories); err != nil {
+		return rep, err
 	}
 	o.Categories = rep.Categories
 	qs := questions(samples, o.Categories, turns, &rep)
@@ -388,6 +315,115 @@ func Run(ctx context.Context, m *strata.Memory, file string, o Options) (Report,
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// chooseCategories returns the categories of the file's to ask, given
+// those asked for (by default all but the adversarial), and those asked
+// for that the file does not hold.
+func chooseCategories(fileCats, asked []int) (cats, absent []int) {
+	if len(asked) == 0 {
+		for _, c := range fileCats {
+			if c > 0 && c != Adversarial {
+				cats = append(cats, c)
+			}
+		}
+		return cats, nil
+	}
+	for _, c := range asked {
+		if slices.Contains(fileCats, c) {
+			cats = append(cats, c)
+		} else {
+			absent = append(absent, c)
+		}
+	}
+	return cats, absent
+}
+
+// checkCategories says why no question is to be asked, if none is: cats
+// are the chosen categories of those asked for (none: the default).
+func checkCategories(file string, fileCats, asked, cats []int) error {
+	switch {
+	case len(fileCats) == 0:
+		return fmt.Errorf("%s: no question to ask: the file holds no question with a category", file)
+	case len(cats) == 0 && len(asked) == 0:
+		return fmt.Errorf("%s: no question to ask: the file's questions are of categories %v; "+
+			"%d, LoCoMo's adversarial, is asked only when named", file, fileCats, Adversarial)
+	case len(cats) == 0:
+		return fmt.Errorf("%s: no question of categories %v: the file's questions are of categories %v",
+			file, asked, fileCats)
+	}
+	return nil
+}
+
+// importFile imports the file's conversations into m and returns the ext
+// ids of every conversation's turns and the conversations, in file order.
+func importFile(ctx context.Context, m *strata.Memory, file string, data []byte, o Options, rep *Report) (map[string]map[string]bool, []string, error) {
+	turns := map[string]map[string]bool{}
+	var convs []string
+	r, err := formats.Open(formats.LoCoMo, file, bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	t0 := time.Now()
+	_, err = m.ImportWith(ctx, strata.ImportOptions{Policy: o.Policy}, func() (string, strata.Turn, error) {
+		rec, err := r.Next()
+		if err != nil {
+			return "", strata.Turn{}, err
+		}
+		ids := turns[rec.Conversation]
+		if ids == nil {
+			ids = map[string]bool{}
+			turns[rec.Conversation] = ids
+			convs = append(convs, rec.Conversation)
+		}
+		ids[rec.Turn.ExtID] = true
+		rep.Turns++
+		return rec.Conversation, rec.Turn, nil
+	})
+	if err != nil {
+		var pe *formats.ParseError
+		if errors.As(err, &pe) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("%s: import: %w", file, err)
+	}
+	rep.ImportSeconds = time.Since(t0).Seconds()
+	return turns, convs, nil
+}
+
+// prepare readies the imported conversations for the questions: their
+// learnings if asked for, and their vectors if m has an embedder. It
+// notes in rep how, and the conversations' policy.
+func prepare(ctx context.Context, m *strata.Memory, file string, o Options, convs []string, rep *Report) error {
+	if o.Facts {
+		rep.Facts = true
+		for _, c := range convs {
+			if _, err := m.Learn(ctx, c); err != nil {
+				return fmt.Errorf("%s: learnings of %s: %w", file, c, err)
+			}
+		}
+	}
+	// With an embedder, every turn and summary gets its vector before
+	// the questions, so that Context searches them as it would in use.
+	rep.Search = "lexical"
+	t0 := time.Now()
+	switch res, err := m.Embed(ctx, strata.EmbedRequest{}); {
+	case err == nil:
+		rep.Search = "hybrid"
+		rep.EmbedSeconds = time.Since(t0).Seconds()
+		rep.EmbedModel, rep.EmbedDim, rep.VectorWeight = res.Model, res.Dim, m.Embedding().Weight
+	case !errors.Is(err, strata.ErrNoEmbedder):
+		return fmt.Errorf("%s: embed: %w", file, err)
+	}
+	rep.Conversations = len(convs)
+	if len(convs) > 0 {
+		p, err := m.PolicyOf(ctx, convs[0])
+		if err != nil {
+			return err
+		}
+		rep.Policy = p.Name
+	}
+	return nil
 }
 
 // categoryNames names each of cats by the file's name for it, else by

@@ -137,8 +137,44 @@ func RunLearnings(ctx context.Context, m *strata.Memory, file string, o Learning
 	for _, s := range o.Samples {
 		want[s] = true
 	}
+	ids, obs := observations(samples, want)
+	for _, s := range o.Samples {
+		if !slices.Contains(ids, s) {
+			return rep, fmt.Errorf("%s: no sample %q", file, s)
+		}
+	}
+	if len(obs) == 0 {
+		return rep, fmt.Errorf("%s: no observation cites a turn: learnings are measured against LoCoMo's observation lists", file)
+	}
+	if err := importSamples(ctx, m, file, data, o.Policy, want); err != nil {
+		return rep, err
+	}
+	for _, id := range ids {
+		if _, err := m.Rollup(ctx, id); err != nil {
+			return rep, fmt.Errorf("%s: rollup of %s: %w", file, id, err)
+		}
+		if _, err := m.Learn(ctx, id); err != nil {
+			return rep, fmt.Errorf("%s: learnings of %s: %w", file, id, err)
+		}
+		row, err := measureLearnings(ctx, m, id, obs[id])
+		if err != nil {
+			return rep, fmt.Errorf("%s: %s: %w", file, id, err)
+		}
+		row.shares()
+		rep.Samples = append(rep.Samples, row)
+		rep.Overall.add(row)
+	}
+	rep.Overall.shares()
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// observations returns the ids of the samples wanted (all if want is
+// empty), in file order, and by sample the turns each of its observations
+// cites; observations citing none are left out.
+func observations(samples []observationSample, want map[string]bool) ([]string, map[string][][]string) {
 	var ids []string
-	obs := map[string][][]string{} // by sample: each observation's turns
+	obs := map[string][][]string{}
 	for _, s := range samples {
 		id := jsonID(s.ID)
 		if len(want) > 0 && !want[id] {
@@ -159,20 +195,17 @@ func RunLearnings(ctx context.Context, m *strata.Memory, file string, o Learning
 			}
 		}
 	}
-	for _, s := range o.Samples {
-		if !slices.Contains(ids, s) {
-			return rep, fmt.Errorf("%s: no sample %q", file, s)
-		}
-	}
-	if len(obs) == 0 {
-		return rep, fmt.Errorf("%s: no observation cites a turn: learnings are measured against LoCoMo's observation lists", file)
-	}
+	return ids, obs
+}
 
+// importSamples imports into m the conversations of the file's samples
+// wanted (all if want is empty).
+func importSamples(ctx context.Context, m *strata.Memory, file string, data []byte, policy string, want map[string]bool) error {
 	r, err := formats.Open(formats.LoCoMo, file, bytes.NewReader(data))
 	if err != nil {
-		return rep, err
+		return err
 	}
-	_, err = m.ImportWith(ctx, strata.ImportOptions{Policy: o.Policy}, func() (string, strata.Turn, error) {
+	_, err = m.ImportWith(ctx, strata.ImportOptions{Policy: policy}, func() (string, strata.Turn, error) {
 		for {
 			rec, err := r.Next()
 			if err != nil {
@@ -186,28 +219,11 @@ func RunLearnings(ctx context.Context, m *strata.Memory, file string, o Learning
 	if err != nil {
 		var pe *formats.ParseError
 		if errors.As(err, &pe) {
-			return rep, err
+			return err
 		}
-		return rep, fmt.Errorf("%s: import: %w", file, err)
+		return fmt.Errorf("%s: import: %w", file, err)
 	}
-	for _, id := range ids {
-		if _, err := m.Rollup(ctx, id); err != nil {
-			return rep, fmt.Errorf("%s: rollup of %s: %w", file, id, err)
-		}
-		if _, err := m.Learn(ctx, id); err != nil {
-			return rep, fmt.Errorf("%s: learnings of %s: %w", file, id, err)
-		}
-		row, err := measureLearnings(ctx, m, id, obs[id])
-		if err != nil {
-			return rep, fmt.Errorf("%s: %s: %w", file, id, err)
-		}
-		row.shares()
-		rep.Samples = append(rep.Samples, row)
-		rep.Overall.add(row)
-	}
-	rep.Overall.shares()
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	return nil
 }
 
 // measureLearnings measures the learnings of conversation conv against

@@ -16,8 +16,29 @@ const (
 // compose chooses sentences and Mentions within the budget and returns the
 // summary text.
 func (w *work) compose() string {
-	// Candidates: non-trivial sentences, or every sentence when all are
-	// trivial. Days: markers are printed only when the span covers several.
+	live := w.candidates()
+	w.countUnits(live)
+	w.priceLabels(live)
+	defer func() { w.scratch = live[:0] }()
+	c := w.newChoice(live)
+	c.choosePins()
+	c.chooseGreedy()
+	if len(c.sel) == 0 && c.uncov > 0 {
+		if text, ok := c.mentionsAlone(); ok {
+			return text
+		}
+	}
+	if len(c.sel) == 0 {
+		c.chooseBestOne()
+	}
+	return c.fit()
+}
+
+// candidates returns the units compose may choose from: non-trivial
+// sentences, or every sentence when all are trivial, at most maxCandidates
+// of them. It marks the others dead and sets multiDay: day markers are
+// printed only when the span covers several days.
+func (w *work) candidates() []int32 {
 	hasReal := false
 	firstDay := ""
 	for i := range w.units {
@@ -61,7 +82,12 @@ func (w *work) compose() string {
 		live = live[:maxCandidates]
 		slices.Sort(live)
 	}
-	w.countUnits(live)
+	return live
+}
+
+// priceLabels sets the cost of the speaker label and day marker each live
+// unit would bring.
+func (w *work) priceLabels(live []int32) {
 	for k, i := range live {
 		u := &w.units[i]
 		if p := &w.units[live[max(k-1, 0)]]; k > 0 && p.speaker == u.speaker && p.day == u.day {
@@ -70,21 +96,33 @@ func (w *work) compose() string {
 		}
 		u.lcost, u.dcost = w.labelCost(u.speaker), w.dayCost(u.day)
 	}
+}
 
-	defer func() { w.scratch = live[:0] }()
+// A choice is compose's state: the sentences chosen so far, in order, the
+// tokens they take, and what they cover.
+type choice struct {
+	w            *work
+	live         []int32
+	sel          []int32
+	used         int
+	covered      []bool // by term
+	srcSeen      []bool // by source
+	uncov        int    // tokens the Mentions of every uncovered identifier would take
+	mentionLabel int    // tokens of the Mentions label, if any Mentions may be needed
+	maxReserve   int    // most tokens the greedy pass keeps for Mentions
+}
+
+func (w *work) newChoice(live []int32) *choice {
+	c := &choice{w: w, live: live, sel: make([]int32, 0, 16)}
 	covered := make([]bool, len(w.terms)+w.sources())
-	covered, srcSeen := covered[:len(w.terms)], covered[len(w.terms):]
-	sel := make([]int32, 0, 16)
-	used := 0
-	mentionLabel := 0
-	uncov := 0 // tokens the Mentions of every uncovered identifier would take
+	c.covered, c.srcSeen = covered[:len(w.terms)], covered[len(w.terms):]
 	for i := range w.idents {
 		if id := &w.idents[i]; id.eligible {
-			uncov += id.cost + 1
+			c.uncov += id.cost + 1
 		}
 	}
-	if uncov > 0 {
-		mentionLabel = w.countKeep(strings.TrimSpace(mentionsLabel))
+	if c.uncov > 0 {
+		c.mentionLabel = w.countKeep(strings.TrimSpace(mentionsLabel))
 	}
 	share := maxMentionShare
 	if w.children {
@@ -92,45 +130,54 @@ func (w *work) compose() string {
 		// were already listed one level down.
 		share = maxMentionShareChildren
 	}
-	maxReserve := int(float64(w.budget) * share)
-	choose := func(ui int32, extra int, g float64) {
-		u := &w.units[ui]
-		u.selected, u.gain = true, g
-		sel = slices.Insert(sel, w.selPos(sel, u.order), ui)
-		used += extra
-		srcSeen[u.src] = true
-		for _, t := range w.ustems[u.stemLo:u.stemHi] {
-			covered[t] = true
-		}
-		for _, i := range w.uids[u.idLo:u.idHi] {
-			if id := &w.idents[i]; !id.covered {
-				id.covered = true
-				if id.eligible {
-					uncov -= id.cost + 1
-				}
-			}
-		}
-		for i := range w.idents {
-			if id := &w.idents[i]; id.speaker != "" && id.speaker == u.speaker {
-				id.covered = true
-			}
-		}
-		if u.pinned {
-			for j := u.pinLo; j < u.pinHi; j++ {
-				w.units[j].dead = true
-			}
-		}
-		// Other versions of the same sentence.
-		for j := u.group; j < int32(len(w.units)) && w.units[j].group == u.group; j++ {
-			if j != ui {
-				w.units[j].dead = true
+	c.maxReserve = int(float64(w.budget) * share)
+	return c
+}
+
+// choose adds unit ui, which takes extra tokens and gains g, and marks what
+// it covers; its other versions, and the sentences of a pinned turn, die.
+func (c *choice) choose(ui int32, extra int, g float64) {
+	w := c.w
+	u := &w.units[ui]
+	u.selected, u.gain = true, g
+	c.sel = slices.Insert(c.sel, w.selPos(c.sel, u.order), ui)
+	c.used += extra
+	c.srcSeen[u.src] = true
+	for _, t := range w.ustems[u.stemLo:u.stemHi] {
+		c.covered[t] = true
+	}
+	for _, i := range w.uids[u.idLo:u.idHi] {
+		if id := &w.idents[i]; !id.covered {
+			id.covered = true
+			if id.eligible {
+				c.uncov -= id.cost + 1
 			}
 		}
 	}
+	for i := range w.idents {
+		if id := &w.idents[i]; id.speaker != "" && id.speaker == u.speaker {
+			id.covered = true
+		}
+	}
+	if u.pinned {
+		for j := u.pinLo; j < u.pinHi; j++ {
+			w.units[j].dead = true
+		}
+	}
+	// Other versions of the same sentence.
+	for j := u.group; j < int32(len(w.units)) && w.units[j].group == u.group; j++ {
+		if j != ui {
+			w.units[j].dead = true
+		}
+	}
+}
 
-	// Pinned turns first, whole, if they fit.
+// choosePins chooses the pinned turns first, whole, heaviest first, each
+// if it fits.
+func (c *choice) choosePins() {
+	w := c.w
 	var pins []int32
-	for _, i := range live {
+	for _, i := range c.live {
 		if w.units[i].pinned {
 			pins = append(pins, i)
 		}
@@ -146,98 +193,121 @@ func (w *work) compose() string {
 		return x.order - y.order
 	})
 	for _, i := range pins {
-		if extra := w.insertCost(sel, i); used+extra <= w.budget {
-			choose(i, extra, w.gain(&w.units[i], covered, srcSeen))
+		if extra := w.insertCost(c.sel, i); c.used+extra <= w.budget {
+			c.choose(i, extra, w.gain(&w.units[i], c.covered, c.srcSeen))
 		}
 	}
+}
 
-	// Greedy: the sentence adding the most uncovered weight per token,
-	// while the Mentions of what stays uncovered still fit.
-	for _, i := range live {
+// chooseGreedy chooses, again and again, the sentence adding the most
+// uncovered weight per token, while the Mentions of what stays uncovered
+// still fit.
+func (c *choice) chooseGreedy() {
+	w := c.w
+	for _, i := range c.live {
 		w.units[i].gainBound = math.Inf(1)
 	}
 	for {
-		best, bestExtra := int32(-1), 0
-		bestRatio, bestGain := 0.0, 0.0
-		for _, i := range live {
-			u := &w.units[i]
-			if u.dead || u.selected || u.pinned {
-				continue
-			}
-			extra := w.insertCostAt(sel, i)
-			if used+extra > w.budget {
-				continue
-			}
-			if extra+3 > 0 && u.gainBound/float64(extra+3) <= bestRatio {
-				continue // cannot beat the best: gains only decrease
-			}
-			newly := 0
-			for _, id := range w.uids[u.idLo:u.idHi] {
-				if x := &w.idents[id]; x.eligible && !x.covered {
-					newly += x.cost + 1
-				}
-			}
-			if after := uncov - newly; after > 0 {
-				if used+extra+min(after+mentionLabel, maxReserve) > w.budget {
-					continue
-				}
-			}
-			g := w.gain(u, covered, srcSeen)
-			u.gainBound = g
-			if g < minGain {
-				continue
-			}
-			if r := g / float64(extra+3); r > bestRatio {
-				best, bestExtra, bestRatio, bestGain = i, extra, r, g
-			}
-		}
+		best, bestExtra, bestGain := c.bestNext()
 		if best < 0 {
 			break
 		}
-		if w.similar(best, sel) {
+		if w.similar(best, c.sel) {
 			w.units[best].dead = true
 			continue
 		}
-		choose(best, bestExtra, bestGain)
+		c.choose(best, bestExtra, bestGain)
 	}
+}
 
-	// Nothing fits: the identifiers alone if any fit, else the single best
-	// sentence, cut to the budget below.
-	if len(sel) == 0 && uncov > 0 {
-		if ments := w.mentions("", used, mentionLabel); len(ments) > 0 {
-			text := w.render(nil, ments, -1, "")
-			for n := w.tok.Count(text); n > w.budget && len(ments) > 1; n = w.tok.Count(text) {
-				ments = ments[:len(ments)-1]
-				text = w.render(nil, ments, -1, "")
+// bestNext returns the unit of best gain per token that fits, with its
+// extra tokens and gain, or -1.
+func (c *choice) bestNext() (best int32, bestExtra int, bestGain float64) {
+	w := c.w
+	best = -1
+	bestRatio := 0.0
+	for _, i := range c.live {
+		u := &w.units[i]
+		if u.dead || u.selected || u.pinned {
+			continue
+		}
+		extra := w.insertCostAt(c.sel, i)
+		if c.used+extra > w.budget {
+			continue
+		}
+		if extra+3 > 0 && u.gainBound/float64(extra+3) <= bestRatio {
+			continue // cannot beat the best: gains only decrease
+		}
+		newly := 0
+		for _, id := range w.uids[u.idLo:u.idHi] {
+			if x := &w.idents[id]; x.eligible && !x.covered {
+				newly += x.cost + 1
 			}
-			return text
+		}
+		if after := c.uncov - newly; after > 0 {
+			if c.used+extra+min(after+c.mentionLabel, c.maxReserve) > w.budget {
+				continue
+			}
+		}
+		g := w.gain(u, c.covered, c.srcSeen)
+		u.gainBound = g
+		if g < minGain {
+			continue
+		}
+		if r := g / float64(extra+3); r > bestRatio {
+			best, bestExtra, bestRatio, bestGain = i, extra, r, g
 		}
 	}
-	if len(sel) == 0 {
-		best, bestGain := int32(-1), -1.0
-		for _, i := range live {
-			if g := w.gain(&w.units[i], covered, srcSeen); g > bestGain && !w.units[i].pinned {
-				best, bestGain = i, g
-			}
-		}
-		if best >= 0 {
-			choose(best, w.insertCost(sel, best), bestGain)
-		}
-	}
+	return best, bestExtra, bestGain
+}
 
-	// Mentions: the identifiers no chosen sentence carries, best ranked
-	// first, as far as the budget allows.
+// mentionsAlone returns, when no sentence fits, the identifiers alone, as
+// many as fit, and whether there were any.
+func (c *choice) mentionsAlone() (string, bool) {
+	w := c.w
+	ments := w.mentions("", c.used, c.mentionLabel)
+	if len(ments) == 0 {
+		return "", false
+	}
+	text := w.render(nil, ments, -1, "")
+	for n := w.tok.Count(text); n > w.budget && len(ments) > 1; n = w.tok.Count(text) {
+		ments = ments[:len(ments)-1]
+		text = w.render(nil, ments, -1, "")
+	}
+	return text, true
+}
+
+// chooseBestOne chooses the single unpinned sentence of best gain, to be
+// cut to the budget by fit.
+func (c *choice) chooseBestOne() {
+	w := c.w
+	best, bestGain := int32(-1), -1.0
+	for _, i := range c.live {
+		if g := w.gain(&w.units[i], c.covered, c.srcSeen); g > bestGain && !w.units[i].pinned {
+			best, bestGain = i, g
+		}
+	}
+	if best >= 0 {
+		c.choose(best, w.insertCost(c.sel, best), bestGain)
+	}
+}
+
+// fit renders the chosen sentences and the Mentions of the identifiers no
+// chosen sentence carries, best ranked first, as far as the budget allows.
+// One exact count decides; it trims if the sum of the parts was
+// optimistic.
+func (c *choice) fit() string {
+	w := c.w
+	sel := c.sel
 	body := w.render(sel, nil, -1, "")
 	var ments []int32
-	if uncov > 0 {
-		ments = w.mentions(body, used, mentionLabel)
+	if c.uncov > 0 {
+		ments = w.mentions(body, c.used, c.mentionLabel)
 	}
 	text := body
 	if len(ments) > 0 {
 		text = w.render(sel, ments, -1, "")
 	}
-
-	// One exact count; trim if the sum of the parts was optimistic.
 	n := w.tok.Count(text)
 	for iter := 0; n > w.budget && iter < 16 && (len(ments) > 0 || len(sel) > 1); iter++ {
 		if len(ments) > 0 {

@@ -695,208 +695,281 @@ func attribute(s, spk string) (string, bool) {
 // u is not nil, its content words and statement shape.
 func (w *work) scan(s string, ui int32, u *unit, code bool) {
 	w.toks = tokenize(s, w.toks[:0])
-	toks := w.toks
-	// "[tool call NAME id=X] {...}" and "[tool result NAME id=X] ...", as
-	// strata.Turn.Text prints them: of the marker keep only the tool name.
-	if strings.HasPrefix(s, "[tool ") {
-		if end := strings.IndexByte(s, ']'); end > 0 {
-			k := 0
-			for k < len(toks) && toks[k].end <= end {
-				k++
-			}
-			if k >= 3 && (s[toks[1].start:toks[1].end] == "call" || s[toks[1].start:toks[1].end] == "result") &&
-				toks[2].kind == kCode {
-				w.occs = append(w.occs, occ{unit: ui, start: int32(toks[2].start), end: int32(toks[2].end), kind: kCode, text: s[toks[2].start:toks[2].end]})
-			}
-			toks = toks[k:]
-			if u != nil {
-				u.words += k
-			}
-		}
-	}
-	ticks := false
+	sc := sentence{w: w, s: s, toks: w.toks, ui: ui, code: code}
+	sc.skipToolMarker(u)
 	if !code && strings.IndexByte(s, '`') >= 0 {
-		ticks = true
+		sc.ticks = true
 		w.backticks(s, ui)
 	}
-	add := func(a, b int, k kind, initial bool) {
-		if b-a > maxIdentBytes {
-			return
-		}
-		if (code || ticks && inTicks(s, a)) && k != kURL && k != kEmail && k != kPath && k != kCode {
-			return // keywords and numbers of code are no names or amounts
-		}
-		if k == kName && b-a == 1 {
-			return // a single letter
-		}
-		w.occs = append(w.occs, occ{unit: ui, start: int32(a), end: int32(b), kind: k, initial: initial, text: s[a:b]})
-	}
-	gap := func(k int) string { return s[toks[k-1].end:toks[k].start] }
-	str := func(k int) string { return s[toks[k].start:toks[k].end] }
-	// flags returns the word lists token k is in (see wordFlags), looked
-	// up once.
-	flags := func(k int) uint16 {
-		if t := &toks[k]; t.flags == flagsUnknown {
-			if t.plain {
-				t.flags = plainWordFlags(s[t.start:t.end])
-			} else {
-				t.flags = wordFlags(s[t.start:t.end])
-			}
-		}
-		return toks[k].flags
-	}
-	month := func(k int) bool { return monthShape(str(k)) && flags(k)&fMonth != 0 }
-	for k := 0; k < len(toks); k++ {
-		t := toks[k]
-		ts := s[t.start:t.end]
-		switch t.kind {
-		case kURL, kEmail, kPath, kCode:
-			add(t.start, t.end, t.kind, false)
-		case kDate:
-			add(t.start, t.end, kDate, false)
-		case kTime:
-			end := t.end
-			if k+1 < len(toks) && gap(k+1) == " " && isMeridiem(str(k+1)) {
-				k++
-				end = toks[k].end
-			}
-			add(t.start, end, kTime, false)
-		case kNumber:
-			// 7 May [2023]
-			if k+1 < len(toks) && dayNumber(ts) && gap(k+1) == " " && month(k+1) {
-				end := toks[k+1].end
-				k++
-				if k+1 < len(toks) && isYear(s[toks[k+1].start:toks[k+1].end]) && (gap(k+1) == " " || gap(k+1) == ", ") {
-					k++
-					end = toks[k].end
-				}
-				add(t.start, end, kDate, false)
-				continue
-			}
-			// 10 am
-			if k+1 < len(toks) && allDigits(ts) && len(ts) <= 2 && gap(k+1) == " " && isMeridiem(str(k+1)) {
-				k++
-				add(t.start, toks[k].end, kTime, false)
-				continue
-			}
-			// 5 miles, $4,500 deposit
-			end := t.end
-			if k+1 < len(toks) && gap(k+1) == " " {
-				nw := str(k + 1)
-				if toks[k+1].kind == kWord && len(nw) <= 15 && isLetters(nw) && flags(k+1)&fStop == 0 &&
-					(flags(k+1)&fUnit != 0 || nw[len(nw)-1] == 's' || ts == "1") ||
-					toks[k+1].kind == kAcronym && flags(k+1)&fUnit != 0 {
-					end = toks[k+1].end // 5 miles, 3.5 GB, 1 cat; not "18 safety"
-				}
-			}
-			if end > t.end && toks[k+1].kind == kAcronym {
-				k++ // the unit is no name
-			}
-			if end > t.end || len(ts) >= 2 {
-				k := kNumber
-				if end == t.end && isDigit(ts[0]) && strings.Trim(ts, "0123456789.,") == "" {
-					k = kBare // a count or decimal without its noun or unit: no Mention
-				}
-				add(t.start, end, k, false)
-			}
-		case kCap, kAcronym:
-			if month(k) {
-				// May 7[, 2023] / May 2023 / March
-				end := -1
-				if k+1 < len(toks) && gap(k+1) == " " && dayNumber(s[toks[k+1].start:toks[k+1].end]) {
-					k++
-					end = toks[k].end
-					if k+1 < len(toks) && isYear(s[toks[k+1].start:toks[k+1].end]) && (gap(k+1) == " " || gap(k+1) == ", ") {
-						k++
-						end = toks[k].end
-					}
-				} else if k+1 < len(toks) && gap(k+1) == " " && isYear(s[toks[k+1].start:toks[k+1].end]) {
-					k++
-					end = toks[k].end
-				} else if !strings.EqualFold(ts, "may") && !strings.EqualFold(ts, "march") && len(ts) > 3 {
-					end = t.end
-				}
-				if end > 0 {
-					add(t.start, end, kDate, false)
-				}
-				continue
-			}
-			if flags(k)&fWeekday != 0 {
-				add(t.start, t.end, kDate, false)
-				continue
-			}
-			if flags(k)&fWeekdayAbbrev != 0 {
-				continue // "Sat 30, Sun 12": tabular, not a name
-			}
-			// A name: consecutive capitalized words, joined by single
-			// spaces, "Dr. " or a connector ("Bank of America").
-			j := k
-			for j+1 < len(toks) {
-				nk := toks[j+1].kind
-				g := gap(j + 1)
-				if (nk == kCap || nk == kAcronym) && !month(j+1) && flags(j+1)&fStop == 0 &&
-					(g == " " || g == " & " || (g == ". " && flags(j)&fTitle != 0)) {
-					j++
-					continue
-				}
-				if nk == kWord && g == " " && j+2 < len(toks) && flags(j+1)&fConnector != 0 &&
-					toks[j+2].kind == kCap && gap(j+2) == " " {
-					j += 2
-					continue
-				}
-				break
-			}
-			first := k
-			for first <= j {
-				fw := str(first)
-				if flags(first)&(fStop|fFiller|fStarter) == 0 &&
-					!hasPrefixFold(fw, "i'") && !hasPrefixFold(fw, "i’") {
-					break
-				}
-				first++
-			}
-			if first <= j {
-				// A single capitalized word opening the sentence or a
-				// clause ("...: Mark the order") may be any word.
-				initial := first == j && toks[j].kind == kCap &&
-					(j == 0 || strings.ContainsAny(gap(j), ":(\"“—–-•*"))
-				add(toks[first].start, toks[j].end, kName, initial)
-			}
-			k = j
-		}
-	}
+	sc.identifiers()
 	if u == nil {
 		return
 	}
-	// Content words, and the statement shape.
+	sc.contentWords(u)
+}
+
+// A sentence is the state of one scan: the text, its tokens and where its
+// identifier occurrences go.
+type sentence struct {
+	w     *work
+	s     string
+	toks  []tok
+	ui    int32
+	code  bool // the whole sentence is code
+	ticks bool // the sentence has backticks
+}
+
+// skipToolMarker drops the marker of "[tool call NAME id=X] {...}" and
+// "[tool result NAME id=X] ...", as strata.Turn.Text prints them, from the
+// tokens, keeping only the tool name as an occurrence.
+func (sc *sentence) skipToolMarker(u *unit) {
+	s, toks := sc.s, sc.toks
+	if !strings.HasPrefix(s, "[tool ") {
+		return
+	}
+	end := strings.IndexByte(s, ']')
+	if end <= 0 {
+		return
+	}
+	k := 0
+	for k < len(toks) && toks[k].end <= end {
+		k++
+	}
+	if k >= 3 && (s[toks[1].start:toks[1].end] == "call" || s[toks[1].start:toks[1].end] == "result") &&
+		toks[2].kind == kCode {
+		sc.w.occs = append(sc.w.occs, occ{unit: sc.ui, start: int32(toks[2].start), end: int32(toks[2].end), kind: kCode, text: s[toks[2].start:toks[2].end]})
+	}
+	sc.toks = toks[k:]
+	if u != nil {
+		u.words += k
+	}
+}
+
+// add records an occurrence of kind k over s[a:b], unless it is too long,
+// a keyword or number of code, or a single letter.
+func (sc *sentence) add(a, b int, k kind, initial bool) {
+	if b-a > maxIdentBytes {
+		return
+	}
+	if (sc.code || sc.ticks && inTicks(sc.s, a)) && k != kURL && k != kEmail && k != kPath && k != kCode {
+		return // keywords and numbers of code are no names or amounts
+	}
+	if k == kName && b-a == 1 {
+		return // a single letter
+	}
+	sc.w.occs = append(sc.w.occs, occ{unit: sc.ui, start: int32(a), end: int32(b), kind: k, initial: initial, text: sc.s[a:b]})
+}
+
+// gap returns the text between token k-1 and token k.
+func (sc *sentence) gap(k int) string { return sc.s[sc.toks[k-1].end:sc.toks[k].start] }
+
+// str returns the text of token k.
+func (sc *sentence) str(k int) string { return sc.s[sc.toks[k].start:sc.toks[k].end] }
+
+// flags returns the word lists token k is in (see wordFlags), looked up
+// once.
+func (sc *sentence) flags(k int) uint16 {
+	if t := &sc.toks[k]; t.flags == flagsUnknown {
+		if t.plain {
+			t.flags = plainWordFlags(sc.s[t.start:t.end])
+		} else {
+			t.flags = wordFlags(sc.s[t.start:t.end])
+		}
+	}
+	return sc.toks[k].flags
+}
+
+// month reports whether token k is a month name.
+func (sc *sentence) month(k int) bool { return monthShape(sc.str(k)) && sc.flags(k)&fMonth != 0 }
+
+// yearAfter reports whether token k+1 exists and is a year following a
+// date part: "7 May 2023", "May 7, 2023".
+func (sc *sentence) yearAfter(k int) bool {
+	return k+1 < len(sc.toks) && isYear(sc.str(k+1)) && (sc.gap(k+1) == " " || sc.gap(k+1) == ", ")
+}
+
+// identifiers records the occurrences of names, dates, times, amounts and
+// code in the tokens.
+func (sc *sentence) identifiers() {
+	toks := sc.toks
+	for k := 0; k < len(toks); k++ {
+		t := toks[k]
+		switch t.kind {
+		case kURL, kEmail, kPath, kCode:
+			sc.add(t.start, t.end, t.kind, false)
+		case kDate:
+			sc.add(t.start, t.end, kDate, false)
+		case kTime:
+			end := t.end
+			if k+1 < len(toks) && sc.gap(k+1) == " " && isMeridiem(sc.str(k+1)) {
+				k++
+				end = toks[k].end
+			}
+			sc.add(t.start, end, kTime, false)
+		case kNumber:
+			k = sc.number(k)
+		case kCap, kAcronym:
+			k = sc.capitalized(k)
+		}
+	}
+}
+
+// number records what the number at token k starts: a date (7 May 2023),
+// a time (10 am) or an amount (5 miles, $4,500 deposit). It returns the
+// last token used.
+func (sc *sentence) number(k int) int {
+	toks := sc.toks
+	t := toks[k]
+	ts := sc.s[t.start:t.end]
+	// 7 May [2023]
+	if k+1 < len(toks) && dayNumber(ts) && sc.gap(k+1) == " " && sc.month(k+1) {
+		end := toks[k+1].end
+		k++
+		if sc.yearAfter(k) {
+			k++
+			end = toks[k].end
+		}
+		sc.add(t.start, end, kDate, false)
+		return k
+	}
+	// 10 am
+	if k+1 < len(toks) && allDigits(ts) && len(ts) <= 2 && sc.gap(k+1) == " " && isMeridiem(sc.str(k+1)) {
+		k++
+		sc.add(t.start, toks[k].end, kTime, false)
+		return k
+	}
+	// 5 miles, $4,500 deposit
+	end := t.end
+	if k+1 < len(toks) && sc.gap(k+1) == " " {
+		nw := sc.str(k + 1)
+		if toks[k+1].kind == kWord && len(nw) <= 15 && isLetters(nw) && sc.flags(k+1)&fStop == 0 &&
+			(sc.flags(k+1)&fUnit != 0 || nw[len(nw)-1] == 's' || ts == "1") ||
+			toks[k+1].kind == kAcronym && sc.flags(k+1)&fUnit != 0 {
+			end = toks[k+1].end // 5 miles, 3.5 GB, 1 cat; not "18 safety"
+		}
+	}
+	next := k
+	if end > t.end && toks[k+1].kind == kAcronym {
+		next++ // the unit is no name
+	}
+	if end > t.end || len(ts) >= 2 {
+		kd := kNumber
+		if end == t.end && isDigit(ts[0]) && strings.Trim(ts, "0123456789.,") == "" {
+			kd = kBare // a count or decimal without its noun or unit: no Mention
+		}
+		sc.add(t.start, end, kd, false)
+	}
+	return next
+}
+
+// capitalized records what the capitalized word at token k starts: a date
+// (May 7, 2023), a weekday or a name. It returns the last token used.
+func (sc *sentence) capitalized(k int) int {
+	toks := sc.toks
+	t := toks[k]
+	ts := sc.s[t.start:t.end]
+	if sc.month(k) {
+		// May 7[, 2023] / May 2023 / March
+		end := -1
+		if k+1 < len(toks) && sc.gap(k+1) == " " && dayNumber(sc.str(k+1)) {
+			k++
+			end = toks[k].end
+			if sc.yearAfter(k) {
+				k++
+				end = toks[k].end
+			}
+		} else if k+1 < len(toks) && sc.gap(k+1) == " " && isYear(sc.str(k+1)) {
+			k++
+			end = toks[k].end
+		} else if !strings.EqualFold(ts, "may") && !strings.EqualFold(ts, "march") && len(ts) > 3 {
+			end = t.end
+		}
+		if end > 0 {
+			sc.add(t.start, end, kDate, false)
+		}
+		return k
+	}
+	if sc.flags(k)&fWeekday != 0 {
+		sc.add(t.start, t.end, kDate, false)
+		return k
+	}
+	if sc.flags(k)&fWeekdayAbbrev != 0 {
+		return k // "Sat 30, Sun 12": tabular, not a name
+	}
+	return sc.name(k)
+}
+
+// name records the name starting at token k: consecutive capitalized
+// words, joined by single spaces, "Dr. " or a connector ("Bank of
+// America"), less leading stop words. It returns the last token used.
+func (sc *sentence) name(k int) int {
+	toks := sc.toks
+	j := k
+	for j+1 < len(toks) {
+		nk := toks[j+1].kind
+		g := sc.gap(j + 1)
+		if (nk == kCap || nk == kAcronym) && !sc.month(j+1) && sc.flags(j+1)&fStop == 0 &&
+			(g == " " || g == " & " || (g == ". " && sc.flags(j)&fTitle != 0)) {
+			j++
+			continue
+		}
+		if nk == kWord && g == " " && j+2 < len(toks) && sc.flags(j+1)&fConnector != 0 &&
+			toks[j+2].kind == kCap && sc.gap(j+2) == " " {
+			j += 2
+			continue
+		}
+		break
+	}
+	first := k
+	for first <= j {
+		fw := sc.str(first)
+		if sc.flags(first)&(fStop|fFiller|fStarter) == 0 &&
+			!hasPrefixFold(fw, "i'") && !hasPrefixFold(fw, "i’") {
+			break
+		}
+		first++
+	}
+	if first <= j {
+		// A single capitalized word opening the sentence or a
+		// clause ("...: Mark the order") may be any word.
+		initial := first == j && toks[j].kind == kCap &&
+			(j == 0 || strings.ContainsAny(sc.gap(j), ":(\"“—–-•*"))
+		sc.add(toks[first].start, toks[j].end, kName, initial)
+	}
+	return j
+}
+
+// contentWords records the content words of u and its statement shape.
+func (sc *sentence) contentWords(u *unit) {
+	w, s := sc.w, sc.s
 	subj, strength := -1, 0
-	for k, t := range toks {
+	for k, t := range sc.toks {
 		u.words++
-		if u.stmt == 0 && (subj < 0 && k < 4 || subj >= 0 && k-subj <= 3) && len(str(k)) <= 24 {
+		if u.stmt == 0 && (subj < 0 && k < 4 || subj >= 0 && k-subj <= 3) && len(sc.str(k)) <= 24 {
 			if k == 0 {
 				var a [32]byte
-				lw := foldKey(a[:0], str(k))
+				lw := foldKey(a[:0], sc.str(k))
 				u.toYou = bytes.HasPrefix(lw, []byte("you")) && (len(lw) == 3 || lw[3] == '\'' || lw[3] == 'r')
 			}
 			if subj < 0 {
 				st := 0 // factSubject of the word lower-cased
-				if f := flags(k); f&fSubject2 != 0 {
+				if f := sc.flags(k); f&fSubject2 != 0 {
 					st = 2
 				} else if f&fSubject1 != 0 {
 					st = 1
 				}
-				if st == 0 && t.kind == kCap && flags(k)&fStop == 0 {
+				if st == 0 && t.kind == kCap && sc.flags(k)&fStop == 0 {
 					st = 2 // a name
 				}
 				if st > 0 {
 					subj, strength = k, st
 					var a [32]byte
-					lw := foldKey(a[:0], str(k))
+					lw := foldKey(a[:0], sc.str(k))
 					if q := bytes.IndexByte(lw, '\''); q > 0 && factVerbSet.hasBytes(lw[q:]) {
 						u.stmt = strength // I'm, we've, she's
 					}
 				}
-			} else if flags(k)&fFactVerb != 0 {
+			} else if sc.flags(k)&fFactVerb != 0 {
 				u.stmt = strength
 			}
 		}
@@ -1031,6 +1104,18 @@ func (w *work) addTerm(key, surface string, off int, u *unit) int32 {
 // capitalized words that are not known names, counts identifiers, links
 // them to units, and scores units.
 func (w *work) resolve() {
+	w.resolveOccs()
+	w.speakerIdents()
+	w.linkUnitIdents()
+	w.weigh()
+	w.markEligible()
+	w.scoreUnits()
+}
+
+// resolveOccs counts the identifier of each occurrence, but drops the
+// sentence-initial capitalized words that are not known names; those
+// that are names are no content words of their sentence.
+func (w *work) resolveOccs() {
 	known := w.known
 	for i := range w.occs {
 		if o := &w.occs[i]; o.kind == kName && !o.initial {
@@ -1067,7 +1152,11 @@ func (w *work) resolve() {
 			}
 		}
 	}
-	// Speakers are identifiers too; their label covers them.
+}
+
+// speakerIdents adds the speakers as identifiers, which their label
+// covers, and links nicknames to them.
+func (w *work) speakerIdents() {
 	names := make([]string, 0, len(w.speakers))
 	for name := range w.speakers {
 		names = append(names, name)
@@ -1090,7 +1179,11 @@ func (w *work) resolve() {
 			}
 		}
 	}
-	// Unit identifiers.
+}
+
+// linkUnitIdents lists the identifiers of each unit in uids; a pinned
+// turn has those of its sentences.
+func (w *work) linkUnitIdents() {
 	for ui := range w.units {
 		u := &w.units[ui]
 		u.idLo = int32(len(w.uids))
@@ -1116,7 +1209,10 @@ func (w *work) resolve() {
 		}
 		u.idHi = int32(len(w.uids))
 	}
-	// Weights.
+}
+
+// weigh sets the weights of terms and identifiers.
+func (w *work) weigh() {
 	for i := range w.terms {
 		w.terms[i].weight = 1 + math.Log(float64(w.terms[i].tf))
 	}
@@ -1127,8 +1223,11 @@ func (w *work) resolve() {
 			id.weight = 0.5
 		}
 	}
-	// Which identifiers may be listed under Mentions: the best ranked,
-	// minus those contained in a longer eligible one.
+}
+
+// markEligible marks which identifiers may be listed under Mentions: the
+// best ranked, minus those contained in a longer eligible one.
+func (w *work) markEligible() {
 	var elig [maxMentionIDs]int32
 	n := 0
 	for _, i := range w.rankedIdents() {
@@ -1170,7 +1269,10 @@ func (w *work) resolve() {
 		}
 	}
 	w.countIdents(elig[:n])
-	// Units: trivial, facts.
+}
+
+// scoreUnits marks the trivial units and scores the others as facts.
+func (w *work) scoreUnits() {
 	for ui := range w.units {
 		u := &w.units[ui]
 		ids, nonName, hasEnt, hasND := 0, 0, false, false

@@ -138,31 +138,7 @@ func tokenize(s string, toks []tok) []tok {
 		}
 		a := i
 		if hasURLPrefix(s[i:]) {
-			depth := 0
-		url:
-			for i < len(s) {
-				c := s[i]
-				switch c {
-				case ' ', '\t', '\n', '\r', '"', '<', '>', '`', '|', '{', '}':
-					break url
-				case '(', '[':
-					depth++
-				case ')', ']':
-					if depth == 0 {
-						break url
-					}
-					depth--
-				}
-				if c >= utf8.RuneSelf {
-					r, sz := utf8.DecodeRuneInString(s[i:])
-					if unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '’') {
-						break url
-					}
-					i += sz
-					continue
-				}
-				i++
-			}
+			i = urlEnd(s, i)
 			b := i
 			for b > a && strings.IndexByte(".,:;!?'", s[b-1]) >= 0 {
 				b--
@@ -170,21 +146,8 @@ func tokenize(s string, toks []tok) []tok {
 			toks = append(toks, tok{start: a, end: b, kind: kURL, flags: flagsUnknown})
 			continue
 		}
-		for i < len(s) {
-			if c := s[i]; c < utf8.RuneSelf && asciiClass[c] == classOther {
-				i++ // the common case
-				continue
-			}
-			if d, sz := delimAt(s, i); d {
-				break
-			} else if s[i] == '(' { // "foo()"
-				i += 2
-			} else {
-				i += sz
-			}
-		}
-		b := i
-		a, b = trimToken(s, a, b)
+		i = tokenEnd(s, i)
+		a, b := trimToken(s, a, i)
 		if a < b {
 			if k := classify(s[a:b]); k != kNone {
 				toks = append(toks, tok{start: a, end: b, kind: k, flags: flagsUnknown})
@@ -192,6 +155,55 @@ func tokenize(s string, toks []tok) []tok {
 		}
 	}
 	return toks
+}
+
+// urlEnd returns where the URL starting at s[i] ends: at a space, a
+// quote, an unbalanced bracket or a punctuation mark outside ASCII.
+func urlEnd(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\r', '"', '<', '>', '`', '|', '{', '}':
+			return i
+		case '(', '[':
+			depth++
+		case ')', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+		if c >= utf8.RuneSelf {
+			r, sz := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) || (unicode.IsPunct(r) && r != '’') {
+				return i
+			}
+			i += sz
+			continue
+		}
+		i++
+	}
+	return i
+}
+
+// tokenEnd returns where the token starting at s[i] ends: at the next
+// delimiter (see delimAt).
+func tokenEnd(s string, i int) int {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf && asciiClass[c] == classOther {
+			i++ // the common case
+			continue
+		}
+		if d, sz := delimAt(s, i); d {
+			break
+		} else if s[i] == '(' { // "foo()"
+			i += 2
+		} else {
+			i += sz
+		}
+	}
+	return i
 }
 
 // letterEnd reports whether s[j], after an ASCII letter, ends the token
@@ -300,88 +312,118 @@ func classify(t string) kind {
 	if t == "" {
 		return kNone
 	}
-	c := t[0]
-	if c >= 'a' && c <= 'z' {
+	if plainLower(t) {
 		// Fast path: a plain lower-case word.
-		plain := true
-		for i := 1; i < len(t); i++ {
-			if d := t[i]; !(d >= 'a' && d <= 'z' || d == '\'' || d == '-') {
-				plain = false
-				break
-			}
+		if len(t) > 2 && hasURLPrefix(t) {
+			return kURL
 		}
-		if plain {
-			if len(t) > 2 && hasURLPrefix(t) {
-				return kURL
-			}
-			return kWord
+		return kWord
+	}
+	if k, ok := classifyMarked(t); ok {
+		return k
+	}
+	return classifyShape(t, shapeOf(t))
+}
+
+// plainLower reports whether t is lower-case ASCII letters, apostrophes
+// and hyphens, starting with a letter.
+func plainLower(t string) bool {
+	if c := t[0]; !(c >= 'a' && c <= 'z') {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		if d := t[i]; !(d >= 'a' && d <= 'z' || d == '\'' || d == '-') {
+			return false
 		}
 	}
+	return true
+}
+
+// classifyMarked returns the kind of a token its start marks: a URL, a
+// flag, a path, a hashtag, handle or dotted name; ok is false for others.
+func classifyMarked(t string) (k kind, ok bool) {
+	c := t[0]
 	if hasURLPrefix(t) {
-		return kURL
+		return kURL, true
 	}
 	if c == '-' && len(t) > 2 && t[1] == '-' {
-		return kCode
+		return kCode, true
 	}
 	if c == '/' || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "../") || strings.HasPrefix(t, "~/") {
 		if len(t) >= 2 && hasAlnum(t[1:]) {
-			return kPath
+			return kPath, true
 		}
-		return kNone
+		return kNone, true
 	}
 	if len(t) >= 3 && isASCIILetter(c) && t[1] == ':' && (t[2] == '\\' || t[2] == '/') {
-		return kPath
+		return kPath, true
 	}
 	if c == '#' || c == '@' || c == '.' {
 		if len(t) > 1 && hasAlnum(t[1:]) && !strings.ContainsRune(t[1:], '@') {
-			return kCode
+			return kCode, true
 		}
 	}
-	var letters, digits, upper, lower int
-	var at, slash, backslash, dot, under bool
-	firstUpper, firstLower := false, false
+	return kNone, false
+}
+
+// A shape counts the classes of a token's characters.
+type shape struct {
+	letters, digits, upper, lower    int
+	at, slash, backslash, dot, under bool
+	firstUpper, firstLower           bool
+}
+
+func shapeOf(t string) shape {
+	var sh shape
 	for i, r := range t {
 		switch {
 		case r < utf8.RuneSelf && isDigit(byte(r)):
-			digits++
+			sh.digits++
 		case r == '@':
-			at = true
+			sh.at = true
 		case r == '/':
-			slash = true
+			sh.slash = true
 		case r == '\\':
-			backslash = true
+			sh.backslash = true
 		case r == '.':
-			dot = true
+			sh.dot = true
 		case r == '_':
-			under = true
+			sh.under = true
 		case unicode.IsLetter(r):
-			letters++
+			sh.letters++
 			if unicode.IsUpper(r) {
-				upper++
+				sh.upper++
 				if i == 0 {
-					firstUpper = true
+					sh.firstUpper = true
 				}
 			} else if unicode.IsLower(r) {
-				lower++
+				sh.lower++
 				if i == 0 {
-					firstLower = true
+					sh.firstLower = true
 				}
 			}
 		}
 	}
-	if at {
+	return sh
+}
+
+// classifyShape returns the kind of a token no start marks, from its
+// shape sh.
+func classifyShape(t string, sh shape) kind {
+	letters, digits, upper := sh.letters, sh.digits, sh.upper
+	if sh.at {
 		if i := strings.IndexByte(t, '@'); i > 0 && strings.IndexByte(t[i:], '.') > 1 && letters > 0 {
 			return kEmail
 		}
 		return kNone
 	}
-	if backslash && letters > 0 {
+	if sh.backslash && letters > 0 {
 		return kPath
 	}
-	if digits > 0 && letters == 0 && !under {
+	if digits > 0 && letters == 0 && !sh.under {
 		return classifyNumeric(t)
 	}
-	if slash {
+	if sh.slash {
 		return classifyRelPath(t)
 	}
 	if digits > 0 {
@@ -396,13 +438,13 @@ func classify(t string) kind {
 	if letters == 0 {
 		return kNone
 	}
-	if under {
+	if sh.under {
 		return kCode
 	}
 	if strings.HasSuffix(t, "()") {
 		return kCode
 	}
-	if dot {
+	if sh.dot {
 		long := false
 		for _, seg := range strings.Split(t, ".") {
 			if seg == "" {
@@ -422,10 +464,10 @@ func classify(t string) kind {
 			return kNone // "A##%%": no word
 		}
 	}
-	if firstLower && upper > 0 {
+	if sh.firstLower && upper > 0 {
 		return kCode // camelCase
 	}
-	if firstUpper {
+	if sh.firstUpper {
 		if letters >= 2 && upper == letters {
 			return kAcronym
 		}

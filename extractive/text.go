@@ -160,18 +160,7 @@ func splitSentences(s string, out []span) []span {
 	i := 0
 	for i < len(s) {
 		if start < 0 {
-			for i < len(s) {
-				if c := s[i]; c < utf8.RuneSelf {
-					if !isSpaceByte(c) {
-						break
-					}
-					i++
-				} else if r, sz := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
-					i += sz
-				} else {
-					break
-				}
-			}
+			i = skipSpace(s, i)
 			if i >= len(s) {
 				break
 			}
@@ -200,24 +189,10 @@ func splitSentences(s string, out []span) []span {
 			emit(start, j)
 			start, i = -1, j+1
 		case c == '.' || c == '!' || c == '?' || narrowStop(r):
-			k := j + sz
 			strong := c == '!' || c == '?' || r == '।' || r == '؟' || r == '۔'
-			for k < len(s) {
-				d := s[k]
-				if d == '.' || d == '!' || d == '?' {
-					strong = strong || d != '.'
-					k++
-					continue
-				}
-				if d >= utf8.RuneSelf {
-					if r2, sz2 := utf8.DecodeRuneInString(s[k:]); narrowStop(r2) {
-						k += sz2
-						continue
-					}
-				}
-				break
-			}
+			k, more := stopsEnd(s, j+sz)
 			k = skipClosers(s, k)
+			strong = strong || more
 			if k >= len(s) || spaceAt(s, k) {
 				if strong || dotEndsSentence(s, wordStart(s, start, j), j, k) {
 					emit(start, k)
@@ -237,6 +212,46 @@ func splitSentences(s string, out []span) []span {
 		emit(start, len(s))
 	}
 	return out
+}
+
+// skipSpace returns the index of the first byte at or after i that does
+// not start a space.
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !isSpaceByte(c) {
+				break
+			}
+			i++
+		} else if r, sz := utf8.DecodeRuneInString(s[i:]); unicode.IsSpace(r) {
+			i += sz
+		} else {
+			break
+		}
+	}
+	return i
+}
+
+// stopsEnd returns where the run of stops (. ! ? and narrow stops) from k
+// ends, and whether it has a ! or ?.
+func stopsEnd(s string, k int) (int, bool) {
+	strong := false
+	for k < len(s) {
+		d := s[k]
+		if d == '.' || d == '!' || d == '?' {
+			strong = strong || d != '.'
+			k++
+			continue
+		}
+		if d >= utf8.RuneSelf {
+			if r2, sz2 := utf8.DecodeRuneInString(s[k:]); narrowStop(r2) {
+				k += sz2
+				continue
+			}
+		}
+		break
+	}
+	return k, strong
 }
 
 // wordStart returns where the word ending at i begins, not before start.

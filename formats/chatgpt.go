@@ -121,42 +121,58 @@ func (r *chatgptReader) conversation(raw []byte, line int, prefix string) []resu
 	if len(mapping.val) == 0 || mapping.val[0] != '{' {
 		return fail(o.errf("mapping", "missing, or not an object of nodes"))
 	}
+	branch, nodes, err := r.branch(o, raw, line, mapping, current)
+	if err != nil {
+		return fail(err)
+	}
+	r.counts.Records += nodes
+	if off := nodes - len(branch); off > 0 {
+		for i := 0; i < off; i++ {
+			r.counts.skip("other branch")
+		}
+	}
+	return r.branchTurns(branch, conv, title, start)
+}
+
+// branch returns the nodes of the conversation o on the branch from node
+// current back to the root, and the number of nodes in its mapping. raw
+// is the conversation, starting at line.
+func (r *chatgptReader) branch(o *object, raw []byte, line int, mapping member, current string) ([]*object, int, error) {
 	lc := newLineCounter(raw, line)
 	nodes := map[string]chatgptNode{}
 	els, err := members(mapping.val)
 	if err != nil {
-		return fail(o.errf("mapping", "malformed JSON: %s", jsonMsg(err)))
+		return nil, 0, o.errf("mapping", "malformed JSON: %s", jsonMsg(err))
 	}
 	for _, el := range els {
 		nodes[el.key] = chatgptNode{raw: el.val, line: lc.at(mapping.off + el.off)}
 	}
-	// The branch, from the current node back to the root.
 	var branch []*object
 	seen := map[string]bool{}
 	for id := current; id != ""; {
 		nd, ok := nodes[id]
 		if !ok {
-			return fail(o.errf("mapping", "node %q (on the branch of current_node) is missing", id))
+			return nil, 0, o.errf("mapping", "node %q (on the branch of current_node) is missing", id)
 		}
 		if seen[id] {
-			return fail(o.errf("mapping", "node %q is its own ancestor", id))
+			return nil, 0, o.errf("mapping", "node %q is its own ancestor", id)
 		}
 		seen[id] = true
-		no, err := parseObject(r.name, nd.line, fmt.Sprintf("%smapping[%q].", prefix, id), nd.raw)
+		no, err := parseObject(r.name, nd.line, fmt.Sprintf("%smapping[%q].", o.prefix, id), nd.raw)
 		if err != nil {
-			return fail(err)
+			return nil, 0, err
 		}
 		branch = append(branch, no)
 		if id, err = no.id("parent"); err != nil {
-			return fail(err)
+			return nil, 0, err
 		}
 	}
-	r.counts.Records += len(nodes)
-	if off := len(nodes) - len(branch); off > 0 {
-		for i := 0; i < off; i++ {
-			r.counts.skip("other branch")
-		}
-	}
+	return branch, len(nodes), nil
+}
+
+// branchTurns reads the messages of branch, from the root down; the first
+// turn kept carries the conversation's title.
+func (r *chatgptReader) branchTurns(branch []*object, conv, title string, start time.Time) []result {
 	var out []result
 	var calls []strata.ToolCall // tool calls not yet answered
 	prev := start
@@ -222,22 +238,9 @@ func (r *chatgptReader) message(node *object, conv string, prev *time.Time, call
 			return Record{}, false, nil
 		}
 	}
-	c, err := sub(m, "content")
-	if err != nil {
+	c, err := r.content(m)
+	if c == nil || err != nil {
 		return Record{}, false, err
-	}
-	if c == nil {
-		return Record{}, false, m.errf("content", "missing")
-	}
-	ct, err := c.str("content_type")
-	if err != nil {
-		return Record{}, false, err
-	}
-	switch ct {
-	case "thoughts", "reasoning_recap", "model_editable_context":
-		// The model's hidden reasoning and its memory notes.
-		r.counts.skip(ct)
-		return Record{}, false, nil
 	}
 	text, images, err := chatgptText(c)
 	if err != nil {
@@ -258,6 +261,50 @@ func (r *chatgptReader) message(node *object, conv string, prev *time.Time, call
 	if err != nil {
 		return Record{}, false, err
 	}
+	if text, err = chatgptRole(&t, author, md, role, name, recipient, text, calls); err != nil {
+		return Record{}, false, err
+	}
+	if text == "" && len(images) == 0 && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
+		r.counts.skip("empty")
+		return Record{}, false, nil
+	}
+	t.Content = text
+	if len(images) > 0 {
+		t.Metadata = map[string]any{"images": images}
+	}
+	r.counts.Kept++
+	rec, err := finish(r.ids, r.name, m.line, m.prefix, conv, &t, "content", len(images) > 0)
+	return rec, err == nil, err
+}
+
+// content returns the content of message m, or nil if it is one to skip:
+// the model's hidden reasoning and its memory notes.
+func (r *chatgptReader) content(m *object) (*object, error) {
+	c, err := sub(m, "content")
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, m.errf("content", "missing")
+	}
+	ct, err := c.str("content_type")
+	if err != nil {
+		return nil, err
+	}
+	switch ct {
+	case "thoughts", "reasoning_recap", "model_editable_context":
+		r.counts.skip(ct)
+		return nil, nil
+	}
+	return c, nil
+}
+
+// chatgptRole sets the role of t from its author's. A message of the
+// assistant to a tool is a call, a tool's message the result of an open
+// call; their text goes into the call or the result. It returns the text
+// left for the turn's content.
+func chatgptRole(t *strata.Turn, author, md *object, role, name, recipient, text string, calls *[]strata.ToolCall) (string, error) {
+	var err error
 	switch role {
 	case "user":
 		t.Role = strata.RoleUser
@@ -267,7 +314,7 @@ func (r *chatgptReader) message(node *object, conv string, prev *time.Time, call
 		t.Role = strata.RoleAssistant
 		if md != nil {
 			if t.Model, err = md.str("model_slug"); err != nil {
-				return Record{}, false, err
+				return "", err
 			}
 		}
 		if recipient != "" && recipient != "all" {
@@ -295,21 +342,11 @@ func (r *chatgptReader) message(node *object, conv string, prev *time.Time, call
 		t.ToolResults = []strata.ToolResult{res}
 		text = ""
 	case "":
-		return Record{}, false, author.errf("role", "missing")
+		return "", author.errf("role", "missing")
 	default:
-		return Record{}, false, author.errf("role", "unknown role %q (want user, assistant, system or tool)", role)
+		return "", author.errf("role", "unknown role %q (want user, assistant, system or tool)", role)
 	}
-	if text == "" && len(images) == 0 && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 {
-		r.counts.skip("empty")
-		return Record{}, false, nil
-	}
-	t.Content = text
-	if len(images) > 0 {
-		t.Metadata = map[string]any{"images": images}
-	}
-	r.counts.Kept++
-	rec, err := finish(r.ids, r.name, m.line, m.prefix, conv, &t, "content", len(images) > 0)
-	return rec, err == nil, err
+	return text, nil
 }
 
 // chatgptText reads the text of a message's content, whatever its

@@ -88,67 +88,13 @@ func (r *claudeReader) record(line []byte, n int) error {
 	if err != nil {
 		return err
 	}
-	typ, err := o.str("type")
+	typ, keep, err := r.kind(o)
+	if !keep || err != nil {
+		return err
+	}
+	t, err := claudeTurn(o)
 	if err != nil {
 		return err
-	}
-	switch typ {
-	case "user", "assistant":
-	case "":
-		return o.errf("type", "missing")
-	case "system":
-		sub, err := o.str("subtype")
-		if err != nil {
-			return err
-		}
-		r.counts.skip("system/" + sub)
-		return nil
-	default:
-		// file-history-snapshot, queue-operation, summary, progress and
-		// whatever later versions add: nothing a memory needs.
-		r.counts.skip(typ)
-		return nil
-	}
-	meta, err := o.boolean("isMeta")
-	if err != nil {
-		return err
-	}
-	if meta {
-		r.counts.skip("meta")
-		return nil
-	}
-	var t strata.Turn
-	if t.ExtID, err = o.id("uuid"); err != nil {
-		return err
-	}
-	if t.ExtID == "" {
-		return o.errf("uuid", "missing")
-	}
-	if t.Time, err = timeOf(o, "timestamp"); err != nil {
-		return err
-	}
-	session, err := o.id("sessionId")
-	if err != nil {
-		return err
-	}
-	side, err := o.boolean("isSidechain")
-	if err != nil {
-		return err
-	}
-	t.SessionLabel = session
-	t.Metadata = map[string]any{}
-	if side {
-		agent, err := o.str("agentId")
-		if err != nil {
-			return err
-		}
-		t.Metadata["sidechain"] = true
-		if agent != "" {
-			t.Metadata["agent_id"] = agent
-			t.SessionLabel = session + "/agent-" + agent
-		} else {
-			t.SessionLabel = session + "/sidechain"
-		}
 	}
 	conv := r.project
 	if conv == "" {
@@ -176,6 +122,81 @@ func (r *claudeReader) record(line []byte, n int) error {
 		return err
 	}
 	return r.user(msg, n, conv, t, summary)
+}
+
+// kind returns the type of record o, user or assistant, and whether it
+// is one to keep; it counts those it skips.
+func (r *claudeReader) kind(o *object) (string, bool, error) {
+	typ, err := o.str("type")
+	if err != nil {
+		return "", false, err
+	}
+	switch typ {
+	case "user", "assistant":
+	case "":
+		return "", false, o.errf("type", "missing")
+	case "system":
+		sub, err := o.str("subtype")
+		if err != nil {
+			return "", false, err
+		}
+		r.counts.skip("system/" + sub)
+		return "", false, nil
+	default:
+		// file-history-snapshot, queue-operation, summary, progress and
+		// whatever later versions add: nothing a memory needs.
+		r.counts.skip(typ)
+		return "", false, nil
+	}
+	meta, err := o.boolean("isMeta")
+	if err != nil {
+		return "", false, err
+	}
+	if meta {
+		r.counts.skip("meta")
+		return "", false, nil
+	}
+	return typ, true, nil
+}
+
+// claudeTurn returns the turn of record o with what every record has: its
+// id, time and session; a sidechain's session is its agent's.
+func claudeTurn(o *object) (strata.Turn, error) {
+	var t strata.Turn
+	var err error
+	if t.ExtID, err = o.id("uuid"); err != nil {
+		return t, err
+	}
+	if t.ExtID == "" {
+		return t, o.errf("uuid", "missing")
+	}
+	if t.Time, err = timeOf(o, "timestamp"); err != nil {
+		return t, err
+	}
+	session, err := o.id("sessionId")
+	if err != nil {
+		return t, err
+	}
+	side, err := o.boolean("isSidechain")
+	if err != nil {
+		return t, err
+	}
+	t.SessionLabel = session
+	t.Metadata = map[string]any{}
+	if side {
+		agent, err := o.str("agentId")
+		if err != nil {
+			return t, err
+		}
+		t.Metadata["sidechain"] = true
+		if agent != "" {
+			t.Metadata["agent_id"] = agent
+			t.SessionLabel = session + "/agent-" + agent
+		} else {
+			t.SessionLabel = session + "/sidechain"
+		}
+	}
+	return t, nil
 }
 
 // assistant adds an assistant record to the message being gathered, or

@@ -206,103 +206,121 @@ func (r *codexReader) item(o, p *object, n int) error {
 	case "message":
 		return r.message(o, p, n)
 	case "reasoning":
-		var texts []string
-		for _, key := range []string{"summary", "content"} {
-			parts, err := elements(p, key)
-			if err != nil {
-				return err
-			}
-			for _, part := range parts {
-				s, err := part.str("text")
-				if err != nil {
-					return err
-				}
-				texts = append(texts, s)
-			}
-		}
-		if joinText(texts) == "" {
-			r.counts.skip("response_item/reasoning (encrypted)")
-			return nil
-		}
-		g, err := r.assistant(o, n)
-		if err != nil {
-			return err
-		}
-		g.reasoning = append(g.reasoning, texts...)
-		g.records++
-		return nil
+		return r.reasoning(o, p, n)
 	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call":
-		var c strata.ToolCall
-		if c.ID, err = p.id("call_id"); err != nil {
-			return err
-		}
-		switch pt {
-		case "function_call", "custom_tool_call":
-			if c.Name, err = p.str("name"); err != nil {
-				return err
-			}
-			if c.Name == "" {
-				return p.errf("name", "missing")
-			}
-			key := "arguments"
-			if pt == "custom_tool_call" {
-				key = "input"
-			}
-			if c.Arguments, err = toolArgsOf(p, key); err != nil {
-				return err
-			}
-		default:
-			c.Name = strings.TrimSuffix(pt, "_call")
-			if c.ID == "" {
-				if c.ID, err = p.id("id"); err != nil {
-					return err
-				}
-			}
-			if c.Arguments, err = toolArgsOf(p, "action"); err != nil {
-				return err
-			}
-		}
-		g, err := r.assistant(o, n)
-		if err != nil {
-			return err
-		}
-		if c.ID != "" {
-			r.names[c.ID] = c.Name
-		}
-		g.turn.ToolCalls = append(g.turn.ToolCalls, c)
-		g.records++
-		return nil
+		return r.toolCall(o, p, n, pt)
 	case "function_call_output", "custom_tool_call_output":
-		r.flush()
-		t, err := r.turn(o, strata.RoleTool)
-		if err != nil {
-			return err
-		}
-		var res strata.ToolResult
-		if res.CallID, err = p.id("call_id"); err != nil {
-			return err
-		}
-		if res.CallID == "" {
-			return p.errf("call_id", "missing")
-		}
-		res.Name = r.names[res.CallID]
-		var exit *int
-		if res.Content, res.IsError, exit, err = codexOutput(p); err != nil {
-			return err
-		}
-		if exit != nil {
-			t.Metadata = map[string]any{"exit_code": float64(*exit)}
-		}
-		t.ToolResults = []strata.ToolResult{res}
-		r.counts.Kept++
-		r.push(finish(r.ids, r.lines.name, n, "", r.conv, &t, "payload.output", false))
-		return nil
+		return r.toolOutput(o, p, n)
 	case "":
 		return p.errf("type", "missing")
 	}
 	// ghost_snapshot (a git snapshot for undo) and item types of later
 	// versions.
 	r.counts.skip("response_item/" + pt)
+	return nil
+}
+
+// reasoning reads a reasoning item into the assistant's turn, unless its
+// text is encrypted.
+func (r *codexReader) reasoning(o, p *object, n int) error {
+	var texts []string
+	for _, key := range []string{"summary", "content"} {
+		parts, err := elements(p, key)
+		if err != nil {
+			return err
+		}
+		for _, part := range parts {
+			s, err := part.str("text")
+			if err != nil {
+				return err
+			}
+			texts = append(texts, s)
+		}
+	}
+	if joinText(texts) == "" {
+		r.counts.skip("response_item/reasoning (encrypted)")
+		return nil
+	}
+	g, err := r.assistant(o, n)
+	if err != nil {
+		return err
+	}
+	g.reasoning = append(g.reasoning, texts...)
+	g.records++
+	return nil
+}
+
+// toolCall reads a tool call item of type pt into the assistant's turn.
+// A built-in tool (local shell, web search) is named after the type.
+func (r *codexReader) toolCall(o, p *object, n int, pt string) error {
+	var c strata.ToolCall
+	var err error
+	if c.ID, err = p.id("call_id"); err != nil {
+		return err
+	}
+	switch pt {
+	case "function_call", "custom_tool_call":
+		if c.Name, err = p.str("name"); err != nil {
+			return err
+		}
+		if c.Name == "" {
+			return p.errf("name", "missing")
+		}
+		key := "arguments"
+		if pt == "custom_tool_call" {
+			key = "input"
+		}
+		if c.Arguments, err = toolArgsOf(p, key); err != nil {
+			return err
+		}
+	default:
+		c.Name = strings.TrimSuffix(pt, "_call")
+		if c.ID == "" {
+			if c.ID, err = p.id("id"); err != nil {
+				return err
+			}
+		}
+		if c.Arguments, err = toolArgsOf(p, "action"); err != nil {
+			return err
+		}
+	}
+	g, err := r.assistant(o, n)
+	if err != nil {
+		return err
+	}
+	if c.ID != "" {
+		r.names[c.ID] = c.Name
+	}
+	g.turn.ToolCalls = append(g.turn.ToolCalls, c)
+	g.records++
+	return nil
+}
+
+// toolOutput reads a tool output item as a tool turn.
+func (r *codexReader) toolOutput(o, p *object, n int) error {
+	r.flush()
+	t, err := r.turn(o, strata.RoleTool)
+	if err != nil {
+		return err
+	}
+	var res strata.ToolResult
+	if res.CallID, err = p.id("call_id"); err != nil {
+		return err
+	}
+	if res.CallID == "" {
+		return p.errf("call_id", "missing")
+	}
+	res.Name = r.names[res.CallID]
+	var exit *int
+	if res.Content, res.IsError, exit, err = codexOutput(p); err != nil {
+		return err
+	}
+	if exit != nil {
+		t.Metadata = map[string]any{"exit_code": float64(*exit)}
+	}
+	t.ToolResults = []strata.ToolResult{res}
+	r.counts.Kept++
+	r.push(finish(r.ids, r.lines.name, n, "", r.conv, &t, "payload.output", false))
 	return nil
 }
 
@@ -313,41 +331,10 @@ func (r *codexReader) message(o, p *object, n int) error {
 	if err != nil {
 		return err
 	}
-	var texts []string
-	var images []any
-	parts, err := elements(p, "content")
+	text, images, err := codexContent(p)
 	if err != nil {
 		return err
 	}
-	for _, part := range parts {
-		pt, err := part.str("type")
-		if err != nil {
-			return err
-		}
-		switch pt {
-		case "input_text", "output_text", "text":
-			s, err := part.str("text")
-			if err != nil {
-				return err
-			}
-			texts = append(texts, s)
-		case "refusal":
-			s, err := part.str("refusal")
-			if err != nil {
-				return err
-			}
-			texts = append(texts, s)
-		case "input_image":
-			u, err := part.str("image_url")
-			if err != nil {
-				return err
-			}
-			images = append(images, u)
-		default:
-			texts = append(texts, string(mustRaw(part)))
-		}
-	}
-	text := joinText(texts)
 	if role == "assistant" {
 		g, err := r.assistant(o, n)
 		if err != nil {
@@ -388,6 +375,47 @@ func (r *codexReader) message(o, p *object, n int) error {
 	r.counts.Kept++
 	r.push(finish(r.ids, r.lines.name, n, "", r.conv, &t, "payload.content", len(images) > 0))
 	return nil
+}
+
+// codexContent returns the text of a message item's content parts,
+// joined, and its images; a part of a type it does not know is kept as
+// its JSON.
+func codexContent(p *object) (string, []any, error) {
+	var texts []string
+	var images []any
+	parts, err := elements(p, "content")
+	if err != nil {
+		return "", nil, err
+	}
+	for _, part := range parts {
+		pt, err := part.str("type")
+		if err != nil {
+			return "", nil, err
+		}
+		switch pt {
+		case "input_text", "output_text", "text":
+			s, err := part.str("text")
+			if err != nil {
+				return "", nil, err
+			}
+			texts = append(texts, s)
+		case "refusal":
+			s, err := part.str("refusal")
+			if err != nil {
+				return "", nil, err
+			}
+			texts = append(texts, s)
+		case "input_image":
+			u, err := part.str("image_url")
+			if err != nil {
+				return "", nil, err
+			}
+			images = append(images, u)
+		default:
+			texts = append(texts, string(mustRaw(part)))
+		}
+	}
+	return joinText(texts), images, nil
 }
 
 // exitLine finds the exit status in the text output of Codex's

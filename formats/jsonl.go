@@ -132,23 +132,9 @@ func (r *jsonlReader) readLine() ([]byte, error) {
 }
 
 func (r *jsonlReader) parse(line []byte) (Record, error) {
-	if line[0] != '{' {
-		return Record{}, &ParseError{File: r.name, Line: r.line, Msg: "want a JSON object per line, got " + kind(line)}
-	}
-	var o *object
-	if !jsonlGeneral && scanJSONL(line, &r.members) {
-		// The common line: its members are sub-slices of line, read in
-		// one pass without a map (see scanJSONL). They are known keys.
-		r.obj = object{file: r.name, line: r.line, jsonl: &r.members, last: &r.last}
-		o = &r.obj
-	} else {
-		var err error
-		if o, err = parseObject(r.name, r.line, "", line); err != nil {
-			return Record{}, err
-		}
-		if err := checkKeys(o, jsonlKnown, jsonlFields); err != nil {
-			return Record{}, err
-		}
+	o, err := r.object(line)
+	if err != nil {
+		return Record{}, err
 	}
 	t := &r.turn // not a fresh Turn each line: finish copies it out
 	*t = strata.Turn{}
@@ -184,33 +170,8 @@ func (r *jsonlReader) parse(line []byte) (Record, error) {
 	if t.Model, err = o.str("model"); err != nil {
 		return Record{}, err
 	}
-	if v, ok, err := o.text("metadata"); err != nil {
+	if err := jsonlAnnotations(o, t); err != nil {
 		return Record{}, err
-	} else if ok {
-		if v[0] != '{' {
-			return Record{}, o.errf("metadata", "want an object, got %s", kind(v))
-		}
-		if err := json.Unmarshal(v, &t.Metadata); err != nil {
-			return Record{}, o.errf("metadata", "%s", jsonMsg(err))
-		}
-		if len(t.Metadata) == 0 {
-			t.Metadata = nil
-		}
-	}
-	if v, ok := o.get("importance"); ok {
-		if kind(v) != "a number" {
-			return Record{}, o.errf("importance", "want a number from 0 to 1, got %s", kind(v))
-		}
-		if err := json.Unmarshal(v, &t.Importance); err != nil || t.Importance < 0 || t.Importance > 1 {
-			return Record{}, o.errf("importance", "%s is outside 0..1", v)
-		}
-	}
-	if v, ok, err := o.text("tags"); err != nil {
-		return Record{}, err
-	} else if ok {
-		if json.Unmarshal(v, &t.Tags) != nil {
-			return Record{}, o.errf("tags", "want an array of strings, got %s", kind(v))
-		}
 	}
 	if t.ToolCalls, err = jsonlToolCalls(o); err != nil {
 		return Record{}, err
@@ -219,6 +180,62 @@ func (r *jsonlReader) parse(line []byte) (Record, error) {
 		return Record{}, err
 	}
 	return finish(r.ids, r.name, r.line, "", conv, t, "content", false)
+}
+
+// object returns the members of a line, which must be a JSON object of
+// known keys.
+func (r *jsonlReader) object(line []byte) (*object, error) {
+	if line[0] != '{' {
+		return nil, &ParseError{File: r.name, Line: r.line, Msg: "want a JSON object per line, got " + kind(line)}
+	}
+	if !jsonlGeneral && scanJSONL(line, &r.members) {
+		// The common line: its members are sub-slices of line, read in
+		// one pass without a map (see scanJSONL). They are known keys.
+		r.obj = object{file: r.name, line: r.line, jsonl: &r.members, last: &r.last}
+		return &r.obj, nil
+	}
+	o, err := parseObject(r.name, r.line, "", line)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKeys(o, jsonlKnown, jsonlFields); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// jsonlAnnotations reads into t the metadata, importance and tags of a
+// line, if it has them.
+func jsonlAnnotations(o *object, t *strata.Turn) error {
+	if v, ok, err := o.text("metadata"); err != nil {
+		return err
+	} else if ok {
+		if v[0] != '{' {
+			return o.errf("metadata", "want an object, got %s", kind(v))
+		}
+		if err := json.Unmarshal(v, &t.Metadata); err != nil {
+			return o.errf("metadata", "%s", jsonMsg(err))
+		}
+		if len(t.Metadata) == 0 {
+			t.Metadata = nil
+		}
+	}
+	if v, ok := o.get("importance"); ok {
+		if kind(v) != "a number" {
+			return o.errf("importance", "want a number from 0 to 1, got %s", kind(v))
+		}
+		if err := json.Unmarshal(v, &t.Importance); err != nil || t.Importance < 0 || t.Importance > 1 {
+			return o.errf("importance", "%s is outside 0..1", v)
+		}
+	}
+	if v, ok, err := o.text("tags"); err != nil {
+		return err
+	} else if ok {
+		if json.Unmarshal(v, &t.Tags) != nil {
+			return o.errf("tags", "want an array of strings, got %s", kind(v))
+		}
+	}
+	return nil
 }
 
 // checkKeys reports the first (in sorted order) key of o that is not known.

@@ -105,7 +105,17 @@ func (r *locomoReader) sample(raw []byte, line int, prefix string) []result {
 		return fail(co.errf("speaker_b", "missing"))
 	}
 
-	// Walk the conversation in file order, noting the line of every turn.
+	var out []result
+	for _, s := range locomoSessions(cv, lc, cOff) {
+		out = append(out, r.session(co, s, conv, speakerA, speakerB)...)
+	}
+	return out
+}
+
+// locomoSessions walks the conversation cv in file order, noting the line
+// of every turn, and returns its sessions in order. cv is at offset cOff
+// of what lc counts the lines of.
+func locomoSessions(cv json.RawMessage, lc *lineCounter, cOff int) []*locomoSession {
 	cms, _ := members(cv)
 	sessions := map[int]*locomoSession{}
 	session := func(n int) *locomoSession {
@@ -146,47 +156,47 @@ func (r *locomoReader) sample(raw []byte, line int, prefix string) []result {
 		order = append(order, s)
 	}
 	slices.SortFunc(order, func(a, b *locomoSession) int { return a.n - b.n })
+	return order
+}
 
+// session parses the turns of one session of conversation co; each turn's
+// time is the session's date, a second after the turn before.
+func (r *locomoReader) session(co *object, s *locomoSession, conv, speakerA, speakerB string) []result {
+	fail := func(err error) []result { return []result{{err: err}} }
+	if len(s.turnsRaw) == 0 || string(s.turnsRaw) == "null" {
+		return nil // a date without turns
+	}
+	if s.turnsRaw[0] != '[' {
+		return fail(&ParseError{File: r.name, Line: s.turnsAt, Field: co.prefix + s.key,
+			Msg: "want an array of turns, got " + kind(s.turnsRaw)})
+	}
+	if len(s.turns) == 0 {
+		return nil
+	}
+	dateField := s.key + "_date_time"
+	if len(s.date) == 0 || string(s.date) == "null" {
+		return fail(&ParseError{File: r.name, Line: s.turnsAt, Field: co.prefix + dateField,
+			Msg: "missing (a session with turns needs a date)"})
+	}
+	do := &object{file: r.name, line: s.dateAt, prefix: co.prefix, m: map[string]json.RawMessage{dateField: s.date}}
+	ds, err := do.str(dateField)
+	if err != nil {
+		return fail(err)
+	}
+	start, ok := parseLoCoMoDate(ds)
+	if !ok {
+		return fail(do.errf(dateField, "cannot parse %q as a date (want like \"1:56 pm on 8 May, 2023\")", ds))
+	}
 	var out []result
-	for _, s := range order {
-		if len(s.turnsRaw) == 0 || string(s.turnsRaw) == "null" {
-			continue // a date without turns
+	for i, tm := range s.turns {
+		rec, err := r.turn(tm.val, s.lines[i], fmt.Sprintf("%s%s[%d].", co.prefix, s.key, i), conv, speakerA, speakerB)
+		if err == nil {
+			imgs, _ := rec.Turn.Metadata["img_url"].([]any)
+			rec.Turn.SessionLabel = s.key
+			rec.Turn.Time = start.Add(time.Duration(i) * time.Second)
+			rec, err = finish(r.ids, r.name, rec.Line, fmt.Sprintf("%s%s[%d].", co.prefix, s.key, i), conv, &rec.Turn, "text", len(imgs) > 0)
 		}
-		if s.turnsRaw[0] != '[' {
-			out = append(out, result{err: &ParseError{File: r.name, Line: s.turnsAt, Field: co.prefix + s.key,
-				Msg: "want an array of turns, got " + kind(s.turnsRaw)}})
-			continue
-		}
-		if len(s.turns) == 0 {
-			continue
-		}
-		dateField := s.key + "_date_time"
-		if len(s.date) == 0 || string(s.date) == "null" {
-			out = append(out, result{err: &ParseError{File: r.name, Line: s.turnsAt, Field: co.prefix + dateField,
-				Msg: "missing (a session with turns needs a date)"}})
-			continue
-		}
-		do := &object{file: r.name, line: s.dateAt, prefix: co.prefix, m: map[string]json.RawMessage{dateField: s.date}}
-		ds, err := do.str(dateField)
-		if err != nil {
-			out = append(out, result{err: err})
-			continue
-		}
-		start, ok := parseLoCoMoDate(ds)
-		if !ok {
-			out = append(out, result{err: do.errf(dateField, "cannot parse %q as a date (want like \"1:56 pm on 8 May, 2023\")", ds)})
-			continue
-		}
-		for i, tm := range s.turns {
-			rec, err := r.turn(tm.val, s.lines[i], fmt.Sprintf("%s%s[%d].", co.prefix, s.key, i), conv, speakerA, speakerB)
-			if err == nil {
-				imgs, _ := rec.Turn.Metadata["img_url"].([]any)
-				rec.Turn.SessionLabel = s.key
-				rec.Turn.Time = start.Add(time.Duration(i) * time.Second)
-				rec, err = finish(r.ids, r.name, rec.Line, fmt.Sprintf("%s%s[%d].", co.prefix, s.key, i), conv, &rec.Turn, "text", len(imgs) > 0)
-			}
-			out = append(out, result{rec, err})
-		}
+		out = append(out, result{rec, err})
 	}
 	return out
 }

@@ -116,74 +116,30 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 	if r.ContentLength >= 0 {
 		first = min(first, r.ContentLength)
 	}
-	head := make([]byte, first+1)
-	n := 0
-	for n < len(head) {
-		k, err := r.Body.Read(head[n:])
-		n += k
-		if err == io.EOF {
-			break
-		}
-		if err != nil { // a body cut short is an error, not a shorter body
-			s.refuseBody(w, err)
-			return nil, false
-		}
+	head, err := readHead(r.Body, first+1)
+	if err != nil { // a body cut short is an error, not a shorter body
+		s.refuseBody(w, err)
+		return nil, false
 	}
-	head = head[:n]
 	var b []byte
 	var room int64
 	large := false
-	release := func() {
-		s.bodies.Release(room)
-		if large {
-			s.large.Release(1)
-		}
-	}
-	if int64(n) <= first {
+	if int64(len(head)) <= first {
 		// The whole body is in: it takes its own size.
-		b, room = head, int64(n)
+		b, room = head, int64(len(head))
 		if !s.takeSlot(w, r, s.bodies, room) {
 			return nil, false
 		}
 	} else {
-		// A larger body takes the room it says it needs (MaxBody if it
-		// does not say) before the rest is read, then gives back what it
-		// did not use.
-		room = s.opt.MaxBody
-		if r.ContentLength > 0 {
-			room = r.ContentLength
-		}
-		if !s.takeSlot(w, r, s.bodies, room) {
+		var ok bool
+		if b, room, large, ok = s.holdLarge(w, r, rc, deadline, head); !ok {
 			return nil, false
 		}
-		if deadline {
-			// The wait for room is the server's doing, not the client's.
-			rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
-		}
-		buf := bytes.NewBuffer(make([]byte, 0, room+bytes.MinRead))
-		buf.Write(head)
-		_, err := buf.ReadFrom(r.Body)
-		if err == nil && int64(buf.Len()) > s.opt.MaxBody {
-			err = &http.MaxBytesError{Limit: s.opt.MaxBody}
-		}
-		if err != nil {
-			release()
-			s.refuseBody(w, err)
-			return nil, false
-		}
-		b = buf.Bytes()
-		if used := int64(len(b)); used < room {
-			s.bodies.Release(room - used)
-			room = used
-		}
-		// The slot is taken once the body is in: a body trickling in
-		// must not hold the few slots while it arrives.
-		if !modelRoute(r.URL.Path) {
-			if !s.takeSlot(w, r, s.large, 1) {
-				release()
-				return nil, false
-			}
-			large = true
+	}
+	release := func() {
+		s.bodies.Release(room)
+		if large {
+			s.large.Release(1)
 		}
 	}
 	// The whole body is in: the connection's deadline is lifted for the
@@ -194,6 +150,68 @@ func (s *Server) holdBody(w http.ResponseWriter, r *http.Request) (func(), bool)
 	r.Body = &heldBody{b: b}
 	r.ContentLength = int64(len(b))
 	return release, true
+}
+
+// readHead reads up to n bytes of body; io.EOF is no error.
+func readHead(body io.Reader, n int64) ([]byte, error) {
+	head := make([]byte, n)
+	k := 0
+	for k < len(head) {
+		m, err := body.Read(head[k:])
+		k += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return head[:k], nil
+}
+
+// holdLarge reads the rest of a body larger than its head. It takes the
+// room the body says it needs (MaxBody if it does not say) before the rest
+// is read, then gives back what it did not use; a body not to a model
+// route then takes a slot for large ones (large). It returns the body and
+// the room it holds; on a refusal it has answered and holds nothing.
+func (s *Server) holdLarge(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline bool, head []byte) (b []byte, room int64, large, ok bool) {
+	room = s.opt.MaxBody
+	if r.ContentLength > 0 {
+		room = r.ContentLength
+	}
+	if !s.takeSlot(w, r, s.bodies, room) {
+		return nil, 0, false, false
+	}
+	if deadline {
+		// The wait for room is the server's doing, not the client's.
+		rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, room+bytes.MinRead))
+	buf.Write(head)
+	_, err := buf.ReadFrom(r.Body)
+	if err == nil && int64(buf.Len()) > s.opt.MaxBody {
+		err = &http.MaxBytesError{Limit: s.opt.MaxBody}
+	}
+	if err != nil {
+		s.bodies.Release(room)
+		s.refuseBody(w, err)
+		return nil, 0, false, false
+	}
+	b = buf.Bytes()
+	if used := int64(len(b)); used < room {
+		s.bodies.Release(room - used)
+		room = used
+	}
+	// The slot is taken once the body is in: a body trickling in
+	// must not hold the few slots while it arrives.
+	if !modelRoute(r.URL.Path) {
+		if !s.takeSlot(w, r, s.large, 1) {
+			s.bodies.Release(room)
+			return nil, 0, false, false
+		}
+		large = true
+	}
+	return b, room, large, true
 }
 
 // takeSlot takes n of sem for a body (bytes of room, or a slot for a

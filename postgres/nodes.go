@@ -274,6 +274,31 @@ func checkOverlaps(ctx context.Context, tx pgx.Tx, pk int64, nodes []strata.Node
 // Nodes returns the nodes that match f, ordered by level, then by first
 // seq (the whole order reversed if f.Newest); see strata.NodeStore.
 func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+	q, args, err := s.nodesQuery(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: nodes: %w", err)
+	}
+	defer rows.Close()
+	out := []strata.Node{}
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: nodes: %w", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: nodes: %w", err)
+	}
+	return out, nil
+}
+
+// nodesQuery returns the query of Nodes for f and its arguments.
+func (s *Store) nodesQuery(ctx context.Context, f strata.NodeFilter) (string, []any, error) {
 	var q strings.Builder
 	var args []any
 	arg := func(v any) string {
@@ -284,7 +309,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 	case f.Conversation != "":
 		pk, err := conversationPK(ctx, s.pool, f.Namespace, f.Conversation, false)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
 			WHERE n.conversation = ` + arg(pk))
@@ -292,7 +317,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
 			WHERE c.namespace = ` + arg(f.Namespace))
 	default:
-		return nil, strata.Errorf(strata.EINVALID, "nodes: a conversation or node ids are required")
+		return "", nil, strata.Errorf(strata.EINVALID, "nodes: a conversation or node ids are required")
 	}
 	if len(f.IDs) > 0 {
 		q.WriteString(` AND n.id = ANY(` + arg(f.IDs) + `)`)
@@ -304,7 +329,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		codes := make([]int32, 0, len(f.Tiers))
 		for _, t := range f.Tiers {
 			if _, err := strata.ParseTier(string(t)); err != nil {
-				return nil, err
+				return "", nil, err
 			}
 			codes = append(codes, int32(tierCode(t)))
 		}
@@ -341,23 +366,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 	if f.Limit > 0 {
 		q.WriteString(` LIMIT ` + arg(f.Limit))
 	}
-	rows, err := s.pool.Query(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: nodes: %w", err)
-	}
-	defer rows.Close()
-	out := []strata.Node{}
-	for rows.Next() {
-		n, err := scanNode(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: nodes: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: nodes: %w", err)
-	}
-	return out, nil
+	return q.String(), args, nil
 }
 
 // scanNode reads a row of nodeCols followed by extra.

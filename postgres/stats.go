@@ -150,12 +150,19 @@ func tierStats(ctx context.Context, tx pgx.Tx, namespace string, st *strata.Stat
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// The archive: what the segments rows say each segment holds.
-	rows, err = tx.Query(ctx, `SELECT c.id, count(*), sum(g.records)::bigint, sum(g.bytes)::bigint, sum(g.raw_bytes)::bigint
+	return archiveStats(ctx, tx, namespace, st, per)
+}
+
+// archiveStats adds to st, and to the conversations of per, what the
+// segments rows say each segment holds; the segments' bytes are stored
+// bytes of the cold tier.
+func archiveStats(ctx context.Context, tx pgx.Tx, namespace string, st *strata.Stats, per map[string]*strata.ConversationStats) error {
+	rows, err := tx.Query(ctx, `SELECT c.id, count(*), sum(g.records)::bigint, sum(g.bytes)::bigint, sum(g.raw_bytes)::bigint
 		FROM segments g JOIN conversations c ON c.pk = g.conversation WHERE c.namespace = $1 GROUP BY c.id`, namespace)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var a strata.ArchiveStats

@@ -161,25 +161,14 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 	}
 	var out []strata.Turn
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var (
-			pk                   int64
-			count, bytes, tokens int64
-			sessions             int
-			first, last          *int64
-		)
-		err := tx.QueryRow(ctx, `SELECT pk, turns, sessions, content_bytes, tokens, first_time, last_time
-			FROM conversations WHERE namespace = $1 AND id = $2 FOR UPDATE`, namespace, conversation).
-			Scan(&pk, &count, &sessions, &bytes, &tokens, &first, &last)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(namespace, conversation)
-		}
+		tot, err := lockTotals(ctx, tx, namespace, conversation)
 		if err != nil {
 			return err
 		}
 		out = []strata.Turn{}
 		if after >= 0 {
 			var end int64
-			if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = $1`, pk).Scan(&end); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = $1`, tot.pk).Scan(&end); err != nil {
 				return err
 			}
 			if end != after {
@@ -197,73 +186,110 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 		}
 		seen := map[string]bool{}
 		if len(ids) > 0 {
-			if seen, err = existingExtIDs(ctx, tx, pk, ids); err != nil {
+			if seen, err = existingExtIDs(ctx, tx, tot.pk, ids); err != nil {
 				return err
 			}
 		}
 		var seq int64
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = $1`, pk).Scan(&seq); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = $1`, tot.pk).Scan(&seq); err != nil {
 			return err
 		}
-		var (
-			rows                  [][]any
-			idxSeqs               []int64
-			idxParts              []int32
-			idxWords              []string
-			firstSeen, lastSeenAt = first, last
-		)
-		for i := range turns {
-			t, e := &turns[i], &enc[i]
-			if t.ExtID != "" {
-				if seen[t.ExtID] {
-					continue
-				}
-				seen[t.ExtID] = true
-			}
-			seq++
-			row := encodedRow(seq, t, e)
-			rows = append(rows, []any{pk, seq, row.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
-				row.content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
-				int64(len(t.Content)), int64(row.sum())})
-			for p, w := range e.index {
-				idxSeqs, idxParts, idxWords = append(idxSeqs, seq), append(idxParts, int32(p)), append(idxWords, w)
-			}
-			c := *t
-			c.Seq = seq
-			out = append(out, c)
-			count++
-			bytes += int64(len(t.Content))
-			tokens += int64(t.Tokens)
-			sessions = max(sessions, t.Session)
-			if e.time != nil {
-				if firstSeen == nil || *e.time < *firstSeen {
-					firstSeen = e.time
-				}
-				if lastSeenAt == nil || *e.time > *lastSeenAt {
-					lastSeenAt = e.time
-				}
-			}
-		}
-		if len(rows) == 0 {
+		var b turnBatch
+		out = b.add(&tot, seq, turns, enc, seen, out)
+		if len(b.rows) == 0 {
 			return nil
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"turns"}, turnCopyCols, pgx.CopyFromRows(rows)); err != nil {
-			return err
-		}
-		if len(idxSeqs) > 0 {
-			if _, err := tx.Exec(ctx, indexTurns, pk, idxSeqs, idxParts, idxWords); err != nil {
-				return fmt.Errorf("indexing: %w", err)
-			}
-		}
-		_, err = tx.Exec(ctx, `UPDATE conversations SET turns = $1, sessions = $2, content_bytes = $3,
-			tokens = $4, first_time = $5, last_time = $6 WHERE pk = $7`,
-			count, sessions, bytes, tokens, firstSeen, lastSeenAt, pk)
-		return err
+		return b.write(ctx, tx, &tot)
 	})
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("append turns to %q", conversation), err)
 	}
 	return out, nil
+}
+
+// turnTotals are the totals a conversation's row keeps of its turns.
+type turnTotals struct {
+	pk                   int64
+	count, bytes, tokens int64
+	sessions             int
+	first, last          *int64
+}
+
+// lockTotals reads the totals of a conversation and locks its row, which
+// makes appends to it one after the other.
+func lockTotals(ctx context.Context, tx pgx.Tx, namespace, conversation string) (turnTotals, error) {
+	var c turnTotals
+	err := tx.QueryRow(ctx, `SELECT pk, turns, sessions, content_bytes, tokens, first_time, last_time
+		FROM conversations WHERE namespace = $1 AND id = $2 FOR UPDATE`, namespace, conversation).
+		Scan(&c.pk, &c.count, &c.sessions, &c.bytes, &c.tokens, &c.first, &c.last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, notFound(namespace, conversation)
+	}
+	return c, err
+}
+
+// A turnBatch is the rows of the turns one append writes, and the parts
+// of their words for turn_index.
+type turnBatch struct {
+	rows     [][]any
+	idxSeqs  []int64
+	idxParts []int32
+	idxWords []string
+}
+
+// add adds the rows of turns, encoded as enc, numbered after seq, but for
+// those whose ext_id is seen; it counts them in tot and appends them,
+// numbered, to out.
+func (b *turnBatch) add(tot *turnTotals, seq int64, turns []strata.Turn, enc []encodedTurn, seen map[string]bool, out []strata.Turn) []strata.Turn {
+	for i := range turns {
+		t, e := &turns[i], &enc[i]
+		if t.ExtID != "" {
+			if seen[t.ExtID] {
+				continue
+			}
+			seen[t.ExtID] = true
+		}
+		seq++
+		row := encodedRow(seq, t, e)
+		b.rows = append(b.rows, []any{tot.pk, seq, row.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
+			row.content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
+			int64(len(t.Content)), int64(row.sum())})
+		for p, w := range e.index {
+			b.idxSeqs, b.idxParts, b.idxWords = append(b.idxSeqs, seq), append(b.idxParts, int32(p)), append(b.idxWords, w)
+		}
+		c := *t
+		c.Seq = seq
+		out = append(out, c)
+		tot.count++
+		tot.bytes += int64(len(t.Content))
+		tot.tokens += int64(t.Tokens)
+		tot.sessions = max(tot.sessions, t.Session)
+		if e.time != nil {
+			if tot.first == nil || *e.time < *tot.first {
+				tot.first = e.time
+			}
+			if tot.last == nil || *e.time > *tot.last {
+				tot.last = e.time
+			}
+		}
+	}
+	return out
+}
+
+// write copies the rows in, indexes their words and stores the totals.
+func (b *turnBatch) write(ctx context.Context, tx pgx.Tx, tot *turnTotals) error {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"turns"}, turnCopyCols, pgx.CopyFromRows(b.rows)); err != nil {
+		return err
+	}
+	if len(b.idxSeqs) > 0 {
+		if _, err := tx.Exec(ctx, indexTurns, tot.pk, b.idxSeqs, b.idxParts, b.idxWords); err != nil {
+			return fmt.Errorf("indexing: %w", err)
+		}
+	}
+	_, err := tx.Exec(ctx, `UPDATE conversations SET turns = $1, sessions = $2, content_bytes = $3,
+		tokens = $4, first_time = $5, last_time = $6 WHERE pk = $7`,
+		tot.count, tot.sessions, tot.bytes, tot.tokens, tot.first, tot.last, tot.pk)
+	return err
 }
 
 // existingExtIDs returns which of ids conversation pk holds.

@@ -41,67 +41,13 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 			return err
 		}
 		if f.Kind != strata.KindSummary && after.Level <= 0 {
-			from := int64(0)
-			if after.Level == 0 {
-				from = after.Seq
-			}
-			rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-				WHERE t.conversation = $1 AND t.seq > $2 AND t.tier <> $3
-				  AND NOT EXISTS (SELECT 1 FROM turn_vectors v WHERE v.conversation = t.conversation AND v.seq = t.seq
-				                  AND v.model = $4 AND ($5 = 0 OR v.dim = $5))
-				ORDER BY t.seq LIMIT $6`, pk, from, tierExpired, f.Space.Model, f.Space.Dim, limit)
-			if err != nil {
+			if out, err = s.unembeddedTurns(ctx, tx, pk, f, after, limit, out); err != nil {
 				return err
-			}
-			var turns []strata.Turn
-			var stubs []stub
-			for rows.Next() {
-				var st stub
-				t, err := scanTurn(rows, &st.tier, &st.span)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				if st.tier != tierHot {
-					st.index = len(turns)
-					stubs = append(stubs, st)
-				}
-				turns = append(turns, t)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			// Warm and cold turns are read whole from their span's copy.
-			if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
-				return err
-			}
-			for i := range turns {
-				out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: turns[i].Seq}, Text: turns[i].Text()})
 			}
 		}
 		if f.Kind != strata.KindTurn && len(out) < limit {
-			lvl, seq, id := max(after.Level, 0), after.Seq, after.Node
-			if after.Level <= 0 {
-				seq, id = 0, ""
-			}
-			rows, err := tx.Query(ctx, `SELECT n.id, n.level, n.first_seq, n.summary FROM nodes n
-				WHERE n.conversation = $1 AND NOT n.pending AND (n.level, n.first_seq, n.id COLLATE "C") > ($2, $3, $4)
-				  AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node = n.pk AND v.model = $5 AND ($6 = 0 OR v.dim = $6))
-				ORDER BY n.level, n.first_seq, n.id COLLATE "C" LIMIT $7`,
-				pk, lvl, seq, id, f.Space.Model, f.Space.Dim, limit-len(out))
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var src strata.EmbedSource
-				if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text); err != nil {
-					return err
-				}
-				out = append(out, src)
-			}
-			return rows.Err()
+			out, err = unembeddedNodes(ctx, tx, pk, f, after, limit, out)
+			return err
 		}
 		return nil
 	})
@@ -109,6 +55,76 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 		return nil, wrap(fmt.Sprintf("unembedded of %q", f.Conversation), err)
 	}
 	return out, nil
+}
+
+// unembeddedTurns appends to out the turns of conversation pk after
+// after without a vector of f's space, up to limit sources in all.
+func (s *Store) unembeddedTurns(ctx context.Context, tx pgx.Tx, pk int64, f strata.EmbedFilter, after strata.EmbedRef, limit int, out []strata.EmbedSource) ([]strata.EmbedSource, error) {
+	from := int64(0)
+	if after.Level == 0 {
+		from = after.Seq
+	}
+	rows, err := tx.Query(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = $1 AND t.seq > $2 AND t.tier <> $3
+		  AND NOT EXISTS (SELECT 1 FROM turn_vectors v WHERE v.conversation = t.conversation AND v.seq = t.seq
+		                  AND v.model = $4 AND ($5 = 0 OR v.dim = $5))
+		ORDER BY t.seq LIMIT $6`, pk, from, tierExpired, f.Space.Model, f.Space.Dim, limit)
+	if err != nil {
+		return nil, err
+	}
+	var turns []strata.Turn
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if st.tier != tierHot {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		turns = append(turns, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Warm and cold turns are read whole from their span's copy.
+	if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
+		return nil, err
+	}
+	for i := range turns {
+		out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: turns[i].Seq}, Text: turns[i].Text()})
+	}
+	return out, nil
+}
+
+// unembeddedNodes appends to out the nodes of conversation pk after after
+// without a vector of f's space, up to limit sources in all.
+func unembeddedNodes(ctx context.Context, tx pgx.Tx, pk int64, f strata.EmbedFilter, after strata.EmbedRef, limit int, out []strata.EmbedSource) ([]strata.EmbedSource, error) {
+	lvl, seq, id := max(after.Level, 0), after.Seq, after.Node
+	if after.Level <= 0 {
+		seq, id = 0, ""
+	}
+	rows, err := tx.Query(ctx, `SELECT n.id, n.level, n.first_seq, n.summary FROM nodes n
+		WHERE n.conversation = $1 AND NOT n.pending AND (n.level, n.first_seq, n.id COLLATE "C") > ($2, $3, $4)
+		  AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node = n.pk AND v.model = $5 AND ($6 = 0 OR v.dim = $6))
+		ORDER BY n.level, n.first_seq, n.id COLLATE "C" LIMIT $7`,
+		pk, lvl, seq, id, f.Space.Model, f.Space.Dim, limit-len(out))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var src strata.EmbedSource
+		if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, src)
+	}
+	return out, rows.Err()
 }
 
 // PutEmbeddings stores vectors of the conversation's turns and nodes in
@@ -134,39 +150,9 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 		if len(es) == 0 {
 			return nil
 		}
-		turns := map[int64]bool{}
-		if len(seqs) > 0 {
-			rows, err := tx.Query(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND seq = ANY($2)`, pk, seqs)
-			if err != nil {
-				return err
-			}
-			have, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil {
-				return err
-			}
-			for _, s := range have {
-				turns[s] = true
-			}
-		}
-		nodes := map[string]int64{}
-		if len(ids) > 0 {
-			rows, err := tx.Query(ctx, `SELECT id, pk FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, ids)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var id string
-				var npk int64
-				if err := rows.Scan(&id, &npk); err != nil {
-					rows.Close()
-					return err
-				}
-				nodes[id] = npk
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+		turns, nodes, err := embeddingTargets(ctx, tx, pk, seqs, ids)
+		if err != nil {
+			return err
 		}
 		for i, e := range es {
 			if e.Node == "" && !turns[e.Seq] {
@@ -199,6 +185,46 @@ func (s *Store) PutEmbeddings(ctx context.Context, namespace, conversation strin
 		return tx.SendBatch(ctx, b).Close()
 	})
 	return wrap(fmt.Sprintf("put embeddings of %q", conversation), err)
+}
+
+// embeddingTargets returns which of seqs are turns of conversation pk,
+// and the keys of its nodes among ids.
+func embeddingTargets(ctx context.Context, tx pgx.Tx, pk int64, seqs []int64, ids []string) (map[int64]bool, map[string]int64, error) {
+	turns := map[int64]bool{}
+	if len(seqs) > 0 {
+		rows, err := tx.Query(ctx, `SELECT seq FROM turns WHERE conversation = $1 AND seq = ANY($2)`, pk, seqs)
+		if err != nil {
+			return nil, nil, err
+		}
+		have, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range have {
+			turns[s] = true
+		}
+	}
+	nodes := map[string]int64{}
+	if len(ids) > 0 {
+		rows, err := tx.Query(ctx, `SELECT id, pk FROM nodes WHERE conversation = $1 AND id = ANY($2)`, pk, ids)
+		if err != nil {
+			return nil, nil, err
+		}
+		for rows.Next() {
+			var id string
+			var npk int64
+			if err := rows.Scan(&id, &npk); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			nodes[id] = npk
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return turns, nodes, nil
 }
 
 // vectorsIn selects the vectors of conversation $1 in model $2 and

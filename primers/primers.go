@@ -184,42 +184,82 @@ type daily struct {
 }
 
 func (e *exporter) run(now time.Time) error {
-	// The periods that have turns, by label, and each day's sessions.
-	weeks, months := map[string]strata.Period{}, map[string]strata.Period{}
-	var dailies []daily
-	if e.c.Turns > 0 {
-		first := strata.PeriodOf(strata.PeriodMonth, e.c.First, e.loc)
-		for mp := first; !mp.Start.After(e.c.Last); mp = mp.Next() {
-			ts, err := e.m.Zoom(e.ctx, e.c.ID, mp)
-			if err != nil {
-				return err
-			}
-			byDay := map[string][]strata.Turn{}
-			var days []string
-			for _, t := range ts {
-				d := strata.PeriodOf(strata.PeriodDay, t.Time, e.loc).Label()
-				if _, ok := byDay[d]; !ok {
-					days = append(days, d)
-				}
-				byDay[d] = append(byDay[d], t)
-			}
-			slices.Sort(days)
-			for _, d := range days {
-				dp, err := strata.ParsePeriod(d, e.loc)
-				if err != nil {
-					return err
-				}
-				for i, s := range strata.SessionsOfDay(byDay[d]) {
-					dailies = append(dailies, daily{day: dp, n: i + 1, turns: s})
-				}
-				w := strata.PeriodOf(strata.PeriodWeek, dp.Start, e.loc)
-				weeks[w.Label()] = w
-				months[mp.Label()] = mp
-			}
+	weeks, months, dailies, err := e.turnPeriods()
+	if err != nil {
+		return err
+	}
+	if err := e.nodePeriods(weeks, months); err != nil {
+		return err
+	}
+	for _, k := range []strata.PeriodKind{strata.PeriodWeek, strata.PeriodMonth} {
+		set := weeks
+		if k == strata.PeriodMonth {
+			set = months
+		}
+		if err := e.writePeriods(k, set); err != nil {
+			return err
 		}
 	}
-	// Weeks and months with a node count too (a week cut at the end of a
-	// month is one week here, made of its nodes in both months).
+	for _, d := range dailies {
+		name := fmt.Sprintf("%s_session_%02d.md", d.day.Label(), d.n)
+		text, err := e.daily(d)
+		if err != nil {
+			return err
+		}
+		if err := e.place(DailyDir+"/"+name, strata.Quarter(d.day.Start)+"/"+name, e.daysOld(d.day.Start) > DailyKeepDays, text); err != nil {
+			return err
+		}
+	}
+
+	pkg, err := e.m.Upload(e.ctx, strata.UploadRequest{Conversation: e.c.ID, Now: now})
+	if err != nil {
+		return fmt.Errorf("primers: %s: %w", filepath.Join(e.dir, filepath.FromSlash(UploadFile)), err)
+	}
+	return e.write(UploadFile, pkg.Markdown)
+}
+
+// turnPeriods returns the weeks and months that have turns, by label, and
+// each day's sessions.
+func (e *exporter) turnPeriods() (weeks, months map[string]strata.Period, dailies []daily, err error) {
+	weeks, months = map[string]strata.Period{}, map[string]strata.Period{}
+	if e.c.Turns == 0 {
+		return weeks, months, nil, nil
+	}
+	first := strata.PeriodOf(strata.PeriodMonth, e.c.First, e.loc)
+	for mp := first; !mp.Start.After(e.c.Last); mp = mp.Next() {
+		ts, err := e.m.Zoom(e.ctx, e.c.ID, mp)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		byDay := map[string][]strata.Turn{}
+		var days []string
+		for _, t := range ts {
+			d := strata.PeriodOf(strata.PeriodDay, t.Time, e.loc).Label()
+			if _, ok := byDay[d]; !ok {
+				days = append(days, d)
+			}
+			byDay[d] = append(byDay[d], t)
+		}
+		slices.Sort(days)
+		for _, d := range days {
+			dp, err := strata.ParsePeriod(d, e.loc)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			for i, s := range strata.SessionsOfDay(byDay[d]) {
+				dailies = append(dailies, daily{day: dp, n: i + 1, turns: s})
+			}
+			w := strata.PeriodOf(strata.PeriodWeek, dp.Start, e.loc)
+			weeks[w.Label()] = w
+			months[mp.Label()] = mp
+		}
+	}
+	return weeks, months, dailies, nil
+}
+
+// nodePeriods adds to weeks and months those with a node (a week cut at
+// the end of a month is one week here, made of its nodes in both months).
+func (e *exporter) nodePeriods(weeks, months map[string]strata.Period) error {
 	for _, k := range []strata.PeriodKind{strata.PeriodWeek, strata.PeriodMonth} {
 		lvl := e.p.LevelOf(k)
 		if lvl == 0 {
@@ -239,54 +279,41 @@ func (e *exporter) run(now time.Time) error {
 			set[pp.Label()] = pp
 		}
 	}
+	return nil
+}
 
-	for _, k := range []strata.PeriodKind{strata.PeriodWeek, strata.PeriodMonth} {
-		set, folder := weeks, WeeklyDir
-		if k == strata.PeriodMonth {
-			set, folder = months, MonthlyDir
-		}
-		for _, label := range sortedKeys(set) {
-			pp := set[label]
-			if e.before.IsZero() || pp.End.After(e.before) {
-				continue
-			}
-			text, err := e.period(k, pp)
-			if err != nil {
-				return err
-			}
-			if text == "" {
-				continue
-			}
-			name := label + ".md"
-			if k == strata.PeriodMonth {
-				if err := e.write(folder+"/"+name, text); err != nil {
-					return err
-				}
-				continue
-			}
-			thursday := pp.Start.AddDate(0, 0, 3)
-			if err := e.place(folder+"/"+name, strata.Quarter(thursday)+"/"+name, e.weeksOld(pp.Start) > WeeklyKeepWeeks, text); err != nil {
-				return err
-			}
-		}
+// writePeriods writes the primers of the ended periods of kind k in set, in
+// label order: a month's in its folder, a week's by its quarter.
+func (e *exporter) writePeriods(k strata.PeriodKind, set map[string]strata.Period) error {
+	folder := WeeklyDir
+	if k == strata.PeriodMonth {
+		folder = MonthlyDir
 	}
-
-	for _, d := range dailies {
-		name := fmt.Sprintf("%s_session_%02d.md", d.day.Label(), d.n)
-		text, err := e.daily(d)
+	for _, label := range sortedKeys(set) {
+		pp := set[label]
+		if e.before.IsZero() || pp.End.After(e.before) {
+			continue
+		}
+		text, err := e.period(k, pp)
 		if err != nil {
 			return err
 		}
-		if err := e.place(DailyDir+"/"+name, strata.Quarter(d.day.Start)+"/"+name, e.daysOld(d.day.Start) > DailyKeepDays, text); err != nil {
+		if text == "" {
+			continue
+		}
+		name := label + ".md"
+		if k == strata.PeriodMonth {
+			if err := e.write(folder+"/"+name, text); err != nil {
+				return err
+			}
+			continue
+		}
+		thursday := pp.Start.AddDate(0, 0, 3)
+		if err := e.place(folder+"/"+name, strata.Quarter(thursday)+"/"+name, e.weeksOld(pp.Start) > WeeklyKeepWeeks, text); err != nil {
 			return err
 		}
 	}
-
-	pkg, err := e.m.Upload(e.ctx, strata.UploadRequest{Conversation: e.c.ID, Now: now})
-	if err != nil {
-		return fmt.Errorf("primers: %s: %w", filepath.Join(e.dir, filepath.FromSlash(UploadFile)), err)
-	}
-	return e.write(UploadFile, pkg.Markdown)
+	return nil
 }
 
 func sortedKeys(m map[string]strata.Period) []string {

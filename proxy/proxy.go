@@ -271,20 +271,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 		p.storeError(w, c, err)
 		return
 	}
-	h := w.Header()
-	h.Set(HeaderMode, string(sh.mode))
-	h.Set(HeaderReceived, strconv.Itoa(sh.received))
-	h.Set(HeaderUpstream, strconv.Itoa(sh.upstream))
-	h.Set(HeaderReshaped, strconv.FormatBool(sh.reshaped))
-	if sh.coverage != "" {
-		h.Set(HeaderCoverage, sh.coverage)
-	}
-	p.metrics.tokensReceived.WithLabelValues(string(prov)).Add(float64(sh.received))
-	p.metrics.tokensUpstream.WithLabelValues(string(prov)).Add(float64(sh.upstream))
-	if sh.reshaped {
-		p.metrics.reshaped.WithLabelValues(string(prov), string(sh.mode)).Inc()
-	}
-	p.metrics.added.Observe(time.Since(start).Seconds())
+	p.report(w, prov, sh, start)
 
 	stored := false
 	var rollup func()
@@ -303,16 +290,41 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov compact.Provi
 		// complete (the handler returned), off the client's time.
 		p.rollups.start(storeNamespace(c.mem), c.conv, rollup)
 	}
+	outcome = forwardOutcome(err, status, stored)
+}
+
+// forwardOutcome names, for the metrics, the outcome of a request sent
+// upstream: the upstream's error or status, else whether the reply was
+// stored.
+func forwardOutcome(err error, status int, stored bool) string {
 	switch {
 	case err != nil:
-		outcome = "upstream_error"
+		return "upstream_error"
 	case status >= 300:
-		outcome = "upstream_" + strconv.Itoa(status)
+		return "upstream_" + strconv.Itoa(status)
 	case !stored:
-		outcome = "store_error"
-	default:
-		outcome = "ok"
+		return "store_error"
 	}
+	return "ok"
+}
+
+// report says in w's headers and in the metrics what shaping a request
+// of prov that started at start did.
+func (p *Proxy) report(w http.ResponseWriter, prov compact.Provider, sh shaped, start time.Time) {
+	h := w.Header()
+	h.Set(HeaderMode, string(sh.mode))
+	h.Set(HeaderReceived, strconv.Itoa(sh.received))
+	h.Set(HeaderUpstream, strconv.Itoa(sh.upstream))
+	h.Set(HeaderReshaped, strconv.FormatBool(sh.reshaped))
+	if sh.coverage != "" {
+		h.Set(HeaderCoverage, sh.coverage)
+	}
+	p.metrics.tokensReceived.WithLabelValues(string(prov)).Add(float64(sh.received))
+	p.metrics.tokensUpstream.WithLabelValues(string(prov)).Add(float64(sh.upstream))
+	if sh.reshaped {
+		p.metrics.reshaped.WithLabelValues(string(prov), string(sh.mode)).Inc()
+	}
+	p.metrics.added.Observe(time.Since(start).Seconds())
 }
 
 // storeError answers a failure of the store before anything went

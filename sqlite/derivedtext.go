@@ -289,45 +289,81 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM derived_frames)`).Scan(&framed); err != nil || !framed {
 		return err
 	}
-	b, err := json.Marshal(ids)
-	if err != nil {
-		return strata.Errorf(strata.EINVALID, "node ids: %v", err)
+	kids, err := changingNodes(ctx, tx, conv, ids)
+	if err != nil || len(kids) == 0 {
+		return err
 	}
-	type changing struct {
-		id   string
-		span childSpan
-	}
-	var kids []changing
-	rows, err := tx.QueryContext(ctx, `SELECT id, level, first_seq, last_seq FROM nodes
-		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
+	ps, err := framedParents(ctx, tx, conv, kids)
 	if err != nil {
 		return err
 	}
+	for _, p := range ps {
+		var vals [3]any
+		for i, v := range []sql.NullString{{String: p.summary, Valid: true}, p.facts, p.themes} {
+			t, err := c.nullNodeText(ctx, tx, v, p.ref)
+			if err != nil {
+				return fmt.Errorf("node %s: %w", p.id, err)
+			}
+			vals[i] = c.nullable(nullValue(t), false)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`,
+			vals[0], vals[1], vals[2], p.pk); err != nil {
+			return fmt.Errorf("node %s: %w", p.id, err)
+		}
+	}
+	return nil
+}
+
+// A changingNode is a stored node about to be replaced or removed.
+type changingNode struct {
+	id   string
+	span childSpan
+}
+
+// changingNodes reads the spans of the stored nodes of conversation conv
+// among ids.
+func changingNodes(ctx context.Context, tx *sql.Tx, conv int64, ids []string) ([]changingNode, error) {
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
+	}
+	var kids []changingNode
+	rows, err := tx.QueryContext(ctx, `SELECT id, level, first_seq, last_seq FROM nodes
+		WHERE conversation = ? AND id IN (SELECT value FROM json_each(?))`, conv, string(b))
+	if err != nil {
+		return nil, err
+	}
 	for rows.Next() {
-		var k changing
+		var k changingNode
 		if err := rows.Scan(&k.id, &k.span.level, &k.span.first, &k.span.last); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		kids = append(kids, k)
 	}
 	err = rows.Err()
 	rows.Close()
-	if err != nil || len(kids) == 0 {
-		return err
-	}
+	return kids, err
+}
+
+// A framedParent is a derived node with a text framed against its
+// children.
+type framedParent struct {
+	pk            int64
+	id            string
+	ref           nodeRef
+	summary       string
+	facts, themes sql.NullString
+}
+
+// framedParents returns the derived nodes of conversation conv that list
+// one of kids among their children and have a text framed against them.
+func framedParents(ctx context.Context, tx *sql.Tx, conv int64, kids []changingNode) ([]framedParent, error) {
 	var top int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(level), 0) FROM nodes WHERE conversation = ?`, conv).Scan(&top); err != nil {
-		return err
+		return nil, err
 	}
-	type parent struct {
-		pk            int64
-		id            string
-		ref           nodeRef
-		summary       string
-		facts, themes sql.NullString
-	}
-	var ps []parent
+	var ps []framedParent
 	seen := map[int64]bool{}
 	// A parent covers its children's spans and sits above them (only such
 	// nodes are framed): for each changing node and each level above it,
@@ -335,7 +371,7 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 	// is the only one that can list it.
 	for _, k := range kids {
 		for lvl := k.span.level + 1; lvl <= top; lvl++ {
-			p := parent{ref: nodeRef{conv: conv}}
+			p := framedParent{ref: nodeRef{conv: conv}}
 			var first int64
 			var derived bool
 			err := tx.QueryRowContext(ctx, `SELECT pk, id, first_seq, derived, children, summary, facts, themes
@@ -346,7 +382,7 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 				continue
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if seen[p.pk] || !derived || first > k.span.first {
 				continue
@@ -365,19 +401,5 @@ func unframeParents(ctx context.Context, tx *sql.Tx, c *textCodec, conv int64, i
 			ps = append(ps, p)
 		}
 	}
-	for _, p := range ps {
-		var vals [3]any
-		for i, v := range []sql.NullString{{String: p.summary, Valid: true}, p.facts, p.themes} {
-			t, err := c.nullNodeText(ctx, tx, v, p.ref)
-			if err != nil {
-				return fmt.Errorf("node %s: %w", p.id, err)
-			}
-			vals[i] = c.nullable(nullValue(t), false)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET summary = ?, facts = ?, themes = ? WHERE pk = ?`,
-			vals[0], vals[1], vals[2], p.pk); err != nil {
-			return fmt.Errorf("node %s: %w", p.id, err)
-		}
-	}
-	return nil
+	return ps, nil
 }

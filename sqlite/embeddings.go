@@ -29,10 +29,8 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 	if limit <= 0 {
 		limit = defaultUnembedded
 	}
-	fail := func(err error) ([]strata.EmbedSource, error) {
-		return nil, fmt.Errorf("sqlite: unembedded of %q: %w", f.Conversation, err)
-	}
-	tx, pk, err := s.beginIn(ctx, s.r, f.Namespace, f.Conversation, func(err error) error { _, err = fail(err); return err })
+	fail := func(err error) error { return unembeddedErr(f.Conversation, err) }
+	tx, pk, err := s.beginIn(ctx, s.r, f.Namespace, f.Conversation, fail)
 	if err != nil {
 		return nil, err
 	}
@@ -42,83 +40,104 @@ func (s *Store) Unembedded(ctx context.Context, f strata.EmbedFilter) ([]strata.
 		after = *f.After
 	}
 	out := []strata.EmbedSource{}
-
 	if f.Kind != strata.KindSummary && after.Level <= 0 {
-		from := int64(0)
-		if after.Level == 0 {
-			from = after.Seq
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
-			WHERE t.conversation = ? AND t.seq > ? AND t.tier <> ?
-			  AND NOT EXISTS (SELECT 1 FROM turn_vectors v WHERE v.conversation = t.conversation AND v.seq = t.seq
-			                  AND v.model = ? AND (? = 0 OR v.dim = ?))
-			ORDER BY t.seq LIMIT ?`, pk, from, tierExpired, f.Space.Model, f.Space.Dim, f.Space.Dim, limit)
-		if err != nil {
-			return fail(err)
-		}
-		var turns []strata.Turn
-		var stubs []stub
-		for rows.Next() {
-			var st stub
-			t, err := scanTurn(rows, &st.tier, &st.span)
-			if err != nil {
-				rows.Close()
-				return fail(err)
-			}
-			if st.tier != tierHot {
-				st.index = len(turns)
-				stubs = append(stubs, st)
-			}
-			turns = append(turns, t)
-		}
-		if err := rows.Err(); err != nil {
-			return fail(err)
-		}
-		rows.Close()
-		if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
+		if out, err = s.unembeddedTurns(ctx, tx, pk, f, after, limit, out); err != nil {
 			return nil, err
 		}
-		for i := range turns {
-			out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: turns[i].Seq}, Text: turns[i].Text()})
+	}
+	if f.Kind != strata.KindTurn && len(out) < limit {
+		if out, err = s.unembeddedNodes(ctx, tx, pk, f, after, limit, out); err != nil {
+			return nil, err
 		}
 	}
+	return out, nil
+}
 
-	if f.Kind != strata.KindTurn && len(out) < limit {
-		lvl, seq, id := max(after.Level, 0), after.Seq, after.Node
-		if after.Level <= 0 {
-			seq, id = 0, ""
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.level, n.first_seq, n.summary, n.children FROM nodes n
-			WHERE n.conversation = ? AND n.pending = 0 AND (n.level, n.first_seq, n.id) > (?, ?, ?)
-			  AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node = n.pk AND v.model = ? AND (? = 0 OR v.dim = ?))
-			ORDER BY n.level, n.first_seq, n.id LIMIT ?`,
-			pk, lvl, seq, id, f.Space.Model, f.Space.Dim, f.Space.Dim, limit-len(out))
+// unembeddedErr wraps an internal error of Unembedded.
+func unembeddedErr(conversation string, err error) error {
+	return fmt.Errorf("sqlite: unembedded of %q: %w", conversation, err)
+}
+
+// unembeddedTurns appends to out the turns of conversation pk after
+// after without a vector of f's space, up to limit sources in all.
+func (s *Store) unembeddedTurns(ctx context.Context, tx *sql.Tx, pk int64, f strata.EmbedFilter, after strata.EmbedRef, limit int, out []strata.EmbedSource) ([]strata.EmbedSource, error) {
+	from := int64(0)
+	if after.Level == 0 {
+		from = after.Seq
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+turnCols+`, t.tier, t.span FROM turns t
+		WHERE t.conversation = ? AND t.seq > ? AND t.tier <> ?
+		  AND NOT EXISTS (SELECT 1 FROM turn_vectors v WHERE v.conversation = t.conversation AND v.seq = t.seq
+		                  AND v.model = ? AND (? = 0 OR v.dim = ?))
+		ORDER BY t.seq LIMIT ?`, pk, from, tierExpired, f.Space.Model, f.Space.Dim, f.Space.Dim, limit)
+	if err != nil {
+		return nil, unembeddedErr(f.Conversation, err)
+	}
+	var turns []strata.Turn
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
 		if err != nil {
-			return fail(err)
+			rows.Close()
+			return nil, unembeddedErr(f.Conversation, err)
 		}
-		defer rows.Close()
-		var srcs []strata.EmbedSource
-		var refs []nodeRef
-		for rows.Next() {
-			var src strata.EmbedSource
-			ref := nodeRef{conv: pk}
-			if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text, &ref.children); err != nil {
-				return fail(err)
-			}
-			srcs, refs = append(srcs, src), append(refs, ref)
+		if st.tier != tierHot {
+			st.index = len(turns)
+			stubs = append(stubs, st)
 		}
-		if err := rows.Err(); err != nil {
-			return fail(err)
+		turns = append(turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, unembeddedErr(f.Conversation, err)
+	}
+	rows.Close()
+	if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
+		return nil, err
+	}
+	for i := range turns {
+		out = append(out, strata.EmbedSource{EmbedRef: strata.EmbedRef{Seq: turns[i].Seq}, Text: turns[i].Text()})
+	}
+	return out, nil
+}
+
+// unembeddedNodes appends to out the nodes of conversation pk after after
+// without a vector of f's space, up to limit sources in all.
+func (s *Store) unembeddedNodes(ctx context.Context, tx *sql.Tx, pk int64, f strata.EmbedFilter, after strata.EmbedRef, limit int, out []strata.EmbedSource) ([]strata.EmbedSource, error) {
+	lvl, seq, id := max(after.Level, 0), after.Seq, after.Node
+	if after.Level <= 0 {
+		seq, id = 0, ""
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT n.id, n.level, n.first_seq, n.summary, n.children FROM nodes n
+		WHERE n.conversation = ? AND n.pending = 0 AND (n.level, n.first_seq, n.id) > (?, ?, ?)
+		  AND NOT EXISTS (SELECT 1 FROM node_vectors v WHERE v.node = n.pk AND v.model = ? AND (? = 0 OR v.dim = ?))
+		ORDER BY n.level, n.first_seq, n.id LIMIT ?`,
+		pk, lvl, seq, id, f.Space.Model, f.Space.Dim, f.Space.Dim, limit-len(out))
+	if err != nil {
+		return nil, unembeddedErr(f.Conversation, err)
+	}
+	defer rows.Close()
+	var srcs []strata.EmbedSource
+	var refs []nodeRef
+	for rows.Next() {
+		var src strata.EmbedSource
+		ref := nodeRef{conv: pk}
+		if err := rows.Scan(&src.Node, &src.Level, &src.Seq, &src.Text, &ref.children); err != nil {
+			return nil, unembeddedErr(f.Conversation, err)
 		}
-		rows.Close()
-		// Expanded once every row is read: a frame against its children
-		// reads them.
-		for i, src := range srcs {
-			if src.Text, err = s.text.nodeText(ctx, tx, src.Text, refs[i]); err != nil {
-				return fail(err)
-			}
-			out = append(out, src)
+		srcs, refs = append(srcs, src), append(refs, ref)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, unembeddedErr(f.Conversation, err)
+	}
+	rows.Close()
+	// Expanded once every row is read: a frame against its children
+	// reads them.
+	for i, src := range srcs {
+		if src.Text, err = s.text.nodeText(ctx, tx, src.Text, refs[i]); err != nil {
+			return nil, unembeddedErr(f.Conversation, err)
 		}
+		out = append(out, src)
 	}
 	return out, nil
 }

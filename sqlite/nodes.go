@@ -119,7 +119,6 @@ func encodeNodes(conversation string, nodes []strata.Node) ([]encodedNode, error
 // distinct IDs were not stored before. Texts are written through codec (see
 // textcodec.go); a node whose summary changes loses its vectors.
 func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, form ftsForm, namespace string, pk int64, nodes []strata.Node, enc []encodedNode) (int, error) {
-	made := 0
 	up, err := tx.PrepareContext(ctx, upsertNode)
 	if err != nil {
 		return 0, err
@@ -162,17 +161,44 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, form ftsForm, n
 	// Rows first, index changes after: an upsert opens a savepoint, and a
 	// savepoint makes FTS5 flush its pending entries, so interleaving them
 	// would flush the index once per node.
-	type change struct {
-		rowid int64
-		text  string
-		id    string
+	rowCtx := context.WithoutCancel(ctx) // see AppendTurns
+	made, unindex, index, err := writeNodeRows(ctx, tx, up, ins, codec, pk, nodes, enc, olds)
+	if err != nil {
+		return 0, err
 	}
-	var unindex, index []change
+	for _, c := range unindex {
+		if _, err := del.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
+			return 0, fmt.Errorf("unindexing node %q: %w", c.id, err)
+		}
+	}
+	for _, c := range index {
+		if c.id == "" {
+			continue
+		}
+		if _, err := fts.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
+			return 0, fmt.Errorf("indexing node %q: %w", c.id, err)
+		}
+	}
+	return made, nil
+}
+
+// An ftsChange is a summary to add to nodes_fts or remove from it; one of
+// id "" is dropped.
+type ftsChange struct {
+	rowid int64
+	text  string
+	id    string
+}
+
+// writeNodeRows writes the rows of nodes of conversation pk with the
+// statements up (replacing the stored ones in olds) and ins (new ones),
+// and returns how many IDs were new and the index changes to make.
+func writeNodeRows(ctx context.Context, tx *sql.Tx, up, ins *sql.Stmt, codec *textCodec, pk int64, nodes []strata.Node, enc []encodedNode, olds map[string]storedNode) (made int, unindex, index []ftsChange, err error) {
 	pending := map[int64]int{}           // rowid -> its entry in index, for a node put twice in one call
 	rowCtx := context.WithoutCancel(ctx) // see AppendTurns
 	for i := range nodes {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return 0, nil, nil, err
 		}
 		n, e := &nodes[i], &enc[i]
 		if o, ok := olds[n.ID]; ok && !o.derived {
@@ -180,7 +206,7 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, form ftsForm, n
 				index[j].id = "" // put earlier in this call, never indexed: drop that entry
 				delete(pending, o.pk)
 			} else {
-				unindex = append(unindex, change{o.pk, o.summary, n.ID})
+				unindex = append(unindex, ftsChange{o.pk, o.summary, n.ID})
 			}
 		}
 		args := []any{n.ID, pk, n.Level, n.FirstSeq, n.LastSeq, e.start, e.end,
@@ -201,34 +227,21 @@ func putNodes(ctx context.Context, tx *sql.Tx, codec *textCodec, form ftsForm, n
 			}
 		}
 		if err != nil {
-			return 0, fmt.Errorf("node %q: %w", n.ID, err)
+			return 0, nil, nil, fmt.Errorf("node %q: %w", n.ID, err)
 		}
 		if o, ok := olds[n.ID]; ok && o.summary != n.Summary {
 			// A vector goes with its summary's words.
 			if _, err := tx.ExecContext(rowCtx, `DELETE FROM node_vectors WHERE node = ?`, rowid); err != nil {
-				return 0, fmt.Errorf("node %q: %w", n.ID, err)
+				return 0, nil, nil, fmt.Errorf("node %q: %w", n.ID, err)
 			}
 		}
 		olds[n.ID] = storedNode{pk: rowid, summary: n.Summary, derived: n.Derived} // what a second put of the ID in this call replaces
 		if !n.Derived {
 			pending[rowid] = len(index)
-			index = append(index, change{rowid, n.Summary, n.ID})
+			index = append(index, ftsChange{rowid, n.Summary, n.ID})
 		}
 	}
-	for _, c := range unindex {
-		if _, err := del.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
-			return 0, fmt.Errorf("unindexing node %q: %w", c.id, err)
-		}
-	}
-	for _, c := range index {
-		if c.id == "" {
-			continue
-		}
-		if _, err := fts.ExecContext(rowCtx, c.rowid, form.text(c.text), sc); err != nil {
-			return 0, fmt.Errorf("indexing node %q: %w", c.id, err)
-		}
-	}
-	return made, nil
+	return made, unindex, index, nil
 }
 
 // checkOverlaps refuses, with ECONFLICT, a node whose span meets that of
@@ -429,13 +442,48 @@ func jsonList(l []string) any {
 // only when f.IDs is set (EINVALID otherwise); ENOTFOUND if it names a
 // conversation that does not exist.
 func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, error) {
+	q, args, err := s.nodesQuery(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: nodes: %w", err)
+	}
+	defer rows.Close()
+	var raw []nodeRow
+	for rows.Next() {
+		r, err := scanNodeRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: nodes: %w", err)
+		}
+		raw = append(raw, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: nodes: %w", err)
+	}
+	// Texts are expanded once the rows are closed: a frame against a
+	// node's children reads them, and with every connection of the read
+	// pool held by a read like this one, it would wait for ever.
+	rows.Close()
+	out := make([]strata.Node, len(raw))
+	for i, r := range raw {
+		if out[i], err = finishNode(ctx, s.text, s.r, r); err != nil {
+			return nil, fmt.Errorf("sqlite: nodes: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// nodesQuery returns the query of Nodes for f and its arguments.
+func (s *Store) nodesQuery(ctx context.Context, f strata.NodeFilter) (string, []any, error) {
 	var q strings.Builder
 	var args []any
 	switch {
 	case f.Conversation != "":
 		pk, err := conversationPK(ctx, s.r, f.Namespace, f.Conversation)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		q.WriteString(`SELECT ` + nodeCols + ` FROM nodes n JOIN conversations c ON c.pk = n.conversation
 			WHERE n.conversation = ?`)
@@ -445,16 +493,37 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 			WHERE c.namespace = ?`)
 		args = append(args, f.Namespace)
 	default:
-		return nil, strata.Errorf(strata.EINVALID, "nodes: a conversation or node ids are required")
+		return "", nil, strata.Errorf(strata.EINVALID, "nodes: a conversation or node ids are required")
 	}
 	if len(f.IDs) > 0 {
 		b, err := json.Marshal(f.IDs)
 		if err != nil {
-			return nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
+			return "", nil, strata.Errorf(strata.EINVALID, "node ids: %v", err)
 		}
 		q.WriteString(` AND n.id IN (SELECT value FROM json_each(?))`)
 		args = append(args, string(b))
 	}
+	args, err := nodeConds(&q, args, f)
+	if err != nil {
+		return "", nil, err
+	}
+	// Both orders follow the index nodes_span, forwards or backwards, so a
+	// LIMIT stops early instead of sorting a whole level.
+	if f.Newest {
+		q.WriteString(` ORDER BY n.level DESC, n.first_seq DESC, n.last_seq DESC, n.id DESC`)
+	} else {
+		q.WriteString(` ORDER BY n.level, n.first_seq, n.last_seq, n.id`)
+	}
+	if f.Limit > 0 {
+		q.WriteString(` LIMIT ?`)
+		args = append(args, f.Limit)
+	}
+	return q.String(), args, nil
+}
+
+// nodeConds writes to q the conditions of f on a node's level, tier,
+// span, key and state, and returns args with their arguments.
+func nodeConds(q *strings.Builder, args []any, f strata.NodeFilter) ([]any, error) {
 	if f.Level > 0 {
 		q.WriteString(` AND n.level = ?`)
 		args = append(args, f.Level)
@@ -509,44 +578,7 @@ func (s *Store) Nodes(ctx context.Context, f strata.NodeFilter) ([]strata.Node, 
 		q.WriteString(` AND n.first_seq <= ? AND n.last_seq >= ?`)
 		args = append(args, f.Covers, f.Covers)
 	}
-	// Both orders follow the index nodes_span, forwards or backwards, so a
-	// LIMIT stops early instead of sorting a whole level.
-	if f.Newest {
-		q.WriteString(` ORDER BY n.level DESC, n.first_seq DESC, n.last_seq DESC, n.id DESC`)
-	} else {
-		q.WriteString(` ORDER BY n.level, n.first_seq, n.last_seq, n.id`)
-	}
-	if f.Limit > 0 {
-		q.WriteString(` LIMIT ?`)
-		args = append(args, f.Limit)
-	}
-	rows, err := s.r.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: nodes: %w", err)
-	}
-	defer rows.Close()
-	var raw []nodeRow
-	for rows.Next() {
-		r, err := scanNodeRow(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: nodes: %w", err)
-		}
-		raw = append(raw, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: nodes: %w", err)
-	}
-	// Texts are expanded once the rows are closed: a frame against a
-	// node's children reads them, and with every connection of the read
-	// pool held by a read like this one, it would wait for ever.
-	rows.Close()
-	out := make([]strata.Node, len(raw))
-	for i, r := range raw {
-		if out[i], err = finishNode(ctx, s.text, s.r, r); err != nil {
-			return nil, fmt.Errorf("sqlite: nodes: %w", err)
-		}
-	}
-	return out, nil
+	return args, nil
 }
 
 // scanNode reads a row of nodeCols followed by extra, its texts through c

@@ -585,6 +585,12 @@ func (s *Store) tierStats(ctx context.Context, namespace string, st *strata.Stat
 			return fmt.Errorf("sqlite: stats: %w", err)
 		}
 	}
+	return s.archiveStats(ctx, namespace, st, per)
+}
+
+// archiveStats adds to st, and to the conversations of per, the sizes of
+// their archive segments, which count as stored bytes of the cold tier.
+func (s *Store) archiveStats(ctx context.Context, namespace string, st *strata.Stats, per map[string]*strata.ConversationStats) error {
 	rows, err := s.r.QueryContext(ctx, `SELECT c.id, count(*), sum(g.records), sum(g.bytes), sum(g.raw_bytes)
 		FROM segments g JOIN conversations c ON c.pk = g.conversation WHERE c.namespace = ? GROUP BY c.id`, namespace)
 	if err != nil {

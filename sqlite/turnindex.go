@@ -221,32 +221,9 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	ix.mu.RLock()
 	basePK := ix.basePK
 	ix.mu.RUnlock()
-	changed := map[int64]bool{}
-	resetBelow := false
-	rows, err := q.QueryContext(ctx, `SELECT conversation, turn FROM turn_fts_log WHERE seq > ? AND seq <= ?`, ver, newest)
+	pks, resetBelow, err := loggedChanges(ctx, q, conv, basePK, ver, newest)
 	if err != nil {
-		return fmt.Errorf("sqlite: turn index: %w", err)
-	}
-	for rows.Next() {
-		var c, pk int64
-		if err := rows.Scan(&c, &pk); err != nil {
-			rows.Close()
-			return fmt.Errorf("sqlite: turn index: %w", err)
-		}
-		switch {
-		case pk < basePK:
-			resetBelow = true
-		case c == conv:
-			changed[pk] = true
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: turn index: %w", err)
-	}
-	var pks []int64
-	for pk := range changed {
-		pks = append(pks, pk)
+		return err
 	}
 	var read []indexedTurn
 	if len(pks) > 0 {
@@ -280,6 +257,40 @@ func (ix *turnIndex) refresh(ctx context.Context, s *Store, q querier, namespace
 	ix.ver, ix.maxPK = newest, max(seen, maxPK)
 	ix.compact()
 	return nil
+}
+
+// loggedChanges returns the turns of conversation conv that the log names
+// after version ver up to newest, and whether it names a turn of any
+// conversation before basePK.
+func loggedChanges(ctx context.Context, q querier, conv, basePK, ver, newest int64) ([]int64, bool, error) {
+	changed := map[int64]bool{}
+	resetBelow := false
+	rows, err := q.QueryContext(ctx, `SELECT conversation, turn FROM turn_fts_log WHERE seq > ? AND seq <= ?`, ver, newest)
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	for rows.Next() {
+		var c, pk int64
+		if err := rows.Scan(&c, &pk); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("sqlite: turn index: %w", err)
+		}
+		switch {
+		case pk < basePK:
+			resetBelow = true
+		case c == conv:
+			changed[pk] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("sqlite: turn index: %w", err)
+	}
+	var pks []int64
+	for pk := range changed {
+		pks = append(pks, pk)
+	}
+	return pks, resetBelow, nil
 }
 
 // reload builds the index of the turns of seq from on, aside, and swaps

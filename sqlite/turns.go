@@ -114,15 +114,7 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 	}
 	defer tx.Rollback()
 
-	var (
-		pk                   int64
-		count, bytes, tokens int64
-		sessions             int
-		first, last          sql.NullInt64
-	)
-	err = tx.QueryRowContext(ctx, `SELECT pk, turns, sessions, content_bytes, tokens, first_time, last_time
-		FROM conversations WHERE namespace = ? AND id = ?`, namespace, conversation).
-		Scan(&pk, &count, &sessions, &bytes, &tokens, &first, &last)
+	tot, err := readTotals(ctx, tx, namespace, conversation)
 	if err == sql.ErrNoRows {
 		return nil, notFound(namespace, conversation)
 	}
@@ -130,7 +122,7 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 		return fail(err)
 	}
 	var seq int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = ?`, pk).
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE conversation = ?`, tot.pk).
 		Scan(&seq); err != nil {
 		return fail(err)
 	}
@@ -140,18 +132,72 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 	if len(turns) == 0 {
 		return []strata.Turn{}, nil
 	}
-
-	ins, err := tx.PrepareContext(ctx, insertTurn)
+	out, err := insertTurns(ctx, tx, &tot, scope(tot.pk, namespace), seq, turns, enc)
 	if err != nil {
 		return fail(err)
+	}
+	if len(out) == 0 {
+		return out, nil // nothing written: the deferred rollback ends the transaction
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET turns = ?, sessions = ?, content_bytes = ?,
+		tokens = ?, first_time = ?, last_time = ? WHERE pk = ?`,
+		tot.count, tot.sessions, tot.bytes, tot.tokens, tot.first, tot.last, tot.pk); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// turnTotals are the totals a conversation's row keeps of its turns.
+type turnTotals struct {
+	pk                   int64
+	count, bytes, tokens int64
+	sessions             int
+	first, last          sql.NullInt64
+}
+
+// readTotals reads the totals of a conversation; sql.ErrNoRows if there
+// is no such conversation.
+func readTotals(ctx context.Context, tx *sql.Tx, namespace, conversation string) (turnTotals, error) {
+	var c turnTotals
+	err := tx.QueryRowContext(ctx, `SELECT pk, turns, sessions, content_bytes, tokens, first_time, last_time
+		FROM conversations WHERE namespace = ? AND id = ?`, namespace, conversation).
+		Scan(&c.pk, &c.count, &c.sessions, &c.bytes, &c.tokens, &c.first, &c.last)
+	return c, err
+}
+
+// add counts turn t, encoded as e, in the totals.
+func (c *turnTotals) add(t *strata.Turn, e *encodedTurn) {
+	c.count++
+	c.bytes += int64(len(t.Content))
+	c.tokens += int64(t.Tokens)
+	c.sessions = max(c.sessions, t.Session)
+	if n, ok := e.time.(int64); ok {
+		if !c.first.Valid || n < c.first.Int64 {
+			c.first = sql.NullInt64{Int64: n, Valid: true}
+		}
+		if !c.last.Valid || n > c.last.Int64 {
+			c.last = sql.NullInt64{Int64: n, Valid: true}
+		}
+	}
+}
+
+// insertTurns inserts the rows of turns, encoded as enc, after seq, and
+// indexes them under the FTS scope sc; a turn whose ext_id is stored is
+// left out. It counts those inserted in tot and returns them, numbered.
+func insertTurns(ctx context.Context, tx *sql.Tx, tot *turnTotals, sc string, seq int64, turns []strata.Turn, enc []encodedTurn) ([]strata.Turn, error) {
+	ins, err := tx.PrepareContext(ctx, insertTurn)
+	if err != nil {
+		return nil, err
 	}
 	defer ins.Close()
 	fts, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, scope) VALUES (?, ?, ?)`)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	defer fts.Close()
-	sc := scope(pk, namespace)
 
 	// The rows go in under a context the driver cannot cancel: with a
 	// cancellable one, modernc.org/sqlite starts a goroutine per statement
@@ -162,56 +208,33 @@ func (s *Store) appendTurns(ctx context.Context, namespace, conversation string,
 	out := make([]strata.Turn, 0, len(turns))
 	for i := range turns {
 		if err := ctx.Err(); err != nil {
-			return fail(err)
+			return nil, err
 		}
 		t, e := &turns[i], &enc[i]
 		row := encodedRow(seq+1, t.Session, t.SessionLabel, string(t.Role), t.Name, t.Content, t.Model, t.Tokens, e)
-		res, err := ins.ExecContext(rowCtx, pk, seq+1, e.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
+		res, err := ins.ExecContext(rowCtx, tot.pk, seq+1, e.extID, t.Session, t.SessionLabel, string(t.Role), t.Name,
 			t.Content, e.time, t.Model, e.toolCalls, e.toolResults, t.Tokens, t.Importance, e.tags, e.metadata,
 			len(t.Content), int64(row.sum()))
 		if err != nil {
-			return fail(fmt.Errorf("turn %q: %w", t.ExtID, err))
+			return nil, fmt.Errorf("turn %q: %w", t.ExtID, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return fail(err)
+			return nil, err
 		} else if n == 0 {
 			continue // ext_id already stored
 		}
 		rowid, err := res.LastInsertId()
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		if _, err := fts.ExecContext(rowCtx, rowid, e.fts, sc); err != nil {
-			return fail(fmt.Errorf("indexing turn %q: %w", t.ExtID, err))
+			return nil, fmt.Errorf("indexing turn %q: %w", t.ExtID, err)
 		}
 		seq++
 		c := *t
 		c.Seq = seq
 		out = append(out, c)
-
-		count++
-		bytes += int64(len(t.Content))
-		tokens += int64(t.Tokens)
-		sessions = max(sessions, t.Session)
-		if n, ok := e.time.(int64); ok {
-			if !first.Valid || n < first.Int64 {
-				first = sql.NullInt64{Int64: n, Valid: true}
-			}
-			if !last.Valid || n > last.Int64 {
-				last = sql.NullInt64{Int64: n, Valid: true}
-			}
-		}
-	}
-	if len(out) == 0 {
-		return out, nil // nothing written: the deferred rollback ends the transaction
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET turns = ?, sessions = ?, content_bytes = ?,
-		tokens = ?, first_time = ?, last_time = ? WHERE pk = ?`,
-		count, sessions, bytes, tokens, first, last, pk); err != nil {
-		return fail(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fail(err)
+		tot.add(t, e)
 	}
 	return out, nil
 }

@@ -152,74 +152,16 @@ func copyConversation(ctx context.Context, src, dst strata.Store, c strata.Conve
 		return cr, strata.Errorf(strata.ECONFLICT, "the destination holds %d turns of this conversation, the source %d", d.Turns, c.Turns)
 	}
 	if d.Turns > 0 {
-		// Resuming: the destination's turns must be the source's first ones.
-		for _, seq := range []int64{1, d.Turns} {
-			a, err := src.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, Seqs: []int64{seq}, WithExpired: true})
-			if err != nil {
-				return cr, err
-			}
-			b, err := dst.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, Seqs: []int64{seq}, WithExpired: true})
-			if err != nil {
-				return cr, err
-			}
-			if len(a) != 1 || len(b) != 1 || a[0].ExtID != b[0].ExtID {
-				return cr, strata.Errorf(strata.ECONFLICT, "the destination's turn %d is not the source's: it is not a copy of this conversation", seq)
-			}
-		}
-	}
-
-	// Turns, in seq order from where the destination ends.
-	for from := d.Turns + 1; from <= c.Turns; {
-		ts, err := src.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, FromSeq: from, Limit: batch, WithExpired: true})
-		if err != nil {
+		if err := checkResume(ctx, src, dst, ns, id, d.Turns); err != nil {
 			return cr, err
 		}
-		if len(ts) == 0 {
-			break
-		}
-		for i, t := range ts {
-			if t.Seq != from+int64(i) {
-				return cr, fmt.Errorf("the source has no turn %d (its turns jump to %d)", from+int64(i), t.Seq)
-			}
-		}
-		added, err := dst.AppendTurns(ctx, ns, id, ts)
-		if err != nil {
-			return cr, err
-		}
-		if len(added) != len(ts) || added[0].Seq != ts[0].Seq {
-			return cr, strata.Errorf(strata.ECONFLICT, "the destination took turns %d-%d as %d turns: it holds some of their ext_ids under other seqs", ts[0].Seq, ts[len(ts)-1].Seq, len(added))
-		}
-		cr.Turns += len(added)
-		from = ts[len(ts)-1].Seq + 1
 	}
-
-	// Nodes: the ones the destination lacks or holds otherwise. Putting
-	// a node again replaces it and leaves its tier alone.
-	nodes, err := src.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
-	if err != nil {
+	if err := copyTurns(ctx, src, dst, ns, id, d.Turns+1, c.Turns, batch, &cr); err != nil {
 		return cr, err
 	}
-	have, err := dst.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
+	nodes, held, err := copyNodes(ctx, src, dst, ns, id, batch, &cr)
 	if err != nil {
 		return cr, err
-	}
-	held := make(map[string]strata.Node, len(have))
-	for _, n := range have {
-		held[n.ID] = n
-	}
-	var put []strata.Node
-	for _, n := range nodes {
-		if h, ok := held[n.ID]; !ok || !sameNode(h, n) {
-			put = append(put, n)
-		}
-	}
-	for len(put) > 0 {
-		k := min(batch, len(put))
-		if err := dst.PutNodes(ctx, ns, id, put[:k]); err != nil {
-			return cr, err
-		}
-		cr.Nodes += k
-		put = put[k:]
 	}
 
 	// Tiers: each span to where it is at the source, cold ones with the
@@ -247,6 +189,87 @@ func copyConversation(ctx context.Context, src, dst strata.Store, c strata.Conve
 		return cr, err
 	}
 	return cr, nil
+}
+
+// checkResume checks, when the destination holds n turns of the
+// conversation already, that they are the source's first ones: its first
+// and its last have the source's ext_ids.
+func checkResume(ctx context.Context, src, dst strata.Store, ns, id string, n int64) error {
+	for _, seq := range []int64{1, n} {
+		a, err := src.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, Seqs: []int64{seq}, WithExpired: true})
+		if err != nil {
+			return err
+		}
+		b, err := dst.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, Seqs: []int64{seq}, WithExpired: true})
+		if err != nil {
+			return err
+		}
+		if len(a) != 1 || len(b) != 1 || a[0].ExtID != b[0].ExtID {
+			return strata.Errorf(strata.ECONFLICT, "the destination's turn %d is not the source's: it is not a copy of this conversation", seq)
+		}
+	}
+	return nil
+}
+
+// copyTurns copies turns first to last, in seq order, batch at a time.
+func copyTurns(ctx context.Context, src, dst strata.Store, ns, id string, first, last int64, batch int, cr *ConversationReport) error {
+	for from := first; from <= last; {
+		ts, err := src.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, FromSeq: from, Limit: batch, WithExpired: true})
+		if err != nil {
+			return err
+		}
+		if len(ts) == 0 {
+			break
+		}
+		for i, t := range ts {
+			if t.Seq != from+int64(i) {
+				return fmt.Errorf("the source has no turn %d (its turns jump to %d)", from+int64(i), t.Seq)
+			}
+		}
+		added, err := dst.AppendTurns(ctx, ns, id, ts)
+		if err != nil {
+			return err
+		}
+		if len(added) != len(ts) || added[0].Seq != ts[0].Seq {
+			return strata.Errorf(strata.ECONFLICT, "the destination took turns %d-%d as %d turns: it holds some of their ext_ids under other seqs", ts[0].Seq, ts[len(ts)-1].Seq, len(added))
+		}
+		cr.Turns += len(added)
+		from = ts[len(ts)-1].Seq + 1
+	}
+	return nil
+}
+
+// copyNodes puts the nodes the destination lacks or holds otherwise, batch
+// at a time; putting a node again replaces it and leaves its tier alone.
+// It returns the source's nodes and those the destination held, by id.
+func copyNodes(ctx context.Context, src, dst strata.Store, ns, id string, batch int, cr *ConversationReport) ([]strata.Node, map[string]strata.Node, error) {
+	nodes, err := src.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
+	if err != nil {
+		return nil, nil, err
+	}
+	have, err := dst.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
+	if err != nil {
+		return nil, nil, err
+	}
+	held := make(map[string]strata.Node, len(have))
+	for _, n := range have {
+		held[n.ID] = n
+	}
+	var put []strata.Node
+	for _, n := range nodes {
+		if h, ok := held[n.ID]; !ok || !sameNode(h, n) {
+			put = append(put, n)
+		}
+	}
+	for len(put) > 0 {
+		k := min(batch, len(put))
+		if err := dst.PutNodes(ctx, ns, id, put[:k]); err != nil {
+			return nil, nil, err
+		}
+		cr.Nodes += k
+		put = put[k:]
+	}
+	return nodes, held, nil
 }
 
 // sameNode reports whether a node as stored in the destination is the

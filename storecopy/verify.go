@@ -270,25 +270,20 @@ func diff(a, b Digest) []string {
 	return out
 }
 
-// DigestOf reads one conversation of st whole and sums it up.
-func DigestOf(ctx context.Context, st strata.Store, ns, id string) (Digest, error) {
-	var d Digest
-	c, err := st.Conversation(ctx, ns, id)
-	if err != nil {
-		return d, err
-	}
-	d.Turns, d.Sessions = c.Turns, c.Sessions
+// turnsSum returns the hash of every turn of a conversation, expired
+// ones too, with times in UTC.
+func turnsSum(ctx context.Context, st strata.Store, ns, id string) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	for from := int64(1); ; {
 		ts, err := st.Turns(ctx, strata.TurnFilter{Namespace: ns, Conversation: id, FromSeq: from, Limit: 5000, WithExpired: true})
 		if err != nil {
-			return d, err
+			return "", err
 		}
 		for _, t := range ts {
 			t.Time = t.Time.UTC()
 			if err := enc.Encode(t); err != nil {
-				return d, err
+				return "", err
 			}
 		}
 		if len(ts) < 5000 {
@@ -296,13 +291,16 @@ func DigestOf(ctx context.Context, st strata.Store, ns, id string) (Digest, erro
 		}
 		from = ts[len(ts)-1].Seq + 1
 	}
-	d.TurnsSum = hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
+// nodesSum returns the number of nodes of a conversation, the hash of
+// their ids and the hash of what they are.
+func nodesSum(ctx context.Context, st strata.Store, ns, id string) (n int, ids, sum string, err error) {
 	nodes, err := st.Nodes(ctx, strata.NodeFilter{Namespace: ns, Conversation: id})
 	if err != nil {
-		return d, err
+		return 0, "", "", err
 	}
-	d.Nodes = len(nodes)
 	hi, hn := sha256.New(), sha256.New()
 	encN := json.NewEncoder(hn)
 	for _, n := range nodes {
@@ -311,11 +309,26 @@ func DigestOf(ctx context.Context, st strata.Store, ns, id string) (Digest, erro
 		if err := encN.Encode([]any{n.ID, n.Level, n.FirstSeq, n.LastSeq, n.Start.UTC(), n.End.UTC(), n.Children, n.Summary,
 			n.Facts, n.Themes, n.Aggregates, n.SourceTokens, n.Tokens, n.Method, n.Status, n.Fallback, n.Derived, n.Key,
 			n.Pending, n.Model, n.Rejected, n.Tier, n.ColdAt.UTC()}); err != nil {
-			return d, err
+			return 0, "", "", err
 		}
 	}
-	d.NodeIDs, d.NodesSum = hex.EncodeToString(hi.Sum(nil)), hex.EncodeToString(hn.Sum(nil))
+	return len(nodes), hex.EncodeToString(hi.Sum(nil)), hex.EncodeToString(hn.Sum(nil)), nil
+}
 
+// DigestOf reads one conversation of st whole and sums it up.
+func DigestOf(ctx context.Context, st strata.Store, ns, id string) (Digest, error) {
+	var d Digest
+	c, err := st.Conversation(ctx, ns, id)
+	if err != nil {
+		return d, err
+	}
+	d.Turns, d.Sessions = c.Turns, c.Sessions
+	if d.TurnsSum, err = turnsSum(ctx, st, ns, id); err != nil {
+		return d, err
+	}
+	if d.Nodes, d.NodeIDs, d.NodesSum, err = nodesSum(ctx, st, ns, id); err != nil {
+		return d, err
+	}
 	ls, err := st.Learnings(ctx, strata.LearningFilter{Namespace: ns, Conversation: id})
 	if err != nil {
 		return d, err

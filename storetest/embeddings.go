@@ -419,28 +419,39 @@ func testEmbeddingsVersion(t *testing.T, s strata.Store) {
 func testEmbeddingsRemovals(t *testing.T, s strata.Store) {
 	tierCorpus(t, s, "ns", "c")
 	embedAll(t, s, "ns", "c", spaceA)
-	first := mkNode("ns", "c", 1, 1, 10, "first span about alpha")
-	version := func() strata.VectorVersion {
-		t.Helper()
-		v, err := s.VectorVersion(ctx(t), "ns", "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+	nodeVectorRemovals(t, s)
+	deleteEmbeddings(t, s)
+}
+
+// versionOfC returns the vector version of conversation ns/c.
+func versionOfC(t *testing.T, s strata.Store) strata.VectorVersion {
+	t.Helper()
+	v, err := s.VectorVersion(ctx(t), "ns", "c")
+	if err != nil {
+		t.Fatal(err)
 	}
-	before := version()
+	return v
+}
+
+// nodeVectorRemovals: in tierCorpus ns/c embedded in spaceA, a node's
+// vector goes when its summary changes (not when it is put again
+// unchanged) and when the node goes (ResetPyramid), and each removal is
+// recorded in NodesRemoved.
+func nodeVectorRemovals(t *testing.T, s strata.Store) {
+	first := mkNode("ns", "c", 1, 1, 10, "first span about alpha")
+	before := versionOfC(t, s)
 	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{first}); err != nil {
 		t.Fatal(err)
 	}
-	if got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA, Kind: strata.KindSummary}); len(got) != 4 || version() != before {
-		t.Fatalf("after putting a node again unchanged: %d node vectors, version %+v; want 4 and %+v", len(got), version(), before)
+	if got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA, Kind: strata.KindSummary}); len(got) != 4 || versionOfC(t, s) != before {
+		t.Fatalf("after putting a node again unchanged: %d node vectors, version %+v; want 4 and %+v", len(got), versionOfC(t, s), before)
 	}
 	first.Summary = "first span, summarized again by a model"
 	if err := s.PutNodes(ctx(t), "ns", "c", []strata.Node{first}); err != nil {
 		t.Fatal(err)
 	}
 	got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA, Kind: strata.KindSummary})
-	after := version()
+	after := versionOfC(t, s)
 	if len(got) != 3 || after.NodesRemoved <= before.Version || after.Version < after.NodesRemoved {
 		t.Fatalf("after a node's summary changed: %d node vectors, version %+v (was %+v); want 3 and the removal recorded", len(got), after, before)
 	}
@@ -461,15 +472,21 @@ func testEmbeddingsRemovals(t *testing.T, s strata.Store) {
 		t.Fatalf("VectorCounts with a pending node = %+v, %v; want 3 nodes to embed", vcs, err)
 	}
 
-	before = version()
+	before = versionOfC(t, s)
 	if _, err := s.ResetPyramid(ctx(t), "ns", "c", "chunks"); err != nil {
 		t.Fatal(err)
 	}
-	if got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA, Kind: strata.KindSummary}); len(got) != 0 || version().NodesRemoved <= before.Version {
-		t.Fatalf("after ResetPyramid: %d node vectors, version %+v; want none and the removal recorded", len(got), version())
+	if got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA, Kind: strata.KindSummary}); len(got) != 0 || versionOfC(t, s).NodesRemoved <= before.Version {
+		t.Fatalf("after ResetPyramid: %d node vectors, version %+v; want none and the removal recorded", len(got), versionOfC(t, s))
 	}
+}
 
-	// Other spaces, another conversation, another namespace.
+// deleteEmbeddings: after nodeVectorRemovals, DeleteEmbeddings keeps the
+// space it is given (of any dimension when its Dim is 0), counts what it
+// removes, records turn removals in TurnsRemoved, and with no
+// conversation covers the namespace only. It adds another conversation,
+// another namespace and other spaces.
+func deleteEmbeddings(t *testing.T, s strata.Store) {
 	ensure(t, s, "ns", "d")
 	appendTurns(t, s, "ns", "d", mkTurns("d", 2))
 	ensure(t, s, "other", "c")
@@ -478,12 +495,12 @@ func testEmbeddingsRemovals(t *testing.T, s strata.Store) {
 	embedAll(t, s, "ns", "c", spaceA8) // replaces model-a's vectors of dimension 4
 	embedAll(t, s, "ns", "d", spaceA)
 	embedAll(t, s, "other", "c", spaceA)
-	before = version()
+	before := versionOfC(t, s)
 	n, err := s.DeleteEmbeddings(ctx(t), "ns", "c", strata.EmbedSpace{Model: "model-a"})
 	if err != nil || n != 30 {
 		t.Fatalf("DeleteEmbeddings keeping model-a of any dimension = %d, %v; want the 30 vectors of model-b", n, err)
 	}
-	if v := version(); v.TurnsRemoved <= before.Version || v.Version < v.TurnsRemoved {
+	if v := versionOfC(t, s); v.TurnsRemoved <= before.Version || v.Version < v.TurnsRemoved {
 		t.Fatalf("version after deleting turn vectors = %+v (was %+v); want the removal recorded", v, before)
 	}
 	if got := vectors(t, s, strata.VectorFilter{Namespace: "ns", Conversation: "c", Space: spaceA8}); len(got) != 30 {
@@ -492,7 +509,7 @@ func testEmbeddingsRemovals(t *testing.T, s strata.Store) {
 	if n, err := s.DeleteEmbeddings(ctx(t), "ns", "", spaceA); err != nil || n != 30 {
 		t.Fatalf("DeleteEmbeddings of the namespace keeping model-a in dimension 4 = %d, %v; want c's 30 of dimension 8 (d's 2 kept)", n, err)
 	}
-	vcs, err = s.VectorCounts(ctx(t), "ns", "")
+	vcs, err := s.VectorCounts(ctx(t), "ns", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,20 @@ func testNamespaces(t *testing.T, s strata.Store) {
 	if got, err := s.Namespaces(ctx(t)); err != nil || !slices.Equal(got, []string{"A", "B"}) {
 		t.Errorf("Namespaces = %q (err %v), want [A B]", got, err)
 	}
-	// The same ext_ids in both namespaces: each namespace stores its own.
-	a := []strata.Turn{
+	a, b := testNamespacesTurns(t, s)
+	testNamespacesNodes(t, s)
+	testNamespacesSearch(t, s)
+	testNamespacesStats(t, s, a, b)
+}
+
+// testNamespacesTurns appends the same ext_ids in namespaces A and B:
+// each namespace stores its own. It returns the turns of each.
+func testNamespacesTurns(t *testing.T, s strata.Store) (a, b []strata.Turn) {
+	a = []strata.Turn{
 		{ExtID: "x", Role: strata.RoleUser, Content: "apple orchard in spring", Time: base, Tokens: 4},
 		{ExtID: "y", Role: strata.RoleAssistant, Content: "pears too", Time: base.Add(time.Minute), Tokens: 2},
 	}
-	b := []strata.Turn{
+	b = []strata.Turn{
 		{ExtID: "x", Role: strata.RoleUser, Content: "apple pie recipe", Time: base.Add(time.Hour), Tokens: 3},
 	}
 	if got := appendTurns(t, s, "A", "c", a); !slices.Equal(seqs(got), []int64{1, 2}) {
@@ -52,7 +60,12 @@ func testNamespaces(t *testing.T, s strata.Store) {
 	if got, err := s.ExistingExtIDs(ctx(t), "B", "c", []string{"x", "y"}); err != nil || len(got) != 1 || !got["x"] {
 		t.Errorf("ExistingExtIDs(B, c, [x y]) = %v, %v; want only x", got, err)
 	}
+	return a, b
+}
 
+// testNamespacesNodes puts a node in each namespace and reads each from
+// its own only.
+func testNamespacesNodes(t *testing.T, s strata.Store) {
 	na := mkNode("A", "c", 1, 1, 2, "apple summary of A")
 	nb := mkNode("B", "c", 1, 1, 1, "apple summary of B")
 	if err := s.PutNodes(ctx(t), "A", "c", []strata.Node{na}); err != nil {
@@ -85,7 +98,11 @@ func testNamespaces(t *testing.T, s strata.Store) {
 			t.Errorf("Nodes(%+v) = %q, want %q", tc.f, ids, tc.want)
 		}
 	}
+}
 
+// testNamespacesSearch finds the turns and nodes of a namespace in it
+// only.
+func testNamespacesSearch(t *testing.T, s strata.Store) {
 	for _, tc := range []struct {
 		q    strata.SearchQuery
 		want []string // contents or summaries
@@ -120,7 +137,11 @@ func testNamespaces(t *testing.T, s strata.Store) {
 			t.Errorf("Search(%+v) = %q, want %q", tc.q, got, tc.want)
 		}
 	}
+}
 
+// testNamespacesStats counts the turns a and b and a node in namespaces A
+// and B.
+func testNamespacesStats(t *testing.T, s strata.Store, a, b []strata.Turn) {
 	for _, tc := range []struct {
 		ns           string
 		turns, bytes int64

@@ -96,12 +96,19 @@ func testPutNodes(t *testing.T, s strata.Store) {
 		}
 	}
 
+	putNodesRefused(t, s, n)
+}
+
+// putNodesRefused: PutNodes of nothing is no error; of node n of ns/c to
+// a missing conversation, to another namespace's or another conversation,
+// or of a node without an id, is refused.
+func putNodesRefused(t *testing.T, s strata.Store, n strata.Node) {
 	if err := s.PutNodes(ctx(t), "ns", "c", nil); err != nil {
 		t.Errorf("PutNodes(nil): %v", err)
 	}
 	lost := n
 	lost.Conversation = "missing"
-	err = s.PutNodes(ctx(t), "ns", "missing", []strata.Node{lost})
+	err := s.PutNodes(ctx(t), "ns", "missing", []strata.Node{lost})
 	wantCode(t, "PutNodes to a missing conversation", err, strata.ENOTFOUND)
 	err = s.PutNodes(ctx(t), "other", "c", []strata.Node{n})
 	wantCode(t, "PutNodes to a conversation of another namespace", err, strata.ENOTFOUND)
@@ -113,43 +120,7 @@ func testPutNodes(t *testing.T, s strata.Store) {
 }
 
 func testNodesFilter(t *testing.T, s strata.Store) {
-	ensure(t, s, "ns", "c")
-	ensure(t, s, "ns", "d")
-	ensure(t, s, "other", "c")
-	spans := map[string]struct {
-		level       int
-		first, last int64
-	}{
-		"a": {1, 1, 10}, "b": {1, 11, 20}, "c": {1, 21, 30}, "d": {1, 31, 40},
-		"e": {2, 1, 20}, "f": {2, 21, 40},
-		"g": {3, 1, 40},
-	}
-	ids := map[string]string{}
-	names := map[string]string{}
-	var nodes []strata.Node
-	for _, name := range []string{"f", "c", "g", "a", "e", "d", "b"} { // not in order
-		sp := spans[name]
-		n := mkNode("ns", "c", sp.level, sp.first, sp.last, "summary "+name)
-		ids[name], names[n.ID] = n.ID, name
-		nodes = append(nodes, n)
-	}
-	if err := s.PutNodes(ctx(t), "ns", "c", nodes[:3]); err != nil {
-		t.Fatalf("PutNodes: %v", err)
-	}
-	if err := s.PutNodes(ctx(t), "ns", "c", nodes[3:]); err != nil {
-		t.Fatalf("PutNodes: %v", err)
-	}
-	// The same spans in another conversation and another namespace.
-	dn := mkNode("ns", "d", 1, 1, 10, "summary of d")
-	on := mkNode("other", "c", 1, 1, 10, "summary of other")
-	if err := s.PutNodes(ctx(t), "ns", "d", []strata.Node{dn}); err != nil {
-		t.Fatalf("PutNodes: %v", err)
-	}
-	if err := s.PutNodes(ctx(t), "other", "c", []strata.Node{on}); err != nil {
-		t.Fatalf("PutNodes: %v", err)
-	}
-	names[dn.ID], names[on.ID] = "d/a", "other/a"
-
+	ids, names, dn, on := putFilterNodes(t, s)
 	for _, tc := range []struct {
 		name string
 		f    strata.NodeFilter
@@ -193,6 +164,48 @@ func testNodesFilter(t *testing.T, s strata.Store) {
 	wantCode(t, "Nodes without a conversation or ids", err, strata.EINVALID)
 	_, err = s.Nodes(ctx(t), strata.NodeFilter{Namespace: "ns", Conversation: "missing"})
 	wantCode(t, "Nodes of a missing conversation", err, strata.ENOTFOUND)
+}
+
+// putFilterNodes puts a pyramid of nodes a to g in ns/c, not in order,
+// and one node in ns/d (dn) and in other/c (on). It returns the ids of
+// a to g by name, and the names by id.
+func putFilterNodes(t *testing.T, s strata.Store) (ids, names map[string]string, dn, on strata.Node) {
+	ensure(t, s, "ns", "c")
+	ensure(t, s, "ns", "d")
+	ensure(t, s, "other", "c")
+	spans := map[string]struct {
+		level       int
+		first, last int64
+	}{
+		"a": {1, 1, 10}, "b": {1, 11, 20}, "c": {1, 21, 30}, "d": {1, 31, 40},
+		"e": {2, 1, 20}, "f": {2, 21, 40},
+		"g": {3, 1, 40},
+	}
+	ids, names = map[string]string{}, map[string]string{}
+	var nodes []strata.Node
+	for _, name := range []string{"f", "c", "g", "a", "e", "d", "b"} { // not in order
+		sp := spans[name]
+		n := mkNode("ns", "c", sp.level, sp.first, sp.last, "summary "+name)
+		ids[name], names[n.ID] = n.ID, name
+		nodes = append(nodes, n)
+	}
+	if err := s.PutNodes(ctx(t), "ns", "c", nodes[:3]); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	if err := s.PutNodes(ctx(t), "ns", "c", nodes[3:]); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	// The same spans in another conversation and another namespace.
+	dn = mkNode("ns", "d", 1, 1, 10, "summary of d")
+	on = mkNode("other", "c", 1, 1, 10, "summary of other")
+	if err := s.PutNodes(ctx(t), "ns", "d", []strata.Node{dn}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	if err := s.PutNodes(ctx(t), "other", "c", []strata.Node{on}); err != nil {
+		t.Fatalf("PutNodes: %v", err)
+	}
+	names[dn.ID], names[on.ID] = "d/a", "other/a"
+	return ids, names, dn, on
 }
 
 // testDerivedNodes: a node marked Derived round-trips the mark and is kept

@@ -258,103 +258,116 @@ func statsMatch(t *testing.T, what string, st strata.Stats, l Legacy, conv strin
 // new, empty store and what the test needs of it beyond the contract.
 func RunDaySegments(t *testing.T, open func(t *testing.T) (strata.Store, Legacy)) {
 	t.Helper()
-	// setup makes span 1-10 cold in day segments (and, where a killed
-	// move can leave them, orphan records of span 11-20 in day segments)
-	// and then moves spans 11-20 and 21-30 to cold with the new code.
-	setup := func(t *testing.T, s strata.Store, l Legacy, conv string) []strata.Turn {
-		t.Helper()
-		want := monthCorpus(t, s, "ns", conv)
-		demote(t, s, "ns", conv, strata.TierCold, [2]int64{1, 10})
-		l.toDays(t, s, "ns", conv, 1, 10, want)
-		sameTurns(t, "Turns read from day segments", want, allTurns(t, s, "ns", conv))
-		if l.Orphans {
-			l.orphans(t, "ns", conv, want[10:20])
-		}
-		demote(t, s, "ns", conv, strata.TierWarm, [2]int64{11, 20})
-		demote(t, s, "ns", conv, strata.TierCold, [2]int64{11, 20}, [2]int64{21, 30})
-		sameTurns(t, "Turns after more spans went cold", want, allTurns(t, s, "ns", conv))
-		if got := segmentsOf(t, s, "ns", conv, 11, 20); !slices.Equal(got, []string{"2024-03"}) {
-			t.Errorf("span 11-20 went cold into segments %q, want the month 2024-03", got)
-		}
-		if got := segmentsOf(t, s, "ns", conv, 1, 10); !slices.Equal(got, []string{"2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"}) {
-			t.Errorf("span 1-10 names %q, want its four days", got)
-		}
-		return want
-	}
-
 	t.Run("ReadDemoteExpire", func(t *testing.T) {
 		s, l := open(t)
-		want := setup(t, s, l, "c")
-		// Turn 5 (pinned, in the day-segment span) is unpinned: its record
-		// goes to its day's segment, which the span names already.
-		if _, err := s.SetImportance(ctx(t), "ns", "c", 5, 0.3); err != nil {
-			t.Fatal(err)
-		}
-		want[4].Importance = 0.3
-		// Turn 12 (a stub of a month-segment span) changes importance.
-		if _, err := s.SetImportance(ctx(t), "ns", "c", 12, 0.4); err != nil {
-			t.Fatal(err)
-		}
-		want[11].Importance = 0.4
-		sameTurns(t, "Turns after importance changes", want, allTurns(t, s, "ns", "c"))
-		if got := segmentsOf(t, s, "ns", "c", 1, 10); len(got) != 4 {
-			t.Errorf("after unpinning turn 5, span 1-10 names %q, want its four days", got)
-		}
-		// Pinned again and back: whole in its row, then in its day segment.
-		for _, imp := range []float64{0.95, 0.3} {
-			if _, err := s.SetImportance(ctx(t), "ns", "c", 5, imp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sameTurns(t, "Turns after pinning and unpinning turn 5", want, allTurns(t, s, "ns", "c"))
-
-		st, err := s.Stats(ctx(t), "ns")
-		if err != nil {
-			t.Fatal(err)
-		}
-		statsMatch(t, "before expiry", st, l, "c")
-		if st.Archive.Records < 29 { // 30 turns, 25 pinned
-			t.Errorf("archive stats = %+v, want every unpinned turn's record", st.Archive)
-		}
-
-		// Expiring the day-segment span leaves the others whole.
-		ex, err := s.Expire(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 1, 10)}, "test", coldAt, false)
-		if err != nil || len(ex) != 1 || ex[0].Turns != 10 || len(ex[0].Segments) != 4 {
-			t.Fatalf("Expire of the day-segment span = %+v, %v", ex, err)
-		}
-		sameTurns(t, "Turns after expiring the day-segment span", want[10:], allTurns(t, s, "ns", "c"))
-		// Then a month-segment span.
-		ex, err = s.Expire(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 11, 20)}, "test", coldAt, false)
-		if err != nil || len(ex) != 1 || !slices.Equal(ex[0].Segments, []string{"2024-03"}) {
-			t.Fatalf("Expire of a month-segment span = %+v, %v", ex, err)
-		}
-		sameTurns(t, "Turns after expiring a month-segment span", want[20:], allTurns(t, s, "ns", "c"))
-		if st, err = s.Stats(ctx(t), "ns"); err != nil {
-			t.Fatal(err)
-		}
-		statsMatch(t, "after expiry", st, l, "c")
-		if _, err := s.DeleteConversation(ctx(t), "ns", "c", "test", coldAt); err != nil {
-			t.Fatal(err)
-		}
-		if n := l.blobCount(t, "ns", "c"); n != 0 {
-			t.Errorf("%d segments left after the conversation was deleted", n)
-		}
+		testDaySegmentsReadDemoteExpire(t, s, l)
 	})
-
 	t.Run("ResetPyramid", func(t *testing.T) {
 		s, l := open(t)
-		want := setup(t, s, l, "r")
-		if _, err := s.ResetPyramid(ctx(t), "ns", "r", "p"); err != nil {
-			t.Fatal(err)
-		}
-		sameTurns(t, "Turns after a pyramid reset", want, allTurns(t, s, "ns", "r"))
-		if n := l.blobCount(t, "ns", "r"); n != 0 {
-			t.Errorf("%d segments left after a pyramid reset", n)
-		}
-		st, err := s.Stats(ctx(t), "ns")
-		if err != nil {
-			t.Fatal(err)
-		}
-		statsMatch(t, "after the reset", st, l, "r")
+		testDaySegmentsReset(t, s, l)
 	})
+}
+
+// daySegmentsSetup makes span 1-10 cold in day segments (and, where a
+// killed move can leave them, orphan records of span 11-20 in day
+// segments) and then moves spans 11-20 and 21-30 to cold with the new
+// code. It returns the conversation's turns.
+func daySegmentsSetup(t *testing.T, s strata.Store, l Legacy, conv string) []strata.Turn {
+	t.Helper()
+	want := monthCorpus(t, s, "ns", conv)
+	demote(t, s, "ns", conv, strata.TierCold, [2]int64{1, 10})
+	l.toDays(t, s, "ns", conv, 1, 10, want)
+	sameTurns(t, "Turns read from day segments", want, allTurns(t, s, "ns", conv))
+	if l.Orphans {
+		l.orphans(t, "ns", conv, want[10:20])
+	}
+	demote(t, s, "ns", conv, strata.TierWarm, [2]int64{11, 20})
+	demote(t, s, "ns", conv, strata.TierCold, [2]int64{11, 20}, [2]int64{21, 30})
+	sameTurns(t, "Turns after more spans went cold", want, allTurns(t, s, "ns", conv))
+	if got := segmentsOf(t, s, "ns", conv, 11, 20); !slices.Equal(got, []string{"2024-03"}) {
+		t.Errorf("span 11-20 went cold into segments %q, want the month 2024-03", got)
+	}
+	if got := segmentsOf(t, s, "ns", conv, 1, 10); !slices.Equal(got, []string{"2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"}) {
+		t.Errorf("span 1-10 names %q, want its four days", got)
+	}
+	return want
+}
+
+// testDaySegmentsReadDemoteExpire rewrites turns of the day-segment span
+// in their day segments, expires spans of both kinds and deletes the
+// conversation.
+func testDaySegmentsReadDemoteExpire(t *testing.T, s strata.Store, l Legacy) {
+	want := daySegmentsSetup(t, s, l, "c")
+	// Turn 5 (pinned, in the day-segment span) is unpinned: its record
+	// goes to its day's segment, which the span names already.
+	if _, err := s.SetImportance(ctx(t), "ns", "c", 5, 0.3); err != nil {
+		t.Fatal(err)
+	}
+	want[4].Importance = 0.3
+	// Turn 12 (a stub of a month-segment span) changes importance.
+	if _, err := s.SetImportance(ctx(t), "ns", "c", 12, 0.4); err != nil {
+		t.Fatal(err)
+	}
+	want[11].Importance = 0.4
+	sameTurns(t, "Turns after importance changes", want, allTurns(t, s, "ns", "c"))
+	if got := segmentsOf(t, s, "ns", "c", 1, 10); len(got) != 4 {
+		t.Errorf("after unpinning turn 5, span 1-10 names %q, want its four days", got)
+	}
+	// Pinned again and back: whole in its row, then in its day segment.
+	for _, imp := range []float64{0.95, 0.3} {
+		if _, err := s.SetImportance(ctx(t), "ns", "c", 5, imp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameTurns(t, "Turns after pinning and unpinning turn 5", want, allTurns(t, s, "ns", "c"))
+
+	st, err := s.Stats(ctx(t), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statsMatch(t, "before expiry", st, l, "c")
+	if st.Archive.Records < 29 { // 30 turns, 25 pinned
+		t.Errorf("archive stats = %+v, want every unpinned turn's record", st.Archive)
+	}
+
+	// Expiring the day-segment span leaves the others whole.
+	ex, err := s.Expire(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 1, 10)}, "test", coldAt, false)
+	if err != nil || len(ex) != 1 || ex[0].Turns != 10 || len(ex[0].Segments) != 4 {
+		t.Fatalf("Expire of the day-segment span = %+v, %v", ex, err)
+	}
+	sameTurns(t, "Turns after expiring the day-segment span", want[10:], allTurns(t, s, "ns", "c"))
+	// Then a month-segment span.
+	ex, err = s.Expire(ctx(t), "ns", "c", []string{strata.NodeID("ns", "c", 1, 11, 20)}, "test", coldAt, false)
+	if err != nil || len(ex) != 1 || !slices.Equal(ex[0].Segments, []string{"2024-03"}) {
+		t.Fatalf("Expire of a month-segment span = %+v, %v", ex, err)
+	}
+	sameTurns(t, "Turns after expiring a month-segment span", want[20:], allTurns(t, s, "ns", "c"))
+	if st, err = s.Stats(ctx(t), "ns"); err != nil {
+		t.Fatal(err)
+	}
+	statsMatch(t, "after expiry", st, l, "c")
+	if _, err := s.DeleteConversation(ctx(t), "ns", "c", "test", coldAt); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.blobCount(t, "ns", "c"); n != 0 {
+		t.Errorf("%d segments left after the conversation was deleted", n)
+	}
+}
+
+// testDaySegmentsReset gives the turns of both kinds of segments back on
+// a pyramid reset.
+func testDaySegmentsReset(t *testing.T, s strata.Store, l Legacy) {
+	want := daySegmentsSetup(t, s, l, "r")
+	if _, err := s.ResetPyramid(ctx(t), "ns", "r", "p"); err != nil {
+		t.Fatal(err)
+	}
+	sameTurns(t, "Turns after a pyramid reset", want, allTurns(t, s, "ns", "r"))
+	if n := l.blobCount(t, "ns", "r"); n != 0 {
+		t.Errorf("%d segments left after a pyramid reset", n)
+	}
+	st, err := s.Stats(ctx(t), "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statsMatch(t, "after the reset", st, l, "r")
 }

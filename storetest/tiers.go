@@ -203,9 +203,26 @@ func testTiersCold(t *testing.T, s strata.Store) {
 	if again := demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10}); len(again) != 0 {
 		t.Errorf("Demote of a cold span moved %+v", again)
 	}
-	// Cold moves a turn's content, never its findability: cold turns are
-	// turn hits, whole, as pinned ones (kept in their rows) and summaries
-	// are.
+	coldFound(t, s)
+	sameTurns(t, "other namespace", want, allTurns(t, s, "other", "c"))
+	if again := demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10}, [2]int64{21, 30}); len(again) != 0 {
+		t.Errorf("second Demote to cold moved %+v", again)
+	}
+	// Warm after cold is no move either: spans never go back up.
+	if again := demote(t, s, "ns", "c", strata.TierWarm, [2]int64{21, 30}); len(again) != 0 {
+		t.Errorf("Demote to warm of a cold span moved %+v", again)
+	}
+	// Re-appending the same ext_ids adds nothing.
+	if got := appendTurns(t, s, "ns", "c", want); len(got) != 0 {
+		t.Errorf("re-appending stored turns of cold spans added %d", len(got))
+	}
+	coldStats(t, s)
+}
+
+// coldFound: cold moves a turn's content, never its findability: cold
+// turns of tierCorpus are turn hits, whole, as pinned ones (kept in their
+// rows) and summaries are.
+func coldFound(t *testing.T, s strata.Store) {
 	if h := turnHit(t, s, "ns", "c", "uniqword7"); h == nil || h.Seq != 7 || !strings.Contains(h.Content, "uniqword7") {
 		t.Errorf("cold turn 7 is not found whole by its own words: %+v", h)
 	}
@@ -222,19 +239,11 @@ func testTiersCold(t *testing.T, s strata.Store) {
 	if err != nil || len(hits) == 0 {
 		t.Errorf("the summary of a cold span is not found: %v %v", hits, err)
 	}
-	sameTurns(t, "other namespace", want, allTurns(t, s, "other", "c"))
-	if again := demote(t, s, "ns", "c", strata.TierCold, [2]int64{1, 10}, [2]int64{21, 30}); len(again) != 0 {
-		t.Errorf("second Demote to cold moved %+v", again)
-	}
-	// Warm after cold is no move either: spans never go back up.
-	if again := demote(t, s, "ns", "c", strata.TierWarm, [2]int64{21, 30}); len(again) != 0 {
-		t.Errorf("Demote to warm of a cold span moved %+v", again)
-	}
-	// Re-appending the same ext_ids adds nothing.
-	if got := appendTurns(t, s, "ns", "c", want); len(got) != 0 {
-		t.Errorf("re-appending stored turns of cold spans added %d", len(got))
-	}
+}
 
+// coldStats checks the tier and archive stats of tierCorpus with spans
+// 1-10 and 21-30 cold.
+func coldStats(t *testing.T, s strata.Store) {
 	st, err := s.Stats(ctx(t), "ns")
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +329,34 @@ func testTiersExpire(t *testing.T, s strata.Store) {
 	}
 	sameTurns(t, "pinned turn after expiry", []strata.Turn{want[4]}, rest[:1])
 	sameTurns(t, "other turns after expiry", want[10:], rest[1:])
-	// WithExpired returns their stubs too, in place, with no content.
+	expiredStubs(t, s, want)
+	// Idempotent, and audited once.
+	again, err := s.Expire(ctx(t), "ns", "c", []string{id}, "cold_retention_days=1", at, false)
+	if err != nil || len(again) != 0 {
+		t.Errorf("second Expire = %+v, %v", again, err)
+	}
+	ex, err := s.Expiries(ctx(t), "ns", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 1 || ex[0].NodeID != id || ex[0].Turns != 9 || !ex[0].At.Equal(at) || ex[0].Conversation != "c" {
+		t.Errorf("Expiries = %+v", ex)
+	}
+	// The record keeps when the span went cold and its newest turn's time,
+	// as returned and as logged.
+	newest := mkNode("ns", "c", 1, 1, 10, "").End
+	for _, e := range []strata.Expiry{got[0], ex[0]} {
+		if !e.ColdAt.Equal(coldAt) || !e.NewestTurn.Equal(newest) {
+			t.Errorf("expiry record: cold at %v, newest turn %v; want %v and %v", e.ColdAt, e.NewestTurn, coldAt, newest)
+		}
+	}
+	expiredFound(t, s)
+}
+
+// expiredStubs: with span 1-10 of tierCorpus (want) expired, WithExpired
+// returns their stubs too, in place, with no content, and expired turns
+// still count as stored for idempotence.
+func expiredStubs(t *testing.T, s strata.Store, want []strata.Turn) {
 	stubs, err := s.Turns(ctx(t), strata.TurnFilter{Namespace: "ns", Conversation: "c", WithExpired: true})
 	if err != nil {
 		t.Fatal(err)
@@ -348,28 +384,12 @@ func testTiersExpire(t *testing.T, s strata.Store) {
 	if a := appendTurns(t, s, "ns", "c", want[:10]); len(a) != 0 {
 		t.Errorf("re-appending expired turns added %d", len(a))
 	}
-	// Idempotent, and audited once.
-	again, err := s.Expire(ctx(t), "ns", "c", []string{id}, "cold_retention_days=1", at, false)
-	if err != nil || len(again) != 0 {
-		t.Errorf("second Expire = %+v, %v", again, err)
-	}
-	ex, err := s.Expiries(ctx(t), "ns", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ex) != 1 || ex[0].NodeID != id || ex[0].Turns != 9 || !ex[0].At.Equal(at) || ex[0].Conversation != "c" {
-		t.Errorf("Expiries = %+v", ex)
-	}
-	// The record keeps when the span went cold and its newest turn's time,
-	// as returned and as logged.
-	newest := mkNode("ns", "c", 1, 1, 10, "").End
-	for _, e := range []strata.Expiry{got[0], ex[0]} {
-		if !e.ColdAt.Equal(coldAt) || !e.NewestTurn.Equal(newest) {
-			t.Errorf("expiry record: cold at %v, newest turn %v; want %v and %v", e.ColdAt, e.NewestTurn, coldAt, newest)
-		}
-	}
-	// Search and the other cold span are unharmed; expired turns have no
-	// words left to be found by.
+}
+
+// expiredFound: with span 1-10 of tierCorpus expired, search and the
+// other cold span are unharmed; expired turns have no words left to be
+// found by.
+func expiredFound(t *testing.T, s strata.Store) {
 	if h := turnHit(t, s, "ns", "c", "uniqword5"); h == nil || !strings.Contains(h.Content, "uniqword5") {
 		t.Errorf("the pinned turn of an expired span is not found whole: %+v", h)
 	}

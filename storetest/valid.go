@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -28,50 +29,7 @@ func testValidInput(t *testing.T, s strata.Store) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"a\x00b", "a\xffb", strings.Repeat("x", strata.MaxIDBytes+1)} {
-		for name, call := range map[string]func() error{
-			"Conversation": func() error { _, err := m.Conversation(c, bad); return err },
-			"Turns":        func() error { _, _, err := m.Turns(c, bad, 0, 0, 10); return err },
-			"Tree":         func() error { _, err := m.Tree(c, bad); return err },
-			"ZoomPeriod":   func() error { _, err := m.ZoomPeriod(c, bad, "2023-05-08", time.Time{}); return err },
-			"NodesIn":      func() error { _, _, err := m.NodesIn(c, bad, 1, 0, 0, 10); return err },
-			"Pin":          func() error { _, err := m.Pin(c, bad, 1, 1); return err },
-			"MarkImportant": func() error {
-				_, err := m.MarkImportant(c, bad, "2023-05-08", true)
-				return err
-			},
-			"Learn":     func() error { _, err := m.Learn(c, bad); return err },
-			"Learnings": func() error { _, err := m.Learnings(c, strata.LearningFilter{Conversation: bad}); return err },
-			"Search":    func() error { _, err := m.Search(c, bad, "first", 10); return err },
-			"Context": func() error {
-				_, err := m.Context(c, strata.ContextRequest{Conversation: bad, Budget: 100})
-				return err
-			},
-			"DeleteConversation": func() error { _, err := m.DeleteConversation(c, bad, "why"); return err },
-			"SetPolicy":          func() error { _, err := m.SetPolicy(c, bad, "calendar"); return err },
-			"Cost":               func() error { _, err := m.Cost(c, bad); return err },
-			"Review":             func() error { _, err := m.Review(c, bad); return err },
-			"Tier":               func() error { _, err := m.Tier(c, bad); return err },
-			"Retention":          func() error { _, err := m.Retention(c, bad, true); return err },
-			"Node":               func() error { _, _, err := m.Node(c, bad); return err },
-			"Expand":             func() error { _, _, err := m.Expand(c, bad); return err },
-			"Resummarize":        func() error { _, err := m.Resummarize(c, bad); return err },
-			"CreateConversation": func() error { _, err := m.CreateConversation(c, bad, "", ""); return err },
-			"Ingest": func() error {
-				_, err := m.Ingest(c, strata.Batch{Conversation: bad, Turns: []strata.Turn{{Role: strata.RoleUser, Content: "hi"}}})
-				return err
-			},
-			"Import": func() error {
-				done := false
-				_, err := m.Import(c, func() (string, strata.Turn, error) {
-					if done {
-						return "", strata.Turn{}, io.EOF
-					}
-					done = true
-					return bad, strata.Turn{Role: strata.RoleUser, Content: "hi"}, nil
-				})
-				return err
-			},
-		} {
+		for name, call := range idCalls(c, m, bad) {
 			if code := strata.ErrorCode(call()); code != strata.ENOTFOUND && code != strata.EINVALID {
 				t.Errorf("%s(%.20q): error code %q (%v), want notfound or invalid", name, bad, code, call())
 			}
@@ -85,9 +43,62 @@ func testValidInput(t *testing.T, s strata.Store) {
 			t.Errorf("Search(%q): %v", q, err)
 		}
 	}
+	testRefusedTurns(t, c, m)
+}
 
-	// A turn with a NUL in any text field, or too big, is refused naming
-	// the field, and nothing of its batch is stored.
+// idCalls returns, by name, calls of every Memory method that takes a
+// conversation id, with the id bad.
+func idCalls(c context.Context, m *strata.Memory, bad string) map[string]func() error {
+	return map[string]func() error{
+		"Conversation": func() error { _, err := m.Conversation(c, bad); return err },
+		"Turns":        func() error { _, _, err := m.Turns(c, bad, 0, 0, 10); return err },
+		"Tree":         func() error { _, err := m.Tree(c, bad); return err },
+		"ZoomPeriod":   func() error { _, err := m.ZoomPeriod(c, bad, "2023-05-08", time.Time{}); return err },
+		"NodesIn":      func() error { _, _, err := m.NodesIn(c, bad, 1, 0, 0, 10); return err },
+		"Pin":          func() error { _, err := m.Pin(c, bad, 1, 1); return err },
+		"MarkImportant": func() error {
+			_, err := m.MarkImportant(c, bad, "2023-05-08", true)
+			return err
+		},
+		"Learn":     func() error { _, err := m.Learn(c, bad); return err },
+		"Learnings": func() error { _, err := m.Learnings(c, strata.LearningFilter{Conversation: bad}); return err },
+		"Search":    func() error { _, err := m.Search(c, bad, "first", 10); return err },
+		"Context": func() error {
+			_, err := m.Context(c, strata.ContextRequest{Conversation: bad, Budget: 100})
+			return err
+		},
+		"DeleteConversation": func() error { _, err := m.DeleteConversation(c, bad, "why"); return err },
+		"SetPolicy":          func() error { _, err := m.SetPolicy(c, bad, "calendar"); return err },
+		"Cost":               func() error { _, err := m.Cost(c, bad); return err },
+		"Review":             func() error { _, err := m.Review(c, bad); return err },
+		"Tier":               func() error { _, err := m.Tier(c, bad); return err },
+		"Retention":          func() error { _, err := m.Retention(c, bad, true); return err },
+		"Node":               func() error { _, _, err := m.Node(c, bad); return err },
+		"Expand":             func() error { _, _, err := m.Expand(c, bad); return err },
+		"Resummarize":        func() error { _, err := m.Resummarize(c, bad); return err },
+		"CreateConversation": func() error { _, err := m.CreateConversation(c, bad, "", ""); return err },
+		"Ingest": func() error {
+			_, err := m.Ingest(c, strata.Batch{Conversation: bad, Turns: []strata.Turn{{Role: strata.RoleUser, Content: "hi"}}})
+			return err
+		},
+		"Import": func() error {
+			done := false
+			_, err := m.Import(c, func() (string, strata.Turn, error) {
+				if done {
+					return "", strata.Turn{}, io.EOF
+				}
+				done = true
+				return bad, strata.Turn{Role: strata.RoleUser, Content: "hi"}, nil
+			})
+			return err
+		},
+	}
+}
+
+// testRefusedTurns: a turn with a NUL in any text field, or too big, is
+// refused naming the field, and nothing of its batch is stored. m holds
+// one turn in conversation c.
+func testRefusedTurns(t *testing.T, c context.Context, m *strata.Memory) {
 	ok := strata.Turn{Role: strata.RoleUser, Content: "fine"}
 	for _, tc := range []struct {
 		field string

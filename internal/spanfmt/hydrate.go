@@ -74,109 +74,20 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 	if len(stubs) == 0 {
 		return out, nil
 	}
-	bySpan := map[int64][]Stub{}
-	var order []int64
-	drop := map[int]bool{}
-	for _, st := range stubs {
-		if st.Tier == TierExpired {
-			drop[st.Index] = true
-			continue
-		}
-		if !st.HasSpan {
-			return nil, fmt.Errorf("%s: turn %d of %q: %s with no span", store, out[st.Index].Seq, conversation, TierName(st.Tier))
-		}
-		if _, ok := bySpan[st.Span]; !ok {
-			order = append(order, st.Span)
-		}
-		bySpan[st.Span] = append(bySpan[st.Span], st)
+	h := &hydration{store: store, seg: seg, namespace: namespace, conversation: conversation, out: out,
+		bySpan: map[int64][]Stub{}, whole: map[int64]strata.Turn{}, periods: map[string]*window{}, owner: map[string]Span{}}
+	drop, err := h.group(stubs)
+	if err != nil {
+		return nil, err
 	}
-	spans := make(map[int64]Span, len(order))
-	whole := map[int64]strata.Turn{}
-	type window struct{ lo, hi int64 }
-	periods := map[string]*window{}
-	var periodOrder []string
-	owner := map[string]Span{} // a span naming each period, for errors
-	for _, key := range order {
-		sts := bySpan[key]
-		sp, err := span(key)
-		if err != nil {
-			return nil, fmt.Errorf("%s: span of turn %d of %q: %w", store, out[sts[0].Index].Seq, conversation, err)
-		}
-		spans[key] = sp
-		lo, hi := out[sts[0].Index].Seq, out[sts[0].Index].Seq
-		for _, st := range sts {
-			lo, hi = min(lo, out[st.Index].Seq), max(hi, out[st.Index].Seq)
-		}
-		switch sp.Tier {
-		case TierWarm:
-			ts, err := DecodeBlock(sp.Block)
-			if err != nil {
-				return nil, fmt.Errorf("%s: warm block of node %s of %q: %w", store, sp.ID, conversation, err)
-			}
-			for _, t := range ts {
-				whole[t.Seq] = t
-			}
-		case TierCold:
-			lo, hi = max(lo, sp.First), min(hi, sp.Last)
-			for _, p := range sp.Periods {
-				w := periods[p]
-				if w == nil {
-					periods[p] = &window{lo, hi}
-					periodOrder = append(periodOrder, p)
-					owner[p] = sp
-					continue
-				}
-				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
-			}
-		default:
-			return nil, fmt.Errorf("%s: node %s of %q is %s: its turns are in their rows", store, sp.ID, conversation, TierName(sp.Tier))
-		}
+	if err := h.readSpans(span); err != nil {
+		return nil, err
 	}
-	wanted := map[int64]*strata.Turn{}
-	for _, key := range order {
-		if spans[key].Tier == TierCold {
-			for _, st := range bySpan[key] {
-				wanted[out[st.Index].Seq] = &out[st.Index]
-			}
-		}
+	if err := h.readSegments(ctx); err != nil {
+		return nil, err
 	}
-	for _, p := range periodOrder {
-		w := periods[p]
-		key := archive.Key(namespace, conversation, p)
-		recs, err := seg.Read(ctx, key, w.lo, w.hi)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing",
-				seg.Blobs.Locate(key), conversation, owner[p].ID)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("node %s of %q: %w", owner[p].ID, conversation, err)
-		}
-		for _, r := range recs {
-			row, ok := wanted[r.Seq]
-			if !ok {
-				continue // in the period's window, not asked for
-			}
-			t, err := DecodeRecord(r.Line, row)
-			if err != nil {
-				return nil, fmt.Errorf("archive segment %s: turn %d: %w", seg.Blobs.Locate(key), r.Seq, err)
-			}
-			whole[t.Seq] = t
-		}
-	}
-	for _, key := range order {
-		sp := spans[key]
-		for _, st := range bySpan[key] {
-			stub := &out[st.Index]
-			t, ok := whole[stub.Seq]
-			if !ok {
-				return nil, fmt.Errorf("%s: turn %d of %q is missing from the %s copy of node %s", store, stub.Seq, conversation, TierName(sp.Tier), sp.ID)
-			}
-			if t.ExtID != stub.ExtID {
-				return nil, fmt.Errorf("%s: turn %d of %q: the %s copy of node %s holds ext_id %q, the row %q",
-					store, stub.Seq, conversation, TierName(sp.Tier), sp.ID, t.ExtID, stub.ExtID)
-			}
-			*stub = t
-		}
+	if err := h.fill(); err != nil {
+		return nil, err
 	}
 	if len(drop) == 0 {
 		return out, nil
@@ -188,6 +99,146 @@ func Hydrate(ctx context.Context, store string, seg archive.Segments, namespace,
 		}
 	}
 	return kept, nil
+}
+
+// A hydration is the state of one Hydrate.
+type hydration struct {
+	store, namespace, conversation string
+	seg                            archive.Segments
+	out                            []strata.Turn
+	bySpan                         map[int64][]Stub // the stubs, by span key
+	order                          []int64          // the span keys, in the order of their first stub
+	spans                          map[int64]Span   // by key
+	whole                          map[int64]strata.Turn
+	periods                        map[string]*window // the seqs to read of each segment
+	periodOrder                    []string
+	owner                          map[string]Span // a span naming each period, for errors
+}
+
+// A window is the range of seqs to read of a segment.
+type window struct{ lo, hi int64 }
+
+// group groups the stubs by span and returns the indexes in out of the
+// expired ones.
+func (h *hydration) group(stubs []Stub) (map[int]bool, error) {
+	drop := map[int]bool{}
+	for _, st := range stubs {
+		if st.Tier == TierExpired {
+			drop[st.Index] = true
+			continue
+		}
+		if !st.HasSpan {
+			return nil, fmt.Errorf("%s: turn %d of %q: %s with no span", h.store, h.out[st.Index].Seq, h.conversation, TierName(st.Tier))
+		}
+		if _, ok := h.bySpan[st.Span]; !ok {
+			h.order = append(h.order, st.Span)
+		}
+		h.bySpan[st.Span] = append(h.bySpan[st.Span], st)
+	}
+	return drop, nil
+}
+
+// readSpans reads each span once: the turns of a warm one from its block,
+// and for a cold one the window of seqs to read of each of its segments.
+func (h *hydration) readSpans(span func(key int64) (Span, error)) error {
+	h.spans = make(map[int64]Span, len(h.order))
+	out := h.out
+	for _, key := range h.order {
+		sts := h.bySpan[key]
+		sp, err := span(key)
+		if err != nil {
+			return fmt.Errorf("%s: span of turn %d of %q: %w", h.store, out[sts[0].Index].Seq, h.conversation, err)
+		}
+		h.spans[key] = sp
+		lo, hi := out[sts[0].Index].Seq, out[sts[0].Index].Seq
+		for _, st := range sts {
+			lo, hi = min(lo, out[st.Index].Seq), max(hi, out[st.Index].Seq)
+		}
+		switch sp.Tier {
+		case TierWarm:
+			ts, err := DecodeBlock(sp.Block)
+			if err != nil {
+				return fmt.Errorf("%s: warm block of node %s of %q: %w", h.store, sp.ID, h.conversation, err)
+			}
+			for _, t := range ts {
+				h.whole[t.Seq] = t
+			}
+		case TierCold:
+			lo, hi = max(lo, sp.First), min(hi, sp.Last)
+			for _, p := range sp.Periods {
+				w := h.periods[p]
+				if w == nil {
+					h.periods[p] = &window{lo, hi}
+					h.periodOrder = append(h.periodOrder, p)
+					h.owner[p] = sp
+					continue
+				}
+				w.lo, w.hi = min(w.lo, lo), max(w.hi, hi)
+			}
+		default:
+			return fmt.Errorf("%s: node %s of %q is %s: its turns are in their rows", h.store, sp.ID, h.conversation, TierName(sp.Tier))
+		}
+	}
+	return nil
+}
+
+// readSegments reads the turns of the cold spans from the windows of
+// their segments, each segment once.
+func (h *hydration) readSegments(ctx context.Context) error {
+	out, conversation, seg := h.out, h.conversation, h.seg
+	wanted := map[int64]*strata.Turn{}
+	for _, key := range h.order {
+		if h.spans[key].Tier == TierCold {
+			for _, st := range h.bySpan[key] {
+				wanted[out[st.Index].Seq] = &out[st.Index]
+			}
+		}
+	}
+	for _, p := range h.periodOrder {
+		w := h.periods[p]
+		key := archive.Key(h.namespace, conversation, p)
+		recs, err := seg.Read(ctx, key, w.lo, w.hi)
+		if errors.Is(err, fs.ErrNotExist) {
+			return strata.Errorf(strata.ENOTFOUND, "archive segment %s of conversation %q (node %s) is missing",
+				seg.Blobs.Locate(key), conversation, h.owner[p].ID)
+		}
+		if err != nil {
+			return fmt.Errorf("node %s of %q: %w", h.owner[p].ID, conversation, err)
+		}
+		for _, r := range recs {
+			row, ok := wanted[r.Seq]
+			if !ok {
+				continue // in the period's window, not asked for
+			}
+			t, err := DecodeRecord(r.Line, row)
+			if err != nil {
+				return fmt.Errorf("archive segment %s: turn %d: %w", seg.Blobs.Locate(key), r.Seq, err)
+			}
+			h.whole[t.Seq] = t
+		}
+	}
+	return nil
+}
+
+// fill replaces each stub by its whole turn, which must be the turn the
+// stub's row names.
+func (h *hydration) fill() error {
+	for _, key := range h.order {
+		sp := h.spans[key]
+		for _, st := range h.bySpan[key] {
+			stub := &h.out[st.Index]
+			t, ok := h.whole[stub.Seq]
+			if !ok {
+				return fmt.Errorf("%s: turn %d of %q is missing from the %s copy of node %s", h.store, stub.Seq, h.conversation, TierName(sp.Tier), sp.ID)
+			}
+			if t.ExtID != stub.ExtID {
+				return fmt.Errorf("%s: turn %d of %q: the %s copy of node %s holds ext_id %q, the row %q",
+					h.store, stub.Seq, h.conversation, TierName(sp.Tier), sp.ID, t.ExtID, stub.ExtID)
+			}
+			*stub = t
+		}
+	}
+	return nil
 }
 
 // HydrateReadable is Hydrate for search: a span whose copy cannot be read
