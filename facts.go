@@ -19,7 +19,7 @@ const FactsShare = 0.15
 
 // factsLimit bounds the learnings a package reads to rank: the newest of
 // the conversation, so that a long one still shows what it said last.
-const factsLimit = 20000
+var factsLimit = 20000
 
 // knownFacts adds the facts section when the request asks for it: the
 // auto learnings (confirmed ones are pinned already) that share a word

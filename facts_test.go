@@ -84,7 +84,9 @@ func TestKnownFactsNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := c.Now()
-	old := make([]strata.Learning, strata.FactsLimit)
+	const limit = 50
+	defer strata.SetFactsLimit(limit)()
+	old := make([]strata.Learning, limit)
 	for i := range old {
 		old[i] = strata.Learning{Subject: fmt.Sprintf("ana|note %d", i), Text: fmt.Sprintf("Ana wrote note %d.", i),
 			FirstSeq: 1, LastSeq: 1, Created: at, Updated: at}
@@ -109,7 +111,7 @@ func TestKnownFactsNewest(t *testing.T) {
 		}
 	}
 	if !slices.Contains(facts, newest.Text) {
-		t.Errorf("known facts of %d learnings: %d facts without the newest, %q", strata.FactsLimit+1, len(facts), newest.Text)
+		t.Errorf("known facts of %d learnings: %d facts without the newest, %q", limit+1, len(facts), newest.Text)
 	}
 }
 
