@@ -16,14 +16,19 @@ import (
 // same counts), and the turns are stored, readable, before the rollup
 // runs. Some batches resend turns already stored (by ext_id).
 func TestIngestDeferredEqualsIngest(t *testing.T) {
+	// Two stores serve every case, each case a conversation of its own:
+	// opening two stores a case cost most of the test's time.
+	ctx := context.Background()
+	a, b := newMemory(t, nil), newMemory(t, nil)
+	cases := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		ctx := context.Background()
-		a, b := newMemory(t, nil), newMemory(t, nil)
+		cases++
+		conv := fmt.Sprintf("c%d", cases)
 		all := synth.New(rapid.Uint64Range(1, 1000).Draw(rt, "seed")).Turns(rapid.IntRange(1, 70).Draw(rt, "turns"))
 		for at := 0; at < len(all); {
 			n := rapid.IntRange(1, 25).Draw(rt, "batch")
 			back := rapid.IntRange(0, min(at, 3)).Draw(rt, "resent")
-			batch := strata.Batch{Conversation: "c", Turns: append([]strata.Turn(nil), all[at-back:min(len(all), at+n)]...)}
+			batch := strata.Batch{Conversation: conv, Turns: append([]strata.Turn(nil), all[at-back:min(len(all), at+n)]...)}
 			at = min(len(all), at+n)
 			want, err := a.Ingest(ctx, batch)
 			if err != nil {
@@ -33,7 +38,7 @@ func TestIngestDeferredEqualsIngest(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			stored, _, err := b.Turns(ctx, "c", 0, 0, 1000)
+			stored, _, err := b.Turns(ctx, conv, 0, 0, 1000)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -47,15 +52,15 @@ func TestIngestDeferredEqualsIngest(t *testing.T) {
 				rt.Fatalf("after the rollup: %+v, Ingest's %+v", got, want)
 			}
 		}
-		if na, nb := nodes(rt, a), nodes(rt, b); fmt.Sprint(na) != fmt.Sprint(nb) {
+		if na, nb := nodes(rt, a, conv), nodes(rt, b, conv); fmt.Sprint(na) != fmt.Sprint(nb) {
 			rt.Fatalf("nodes differ:\n%v\n%v", na, nb)
 		}
 	})
 }
 
 // nodes lists a conversation's nodes by what they cover and say.
-func nodes(rt *rapid.T, m *strata.Memory) []string {
-	ns, err := m.Store().Nodes(context.Background(), strata.NodeFilter{Namespace: strata.DefaultNamespace, Conversation: "c"})
+func nodes(rt *rapid.T, m *strata.Memory, conv string) []string {
+	ns, err := m.Store().Nodes(context.Background(), strata.NodeFilter{Namespace: strata.DefaultNamespace, Conversation: conv})
 	if err != nil {
 		rt.Fatal(err)
 	}
