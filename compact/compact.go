@@ -228,38 +228,15 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 	if err := checkRequest(req); err != nil {
 		return Result{}, err
 	}
-	in := req.Transcript
-	before, inToks, cnt, err := counter{tok: c.tok}.estimate(in, req.SystemTokens, req.Usage)
+	res, toks, cnt, err := c.pruneCopy(req)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{State: req.State, TokensBefore: before.Total(), TokensAfter: before.Total(), Factor: cnt.factor}
-	t := in.Clone()
-	res.Transcript = t
-	toks := inToks
-	if c.cfg.ToolPruningEnabled {
-		res.Prune = prune(t, c.cfg)
-		var after Estimate
-		after, toks = cnt.reestimate(t, req.SystemTokens, in, inToks)
-		res.TokensAfter = after.Total()
-	}
-	output := req.OutputTokens
-	if output == 0 {
-		output = in.maxTokens
-	}
-	if output == 0 {
-		output = c.cfg.OutputHeadroom
-	}
-	switch {
-	case req.Force:
-	case !c.cfg.CompactionEnabled:
-		res.Reason = ReasonDisabled
-		return res, nil
-	case !c.cfg.ShouldCompact(res.TokensAfter, output):
-		res.Reason = ReasonUnderThreshold
+	if reason, ok := c.due(req, res.TokensAfter); !ok {
+		res.Reason = reason
 		return res, nil
 	}
-
+	t := res.Transcript
 	h := findHead(t)
 	cut, reason := cutPoint(t.Messages, toks, h.end, c.cfg.KeepRecentTokens, protectedZone(t, c.cfg.KeepLastToolResults))
 	if cut < 0 {
@@ -273,20 +250,99 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 	if previous == "" {
 		previous = h.previous
 	}
-	names := toolNames(in.Messages)
-	span := &Span{
-		Provider:  in.Provider,
-		Number:    req.State.CompactionCount + 1,
-		FirstTurn: req.State.TurnCount,
-		Messages:  append([]*Message(nil), in.Messages[h.end:cut]...),
-		names:     names,
-	}
-	span.Entries = entries(span.Messages, names)
+	span := newSpan(req, h.end, cut)
 	if c.hook != nil {
 		if err := c.hook(ctx, *span); err != nil {
 			return Result{}, fmt.Errorf("pre-compaction hook: %w", err)
 		}
 	}
+	summary, err := c.checkpoint(ctx, span, previous, &res)
+	if err != nil {
+		return Result{}, err
+	}
+	outToks := rebuild(t, h.lead, cut, summary, toks, cnt)
+	after := cnt.sum(t, req.SystemTokens, outToks)
+
+	res.Compacted = true
+	res.TokensAfter = after.Total()
+	res.Cut = cut
+	res.MessagesCompacted = len(span.Messages)
+	res.Span = span
+	res.State = strata.CompactionState{
+		Checkpoint:      summary,
+		TurnCount:       req.State.TurnCount + len(span.Messages),
+		CompactionCount: req.State.CompactionCount,
+		Updated:         c.now(),
+	}
+	if !res.Fallback {
+		res.State.CompactionCount++
+	}
+	return res, nil
+}
+
+// pruneCopy estimates the request's tokens and runs layer 1 on a copy of its
+// transcript: the result holds the copy and the counts before and after,
+// and toks the copy's tokens a message.
+func (c *Compactor) pruneCopy(req Request) (res Result, toks []int, cnt counter, err error) {
+	in := req.Transcript
+	before, inToks, cnt, err := counter{tok: c.tok}.estimate(in, req.SystemTokens, req.Usage)
+	if err != nil {
+		return Result{}, nil, cnt, err
+	}
+	res = Result{State: req.State, TokensBefore: before.Total(), TokensAfter: before.Total(), Factor: cnt.factor}
+	t := in.Clone()
+	res.Transcript = t
+	toks = inToks
+	if c.cfg.ToolPruningEnabled {
+		res.Prune = prune(t, c.cfg)
+		var after Estimate
+		after, toks = cnt.reestimate(t, req.SystemTokens, in, inToks)
+		res.TokensAfter = after.Total()
+	}
+	return res, toks, cnt, nil
+}
+
+// due says whether a transcript of tokens (after pruning) is to be
+// compacted, and if not, why: a forced request always is.
+func (c *Compactor) due(req Request, tokens int) (string, bool) {
+	output := req.OutputTokens
+	if output == 0 {
+		output = req.Transcript.maxTokens
+	}
+	if output == 0 {
+		output = c.cfg.OutputHeadroom
+	}
+	switch {
+	case req.Force:
+	case !c.cfg.CompactionEnabled:
+		return ReasonDisabled, false
+	case !c.cfg.ShouldCompact(tokens, output):
+		return ReasonUnderThreshold, false
+	}
+	return "", true
+}
+
+// newSpan is the span of the request's messages from first up to cut, as
+// the caller sent them.
+func newSpan(req Request, first, cut int) *Span {
+	in := req.Transcript
+	names := toolNames(in.Messages)
+	span := &Span{
+		Provider:  in.Provider,
+		Number:    req.State.CompactionCount + 1,
+		FirstTurn: req.State.TurnCount,
+		Messages:  append([]*Message(nil), in.Messages[first:cut]...),
+		names:     names,
+	}
+	span.Entries = entries(span.Messages, names)
+	return span
+}
+
+// checkpoint writes the span's checkpoint over previous and records it in
+// res; it returns the summary that leads the rebuilt list. A checkpointer
+// that fails leaves previous as the summary (res.Fallback); only the end
+// of the context is an error.
+func (c *Compactor) checkpoint(ctx context.Context, span *Span, previous string, res *Result) (string, error) {
 	// The checkpointer reads the span as the caller sent it, before this
 	// call's pruning: what layer 1 has just cleared is not lost to the
 	// checkpoint. (Results cleared by an earlier call carry their digest.)
@@ -295,21 +351,25 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 		err = errors.New("the checkpointer returned an empty checkpoint")
 	}
 	if err != nil && ctx.Err() != nil {
-		return Result{}, fmt.Errorf("checkpoint: %w", err)
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	summary := previous
 	if err != nil {
 		res.Fallback, res.Err, res.Mode = true, err, ModeTruncate
-	} else {
-		summary = cr.Text
-		res.Checkpoint, res.Mode, res.Update = cr, cr.Mode, cr.Update || previous != ""
-		res.Identifiers = len(cr.Ledger)
+		return previous, nil
 	}
+	res.Checkpoint, res.Mode, res.Update = cr, cr.Mode, cr.Update || previous != ""
+	res.Identifiers = len(cr.Ledger)
+	return cr.Text, nil
+}
 
-	out := make([]*Message, 0, h.lead+2+len(t.Messages)-cut)
+// rebuild makes t's messages its first lead ones, the summary pair (or a
+// notice of what is missing) and the recent window from cut; it returns
+// the new list's tokens a message.
+func rebuild(t *Transcript, lead, cut int, summary string, toks []int, cnt counter) []int {
+	out := make([]*Message, 0, lead+2+len(t.Messages)-cut)
 	outToks := make([]int, 0, cap(out))
-	out = append(out, t.Messages[:h.lead]...)
-	outToks = append(outToks, toks[:h.lead]...)
+	out = append(out, t.Messages[:lead]...)
+	outToks = append(outToks, toks[:lead]...)
 	if summary != "" {
 		pair := summaryPair(t.Provider, summary)
 		if t.Messages[cut].role == "assistant" {
@@ -329,25 +389,8 @@ func (c *Compactor) Compact(ctx context.Context, req Request) (Result, error) {
 		outToks = append(outToks, cnt.scale(cnt.message(m)))
 	}
 	out = append(out, t.Messages[cut:]...)
-	outToks = append(outToks, toks[cut:]...)
 	t.Messages = out
-	after := cnt.sum(t, req.SystemTokens, outToks)
-
-	res.Compacted = true
-	res.TokensAfter = after.Total()
-	res.Cut = cut
-	res.MessagesCompacted = len(span.Messages)
-	res.Span = span
-	res.State = strata.CompactionState{
-		Checkpoint:      summary,
-		TurnCount:       req.State.TurnCount + len(span.Messages),
-		CompactionCount: req.State.CompactionCount,
-		Updated:         c.now(),
-	}
-	if !res.Fallback {
-		res.State.CompactionCount++
-	}
-	return res, nil
+	return append(outToks, toks[cut:]...)
 }
 
 // head describes the start of a list: lead system messages, then perhaps
