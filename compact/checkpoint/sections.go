@@ -255,26 +255,7 @@ func parse(text string) (Sections, parsed) {
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	}
-	var s Sections
-	var info parsed
-	cur := secNone
-	// The list the previous item went to, and its wrapped lines so far.
-	var last *[]string
-	lastItem := -1
-	var wrapped []string
-	flush := func() {
-		if last != nil && lastItem >= 0 && len(wrapped) > 0 {
-			// Joined, the lines may open with a check box ("[" and "]").
-			it := stripBoxes((*last)[lastItem] + " " + strings.Join(wrapped, " "))
-			if isNone(it) {
-				*last = append((*last)[:lastItem], (*last)[lastItem+1:]...)
-			} else {
-				(*last)[lastItem] = it
-			}
-		}
-		last, lastItem, wrapped = nil, -1, nil
-	}
-	var goal, crit []string
+	p := sectionParser{cur: secNone, lastItem: -1}
 	for len(text) > 0 {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -282,85 +263,120 @@ func parse(text string) (Sections, parsed) {
 		} else {
 			text = ""
 		}
-		t := strings.TrimSpace(line)
-		if t == "" {
-			flush()
-			continue
-		}
-		for {
-			sec, rest, ok := heading(t)
-			if !ok {
-				break
-			}
-			flush()
-			cur = sec
-			info.headings++
-			info.seen[sec] = true
-			t = rest // text after the heading, which may be another one
-		}
-		if t == "" {
-			continue
-		}
-		if cur == secNone {
-			continue
-		}
-		item, bulleted, box := unbullet(t)
-		if cur == secGoal {
-			goal = append(goal, t)
-			continue
-		}
-		if isNone(item) {
-			continue
-		}
-		if cur != secCritical {
-			// Markdown layout is not content.
-			if item = layoutFree(item); item == "" {
-				continue
-			}
-		}
-		if !bulleted && last != nil && lastItem >= 0 && lastItem < len(*last) {
-			wrapped = append(wrapped, item)
-			continue
-		}
-		flush()
-		var list *[]string
-		switch cur {
-		case secConstraints:
-			list = &s.Constraints
-		case secProgress:
-			if box == ' ' {
-				list = &s.InProgress
-			} else {
-				list = &s.Done
-			}
-		case secDone:
-			list = &s.Done
-		case secInProgress:
-			list = &s.InProgress
-		case secDecisions:
-			list = &s.Decisions
-		case secNext:
-			list = &s.NextSteps
-		case secCritical:
-			list = &crit // sorted into ledger lines and notes at the end
-		}
-		*list = append(*list, item)
-		last, lastItem = list, len(*list)-1
+		p.line(strings.TrimSpace(line))
 	}
-	flush()
-	for _, it := range crit {
+	p.flush()
+	return p.finish(), p.info
+}
+
+// sectionParser is parse's state as it reads a checkpoint line by line.
+type sectionParser struct {
+	s    Sections
+	info parsed
+	cur  section
+	// The list the previous item went to, and its wrapped lines so far.
+	last     *[]string
+	lastItem int
+	wrapped  []string
+	goal     []string
+	crit     []string // Critical Context's items, sorted at the end
+}
+
+// line reads one trimmed line: headings (maybe several on one line), then
+// an item of the current section or a wrapped line of the previous one.
+func (p *sectionParser) line(t string) {
+	if t == "" {
+		p.flush()
+		return
+	}
+	for {
+		sec, rest, ok := heading(t)
+		if !ok {
+			break
+		}
+		p.flush()
+		p.cur = sec
+		p.info.headings++
+		p.info.seen[sec] = true
+		t = rest // text after the heading, which may be another one
+	}
+	if t == "" || p.cur == secNone {
+		return
+	}
+	item, bulleted, box := unbullet(t)
+	if p.cur == secGoal {
+		p.goal = append(p.goal, t)
+		return
+	}
+	if isNone(item) {
+		return
+	}
+	if p.cur != secCritical {
+		// Markdown layout is not content.
+		if item = layoutFree(item); item == "" {
+			return
+		}
+	}
+	if !bulleted && p.last != nil && p.lastItem >= 0 && p.lastItem < len(*p.last) {
+		p.wrapped = append(p.wrapped, item)
+		return
+	}
+	p.flush()
+	list := p.list(box)
+	*list = append(*list, item)
+	p.last, p.lastItem = list, len(*list)-1
+}
+
+// list is the list an item of the current section goes to; box is the
+// item's check box, if any (' ' for an open one).
+func (p *sectionParser) list(box byte) *[]string {
+	switch p.cur {
+	case secConstraints:
+		return &p.s.Constraints
+	case secProgress:
+		if box == ' ' {
+			return &p.s.InProgress
+		}
+		return &p.s.Done
+	case secDone:
+		return &p.s.Done
+	case secInProgress:
+		return &p.s.InProgress
+	case secDecisions:
+		return &p.s.Decisions
+	case secNext:
+		return &p.s.NextSteps
+	}
+	return &p.crit // secCritical: sorted into ledger lines and notes at the end
+}
+
+// flush joins the wrapped lines of the previous item to it.
+func (p *sectionParser) flush() {
+	if p.last != nil && p.lastItem >= 0 && len(p.wrapped) > 0 {
+		// Joined, the lines may open with a check box ("[" and "]").
+		it := stripBoxes((*p.last)[p.lastItem] + " " + strings.Join(p.wrapped, " "))
+		if isNone(it) {
+			*p.last = append((*p.last)[:p.lastItem], (*p.last)[p.lastItem+1:]...)
+		} else {
+			(*p.last)[p.lastItem] = it
+		}
+	}
+	p.last, p.lastItem, p.wrapped = nil, -1, nil
+}
+
+// finish sorts Critical Context's items into ledger lines and notes and
+// sets the goal.
+func (p *sectionParser) finish() Sections {
+	s := p.s
+	for _, it := range p.crit {
 		if ids, ok := ledgerLine(it); ok {
 			s.Ledger = append(s.Ledger, ids...)
 		} else if it = layoutFree(it); it != "" {
 			s.Notes = append(s.Notes, it)
 		}
 	}
-	g := withoutLayout(goalText(strings.Join(goal, " ")), false)
-	if g == "" {
-		g = ""
-	}
-	s.Goal = g
-	return s, info
+	s.Goal = withoutLayout(goalText(strings.Join(p.goal, " ")), false)
+	return s
 }
 
 // heading reports whether a line is a section heading, and returns any
