@@ -674,20 +674,11 @@ func classify(t string, code, loose bool) (kind, string) {
 	}
 	c := t[0]
 	// Fast path: a plain lower-case word is no identifier, unless marked.
-	if c >= 'a' && c <= 'z' {
-		plain := true
-		for i := 1; i < len(t); i++ {
-			if d := t[i]; !(d >= 'a' && d <= 'z' || d == '-' && i < len(t)-1) {
-				plain = false
-				break
-			}
+	if plainWord(t) {
+		if loose {
+			return kSymbol, t
 		}
-		if plain {
-			if loose && len(t) >= 2 {
-				return kSymbol, t
-			}
-			return kNone, ""
-		}
+		return kNone, ""
 	}
 	if strings.Contains(t, "://") {
 		return kURL, t
@@ -705,20 +696,7 @@ func classify(t string, code, loose bool) (kind, string) {
 		return kID, t
 	}
 	if i := strings.IndexByte(t, '='); i > 0 && i+1 < len(t) && t[i+1] != '=' && t[i-1] != '!' && t[i-1] != '<' && t[i-1] != '>' {
-		key, val := t[:i], t[i+1:]
-		if ((code && isEnvKey(key)) || (!code && isKey(key))) && isValue(val) {
-			if isVersion(val) && strings.HasSuffix(key, "=") {
-				return kID, t
-			}
-			if n, ok := numberWithUnit(val, false); ok && n == len(val) {
-				return kNumber, t
-			}
-			return kID, t
-		}
-		if strings.HasSuffix(key, "=") && isVersion(val) { // pkg==1.2.3
-			return kID, t
-		}
-		return kNone, ""
+		return classifyAssignment(t, i, code)
 	}
 	if c == '#' {
 		if len(t) >= 2 && len(t) <= 8 && allDigits(t[1:]) {
@@ -739,15 +717,7 @@ func classify(t string, code, loose bool) (kind, string) {
 		return kID, t
 	}
 	if strings.Contains(t, "::") {
-		// pytest node ids and Rust paths: tests/test_x.py::test_y.
-		a, b, _ := strings.Cut(t, "::")
-		if p, ok := pathOf(a); ok {
-			return kPath, p
-		}
-		if s, ok := symbolOf(strings.ReplaceAll(b, "::", "."), code, loose); ok {
-			return kSymbol, s
-		}
-		return kNone, ""
+		return classifyScoped(t, code, loose)
 	}
 	if strings.IndexByte(t, '@') > 0 {
 		return kNone, "" // an e-mail address or a scoped name
@@ -759,6 +729,74 @@ func classify(t string, code, loose bool) (kind, string) {
 		return kNone, ""
 	}
 	if s, ok := symbolOf(t, code, loose); ok {
+		return kSymbol, s
+	}
+	return kNone, ""
+}
+
+// dottedName reports whether t, a name with inner dots, is a dotted code
+// name (pkg.Func, obj.method): every segment opens like a name, two are
+// longer than a letter (one will do when loose), and t is no file name or
+// domain.
+func dottedName(t string, loose bool) bool {
+	long := 0
+	for _, s := range strings.Split(t, ".") {
+		if !isLetter(s[0]) && s[0] != '_' && s[0] != '$' {
+			return false // 3.5, v1.x
+		}
+		if len(s) >= 2 {
+			long++
+		}
+	}
+	if long < 2 && !loose || long == 0 {
+		return false // e.g, U.S
+	}
+	return !hasKnownExt(t) && !isDomain(t)
+}
+
+// plainWord reports whether t is a plain lower-case word (letters, and
+// inner hyphens).
+func plainWord(t string) bool {
+	if t[0] < 'a' || t[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		if d := t[i]; !(d >= 'a' && d <= 'z' || d == '-' && i < len(t)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// classifyAssignment classifies a token with an '=' at i: a setting
+// (KEY=value in code, key=value elsewhere) or a pinned version
+// (pkg==1.2.3) is an identifier, a number when its value is one.
+func classifyAssignment(t string, i int, code bool) (kind, string) {
+	key, val := t[:i], t[i+1:]
+	if ((code && isEnvKey(key)) || (!code && isKey(key))) && isValue(val) {
+		if isVersion(val) && strings.HasSuffix(key, "=") {
+			return kID, t
+		}
+		if n, ok := numberWithUnit(val, false); ok && n == len(val) {
+			return kNumber, t
+		}
+		return kID, t
+	}
+	if strings.HasSuffix(key, "=") && isVersion(val) { // pkg==1.2.3
+		return kID, t
+	}
+	return kNone, ""
+}
+
+// classifyScoped classifies a token with "::": pytest node ids and Rust
+// paths (tests/test_x.py::test_y) are the path before it, or else a
+// symbol.
+func classifyScoped(t string, code, loose bool) (kind, string) {
+	a, b, _ := strings.Cut(t, "::")
+	if p, ok := pathOf(a); ok {
+		return kPath, p
+	}
+	if s, ok := symbolOf(strings.ReplaceAll(b, "::", "."), code, loose); ok {
 		return kSymbol, s
 	}
 	return kNone, ""
@@ -1033,23 +1071,7 @@ func symbolOf(t string, code, loose bool) (string, bool) {
 		}
 	}
 	if dots > 0 {
-		segs := strings.Split(t, ".")
-		long := 0
-		for _, s := range segs {
-			if !isLetter(s[0]) && s[0] != '_' && s[0] != '$' {
-				return "", false // 3.5, v1.x
-			}
-			if len(s) >= 2 {
-				long++
-			}
-		}
-		if long < 2 && !loose {
-			return "", false // e.g, U.S
-		}
-		if long == 0 {
-			return "", false
-		}
-		if hasKnownExt(t) || isDomain(t) {
+		if !dottedName(t, loose) {
 			return "", false
 		}
 		return t, true
