@@ -39,17 +39,46 @@ func ClaudeCode(r io.Reader, name string) ([]byte, Stats, error) {
 		return nil, Stats{}, err
 	}
 	st := Stats{Records: len(recs)}
-	parsed := make([]ccRecord, len(recs))
-	mainline := false
+	parsed, mainline, err := ccParse(recs, name)
+	if err != nil {
+		return nil, st, err
+	}
+	msgs, err := ccMessages(recs, parsed, mainline, name, &st)
+	if err != nil {
+		return nil, st, err
+	}
+	for _, m := range msgs {
+		if m.role == "user" {
+			m.resultsFirst()
+		}
+	}
+	if err := ccCheck(msgs, name); err != nil {
+		return nil, st, err
+	}
+	return ccBody(msgs, name, &st)
+}
+
+// ccParse decodes every record, and says whether the session has a main
+// line (a user or assistant record off any sidechain).
+func ccParse(recs []record, name string) (parsed []ccRecord, mainline bool, err error) {
+	parsed = make([]ccRecord, len(recs))
 	for i, rec := range recs {
 		if err := json.Unmarshal(rec.raw, &parsed[i]); err != nil {
-			return nil, st, fmt.Errorf("%s:%d: %w", name, rec.line, err)
+			return nil, false, fmt.Errorf("%s:%d: %w", name, rec.line, err)
 		}
 		p := parsed[i]
 		if (p.Type == "user" || p.Type == "assistant") && !p.IsSidechain {
 			mainline = true
 		}
 	}
+	return parsed, mainline, nil
+}
+
+// ccMessages gathers the user and assistant records into messages,
+// consecutive records of one role into one message; meta records, those
+// without content, and sidechains when there is a main line are skipped
+// (and counted in st).
+func ccMessages(recs []record, parsed []ccRecord, mainline bool, name string, st *Stats) ([]*ccMessage, error) {
 	var msgs []*ccMessage
 	for i, p := range parsed {
 		line := recs[i].line
@@ -58,18 +87,18 @@ func ClaudeCode(r io.Reader, name string) ([]byte, Stats, error) {
 			continue
 		}
 		if p.Message == nil {
-			return nil, st, fmt.Errorf("%s:%d: a %s record without a message", name, line, p.Type)
+			return nil, fmt.Errorf("%s:%d: a %s record without a message", name, line, p.Type)
 		}
 		role := p.Message.Role
 		if role == "" {
 			role = p.Type
 		}
 		if role != "user" && role != "assistant" {
-			return nil, st, fmt.Errorf("%s:%d: message.role %q is neither user nor assistant", name, line, role)
+			return nil, fmt.Errorf("%s:%d: message.role %q is neither user nor assistant", name, line, role)
 		}
 		blocks, err := ccBlocks(p.Message.Content)
 		if err != nil {
-			return nil, st, fmt.Errorf("%s:%d: message.content: %w", name, line, err)
+			return nil, fmt.Errorf("%s:%d: message.content: %w", name, line, err)
 		}
 		if len(blocks) == 0 {
 			st.Skipped++
@@ -86,31 +115,33 @@ func ClaudeCode(r io.Reader, name string) ([]byte, Stats, error) {
 		for _, b := range blocks {
 			var k ccBlock
 			if err := json.Unmarshal(b, &k); err != nil || k.Type == "" {
-				return nil, st, fmt.Errorf("%s:%d: message.content: a block without a type", name, line)
+				return nil, fmt.Errorf("%s:%d: message.content: a block without a type", name, line)
 			}
 			last.blocks = append(last.blocks, b)
 			last.kinds = append(last.kinds, k)
 		}
 	}
-	// Tool results first in a user message, as the API requires.
-	for _, m := range msgs {
-		if m.role != "user" {
-			continue
+	return msgs, nil
+}
+
+// resultsFirst puts a user message's tool results before its other
+// blocks, as the API requires.
+func (m *ccMessage) resultsFirst() {
+	var res, other []json.RawMessage
+	var rk, ok []ccBlock
+	for i, k := range m.kinds {
+		if k.Type == "tool_result" {
+			res, rk = append(res, m.blocks[i]), append(rk, k)
+		} else {
+			other, ok = append(other, m.blocks[i]), append(ok, k)
 		}
-		var res, other []json.RawMessage
-		var rk, ok []ccBlock
-		for i, k := range m.kinds {
-			if k.Type == "tool_result" {
-				res, rk = append(res, m.blocks[i]), append(rk, k)
-			} else {
-				other, ok = append(other, m.blocks[i]), append(ok, k)
-			}
-		}
-		m.blocks, m.kinds = append(res, other...), append(rk, ok...)
 	}
-	if err := ccCheck(msgs, name); err != nil {
-		return nil, st, err
-	}
+	m.blocks, m.kinds = append(res, other...), append(rk, ok...)
+}
+
+// ccBody writes the messages as an Anthropic Messages body, counting
+// them and their tool calls in st.
+func ccBody(msgs []*ccMessage, name string, st *Stats) ([]byte, Stats, error) {
 	out := struct {
 		Messages []json.RawMessage `json:"messages"`
 	}{}
@@ -120,7 +151,7 @@ func ClaudeCode(r io.Reader, name string) ([]byte, Stats, error) {
 			Content []json.RawMessage `json:"content"`
 		}{m.role, m.blocks})
 		if err != nil {
-			return nil, st, fmt.Errorf("%s:%d: %w", name, m.line, err)
+			return nil, *st, fmt.Errorf("%s:%d: %w", name, m.line, err)
 		}
 		out.Messages = append(out.Messages, b)
 		for _, k := range m.kinds {
@@ -131,7 +162,7 @@ func ClaudeCode(r io.Reader, name string) ([]byte, Stats, error) {
 	}
 	st.Messages = len(msgs)
 	body, err := json.Marshal(out)
-	return body, st, err
+	return body, *st, err
 }
 
 // ccBlocks returns a message's content as blocks: a string is one text

@@ -50,94 +50,126 @@ func Codex(r io.Reader, name string) ([]byte, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	st := Stats{Records: len(recs)}
-	var msgs []*oaMessage
-	open := map[string]int{} // call id -> line of the call
-	str := func(s string) *string { return &s }
+	cx := cxReader{name: name, st: Stats{Records: len(recs)}, open: map[string]int{}}
 	for _, rec := range recs {
-		var c cxRecord
-		if err := json.Unmarshal(rec.raw, &c); err != nil {
-			return nil, st, fmt.Errorf("%s:%d: %w", name, rec.line, err)
-		}
-		var it cxItem
-		if c.Type == "session_meta" || c.Type == "response_item" {
-			if err := json.Unmarshal(c.Payload, &it); err != nil {
-				return nil, st, fmt.Errorf("%s:%d: payload: %w", name, rec.line, err)
-			}
-		}
-		var last *oaMessage
-		if len(msgs) > 0 {
-			last = msgs[len(msgs)-1]
-		}
-		switch {
-		case c.Type == "session_meta":
-			if strings.TrimSpace(it.Instructions) == "" {
-				st.Skipped++
-				continue
-			}
-			msgs = append(msgs, &oaMessage{Role: "system", Content: str(it.Instructions), line: rec.line})
-		case c.Type != "response_item":
-			st.Skipped++
-		case it.Type == "message":
-			text, err := cxText(it.Content)
-			if err != nil {
-				return nil, st, fmt.Errorf("%s:%d: payload.content: %w", name, rec.line, err)
-			}
-			switch it.Role {
-			case "user", "assistant", "system", "developer":
-			default:
-				return nil, st, fmt.Errorf("%s:%d: payload.role %q is not a chat role", name, rec.line, it.Role)
-			}
-			if len(open) > 0 {
-				return nil, st, fmt.Errorf("%s:%d: a %s message before the output of call %s", name, rec.line, it.Role, anyCall(open))
-			}
-			msgs = append(msgs, &oaMessage{Role: it.Role, Content: str(text), line: rec.line})
-		case it.Type == "function_call" || it.Type == "custom_tool_call" || it.Type == "local_shell_call":
-			if it.CallID == "" {
-				return nil, st, fmt.Errorf("%s:%d: payload.call_id: missing", name, rec.line)
-			}
-			call := oaCall{ID: it.CallID, Type: "function"}
-			call.Function.Name, call.Function.Arguments = it.Name, it.Arguments
-			switch it.Type {
-			case "custom_tool_call":
-				b, _ := json.Marshal(map[string]string{"input": it.Input})
-				call.Function.Arguments = string(b)
-			case "local_shell_call":
-				call.Function.Name, call.Function.Arguments = "local_shell", string(it.Action)
-			}
-			// Calls join the assistant message they follow, unless its
-			// calls were already answered.
-			if last == nil || last.Role != "assistant" || len(last.ToolCalls) > 0 && len(open) == 0 {
-				last = &oaMessage{Role: "assistant", line: rec.line}
-				msgs = append(msgs, last)
-			}
-			last.ToolCalls = append(last.ToolCalls, call)
-			open[it.CallID] = rec.line
-			st.ToolCalls++
-		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output" || it.Type == "local_shell_call_output":
-			if _, ok := open[it.CallID]; !ok {
-				return nil, st, fmt.Errorf("%s:%d: output of call %q, which is not pending", name, rec.line, it.CallID)
-			}
-			delete(open, it.CallID)
-			text, err := cxOutput(it.Output)
-			if err != nil {
-				return nil, st, fmt.Errorf("%s:%d: payload.output: %w", name, rec.line, err)
-			}
-			msgs = append(msgs, &oaMessage{Role: "tool", Content: str(text), ToolCallID: it.CallID, line: rec.line})
-		default:
-			st.Skipped++
+		if err := cx.record(rec); err != nil {
+			return nil, cx.st, err
 		}
 	}
-	if len(open) > 0 {
-		id := anyCall(open)
-		return nil, st, fmt.Errorf("%s:%d: call %s has no output", name, open[id], id)
+	if len(cx.open) > 0 {
+		id := anyCall(cx.open)
+		return nil, cx.st, fmt.Errorf("%s:%d: call %s has no output", name, cx.open[id], id)
 	}
-	if len(msgs) == 0 {
-		return nil, st, fmt.Errorf("%s: no messages", name)
+	if len(cx.msgs) == 0 {
+		return nil, cx.st, fmt.Errorf("%s: no messages", name)
 	}
-	st.Messages = len(msgs)
-	body, err := json.Marshal(msgs)
-	return body, st, err
+	cx.st.Messages = len(cx.msgs)
+	body, err := json.Marshal(cx.msgs)
+	return body, cx.st, err
+}
+
+// cxReader is Codex's state as it reads a rollout record by record.
+type cxReader struct {
+	name string
+	st   Stats
+	msgs []*oaMessage
+	open map[string]int // call id -> line of the call
+}
+
+// record reads one record of the rollout.
+func (cx *cxReader) record(rec record) error {
+	var c cxRecord
+	if err := json.Unmarshal(rec.raw, &c); err != nil {
+		return fmt.Errorf("%s:%d: %w", cx.name, rec.line, err)
+	}
+	var it cxItem
+	if c.Type == "session_meta" || c.Type == "response_item" {
+		if err := json.Unmarshal(c.Payload, &it); err != nil {
+			return fmt.Errorf("%s:%d: payload: %w", cx.name, rec.line, err)
+		}
+	}
+	switch {
+	case c.Type == "session_meta":
+		if strings.TrimSpace(it.Instructions) == "" {
+			cx.st.Skipped++
+			return nil
+		}
+		cx.msgs = append(cx.msgs, &oaMessage{Role: "system", Content: &it.Instructions, line: rec.line})
+	case c.Type != "response_item":
+		cx.st.Skipped++
+	case it.Type == "message":
+		return cx.message(it, rec.line)
+	case it.Type == "function_call" || it.Type == "custom_tool_call" || it.Type == "local_shell_call":
+		return cx.call(it, rec.line)
+	case it.Type == "function_call_output" || it.Type == "custom_tool_call_output" || it.Type == "local_shell_call_output":
+		return cx.output(it, rec.line)
+	default:
+		cx.st.Skipped++
+	}
+	return nil
+}
+
+// message reads a chat message; none may come while a call awaits its
+// output.
+func (cx *cxReader) message(it cxItem, line int) error {
+	text, err := cxText(it.Content)
+	if err != nil {
+		return fmt.Errorf("%s:%d: payload.content: %w", cx.name, line, err)
+	}
+	switch it.Role {
+	case "user", "assistant", "system", "developer":
+	default:
+		return fmt.Errorf("%s:%d: payload.role %q is not a chat role", cx.name, line, it.Role)
+	}
+	if len(cx.open) > 0 {
+		return fmt.Errorf("%s:%d: a %s message before the output of call %s", cx.name, line, it.Role, anyCall(cx.open))
+	}
+	cx.msgs = append(cx.msgs, &oaMessage{Role: it.Role, Content: &text, line: line})
+	return nil
+}
+
+// call reads a tool call as an OpenAI function call of an assistant
+// message: it joins the assistant message it follows, unless that
+// message's calls were already answered.
+func (cx *cxReader) call(it cxItem, line int) error {
+	if it.CallID == "" {
+		return fmt.Errorf("%s:%d: payload.call_id: missing", cx.name, line)
+	}
+	call := oaCall{ID: it.CallID, Type: "function"}
+	call.Function.Name, call.Function.Arguments = it.Name, it.Arguments
+	switch it.Type {
+	case "custom_tool_call":
+		b, _ := json.Marshal(map[string]string{"input": it.Input})
+		call.Function.Arguments = string(b)
+	case "local_shell_call":
+		call.Function.Name, call.Function.Arguments = "local_shell", string(it.Action)
+	}
+	var last *oaMessage
+	if len(cx.msgs) > 0 {
+		last = cx.msgs[len(cx.msgs)-1]
+	}
+	if last == nil || last.Role != "assistant" || len(last.ToolCalls) > 0 && len(cx.open) == 0 {
+		last = &oaMessage{Role: "assistant", line: line}
+		cx.msgs = append(cx.msgs, last)
+	}
+	last.ToolCalls = append(last.ToolCalls, call)
+	cx.open[it.CallID] = line
+	cx.st.ToolCalls++
+	return nil
+}
+
+// output reads a pending call's output as a tool message.
+func (cx *cxReader) output(it cxItem, line int) error {
+	if _, ok := cx.open[it.CallID]; !ok {
+		return fmt.Errorf("%s:%d: output of call %q, which is not pending", cx.name, line, it.CallID)
+	}
+	delete(cx.open, it.CallID)
+	text, err := cxOutput(it.Output)
+	if err != nil {
+		return fmt.Errorf("%s:%d: payload.output: %w", cx.name, line, err)
+	}
+	cx.msgs = append(cx.msgs, &oaMessage{Role: "tool", Content: &text, ToolCallID: it.CallID, line: line})
+	return nil
 }
 
 // cxText joins the text parts of a message's content.
