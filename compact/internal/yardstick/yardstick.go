@@ -122,39 +122,63 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 		return row, fmt.Errorf("%s: %w", source, err)
 	}
 	row.Messages = len(t.Messages)
-	w, err := checkpoint.New(checkpoint.Options{Tokenizer: tok})
-	if err != nil {
-		return row, err
-	}
-	c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: w})
-	if err != nil {
-		return row, err
-	}
-	res, err := c.Compact(ctx, compact.Request{Transcript: t})
+	res, err := compactOnce(ctx, t, cfg, tok)
 	if err != nil {
 		return row, fmt.Errorf("%s: compact: %w", source, err)
 	}
 	row.Before, row.After, row.Compacted, row.Reason = res.TokensBefore, res.TokensAfter, res.Compacted, res.Reason
 	row.CheckpointTok = res.Checkpoint.Tokens
-
-	var span []checkpoint.Entry
-	if res.Compacted {
-		span = res.Span.Entries
-		row.SpanMessages = res.MessagesCompacted
-	} else {
-		msgs, err := rawMessages(t.JSON(), p)
-		if err != nil {
-			return row, err
-		}
-		for _, m := range msgs {
-			if role := field(m, "role"); role != "system" && role != "developer" {
-				row.SpanMessages++
-				span = append(span, flatten(m, p)...)
-			}
-		}
+	span, err := row.spanOf(res, t, p)
+	if err != nil {
+		return row, err
 	}
 	out := res.Transcript.JSON()
 	hay := haystack(out)
+	row.countLedger(span, hay)
+	row.countScanned(span, hay, tok)
+	row.countLabels(span, hay, labels, tok)
+	row.countErrorLines(span, hay, tok)
+	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
+	return row, nil
+}
+
+// compactOnce compacts t with cfg and the extractive checkpoint.
+func compactOnce(ctx context.Context, t *compact.Transcript, cfg compact.Config, tok strata.Tokenizer) (compact.Result, error) {
+	w, err := checkpoint.New(checkpoint.Options{Tokenizer: tok})
+	if err != nil {
+		return compact.Result{}, err
+	}
+	c, err := compact.New(compact.Options{Config: cfg, Tokenizer: tok, Checkpointer: w})
+	if err != nil {
+		return compact.Result{}, err
+	}
+	return c.Compact(ctx, compact.Request{Transcript: t})
+}
+
+// spanOf returns the entries measured: the compacted span's, or, when
+// nothing was compacted, every message's but the system ones.
+func (row *Row) spanOf(res compact.Result, t *compact.Transcript, p compact.Provider) ([]checkpoint.Entry, error) {
+	if res.Compacted {
+		row.SpanMessages = res.MessagesCompacted
+		return res.Span.Entries, nil
+	}
+	msgs, err := rawMessages(t.JSON(), p)
+	if err != nil {
+		return nil, err
+	}
+	var span []checkpoint.Entry
+	for _, m := range msgs {
+		if role := field(m, "role"); role != "system" && role != "developer" {
+			row.SpanMessages++
+			span = append(span, flatten(m, p)...)
+		}
+	}
+	return span, nil
+}
+
+// countLedger counts, by kind, the identifiers of the span's ledger and
+// those the compacted list (hay) keeps.
+func (row *Row) countLedger(span []checkpoint.Entry, hay string) {
 	for _, id := range checkpoint.Ledger(span, "") {
 		k := row.ByKind[id.Kind]
 		k[1]++
@@ -167,6 +191,12 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 		}
 		row.ByKind[id.Kind] = k
 	}
+}
+
+// countScanned counts what the scanner finds in the whole span, in what
+// the conversation names (all but tool results) and in what it says (the
+// same without the bodies of written files), and what of each is kept.
+func (row *Row) countScanned(span []checkpoint.Entry, hay string, tok strata.Tokenizer) {
 	var list []string
 	for _, id := range checkpoint.Scan(span) {
 		row.Scanned++
@@ -206,6 +236,11 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 			row.SaidKept++
 		}
 	}
+}
+
+// countLabels counts, by class, the labels whose text occurs in the span
+// and those the compacted list keeps.
+func (row *Row) countLabels(span []checkpoint.Entry, hay string, labels []Label, tok strata.Tokenizer) {
 	var spanText strings.Builder
 	for _, e := range span {
 		spanText.WriteString(haystack([]byte(e.Text)))
@@ -231,6 +266,11 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 		row.LabelTokens = tok.Count(strings.Join(inSpan, "\n"))
 	}
 	row.LabelsFit = row.LabelTokens <= CheckpointBudget/2
+}
+
+// countErrorLines counts the identifiers on the error lines of the span's
+// tool results (by the yardstick's own rule, ErrorLines) and those kept.
+func (row *Row) countErrorLines(span []checkpoint.Entry, hay string, tok strata.Tokenizer) {
 	seen := map[string]bool{}
 	var errList []string
 	for _, e := range span {
@@ -256,8 +296,6 @@ func MeasureLabelled(ctx context.Context, source string, p compact.Provider, bod
 	if len(errList) > 0 {
 		row.ErrorIDTokens = tok.Count(strings.Join(errList, "\n"))
 	}
-	row.PairsOK, row.RolesOK, row.Problem = Valid(p, out)
-	return row, nil
 }
 
 // bodyKeys are the tool-call arguments that carry what a call writes
