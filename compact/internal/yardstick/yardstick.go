@@ -473,56 +473,81 @@ func Valid(p compact.Provider, doc []byte) (pairsOK, rolesOK bool, problem strin
 	if err != nil {
 		return false, false, err.Error()
 	}
-	pairsOK, rolesOK = true, true
-	fail := func(pairs bool, format string, a ...any) {
-		if pairs {
-			pairsOK = false
-		} else {
-			rolesOK = false
-		}
-		if problem == "" {
-			problem = fmt.Sprintf(format, a...)
-		}
-	}
-	open := map[string]bool{}
+	v := verdict{pairsOK: true, rolesOK: true}
 	if p == compact.OpenAI {
-		head := true
-		for i, m := range msgs {
-			role := field(m, "role")
-			switch role {
-			case "system", "developer":
-				if !head {
-					fail(false, "message %d: %s message after the conversation started", i, role)
-				}
-				continue
-			case "user", "assistant", "tool":
-			default:
-				fail(false, "message %d: unknown role %q", i, role)
+		v.openAI(msgs)
+	} else {
+		v.anthropic(msgs)
+	}
+	return v.pairsOK, v.rolesOK, v.problem
+}
+
+// verdict is what Valid finds: whether pairs and roles hold, and the
+// first failure.
+type verdict struct {
+	pairsOK, rolesOK bool
+	problem          string
+}
+
+// fail records a failure of the pairs (pairs) or of the roles.
+func (v *verdict) fail(pairs bool, format string, a ...any) {
+	if pairs {
+		v.pairsOK = false
+	} else {
+		v.rolesOK = false
+	}
+	if v.problem == "" {
+		v.problem = fmt.Sprintf(format, a...)
+	}
+}
+
+// openAI checks an OpenAI message list: system and developer messages
+// only at the head, a user message first after them, and every tool call
+// answered by a tool message before the conversation goes on.
+func (v *verdict) openAI(msgs []map[string]json.RawMessage) {
+	open := map[string]bool{}
+	head := true
+	for i, m := range msgs {
+		role := field(m, "role")
+		switch role {
+		case "system", "developer":
+			if !head {
+				v.fail(false, "message %d: %s message after the conversation started", i, role)
 			}
-			if head && role != "user" {
-				fail(false, "message %d: the conversation starts with %s", i, role)
+			continue
+		case "user", "assistant", "tool":
+		default:
+			v.fail(false, "message %d: unknown role %q", i, role)
+		}
+		if head && role != "user" {
+			v.fail(false, "message %d: the conversation starts with %s", i, role)
+		}
+		head = false
+		if role == "tool" {
+			id := field(m, "tool_call_id")
+			if !open[id] {
+				v.fail(true, "message %d: tool result %s answers no pending call", i, id)
 			}
-			head = false
-			if role == "tool" {
-				id := field(m, "tool_call_id")
-				if !open[id] {
-					fail(true, "message %d: tool result %s answers no pending call", i, id)
-				}
-				delete(open, id)
-				continue
-			}
-			if len(open) > 0 {
-				fail(true, "message %d: %d tool calls unanswered before it", i, len(open))
-				clear(open)
-			}
-			for _, e := range flatten(m, p) {
-				if e.Kind == "tool_call" {
-					open[e.CallID] = true
-				}
+			delete(open, id)
+			continue
+		}
+		if len(open) > 0 {
+			v.fail(true, "message %d: %d tool calls unanswered before it", i, len(open))
+			clear(open)
+		}
+		for _, e := range flatten(m, compact.OpenAI) {
+			if e.Kind == "tool_call" {
+				open[e.CallID] = true
 			}
 		}
-		return
 	}
+}
+
+// anthropic checks an Anthropic message list: user and assistant
+// alternating from a user message, and every tool_use answered by a
+// tool_result of the next message.
+func (v *verdict) anthropic(msgs []map[string]json.RawMessage) {
+	open := map[string]bool{}
 	for i, m := range msgs {
 		role := field(m, "role")
 		want := "user"
@@ -530,28 +555,27 @@ func Valid(p compact.Provider, doc []byte) (pairsOK, rolesOK bool, problem strin
 			want = "assistant"
 		}
 		if role != want {
-			fail(false, "message %d is %s, want %s (roles must alternate from user)", i, role, want)
+			v.fail(false, "message %d is %s, want %s (roles must alternate from user)", i, role, want)
 		}
-		for _, e := range flatten(m, p) {
+		for _, e := range flatten(m, compact.Anthropic) {
 			if e.Kind != "tool_result" {
 				continue
 			}
 			if !open[e.CallID] {
-				fail(true, "message %d: tool_result %s answers no tool_use of the message before", i, e.CallID)
+				v.fail(true, "message %d: tool_result %s answers no tool_use of the message before", i, e.CallID)
 			}
 			delete(open, e.CallID)
 		}
 		if len(open) > 0 {
-			fail(true, "message %d: %d tool_use blocks of the message before unanswered", i, len(open))
+			v.fail(true, "message %d: %d tool_use blocks of the message before unanswered", i, len(open))
 			clear(open)
 		}
-		for _, e := range flatten(m, p) {
+		for _, e := range flatten(m, compact.Anthropic) {
 			if e.Kind == "tool_call" {
 				open[e.CallID] = true
 			}
 		}
 	}
-	return
 }
 
 // Table formats rows as two Markdown tables: the measure, and the share
