@@ -329,15 +329,7 @@ func extractDecisions(si *spanInfo) []string {
 			}
 		}
 	}
-	dec = dedupeItems(dec)
-	if len(dec) > maxDecisions {
-		dec = dec[len(dec)-maxDecisions:]
-	}
-	var out []string
-	for _, it := range dec {
-		out = append(out, it.text)
-	}
-	return out
+	return capItems(dec, maxDecisions) // in position order already: the sort keeps it
 }
 
 // extractNextSteps returns the plan in the assistant's last message,
