@@ -130,9 +130,16 @@
 // Error lines that differ only in opaque tokens (hashes, ids of six
 // digits or more) keep the best ranked of them, and those that differ
 // only in numbers standing alone (one compiler message at many
-// line:column places) the best two. The first tier is then
-// taken in turns by kind (each kind's best, then each kind's second
-// best...), so that every kind is listed before any kind is complete.
+// line:column places) the best two. The first tier is then taken in
+// two parts, each in turns by kind (each kind's best, then each kind's
+// second best...), so that every kind is listed before any kind is
+// complete: first the failure evidence the conversation does not name
+// (error lines of tool output; what an error line names, a failing
+// test's whole name and a JSON error body's fields included; the sites
+// of stack frames in the project), then the rest. A path in a
+// language's runtime or a dependency (/usr/local/go/src/, site-packages/,
+// node_modules/, ...) that only a stack frame shows ranks with what only
+// output shows.
 //
 // Work is bounded: of a tool result or a long argument, the first 48 KiB
 // and the last 16 KiB are scanned. A span of about 1,000 entries (95k
@@ -149,8 +156,8 @@
 // notes, constraints, next steps and in-progress items (the last), each
 // list keeping a few items until nothing else is left to drop, and the
 // goal is cut last. When not every identifier fits in half the budget,
-// whole error lines take at most a quarter of it ahead of the rest of the
-// first tier (a line longer than a sixteenth of the budget is not among
+// whole error lines take at most 15% of it ahead of the rest of the
+// first tier (a line longer than a quarter of that share is not among
 // them): the lines past that share move to the head of the second
 // tier, and the identifiers on them (codes, sites, ids, URLs, ports),
 // candidates of their own, stand for them at a fraction of their cost.

@@ -222,3 +222,55 @@ func TestPassingStateSurvivesWhenNothingFits(t *testing.T) {
 		t.Errorf("only %d of the outputs' URLs kept: the share is not small:\n%s", n, res.Text)
 	}
 }
+
+// TestErrorLinesBeforeNames checks that, when a budget cannot hold both,
+// what the error lines of failing runs name (codes, ids, URLs, failing
+// subtests, a JSON error body's fields, the project's crash site) is kept
+// before the URLs the user listed, and that a frame in the language's
+// runtime does not rank as a crash site.
+func TestErrorLinesBeforeNames(t *testing.T) {
+	var ask strings.Builder
+	ask.WriteString("These endpoints time out since the deploy:")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&ask, " https://svc-%02d.example.test/api/v1/items/%d", i, 1000+i)
+	}
+	span := []checkpoint.Entry{user(ask.String())}
+	var want []string
+	for i := 0; i < 6; i++ {
+		code, req := fmt.Sprintf("E%d", 7100+i), fmt.Sprintf("req_%dQx7Lm", 31+i)
+		sub := fmt.Sprintf("TestForwardPool/case_%d", i)
+		out := fmt.Sprintf("=== RUN   TestForwardPool\n    --- FAIL: %s (0.01s)\n"+
+			`{"error":{"code":%q,"message":"upstream returned 503","request_id":%q}}`+"\n"+
+			"panic: runtime error: index out of range [%d] with length %d\n\ngoroutine 9 [running]:\n"+
+			"example.com/gw/internal/pool.(*Pool).pick(...)\n\t/src/gw/internal/pool/pick.go:%d +0x1d4\n"+
+			"testing.tRunner(0xc000102000, 0x5a1b28)\n\t/usr/local/go/src/testing/testing.go:%d +0xd4\nFAIL",
+			sub, code, req, i+2, i+2, 40+i, 1600+i)
+		span = append(span, run(fmt.Sprintf("t%d", i), "go test ./internal/pool/", out)...)
+		want = append(want, code, req, sub, fmt.Sprintf("internal/pool/pick.go:%d", 40+i))
+	}
+	res, err := newWriter(t, checkpoint.Options{Budget: 900}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q, named by a failing run, lost while the user's URLs were kept:\n%s", w, res.Text)
+		}
+	}
+	if !strings.Contains(res.Text, "https://svc-39.example.test/api/v1/items/1039") {
+		t.Errorf("no room left for the user's URLs:\n%s", res.Text)
+	}
+	// The ranking puts the runtime's frames after the user's URLs, and
+	// the project's crash sites before them.
+	pos := map[string]int{}
+	for i, id := range checkpoint.Ledger(span, "") {
+		pos[id.Text] = i
+	}
+	runtime, ok := pos["/usr/local/go/src/testing/testing.go:1600"]
+	if !ok || runtime < pos["https://svc-39.example.test/api/v1/items/1039"] {
+		t.Errorf("a frame in the Go runtime at %d (listed: %v), before the user's last URL at %d", runtime, ok, pos["https://svc-39.example.test/api/v1/items/1039"])
+	}
+	if site := pos["/src/gw/internal/pool/pick.go:40"]; site > pos["https://svc-00.example.test/api/v1/items/1000"] {
+		t.Errorf("the project's crash site at %d, after the user's first URL", site)
+	}
+}

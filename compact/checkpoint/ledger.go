@@ -351,6 +351,11 @@ func (c *collector) rank() []cand {
 		switch {
 		case d.spare:
 			spare = append(spare, d)
+		case d.kind == kPath && !talked(&d) && runtimeSite(d.text):
+			// A file of a language's runtime or of a dependency, as a
+			// stack frame shows it: how a failure travelled, not where
+			// the project failed.
+			rest = append(rest, d)
 		case isSite(&d) && !talked(&d):
 			// A file:line site only output shows: where a failure
 			// happened (an error line's, a stack frame's) is failure
@@ -391,9 +396,26 @@ func (c *collector) rank() []cand {
 	first, alike := collapseAlike(first)
 	spare = append(alike, spare...)
 	sortCands(spare)
-	out := append(byKindTurns(first), rest...)
+	// What failed and where comes first: error lines and what they name.
+	var failed, named []cand
+	for _, d := range first {
+		if failedFirst(&d) {
+			failed = append(failed, d)
+		} else {
+			named = append(named, d)
+		}
+	}
+	out := append(byKindTurns(failed), byKindTurns(named)...)
+	out = append(out, rest...)
 	out = append(out, detail...)
 	return append(out, spare...)
+}
+
+// failedFirst reports whether a first-tier candidate is failure evidence
+// the conversation does not name: an error line of a tool's output, or
+// an identifier an error line names.
+func failedFirst(d *cand) bool {
+	return !talked(d) && d.src&srcOutput != 0 && (d.kind == kError || d.marks&markErrLine != 0)
 }
 
 // isSite reports whether a candidate is a file:line site.
@@ -890,8 +912,10 @@ func reservePassing(cs []cand, limit int, tok strata.Tokenizer) []cand {
 // ahead of the other failure evidence when not everything fits: the
 // identifiers on the lines past it (codes, sites, ids, URLs, ports) are
 // candidates of their own and cost a fraction of their line, so a few
-// long lines do not crowd out the identifiers of all the others.
-const errorLineShare = 0.25
+// long lines do not crowd out the identifiers of all the others. (A
+// quarter, with failure evidence ahead of the names the conversation
+// says, cost evidgen's long session 31 of the user's identifiers.)
+const errorLineShare = 0.15
 
 // weakFailure reports whether a first-tier candidate is there only for
 // being named on a line that reports a failure in other words.

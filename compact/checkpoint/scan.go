@@ -47,6 +47,7 @@ const (
 	markRead                     // a path or command that only reads
 	markResult                   // a test a runner reports on (--- PASS: TestX)
 	markFailure                  // on another line of output that reports a failure
+	markErrLine                  // on an error line, or the site of a frame outside a language's runtime
 )
 
 // sink receives what the scanner finds.
@@ -479,16 +480,27 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 	}
 	if site := frameSite(t); site != "" {
 		// The site itself, with its line: where a panic or an exception
-		// happened. It fills what room the names the conversation says
-		// leave, before other names only output shows.
-		out.add(kPath, site, markTrace)
+		// happened. One in the project ranks with what error lines name;
+		// one in a language's runtime or a dependency fills what room
+		// the names the conversation says leave.
+		m := markTrace
+		if !runtimeSite(site) {
+			m |= markErrLine
+		}
+		out.add(kPath, site, m)
 	}
 	if name := testResult(t); name != "" {
 		out.add(kSymbol, name, markResult)
 	}
-	if msg != "" || frame != "" || isFrameLocation(t) {
-		out = marked{out, markTrace} // what an error or a stack frame names
-	} else if !testLogs && reportsFailure(t) {
+	if name := failedTest(t); name != "" {
+		out.add(kSymbol, name, markTrace|markErrLine)
+	}
+	switch {
+	case msg != "" || errorObject(t):
+		out = marked{out, markTrace | markErrLine} // what an error line names
+	case frame != "" || isFrameLocation(t):
+		out = marked{out, markTrace} // what a stack frame names
+	case !testLogs && reportsFailure(t):
 		out = marked{out, markFailure}
 	}
 	switch {
@@ -498,6 +510,33 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
+}
+
+// errorObject reports whether a line is a JSON object that reports an
+// error: {"error": ...} or {"errors": ...} as its first key.
+func errorObject(t string) bool {
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	r := strings.TrimLeft(t[1:], " \t")
+	return strings.HasPrefix(r, `"error"`) || strings.HasPrefix(r, `"errors"`)
+}
+
+// runtimeDirs name the places of a language's runtime and of installed
+// dependencies: a frame there says how a failure travelled, not where
+// the project's code failed.
+var runtimeDirs = []string{"/go/src/", "/go/pkg/mod/", "/usr/lib/", "/usr/local/lib/", "site-packages/",
+	"dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/", "<frozen ", "node:internal/", "/jdk/", "/jre/"}
+
+// runtimeSite reports whether a frame's site is in a language's runtime
+// or a dependency (see runtimeDirs).
+func runtimeSite(site string) bool {
+	for _, d := range runtimeDirs {
+		if strings.Contains(site, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // failureWords, as whole words, make a line of output report a failure
@@ -569,6 +608,31 @@ func testResult(t string) string {
 	default:
 		return ""
 	}
+	return testName(name)
+}
+
+// failedTest returns the test a test runner's line says failed: Go's
+// "--- FAIL: TestX/case (0.01s)" and pytest's "FAILED tests/a.py::test_x
+// - message", or "". The line is an error line; the name, a subtest's
+// whole path included, is an identifier of its own, shorter than the
+// line.
+func failedTest(t string) string {
+	var name string
+	switch {
+	case strings.HasPrefix(t, "--- FAIL: "):
+		name, _, _ = strings.Cut(t[10:], " ")
+	case strings.HasPrefix(t, "FAILED "):
+		name, _, _ = strings.Cut(t[7:], " ")
+	default:
+		return ""
+	}
+	return testName(name)
+}
+
+// testName returns the name of a test as a runner's line gives it (Go's
+// TestX or TestX/case, pytest's tests/a.py::TestC::test_x[3-4]), or ""
+// if it is not a name.
+func testName(name string) string {
 	if _, test, ok := strings.Cut(name, "::"); ok {
 		name = strings.ReplaceAll(test, "::", ".")
 	}
