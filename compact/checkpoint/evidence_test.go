@@ -274,3 +274,20 @@ func TestErrorLinesBeforeNames(t *testing.T) {
 		t.Errorf("the project's crash site at %d, after the user's first URL", site)
 	}
 }
+
+// TestSaidKeepsCase checks that an identifier counts as said by the text
+// only in its own case: the goal's URL with a "#rate_limited" fragment
+// does not carry the code RATE_LIMITED a log line printed.
+func TestSaidKeepsCase(t *testing.T) {
+	span := []checkpoint.Entry{
+		user("Why do clients land on https://docs.example.test/errors#rate_limited since the deploy?"),
+	}
+	span = append(span, run("r1", "tail -n 1 /var/log/gateway.log", "level=warn code=RATE_LIMITED tenant=acme")...)
+	res, err := newWriter(t, checkpoint.Options{Budget: 2000}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "RATE_LIMITED") {
+		t.Errorf("RATE_LIMITED lost (Ledger carries it: %v):\n%s", hasText(res.Ledger, "RATE_LIMITED"), res.Text)
+	}
+}

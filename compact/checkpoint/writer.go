@@ -452,8 +452,10 @@ func fitProse(s *Sections, limit int, tok strata.Tokenizer) {
 
 // fitLedger adds the ledger to the sections within budget. An
 // identifier the text already says (the sections quote it, or an
-// identifier listed before contains it, as a whole word: invoice.go in
-// internal/billing/invoice.go) is carried and not listed again. The
+// identifier listed before contains it, as a whole word and in the same
+// case: invoice.go in internal/billing/invoice.go, but not
+// RATE_LIMITED in a URL's #rate_limited) is carried and not listed
+// again. The
 // others are listed in rank order, each if its line or list entry still
 // fits (a smaller one further down may fit where a larger one did not).
 // The assembled text is counted once more and the last listed
@@ -465,15 +467,14 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 	prose := s.Format()
 	remaining := budget - tok.Count(prose)
 	var seen strings.Builder
-	seen.WriteString(strings.ToLower(prose))
+	seen.WriteString(prose)
 	seen.WriteByte('\n')
 	var listedIdx, said []int
 	var started [kID + 1]bool
 	est, omitted := 0, 0
 	for i := range cands {
 		d := &cands[i]
-		low := strings.ToLower(d.text)
-		if containsWord(seen.String(), low) {
+		if containsWord(seen.String(), d.text) {
 			said = append(said, i)
 			continue
 		}
@@ -497,7 +498,7 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 			started[d.kind] = true
 		}
 		listedIdx = append(listedIdx, i)
-		seen.WriteString(low)
+		seen.WriteString(d.text)
 		seen.WriteByte('\n')
 	}
 	for {
@@ -511,7 +512,7 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 			// What the text carries: the listed identifiers, and those it
 			// says otherwise (checked again: a dropped line may have
 			// said one).
-			low := strings.ToLower(text)
+
 			carried := make([]Identifier, 0, len(listedIdx)+len(said))
 			li, si := 0, 0
 			for li < len(listedIdx) || si < len(said) {
@@ -520,7 +521,7 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 					i, li = listedIdx[li], li+1
 				} else {
 					i, si = said[si], si+1
-					if !containsWord(low, strings.ToLower(cands[i].text)) {
+					if !containsWord(text, cands[i].text) {
 						omitted++
 						continue
 					}
