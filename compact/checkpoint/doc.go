@@ -131,12 +131,15 @@
 // digits or more) keep the best ranked of them, and those that differ
 // only in numbers standing alone (one compiler message at many
 // line:column places) the best two. The first tier is then taken in
-// two parts, each in turns by kind (each kind's best, then each kind's
+// four parts, each in turns by kind (each kind's best, then each kind's
 // second best...), so that every kind is listed before any kind is
 // complete: first the failure evidence the conversation does not name
 // (error lines of tool output; what an error line names, a failing
 // test's whole name and a JSON error body's fields included; the sites
-// of stack frames in the project), then the rest. A path in a
+// of stack frames in the project), then what the conversation names,
+// then what only code the agent wrote shows (the URLs, codes and ports
+// it put in a file), and last the commands and paths of the tool calls
+// that only read, which no person or model text says. A path in a
 // language's runtime or a dependency (/usr/local/go/src/, site-packages/,
 // node_modules/, ...) that only a stack frame shows ranks with what only
 // output shows.

@@ -291,3 +291,39 @@ func TestSaidKeepsCase(t *testing.T) {
 		t.Errorf("RATE_LIMITED lost (Ledger carries it: %v):\n%s", hasText(res.Ledger, "RATE_LIMITED"), res.Text)
 	}
 }
+
+// TestWrittenBeforeRead checks that what only the code an agent wrote
+// shows (an endpoint, an error code, a port it put in a file) ranks
+// before the commands and paths of the files it only read.
+func TestWrittenBeforeRead(t *testing.T) {
+	span := []checkpoint.Entry{user("Add a health check for the billing upstream.")}
+	for i := 0; i < 40; i++ {
+		span = append(span, call("shell", fmt.Sprintf(`{"command": "sed -n 1,80p internal/billing/part%02d.go"}`, i)),
+			output("shell", "package billing\n"))
+	}
+	span = append(span, call("write_file", `{"path": "internal/billing/health.go", "content": "package billing\n\n`+
+		`const healthURL = \"https://billing.example.test:8443/v2/health\"\n\nconst errUnhealthy = \"E4417\"\n\nconst adminAddr = \"127.0.0.1:39117\"\n"}`),
+		output("write_file", "wrote internal/billing/health.go"))
+	pos := map[string]int{}
+	for i, id := range checkpoint.Ledger(span, "") {
+		pos[id.Text] = i
+	}
+	read, ok := pos["sed -n 1,80p internal/billing/part00.go"]
+	if !ok {
+		t.Fatal("the first read is not in the ledger")
+	}
+	for _, w := range []string{"https://billing.example.test:8443/v2/health", "E4417", "127.0.0.1:39117"} {
+		if p, ok := pos[w]; !ok || p > read {
+			t.Errorf("%q, in the file written, at %d (listed: %v), after the first read at %d", w, p, ok, read)
+		}
+	}
+	res, err := newWriter(t, checkpoint.Options{Budget: 400}).Checkpoint(context.Background(), span, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"internal/billing/health.go", "https://billing.example.test:8443/v2/health", "E4417", "127.0.0.1:39117"} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("%q lost while reads were kept:\n%s", w, res.Text)
+		}
+	}
+}

@@ -345,7 +345,7 @@ func (c *collector) scanArg(key string, v any, depth int) {
 // every identifier of the span fits (see spareFits).
 func (c *collector) rank() []cand {
 	n := len(c.si.entries)
-	var first, rest, detail, spare []cand
+	var first, written, rest, detail, spare []cand
 	for _, d := range c.cands {
 		d.score = score(&d, n)
 		switch {
@@ -370,6 +370,10 @@ func (c *collector) rank() []cand {
 		case !talked(&d) && d.kind != kError && d.kind != kCommand &&
 			d.marks&(markTrace|markFailure) == 0 && !(d.marks&markDecl != 0 && d.src&srcCode != 0):
 			switch {
+			case d.kind != kSymbol && d.src&srcCode != 0 && d.src&srcOutput == 0:
+				// Only code the agent wrote shows it: what it
+				// changed, before what it only read.
+				written = append(written, d)
 			case d.kind != kSymbol:
 				rest = append(rest, d)
 			case d.marks&markResult != 0:
@@ -391,21 +395,27 @@ func (c *collector) rank() []cand {
 		}
 	}
 	sortCands(first)
+	sortCands(written)
 	sortCands(rest)
 	sortCands(detail)
 	first, alike := collapseAlike(first)
 	spare = append(alike, spare...)
 	sortCands(spare)
 	// What failed and where comes first: error lines and what they name.
-	var failed, named []cand
+	var failed, named, reads []cand
 	for _, d := range first {
-		if failedFirst(&d) {
+		switch {
+		case failedFirst(&d):
 			failed = append(failed, d)
-		} else {
+		case onlyRead(&d):
+			reads = append(reads, d)
+		default:
 			named = append(named, d)
 		}
 	}
 	out := append(byKindTurns(failed), byKindTurns(named)...)
+	out = append(out, byKindTurns(written)...)
+	out = append(out, byKindTurns(reads)...)
 	out = append(out, rest...)
 	out = append(out, detail...)
 	return append(out, spare...)
@@ -416,6 +426,14 @@ func (c *collector) rank() []cand {
 // an identifier an error line names.
 func failedFirst(d *cand) bool {
 	return !talked(d) && d.src&srcOutput != 0 && (d.kind == kError || d.marks&markErrLine != 0)
+}
+
+// onlyRead reports whether a first-tier candidate is there only as a
+// tool call that reads names it: a read's command or path, which no
+// person or model text says and no failure shows.
+func onlyRead(d *cand) bool {
+	return d.src&(srcUser|srcAssistant|srcThinking) == 0 && d.marks&markRead != 0 &&
+		d.marks&(markWritten|markTrace|markErrLine|markFailure) == 0
 }
 
 // isSite reports whether a candidate is a file:line site.
