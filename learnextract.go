@@ -285,7 +285,7 @@ var leadName = regexp.MustCompile(`^(?:hey |hi |hello )?[\p{Lu}][\p{L}]*[,!]\s+`
 var smallTalk = regexp.MustCompile(`(?i)^(?:i|we)(?:'m| am|'re| are)? (?:(?:so|really|totally|just|also|too|very|super) )*(?:` +
 	`glad|happy for|proud of|sorry|sure|excited for|thrilled for|hope|hoping|agree|bet|guess|know|see|understand|appreciate|wish|wonder|` +
 	`can't wait|cannot wait|can't believe|couldn't agree|feel the same|get it|get that|mean|think so|love (?:that|this|it)\b|like (?:that|this|it)\b|` +
-	`(?:have|'ve) to say|must say|totally agree|have no idea|thank|miss (?:you|talking)|am here for|'m here for|will (?:do|try)|'ll (?:do|try))`)
+	`(?:have|'ve) to say|must say|totally agree|have no idea|thank|miss (?:you|talking)|am here for|'m here for|will (?:do|try)|'ll (?:do|try))\b`)
 
 // aboutOther finds a clause's feelings or manners towards the addressee.
 var aboutOther = regexp.MustCompile(`(?i)\b(?:for|of|to|with|about|at|from|by|like|than|thanks?|love|miss|admire|appreciate|congratulate|help|support|inspire[sd]?|know|tell|told|see|show|meet|message|hear|heard|ask|wish|hope) (?:you|your|yourself)\b|\byou(?:'d|'ll)\b|\b(?:you|your)(?:'re|'ve| are| have| were| did| do| look| sound| seem| got| must| should| can| could)\b`)
@@ -329,10 +329,25 @@ func clauseWords(s string) []string {
 // extractClause applies the rules to one clause.
 func extractClause(cl, speaker, addressee string, at time.Time, loc *time.Location) (extracted, bool) {
 	cl = strings.ReplaceAll(cl, "’", "'")
-	cl = leadName.ReplaceAllString(cl, "")
-	cl = strings.TrimSpace(leadWords.ReplaceAllString(cl, ""))
+	if thanksFor.MatchString(cl) {
+		return extracted{}, false
+	}
+	// Greetings and vocatives, in any order: "Hey Mel!", "Wow, Caroline,".
+	for prev := ""; prev != cl; {
+		prev = cl
+		cl = leadName.ReplaceAllString(cl, "")
+		cl = strings.TrimSpace(leadWords.ReplaceAllString(cl, ""))
+	}
 	cl = strings.TrimLeft(cl, ",;:!.- ")
 	if strings.HasSuffix(cl, "?") {
+		return extracted{}, false
+	}
+	// A clause cut after "which" opens with the verb of a subject left
+	// behind: "which means I'm seeing more sales" says its own clause,
+	// "which has me questioning my goals" says nothing on its own.
+	if m := meansThat.FindStringIndex(cl); m != nil {
+		cl = cl[m[1]:]
+	} else if subjectless.MatchString(cl) {
 		return extracted{}, false
 	}
 	cl, shown := shownThing(cl)
@@ -347,8 +362,12 @@ func extractClause(cl, speaker, addressee string, at time.Time, loc *time.Locati
 	// ("Just got some new shoes", "Been busy with a project").
 	if k := leadingAdverbs(ws); k+1 < len(ws) && (pastVerb(ws[k]) || ws[k] == "been") &&
 		ws[k] != "was" && ws[k] != "were" && ws[k] != "did" && !firstPerson[ws[k+1]] {
+		subj := "I "
+		if ws[k] == "been" {
+			subj = "I've " // "Been busy": "I've been busy"
+		}
 		r, n := utf8.DecodeRuneInString(cl)
-		cl, ws = "I "+string(unicode.ToLower(r))+cl[n:], append([]string{"i"}, ws...)
+		cl, ws = subj+string(unicode.ToLower(r))+cl[n:], append([]string{"i"}, ws...)
 	}
 	if secondPerson[ws[0]] || addressee == "" && hasAny(ws, secondPerson) {
 		return extracted{}, false
@@ -396,6 +415,17 @@ func extractClause(cl, speaker, addressee string, at time.Time, loc *time.Locati
 	}
 	return x, true
 }
+
+// thanksFor is gratitude for something ("Thanks for being there for
+// me"): manners, not a fact.
+var thanksFor = regexp.MustCompile(`(?i)^(?:[a-z]+[,!.]?\s+)?(?:thanks|thank you)(?:\s+(?:so much|a lot|again))?\s+for\b`)
+
+// meansThat opens a clause that says what something else means.
+var meansThat = regexp.MustCompile(`(?i)^(?:which |that |this |it )?means (?:that )?`)
+
+// subjectless opens a clause with a verb whose subject is elsewhere (a
+// clause cut after "which").
+var subjectless = regexp.MustCompile(`(?i)^(?:has|makes|keeps|gives|lets|helps|shows|reminds|gets|takes|brings|puts|leaves|sounds|looks|seems)\s`)
 
 // showOpen opens a clause that shows something ("Here's a pic of my
 // family", "Check out this painting I made"); its group is the
@@ -513,7 +543,10 @@ func toThirdPerson(cl, speaker, addressee string) string {
 		if !ok {
 			continue
 		}
-		verbAfter := lw == "i"
+		// The verb after "I" agrees with a third person; so does the one
+		// after "you" where a clause opens with it ("how you feel"):
+		// elsewhere "you" is mostly an object ("I sent you the recipe").
+		verbAfter := lw == "i" || lw == "you" && k > 0 && clauseOpeners[strings.ToLower(cl[locs[k-1][0]:locs[k-1][1]])]
 		rep := strings.NewReplacer("S", speaker, "A", addressee).Replace(form)
 		b.WriteString(cl[last:locs[k][0]])
 		b.WriteString(rep)
@@ -527,7 +560,8 @@ func toThirdPerson(cl, speaker, addressee string) string {
 		for j < len(locs) && adverbs[strings.ToLower(cl[locs[j][0]:locs[j][1]])] {
 			j++
 		}
-		if j < len(locs) && !firstPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] && !secondPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] {
+		if j < len(locs) && !firstPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] && !secondPerson[strings.ToLower(cl[locs[j][0]:locs[j][1]])] &&
+			!(lw == "you" && strings.HasSuffix(cl[locs[j][0]:locs[j][1]], "s")) { // "that you guys"
 			v := cl[locs[j][0]:locs[j][1]]
 			if t := thirdPersonVerb(v); t != v {
 				b.WriteString(cl[last:locs[j][0]])
@@ -540,6 +574,10 @@ func toThirdPerson(cl, speaker, addressee string) string {
 	b.WriteString(cl[last:])
 	return b.String()
 }
+
+// clauseOpeners open a clause whose subject follows them.
+var clauseOpeners = map[string]bool{"how": true, "that": true, "when": true, "if": true, "because": true, "since": true,
+	"while": true, "where": true, "why": true, "whether": true, "as": true, "what": true, "unless": true, "until": true}
 
 // leadingAdverbs counts the adverbs that open ws.
 func leadingAdverbs(ws []string) int {
