@@ -225,7 +225,8 @@ func TestPassingStateSurvivesWhenNothingFits(t *testing.T) {
 
 // TestErrorLinesBeforeNames checks that, when a budget cannot hold both,
 // what the error lines of failing runs name (codes, ids, URLs, failing
-// subtests, a JSON error body's fields, the project's crash site) is kept
+// subtests, a JSON error body's fields, the headers of a response that
+// failed, the project's crash site) is kept
 // before the URLs the user listed, and that a frame in the language's
 // runtime does not rank as a crash site.
 func TestErrorLinesBeforeNames(t *testing.T) {
@@ -248,7 +249,11 @@ func TestErrorLinesBeforeNames(t *testing.T) {
 		span = append(span, run(fmt.Sprintf("t%d", i), "go test ./internal/pool/", out)...)
 		want = append(want, code, req, sub, fmt.Sprintf("internal/pool/pick.go:%d", 40+i))
 	}
-	res, err := newWriter(t, checkpoint.Options{Budget: 900}).Checkpoint(context.Background(), span, "")
+	// A failed response's headers name its request.
+	span = append(span, run("h1", "curl -si https://gw.example.test/v1/charge",
+		"HTTP/1.1 503 Service Unavailable\ncontent-type: text/plain\nx-request-id: req_77HdQ2pLx9\nretry-after: 30\n\nupstream unavailable")...)
+	want = append(want, "req_77HdQ2pLx9")
+	res, err := newWriter(t, checkpoint.Options{Budget: 920}).Checkpoint(context.Background(), span, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -416,6 +416,7 @@ func isCodeDelim(c byte) bool {
 // there (timings are noise in test output).
 func scanCode(s string, out sink) {
 	logs := goTestPassed(s)
+	failedResponse := false
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -423,8 +424,31 @@ func scanCode(s string, out sink) {
 		} else {
 			s = ""
 		}
+		t := strings.TrimSpace(line)
+		switch {
+		case serverError(t):
+			failedResponse = true
+		case t == "":
+			failedResponse = false
+		case failedResponse:
+			// A header of a response that failed (x-request-id,
+			// location, a trace id): what that failure names.
+			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			continue
+		}
 		scanOutputLine(line, out, logs)
 	}
+}
+
+// serverError reports whether a line is the status line of an HTTP
+// response that failed on the server's side: "HTTP/1.1 503 Service
+// Unavailable", "HTTP/2 500".
+func serverError(t string) bool {
+	if !strings.HasPrefix(t, "HTTP/") {
+		return false
+	}
+	_, st, ok := strings.Cut(t, " ")
+	return ok && len(st) >= 3 && st[0] == '5' && isDigit(st[1]) && isDigit(st[2]) && (len(st) == 3 || st[3] == ' ')
 }
 
 // goTestPassed reports whether an output is a go test run whose tests
@@ -554,10 +578,8 @@ func reportsFailure(t string) bool {
 	if len(t) > 2000 {
 		t = t[:2000]
 	}
-	if strings.HasPrefix(t, "HTTP/") {
-		if _, st, ok := strings.Cut(t, " "); ok && len(st) >= 3 && st[0] == '5' && isDigit(st[1]) && isDigit(st[2]) {
-			return true
-		}
+	if serverError(t) {
+		return true
 	}
 	for i := 0; i < len(t); {
 		if !isLetter(t[i]) || i > 0 && isWordByte(t[i-1]) {
