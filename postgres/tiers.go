@@ -39,6 +39,30 @@ type stub struct {
 	span  *int64 // pk of the level-1 node holding the content
 }
 
+// scanStubbed reads rows of turnCols, tier and span, and closes them: the
+// turns, and a stub for each turn whose content lives with its span
+// (every tier but hot; with withExpired, an expired turn's row keeps its
+// text and is no stub either).
+func scanStubbed(rows pgx.Rows, withExpired bool) ([]strata.Turn, []stub, error) {
+	defer rows.Close()
+	turns := []strata.Turn{}
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.tier != tierHot && !(withExpired && st.tier == tierExpired) {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		turns = append(turns, t)
+	}
+	rows.Close()
+	return turns, stubs, rows.Err()
+}
+
 // span is a level-1 node as the tier code reads it.
 type span = tiermove.Span
 
@@ -141,26 +165,13 @@ func (s *Store) spanTurns(ctx context.Context, tx pgx.Tx, namespace, conversatio
 	if err != nil {
 		return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
 	}
-	var out []spanRow
-	var turns []strata.Turn
-	var stubs []stub
-	for rows.Next() {
-		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
-		}
-		if st.tier != tierHot {
-			st.index = len(turns)
-			stubs = append(stubs, st)
-		}
-		out = append(out, spanRow{Tier: st.tier})
-		turns = append(turns, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	turns, stubs, err := scanStubbed(rows, false)
+	if err != nil {
 		return nil, fmt.Errorf("turns of node %s: %w", sp.ID, err)
+	}
+	out := make([]spanRow, len(turns)) // hot (tier 0) but where a stub says otherwise
+	for _, st := range stubs {
+		out[st.index].Tier = st.tier
 	}
 	if int64(len(out)) != sp.Last-sp.First+1 {
 		return nil, fmt.Errorf("node %s covers turns %d-%d but %d are stored", sp.ID, sp.First, sp.Last, len(out))

@@ -395,25 +395,10 @@ func (s *Store) turns(ctx context.Context, tx pgx.Tx, f strata.TurnFilter) ([]st
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []strata.Turn{}
-	var stubs []stub
-	for rows.Next() {
-		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span)
-		if err != nil {
-			return nil, err
-		}
-		if st.tier != tierHot && !(f.WithExpired && st.tier == tierExpired) {
-			st.index = len(out)
-			stubs = append(stubs, st)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, stubs, err := scanStubbed(rows, f.WithExpired)
+	if err != nil {
 		return nil, err
 	}
-	rows.Close()
 	return s.hydrate(ctx, tx, f.Namespace, f.Conversation, out, stubs)
 }
 

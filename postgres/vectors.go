@@ -72,23 +72,8 @@ func (s *Store) unembeddedTurns(ctx context.Context, tx pgx.Tx, pk int64, f stra
 	if err != nil {
 		return nil, err
 	}
-	var turns []strata.Turn
-	var stubs []stub
-	for rows.Next() {
-		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if st.tier != tierHot {
-			st.index = len(turns)
-			stubs = append(stubs, st)
-		}
-		turns = append(turns, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	turns, stubs, err := scanStubbed(rows, false)
+	if err != nil {
 		return nil, err
 	}
 	// Warm and cold turns are read whole from their span's copy.

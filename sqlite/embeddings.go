@@ -73,25 +73,10 @@ func (s *Store) unembeddedTurns(ctx context.Context, tx *sql.Tx, pk int64, f str
 	if err != nil {
 		return nil, unembeddedErr(f.Conversation, err)
 	}
-	var turns []strata.Turn
-	var stubs []stub
-	for rows.Next() {
-		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span)
-		if err != nil {
-			rows.Close()
-			return nil, unembeddedErr(f.Conversation, err)
-		}
-		if st.tier != tierHot {
-			st.index = len(turns)
-			stubs = append(stubs, st)
-		}
-		turns = append(turns, t)
-	}
-	if err := rows.Err(); err != nil {
+	turns, stubs, err := scanStubbed(rows, false)
+	if err != nil {
 		return nil, unembeddedErr(f.Conversation, err)
 	}
-	rows.Close()
 	if turns, err = s.hydrate(ctx, tx, f.Namespace, f.Conversation, turns, stubs); err != nil {
 		return nil, err
 	}

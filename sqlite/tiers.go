@@ -36,6 +36,29 @@ type stub struct {
 	span  sql.NullInt64 // pk of the level-1 node holding the content
 }
 
+// scanStubbed reads rows of turnCols, tier and span, and closes them: the
+// turns, and a stub for each turn whose content lives with its span
+// (every tier but hot; with withExpired, an expired turn's row keeps its
+// text and is no stub either).
+func scanStubbed(rows *sql.Rows, withExpired bool) ([]strata.Turn, []stub, error) {
+	defer rows.Close()
+	turns := []strata.Turn{}
+	var stubs []stub
+	for rows.Next() {
+		var st stub
+		t, err := scanTurn(rows, &st.tier, &st.span)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.tier != tierHot && !(withExpired && st.tier == tierExpired) {
+			st.index = len(turns)
+			stubs = append(stubs, st)
+		}
+		turns = append(turns, t)
+	}
+	return turns, stubs, rows.Err()
+}
+
 // span is a level-1 node as the tier code reads it.
 type span = tiermove.Span
 

@@ -328,25 +328,10 @@ func (s *Store) Turns(ctx context.Context, f strata.TurnFilter) ([]strata.Turn, 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
 	}
-	defer rows.Close()
-	out := []strata.Turn{}
-	var stubs []stub
-	for rows.Next() {
-		var st stub
-		t, err := scanTurn(rows, &st.tier, &st.span)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
-		}
-		if st.tier != tierHot && !(f.WithExpired && st.tier == tierExpired) {
-			st.index = len(out)
-			stubs = append(stubs, st)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, stubs, err := scanStubbed(rows, f.WithExpired)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: turns of %q: %w", f.Conversation, err)
 	}
-	rows.Close()
 	return s.hydrate(ctx, s.r, f.Namespace, f.Conversation, out, stubs)
 }
 
