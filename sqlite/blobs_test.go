@@ -22,8 +22,8 @@ import (
 // segments in memory: every segment the store reads or writes goes
 // through the Blobs it was given.
 func TestConformanceMemoryBlobs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the suite runs once in TestConformance")
+	if testing.Short() || !runVariants {
+		t.Skip("the suite runs once in TestConformance (and the variants without the race detector)")
 	}
 	storetest.Run(t, func(t *testing.T) strata.Store {
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), sqlite.WithBlobs(blobtest.NewMemory()))

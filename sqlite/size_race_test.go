@@ -10,3 +10,9 @@ const bigTurnSize = 1 << 20
 // indexes with FTS5 ask at each stage: each is a few dozen searches, and
 // the race detector looks for races, which a few find as well as many.
 const rankQueries = 12
+
+// runVariants is false: the conformance suite's variants (compressed
+// texts, blob copies, the summary index from the first turn) skip under
+// the race detector. They run the suite TestConformance runs, over other
+// encodings of the same code paths, and .ci/run runs them without it.
+const runVariants = false

@@ -7,3 +7,6 @@ const bigTurnSize = 10 << 20
 
 // rankQueries: see size_race_test.go.
 const rankQueries = 60
+
+// runVariants: see size_race_test.go.
+const runVariants = true

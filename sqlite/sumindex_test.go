@@ -18,6 +18,9 @@ import (
 // TestConformanceSummaryIndex runs the store contract with every
 // conversation's summaries ranked by the in-memory index.
 func TestConformanceSummaryIndex(t *testing.T) {
+	if !runVariants {
+		t.Skip("the suite runs once in TestConformance (and the variants without the race detector)")
+	}
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	storetest.Run(t, func(t *testing.T) strata.Store { return openTemp(t) })
 }

@@ -19,8 +19,8 @@ import (
 // shortens: what they read back must be what was written, whatever the
 // encoding.
 func TestConformanceCompressed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the suite runs once in TestConformance")
+	if testing.Short() || !runVariants {
+		t.Skip("the suite runs once in TestConformance (and the variants without the race detector)")
 	}
 	var samples []string
 	g := synth.New(3)
