@@ -47,7 +47,7 @@ const (
 	markRead                     // a path or command that only reads
 	markResult                   // a test a runner reports on (--- PASS: TestX)
 	markFailure                  // on another line of output that reports a failure
-	markErrLine                  // on an error line, or the site of a frame outside a language's runtime
+	markErrLine                  // on an error line (a JSON error object, a failed response's headers), or a project frame's site
 )
 
 // sink receives what the scanner finds.

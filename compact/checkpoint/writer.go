@@ -453,11 +453,10 @@ func fitProse(s *Sections, limit int, tok strata.Tokenizer) {
 // fitLedger adds the ledger to the sections within budget. An
 // identifier the text already says (the sections quote it, or an
 // identifier listed before contains it, as a whole word and in the same
-// case: invoice.go in internal/billing/invoice.go, but not
-// RATE_LIMITED in a URL's #rate_limited) is carried and not listed
-// again. The
-// others are listed in rank order, each if its line or list entry still
-// fits (a smaller one further down may fit where a larger one did not).
+// case: invoice.go in internal/billing/invoice.go, but not RATE_LIMITED
+// in a URL's #rate_limited) is carried and not listed again. The others
+// are listed in rank order, each if its line or list entry still fits (a
+// smaller one further down may fit where a larger one did not).
 // The assembled text is counted once more and the last listed
 // identifiers dropped until it fits. It returns the text, the
 // identifiers it carries (quoted or listed, in rank order), how many did
@@ -512,7 +511,6 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 			// What the text carries: the listed identifiers, and those it
 			// says otherwise (checked again: a dropped line may have
 			// said one).
-
 			carried := make([]Identifier, 0, len(listedIdx)+len(said))
 			li, si := 0, 0
 			for li < len(listedIdx) || si < len(said) {
