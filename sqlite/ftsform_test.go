@@ -96,13 +96,28 @@ func TestFTSForm(t *testing.T) {
 
 // TestFTSFormsFindTheSameTurns: whatever the texts (stop words and case
 // included) and the query, a store indexing content words finds exactly
-// the turns a store indexing whole texts finds.
+// the turns a store indexing whole texts finds. The two stores serve
+// every case, each case a conversation of its own (opening two stores a
+// case made the test 75 s long under the race detector).
 func TestFTSFormsFindTheSameTurns(t *testing.T) {
 	vocab := []string{"otter", "heron", "weir", "The", "the", "and", "it's", "don't", "won't", "Mill", "ferry",
 		"themselves", "THEM", "ours", "over", "lock", "去北京", "café", "x1", "Its"}
+	ctx := context.Background()
+	dir := t.TempDir()
+	stores := map[ftsForm]*Store{}
+	for _, form := range []ftsForm{ftsWhole, ftsContent} {
+		s, err := Open(ctx, filepath.Join(dir, fmt.Sprintf("f%d.db", form)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		s.fts = form
+		stores[form] = s
+	}
+	cases := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		ctx := context.Background()
-		dir := t.TempDir()
+		cases++
+		conv := fmt.Sprintf("c%d", cases)
 		var texts []string
 		for range rapid.IntRange(1, 20).Draw(rt, "turns") {
 			var w []string
@@ -117,15 +132,10 @@ func TestFTSFormsFindTheSameTurns(t *testing.T) {
 		}
 		found := map[ftsForm][]int64{}
 		for _, form := range []ftsForm{ftsWhole, ftsContent} {
-			s, err := Open(ctx, filepath.Join(dir, fmt.Sprintf("f%d.db", form)))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			s.fts = form
-			appendTexts(t, s, "c", texts...)
-			hits, err := s.Search(ctx, strata.SearchQuery{Namespace: "ns", Conversation: "c", Text: strings.Join(query, " "),
+			s := stores[form]
+			appendTexts(t, s, conv, texts...)
+			hits, err := s.Search(ctx, strata.SearchQuery{Namespace: "ns", Conversation: conv, Text: strings.Join(query, " "),
 				K: 100, Kind: strata.KindTurn})
-			s.Close()
 			if err != nil {
 				rt.Fatal(err)
 			}

@@ -17,24 +17,29 @@ import (
 // TestSearchFromSeqProperty: whatever the turns of two conversations
 // written in interleaved batches, the words and the seq, a search from a
 // seq on returns exactly the unrestricted search's turn hits from that
-// seq, in the same order and with the same scores.
+// seq, in the same order and with the same scores. One store serves every
+// case, each case two conversations of its own (a store a case made the
+// test 39 s long under the race detector).
 func TestSearchFromSeqProperty(t *testing.T) {
 	words := []string{"otter", "heron", "weir", "mill", "ferry", "lock"}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cases := 0
 	rapid.Check(t, func(rt *rapid.T) {
-		ctx := context.Background()
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), fmt.Sprintf("p%d.db", time.Now().UnixNano())))
-		if err != nil {
-			rt.Fatal(err)
-		}
-		defer st.Close()
-		for _, c := range []string{"a", "b"} {
+		cases++
+		ca, cb := fmt.Sprintf("a%d", cases), fmt.Sprintf("b%d", cases)
+		for _, c := range []string{ca, cb} {
 			if _, err := st.EnsureConversation(ctx, strata.Conversation{Namespace: "ns", ID: c, Policy: "chunks"}); err != nil {
 				rt.Fatal(err)
 			}
 		}
 		n := 0
 		for b := range rapid.IntRange(1, 6).Draw(rt, "batches") {
-			conv := rapid.SampledFrom([]string{"a", "b"}).Draw(rt, "conv")
+			conv := rapid.SampledFrom([]string{ca, cb}).Draw(rt, "conv")
 			var ts []strata.Turn
 			for i := range rapid.IntRange(1, 12).Draw(rt, "turns") {
 				text := ""
@@ -49,7 +54,7 @@ func TestSearchFromSeqProperty(t *testing.T) {
 			}
 		}
 		query := rapid.SampledFrom(words).Draw(rt, "q1") + " " + rapid.SampledFrom(words).Draw(rt, "q2")
-		conv := rapid.SampledFrom([]string{"a", "b"}).Draw(rt, "searched")
+		conv := rapid.SampledFrom([]string{ca, cb}).Draw(rt, "searched")
 		from := int64(rapid.IntRange(1, 80).Draw(rt, "from"))
 		all, err := st.Search(ctx, strata.SearchQuery{Namespace: "ns", Conversation: conv, Text: query, K: 1000, Kind: strata.KindTurn})
 		if err != nil {
