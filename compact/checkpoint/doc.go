@@ -135,8 +135,9 @@
 // second best...), so that every kind is listed before any kind is
 // complete: first the failure evidence the conversation does not name
 // (error lines of tool output; what an error line names, a failing
-// test's whole name, a JSON error body's fields and the headers of an
-// HTTP response that failed with a 5xx included; the sites
+// test's whole name, a JSON error body's fields, the headers of an HTTP
+// response that failed with a 5xx and the line that closes a Python
+// traceback included; the sites
 // of stack frames in the project), then what the conversation names,
 // then what only code the agent wrote shows (the URLs, codes and ports
 // it put in a file), and last the commands and paths of the tool calls

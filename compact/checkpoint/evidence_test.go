@@ -332,3 +332,33 @@ func TestWrittenBeforeRead(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonExceptionLine checks that the line closing a Python traceback
+// is an error line whatever the exception is called, and that what it
+// names ranks with the failure evidence, before the frames of the
+// standard library.
+func TestPythonExceptionLine(t *testing.T) {
+	span := []checkpoint.Entry{user("Fix the importer.")}
+	span = append(span, run("p1", "pytest -x tests/test_import.py", `tests/test_import.py F
+Traceback (most recent call last):
+  File "/srv/app/importer/rows.py", line 88, in parse_row
+    return Decimal(cell)
+  File "/usr/lib/python3.11/decimal.py", line 120, in __new__
+    raise InvalidOperation(value)
+decimal.InvalidOperation: row 4471 of batch 7f3c2a9e-1b4d-4e8a-9c55-2f0e1d3b6a71
+FAILED tests/test_import.py::test_import_rows - decimal.InvalidOperation
+`)...)
+	ids := checkpoint.Ledger(span, "")
+	pos := map[string]int{}
+	for i, id := range ids {
+		pos[id.Kind+" "+id.Text] = i
+	}
+	if _, ok := pos["error decimal.InvalidOperation: row 4471 of batch 7f3c2a9e-1b4d-4e8a-9c55-2f0e1d3b6a71"]; !ok {
+		t.Fatalf("the exception line is not an error line: %v", ids)
+	}
+	uuid, ok := pos["id 7f3c2a9e-1b4d-4e8a-9c55-2f0e1d3b6a71"]
+	lib := pos["path /usr/lib/python3.11/decimal.py"]
+	if !ok || uuid > lib {
+		t.Errorf("the batch id on the exception line at %d (listed: %v), after the standard library's frame at %d", uuid, ok, lib)
+	}
+}

@@ -416,7 +416,7 @@ func isCodeDelim(c byte) bool {
 // there (timings are noise in test output).
 func scanCode(s string, out sink) {
 	logs := goTestPassed(s)
-	failedResponse := false
+	failedResponse, traceback := false, false
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -426,6 +426,18 @@ func scanCode(s string, out sink) {
 		}
 		t := strings.TrimSpace(line)
 		switch {
+		case t == "Traceback (most recent call last):":
+			traceback = true
+		case traceback && t != "" && line[0] != ' ' && line[0] != '\t':
+			// The line that closes a Python traceback names the
+			// exception and what it says ("decimal.InvalidOperation:
+			// ... row 4471"), whatever the exception's name.
+			traceback = false
+			if errorText(t, false) == "" {
+				out.add(kError, t, 0)
+			}
+			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			continue
 		case serverError(t):
 			failedResponse = true
 		case t == "":
