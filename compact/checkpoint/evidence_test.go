@@ -362,3 +362,25 @@ FAILED tests/test_import.py::test_import_rows - decimal.InvalidOperation
 		t.Errorf("the batch id on the exception line at %d (listed: %v), after the standard library's frame at %d", uuid, ok, lib)
 	}
 }
+
+// TestJavaException checks a Java stack trace: the "Exception in thread"
+// line is an error line, and a frame's site is the file:line inside its
+// parentheses, not the method before them.
+func TestJavaException(t *testing.T) {
+	span := []checkpoint.Entry{user("The app dies at start.")}
+	span = append(span, run("j1", "java -jar app.jar", "Exception in thread \"main\" java.lang.IllegalStateException: pool closed for tenant t-8841\n"+
+		"\tat com.acme.pool.Pool.take(Pool.java:118)\n\tat com.acme.App.main(App.java:42)\n"+
+		"Caused by: java.net.ConnectException: Connection refused: db-7.internal:5432\n\t... 2 more")...)
+	ids := checkpoint.Ledger(span, "")
+	for _, want := range []string{"error Exception in thread \"main\" java.lang.IllegalStateException: pool closed for tenant t-8841",
+		"path Pool.java:118", "path App.java:42"} {
+		if !hasText(ids, strings.SplitN(want, " ", 2)[1]) {
+			t.Errorf("%s missing from the ledger: %v", want, ids)
+		}
+	}
+	for _, id := range ids {
+		if id.Kind == checkpoint.KindPath && strings.Contains(id.Text, "(") {
+			t.Errorf("path %q: a frame's method taken for its site", id.Text)
+		}
+	}
+}

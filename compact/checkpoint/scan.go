@@ -712,7 +712,11 @@ func frameSite(t string) string {
 	if len(f) == 0 {
 		return ""
 	}
-	loc := strings.Trim(f[len(f)-1], "()")
+	loc := f[len(f)-1]
+	if i := strings.LastIndexByte(loc, '('); i >= 0 {
+		loc = loc[i+1:] // Java's com.acme.Pool.take(Pool.java:118)
+	}
+	loc = strings.Trim(loc, "()")
 	if strings.HasPrefix(f[len(f)-1], "+0x") && len(f) >= 2 {
 		loc = f[len(f)-2]
 	}
@@ -1524,7 +1528,8 @@ func isEnvKey(k string) bool {
 // Error lines.
 
 var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Error: ", "ERROR: ", "ERROR ", "[ERROR] ",
-	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   "}
+	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   ",
+	"Exception in thread "}
 
 // errPhrases mark an error line of output or an error quoted as code.
 var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
