@@ -384,3 +384,15 @@ func TestJavaException(t *testing.T) {
 		}
 	}
 }
+
+// TestRustPanicMessage checks that the message Rust prints on the line
+// after "thread 'main' panicked at src/x.rs:212:9:" is an error line.
+func TestRustPanicMessage(t *testing.T) {
+	span := []checkpoint.Entry{user("The store test panics.")}
+	span = append(span, run("r1", "cargo test", "thread 'main' panicked at src/store/mod.rs:212:9:\n"+
+		"segment 0x7f3c2a9e missing from manifest m-20931\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace")...)
+	ids := checkpoint.Ledger(span, "")
+	if !hasText(ids, "segment 0x7f3c2a9e missing from manifest m-20931") {
+		t.Errorf("the panic's message is not an error line: %v", ids)
+	}
+}

@@ -416,7 +416,7 @@ func isCodeDelim(c byte) bool {
 // there (timings are noise in test output).
 func scanCode(s string, out sink) {
 	logs := goTestPassed(s)
-	failedResponse, traceback := false, false
+	failedResponse, traceback, panicked := false, false, false
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -428,6 +428,16 @@ func scanCode(s string, out sink) {
 		switch {
 		case t == "Traceback (most recent call last):":
 			traceback = true
+		case strings.HasPrefix(t, "thread '") && strings.Contains(t, "' panicked at ") && strings.HasSuffix(t, ":"):
+			// Rust prints a panic's message on the next line.
+			panicked = true
+		case panicked && t != "":
+			panicked = false
+			if errorText(t, false) == "" {
+				out.add(kError, t, 0)
+			}
+			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			continue
 		case traceback && t != "" && line[0] != ' ' && line[0] != '\t':
 			// The line that closes a Python traceback names the
 			// exception and what it says ("decimal.InvalidOperation:
