@@ -431,18 +431,12 @@ func scanCode(s string, out sink) {
 		case strings.HasPrefix(t, "thread '") && strings.Contains(t, "' panicked at ") && strings.HasSuffix(t, ":"):
 			// Rust prints a panic's message on the next line.
 			panicked = true
-		case panicked && t != "":
-			panicked = false
-			if errorText(t, false) == "" {
-				out.add(kError, t, 0)
-			}
-			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
-			continue
-		case traceback && t != "" && line[0] != ' ' && line[0] != '\t':
-			// The line that closes a Python traceback names the
-			// exception and what it says ("decimal.InvalidOperation:
-			// ... row 4471"), whatever the exception's name.
-			traceback = false
+		case panicked && t != "", traceback && t != "" && line[0] != ' ' && line[0] != '\t':
+			// The panic's message, or the line that closes a Python
+			// traceback: the exception and what it says
+			// ("decimal.InvalidOperation: ... row 4471"), whatever the
+			// exception's name.
+			panicked, traceback = false, false
 			if errorText(t, false) == "" {
 				out.add(kError, t, 0)
 			}
