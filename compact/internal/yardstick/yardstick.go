@@ -535,11 +535,7 @@ func (v *verdict) openAI(msgs []map[string]json.RawMessage) {
 			v.fail(true, "message %d: %d tool calls unanswered before it", i, len(open))
 			clear(open)
 		}
-		for _, e := range flatten(m, compact.OpenAI) {
-			if e.Kind == "tool_call" {
-				open[e.CallID] = true
-			}
-		}
+		pend(open, m, compact.OpenAI)
 	}
 }
 
@@ -570,10 +566,16 @@ func (v *verdict) anthropic(msgs []map[string]json.RawMessage) {
 			v.fail(true, "message %d: %d tool_use blocks of the message before unanswered", i, len(open))
 			clear(open)
 		}
-		for _, e := range flatten(m, compact.Anthropic) {
-			if e.Kind == "tool_call" {
-				open[e.CallID] = true
-			}
+		pend(open, m, compact.Anthropic)
+	}
+}
+
+// pend marks the tool calls of message m (in p's form) as waiting for
+// their results.
+func pend(open map[string]bool, m map[string]json.RawMessage, p compact.Provider) {
+	for _, e := range flatten(m, p) {
+		if e.Kind == "tool_call" {
+			open[e.CallID] = true
 		}
 	}
 }
