@@ -1683,13 +1683,6 @@ func (a *assembler) spanRaw(first, last int64) bool {
 	return true
 }
 
-func absInt64(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // refine spends what is left replacing coverage nodes by their children
 // (nodes of the level below, or raw turns under a level-1 node): first the
 // nodes the query's hits point into, then the newest.

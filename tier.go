@@ -108,11 +108,6 @@ func (p TierPolicy) Validate() error {
 	return nil
 }
 
-// coldEver reports whether any warm window is set.
-func (p TierPolicy) coldEver() bool {
-	return p.WarmMaxTurns > 0 || p.WarmMaxAge > 0 || p.WarmMaxTokens > 0
-}
-
 // Move is one span's change of tier.
 type Move struct {
 	NodeID   string `json:"node_id"`
