@@ -47,7 +47,7 @@ const (
 	markRead                     // a path or command that only reads
 	markResult                   // a test a runner reports on (--- PASS: TestX)
 	markFailure                  // on another line of output that reports a failure
-	markErrLine                  // on an error line (a JSON error object, a failed response's headers), or a project frame's site
+	markErrLine                  // on an error line (a JSON error object, a failed response's headers), or a frame's site
 )
 
 // sink receives what the scanner finds.
@@ -520,14 +520,9 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 	}
 	if site := frameSite(t); site != "" {
 		// The site itself, with its line: where a panic or an exception
-		// happened. One in the project ranks with what error lines name;
-		// one in a language's runtime or a dependency fills what room
-		// the names the conversation says leave.
-		m := markTrace
-		if !runtimeSite(site) {
-			m |= markErrLine
-		}
-		out.add(kPath, site, m)
+		// happened, ranked with what error lines name (but where it is
+		// in a language's runtime or a dependency: see rank).
+		out.add(kPath, site, markTrace|markErrLine)
 	}
 	if name := testResult(t); name != "" {
 		out.add(kSymbol, name, markResult)
