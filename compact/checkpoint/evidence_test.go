@@ -396,3 +396,58 @@ func TestRustPanicMessage(t *testing.T) {
 		t.Errorf("the panic's message is not an error line: %v", ids)
 	}
 }
+
+// TestFailureShapes checks failure reports whose lines are not shaped as
+// errors: what they name is failure evidence, ranked before what the
+// user names, and a warning's site is not.
+func TestFailureShapes(t *testing.T) {
+	for _, c := range []struct {
+		name, output string
+		failing      []string // failure evidence
+		not          []string // not failure evidence
+	}{
+		{"pytest's E lines and crash site", "    def test_load(tmp_path):\n>       cur.execute(SQL_INSERT, values)\n" +
+			"E       psycopg.errors.UniqueViolation: duplicate key value violates unique constraint \"entries_pkey\"\n" +
+			"E       DETAIL:  Key (tenant_id, entry_id)=(9bfc5d9d-ce25-4373-9778-1314e6173a20, 86475) already exists.\n\n" +
+			"etl/loaders/csv_loader.py:49: UniqueViolation\n",
+			[]string{"9bfc5d9d-ce25-4373-9778-1314e6173a20", "etl/loaders/csv_loader.py:49"}, nil},
+		{"curl -v's failed response", "*   Trying 127.0.0.1:443...\n> POST /v1/batches HTTP/1.1\n>\n< HTTP/1.1 502 Bad Gateway\n" +
+			"< Content-Type: application/json\n< X-Request-Id: req_IOeRVGVy90atPY\n<\n{\"status\":\"degraded\"}\n",
+			[]string{"req_IOeRVGVy90atPY"}, nil},
+		{"docker daemon's error", "Error response from daemon: driver failed programming external connectivity on endpoint api-1: " +
+			"Bind for 0.0.0.0:37136 failed: port is already allocated\n",
+			[]string{"0.0.0.0:37136"}, nil},
+		{"rustc's error site, not its warning's", "warning: unused variable: `x`\n  --> src/io/writer.rs:9:2\n\n" +
+			"error[E0308]: mismatched types\n  --> src/io/reader.rs:79:20\n",
+			[]string{"src/io/reader.rs:79:20"}, []string{"src/io/writer.rs:9:2"}},
+		{"cargo test's failing test, whole", "test io::reader::tests::skips_bom ... ok\ntest io::reader::tests::caps_flush ... FAILED\n\n" +
+			"failures:\n    io::reader::tests::caps_flush\n\ntest result: FAILED. 1 passed; 1 failed\n",
+			[]string{"io::reader::tests::caps_flush"}, []string{"io::reader::tests::skips_bom"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
+				run("f", "make check", c.output)...)
+			ids := checkpoint.Ledger(span, "")
+			pos := map[string]int{}
+			for i, id := range ids {
+				if _, ok := pos[id.Text]; !ok {
+					pos[id.Text] = i
+				}
+			}
+			ok, seen := pos["deploy/overlays/prod/kustomization.yaml"]
+			if !seen {
+				t.Fatalf("the user's path is not in the ledger: %v", ids)
+			}
+			for _, w := range c.failing {
+				if i, found := pos[w]; !found || i > ok {
+					t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, found, ok, ids)
+				}
+			}
+			for _, w := range c.not {
+				if i, found := pos[w]; found && i < ok {
+					t.Errorf("%s at %d, ranked as failure evidence: %v", w, i, ids)
+				}
+			}
+		})
+	}
+}

@@ -417,6 +417,10 @@ func isCodeDelim(c byte) bool {
 func scanCode(s string, out sink) {
 	logs := goTestPassed(s)
 	failedResponse, traceback, panicked := false, false, false
+	// compileErr: the last compiler diagnostic was an error (not a
+	// warning); pytestE: the last line that was not empty was one of
+	// pytest's "E   " lines.
+	compileErr, pytestE := false, false
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -425,6 +429,28 @@ func scanCode(s string, out sink) {
 			s = ""
 		}
 		t := strings.TrimSpace(line)
+		afterE := pytestE
+		if t != "" {
+			pytestE = pytestLine(t)
+		}
+		switch {
+		case strings.HasPrefix(t, "error[") || strings.HasPrefix(t, "error:"):
+			compileErr = true
+		case strings.HasPrefix(t, "warning[") || strings.HasPrefix(t, "warning:"):
+			compileErr = false
+		}
+		switch {
+		case compileErr && strings.HasPrefix(t, "--> "),
+			afterE && crashSite(t),
+			pytestE:
+			// Where rustc places an error (not a warning): "--> src/a.rs:79:20";
+			// the site pytest gives after its "E   " lines
+			// ("etl/load.py:49: UniqueViolation"); and what an "E   "
+			// line says, part of the failure whatever its shape
+			// (E   DETAIL:  Key (id)=(9bfc...) already exists.).
+			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			continue
+		}
 		switch {
 		case t == "Traceback (most recent call last):":
 			traceback = true
@@ -444,7 +470,8 @@ func scanCode(s string, out sink) {
 			continue
 		case serverError(t):
 			failedResponse = true
-		case t == "":
+		case t == "", t == "<":
+			// The headers end: curl -v ends them with a bare "<".
 			failedResponse = false
 		case failedResponse:
 			// A header of a response that failed (x-request-id,
@@ -456,10 +483,29 @@ func scanCode(s string, out sink) {
 	}
 }
 
+// pytestLine reports whether a line is one of pytest's "E   " lines: what
+// a failed assertion or a raised exception says.
+func pytestLine(t string) bool {
+	return strings.HasPrefix(t, "E   ") || strings.HasPrefix(t, "E\t")
+}
+
+// crashSite reports whether a line is pytest's site of a failure: a
+// file:line and the name of what was raised, "etl/load.py:49: KeyError".
+func crashSite(t string) bool {
+	loc, name, ok := strings.Cut(t, ": ")
+	i := lineSuffix(loc)
+	if !ok || i <= 0 || !hasKnownExt(loc[:i]) || strings.ContainsAny(name, " \t") {
+		return false
+	}
+	_, isName := symbolOf(name, true, true)
+	return isName
+}
+
 // serverError reports whether a line is the status line of an HTTP
 // response that failed on the server's side: "HTTP/1.1 503 Service
-// Unavailable", "HTTP/2 500".
+// Unavailable", "HTTP/2 500", curl -v's "< HTTP/1.1 502 Bad Gateway".
 func serverError(t string) bool {
+	t = strings.TrimPrefix(t, "< ") // curl -v marks what the server sent
 	if !strings.HasPrefix(t, "HTTP/") {
 		return false
 	}
@@ -656,6 +702,8 @@ func failedTest(t string) string {
 		name, _, _ = strings.Cut(t[10:], " ")
 	case strings.HasPrefix(t, "FAILED "):
 		name, _, _ = strings.Cut(t[7:], " ")
+	case strings.HasPrefix(t, "test ") && strings.HasSuffix(t, " ... FAILED"):
+		name = t[5 : len(t)-11] // cargo test's "test a::b ... FAILED"
 	default:
 		return ""
 	}
@@ -666,6 +714,9 @@ func failedTest(t string) string {
 // TestX or TestX/case, pytest's tests/a.py::TestC::test_x[3-4]), or ""
 // if it is not a name.
 func testName(name string) string {
+	if rustPath(name) {
+		return name // cargo's io::reader::tests::caps_flush
+	}
 	if _, test, ok := strings.Cut(name, "::"); ok {
 		name = strings.ReplaceAll(test, "::", ".")
 	}
@@ -897,10 +948,34 @@ func classifyScoped(t string, code, loose bool) (kind, string) {
 	if p, ok := pathOf(a); ok {
 		return kPath, p
 	}
+	if rustPath(t) {
+		// A Rust or C++ path (io::reader::tests::caps_flush), as written:
+		// the name a runner takes to run that test again.
+		return kSymbol, t
+	}
 	if s, ok := symbolOf(strings.ReplaceAll(b, "::", "."), code, loose); ok {
 		return kSymbol, s
 	}
 	return kNone, ""
+}
+
+// rustPath reports whether t is a path of names joined by "::"
+// (std::io::Error, io::reader::tests::caps_flush), each a plain name.
+func rustPath(t string) bool {
+	if len(t) > maxIdent {
+		return false
+	}
+	for _, seg := range strings.Split(t, "::") {
+		if seg == "" || !(isLetter(seg[0]) || seg[0] == '_') {
+			return false
+		}
+		for i := 1; i < len(seg); i++ {
+			if c := seg[i]; !(isLetter(c) || isDigit(c) || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pathOf reports whether t is a path: rooted (/x, ./x, ../x, ~/x, C:\x),
@@ -1528,7 +1603,7 @@ func isEnvKey(k string) bool {
 
 var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Error: ", "ERROR: ", "ERROR ", "[ERROR] ",
 	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   ",
-	"Exception in thread "}
+	"Exception in thread ", "Error response from daemon: "}
 
 // errPhrases mark an error line of output or an error quoted as code.
 var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
