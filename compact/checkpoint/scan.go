@@ -224,9 +224,14 @@ func scanTokens(s string, out sink, code bool) {
 // scanURLToken adds the URL that starts before raw[k:] (at its scheme)
 // and scans what precedes it.
 func scanURLToken(raw string, k int, out sink, code bool) {
+	// The scheme: a letter, then letters, digits or "+" (s3://,
+	// git+ssh://).
 	a := k
-	for a > 0 && isLetter(raw[a-1]) {
+	for a > 0 && (isLetter(raw[a-1]) || isDigit(raw[a-1]) || raw[a-1] == '+') {
 		a--
+	}
+	for a < k && !isLetter(raw[a]) {
+		a++
 	}
 	if a == k {
 		return

@@ -82,6 +82,8 @@ func TestKinds(t *testing.T) {
 			[]want{{"url", "https://example.com/a?b=c"}, {"url", "http://localhost:8080/healthz"}, {"url", "localhost:5432"}}, nil},
 		{"markdown link", said("Docs: [migration](https://docs.example.dev/v2/migrate#breaking)."),
 			[]want{{"url", "https://docs.example.dev/v2/migrate#breaking"}}, nil},
+		{"schemes with digits and plus", output("bash", "manifest s3://ll-dlq-e865/refund/ lists 14 parts\nremote: git+ssh://git@example.com/acme/api.git\n"),
+			[]want{{"url", "s3://ll-dlq-e865/refund/"}, {"url", "git+ssh://git@example.com/acme/api.git"}}, nil},
 
 		// Numbers.
 		{"numbers with units", user("Keep the timeout at 30s, uploads under 25 MB, p99 below 850ms, 3 retries, budget $4,500, 80% coverage."),
