@@ -122,10 +122,17 @@ func extractTurn(content, speaker, addressee string, at time.Time, loc *time.Loc
 	var out []extracted
 	seen := map[string]bool{}
 	for _, sent := range splitSentences(content) {
+		cls := splitClauses(sent)
 		if strings.HasSuffix(sent, "?") {
-			continue
+			// The question is the last clause; those before it may
+			// state something ("I finished another pottery project -
+			// want to see a pic?"), unless they ask too.
+			cls = cls[:len(cls)-1]
+			for len(cls) > 0 && asks(cls[len(cls)-1]) {
+				cls = cls[:len(cls)-1]
+			}
 		}
-		for _, cl := range splitClauses(sent) {
+		for _, cl := range cls {
 			x, ok := extractClause(cl, speaker, addressee, at, loc)
 			if !ok || seen[x.subject+"\x00"+x.text] {
 				continue
@@ -135,6 +142,19 @@ func extractTurn(content, speaker, addressee string, at time.Time, loc *time.Loc
 		}
 	}
 	return out
+}
+
+// questionOpen are the words that open a question.
+var questionOpen = map[string]bool{"do": true, "does": true, "did": true, "have": true, "has": true, "had": true, "are": true,
+	"is": true, "was": true, "were": true, "am": true, "can": true, "could": true, "would": true, "will": true, "should": true,
+	"shall": true, "may": true, "might": true, "what": true, "what's": true, "how": true, "how's": true, "why": true, "where": true,
+	"when": true, "who": true, "which": true, "whose": true, "any": true, "anything": true, "want": true, "wanna": true,
+	"got": true, "ever": true, "isn't": true, "aren't": true, "don't": true, "doesn't": true, "didn't": true, "right": true}
+
+// asks reports whether a clause opens as a question does.
+func asks(cl string) bool {
+	ws := clauseWords(cl)
+	return len(ws) > 0 && questionOpen[ws[0]]
 }
 
 // sentenceEnd ends a sentence: final punctuation followed by space, or a
@@ -265,12 +285,17 @@ func splitAndVerb(cl string) []string {
 // pastVerb reports whether w is a verb in the past tense: a known
 // irregular one, or a word ending in "ed".
 func pastVerb(w string) bool {
-	if len(w) > 3 && strings.HasSuffix(w, "ed") {
+	if len(w) > 3 && strings.HasSuffix(w, "ed") && !presentEd[w] {
 		return true
 	}
 	return verbsKept[w] && !modals[w] && w != "and" && w != "or" && w != "but" && w != "to" && w != "in" && w != "at" &&
 		w != "on" && w != "with" && w != "myself" && w != "too" && w != "used"
 }
+
+// presentEd are verbs whose present ends in "ed" ("Need help with
+// marketing" is no past).
+var presentEd = map[string]bool{"need": true, "feed": true, "bleed": true, "breed": true, "speed": true, "succeed": true,
+	"proceed": true, "exceed": true, "shred": true, "embed": true, "weed": true, "heed": true, "seed": true}
 
 // leadWords are interjections and greetings that open a clause without
 // being part of what it states.
@@ -285,7 +310,7 @@ var leadName = regexp.MustCompile(`^(?:hey |hi |hello )?[\p{Lu}][\p{L}]*[,!]\s+`
 var smallTalk = regexp.MustCompile(`(?i)^(?:i|we)(?:'m| am|'re| are)? (?:(?:so|really|totally|just|also|too|very|super) )*(?:` +
 	`glad|happy for|proud of|sorry|sure|excited for|thrilled for|hope|hoping|agree|bet|guess|know|see|understand|appreciate|wish|wonder|` +
 	`can't wait|cannot wait|can't believe|couldn't agree|feel the same|get it|get that|mean|think so|love (?:that|this|it)\b|like (?:that|this|it)\b|` +
-	`(?:have|'ve) to say|must say|totally agree|have no idea|thank|miss (?:you|talking)|am here for|'m here for|will (?:do|try)|'ll (?:do|try))\b`)
+	`(?:have|'ve) to say|must say|can (?:only )?imagine|can't imagine|totally agree|have no idea|thank|miss (?:you|talking)|am here for|'m here for|will (?:do|try)|'ll (?:do|try))\b`)
 
 // aboutOther finds a clause's feelings or manners towards the addressee.
 var aboutOther = regexp.MustCompile(`(?i)\b(?:for|of|to|with|about|at|from|by|like|than|thanks?|love|miss|admire|appreciate|congratulate|help|support|inspire[sd]?|know|tell|told|see|show|meet|message|hear|heard|ask|wish|hope) (?:you|your|yourself)\b|\byou(?:'d|'ll)\b|\b(?:you|your)(?:'re|'ve| are| have| were| did| do| look| sound| seem| got| must| should| can| could)\b`)
@@ -592,7 +617,7 @@ func leadingAdverbs(ws []string) int {
 var adverbs = map[string]bool{"just": true, "also": true, "always": true, "never": true, "still": true, "even": true, "often": true,
 	"usually": true, "sometimes": true, "actually": true, "finally": true, "recently": true, "already": true, "really": true,
 	"totally": true, "definitely": true, "absolutely": true, "truly": true, "mostly": true, "only": true, "now": true, "too": true,
-	"all": true, "both": true, "rarely": true, "seriously": true, "kinda": true, "sorta": true, "literally": true, "honestly": true}
+	"all": true, "both": true, "ever": true, "rarely": true, "seriously": true, "kinda": true, "sorta": true, "literally": true, "honestly": true}
 
 // verbsKept are words after "I" that need no change for a third person:
 // past forms, modals, and words that are no verb.
@@ -627,10 +652,12 @@ func thirdPersonVerb(v string) string {
 		return v
 	case "don't":
 		return "doesn't"
+	case "has", "is", "does":
+		return v // already agrees ("I has been" is a slip)
 	case "aren't":
 		return "isn't"
 	}
-	if verbsKept[lv] || v != lv || !allLetters(lv) || strings.HasSuffix(lv, "ed") || strings.Contains(lv, "'") || strings.HasSuffix(lv, "ly") {
+	if verbsKept[lv] || v != lv || !allLetters(lv) || strings.HasSuffix(lv, "ed") && !presentEd[lv] || strings.Contains(lv, "'") || strings.HasSuffix(lv, "ly") {
 		return v
 	}
 	switch {
