@@ -451,3 +451,85 @@ func TestFailureShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureFormats checks the failure reports of test runners and
+// sanitizers across ecosystems, as their documentation shows them: the
+// failing tests, the sites and the messages are failure evidence, ranked
+// before what the user names.
+func TestFailureFormats(t *testing.T) {
+	for _, c := range []struct {
+		name, output string
+		failing      []string
+	}{
+		{"AddressSanitizer", "==31337==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc 0x55d0c3a2b1c4 bp 0x7ffd4e2a sp 0x7ffd4e20\n" +
+			"READ of size 4 at 0x602000000010 thread T0\n" +
+			"    #0 0x55d0c3a2b1c3 in pricing::Quote::total() const /src/pricing/src/quote.cc:88:12\n" +
+			"    #1 0x55d0c3a2a0f1 in main /src/pricing/tests/quote_test.cc:41:5\n" +
+			"    #2 0x7f2b1c0d in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x270b2)\n\n" +
+			"SUMMARY: AddressSanitizer: heap-use-after-free /src/pricing/src/quote.cc:88:12 in pricing::Quote::total() const\n",
+			[]string{"/src/pricing/src/quote.cc:88:12", "/src/pricing/tests/quote_test.cc:41:5"}},
+		{"GoogleTest", "[ RUN      ] QuoteTest.RoundsHalfEven\n/src/pricing/tests/quote_test.cc:57: Failure\nExpected equality of these values:\n  q.total()\n    Which is: 1049\n  1050\n" +
+			"[  FAILED  ] QuoteTest.RoundsHalfEven (0 ms)\n[----------] 1 test from QuoteTest (0 ms total)\n\n[  FAILED  ] 1 test, listed below:\n[  FAILED  ] QuoteTest.RoundsHalfEven\n",
+			[]string{"QuoteTest.RoundsHalfEven", "/src/pricing/tests/quote_test.cc:57"}},
+		{"RSpec", "Failures:\n\n  1) Admin::InvoicesController GET #show renders the invoice\n" +
+			"     Failure/Error: expect(response).to have_http_status(:ok)\n" +
+			"       expected the response to have status code :ok (200) but it was :internal_server_error (500)\n" +
+			"     # ./spec/controllers/admin/invoices_controller_spec.rb:17:in `block (3 levels) in <top (required)>'\n\n" +
+			"Finished in 1.23 seconds (files took 2.1 seconds to load)\n12 examples, 1 failure\n\nFailed examples:\n\n" +
+			"rspec ./spec/controllers/admin/invoices_controller_spec.rb:17 # Admin::InvoicesController GET #show renders the invoice\n",
+			[]string{"./spec/controllers/admin/invoices_controller_spec.rb:17", "Failure/Error: expect(response).to have_http_status(:ok)",
+				"rspec ./spec/controllers/admin/invoices_controller_spec.rb:17 # Admin::InvoicesController GET #show renders the invoice"}},
+		{"a Ruby exception", "NoMethodError: undefined method `amount_cents' for nil:NilClass\n" +
+			"app/models/invoice_line.rb:42:in `total'\napp/services/billing/close_period.rb:19:in `block in call'\n",
+			[]string{"app/models/invoice_line.rb:42", "app/services/billing/close_period.rb:19"}},
+		{"ExUnit", "  1) test delivers the webhook (Notifier.WebhookTest)\n     test/notifier/webhook_test.exs:23\n" +
+			"     ** (MatchError) no match of right hand side value: {:error, :econnrefused}\n" +
+			"     code: assert {:ok, _} = Webhook.deliver(event)\n     stacktrace:\n" +
+			"       (notifier 0.3.1) lib/notifier/webhook.ex:57: Notifier.Webhook.deliver/1\n" +
+			"       test/notifier/webhook_test.exs:25: (test)\n\nFinished in 0.4 seconds\n9 tests, 1 failure\n",
+			[]string{"test/notifier/webhook_test.exs:23", "lib/notifier/webhook.ex:57", "1) test delivers the webhook (Notifier.WebhookTest)"}},
+		{"Gradle and JUnit 5", "> Task :ledger:test\n\nInvoiceServiceTest > closesPeriod() FAILED\n" +
+			"    org.opentest4j.AssertionFailedError: expected: <2> but was: <3>\n" +
+			"        at app//org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)\n" +
+			"        at app//com.quire.ledger.InvoiceServiceTest.closesPeriod(InvoiceServiceTest.kt:57)\n\n" +
+			"    Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30004ms.\n\n" +
+			"12 tests completed, 1 failed\n\n> Task :ledger:test FAILED\n",
+			[]string{"InvoiceServiceTest.kt:57", "HikariPool-1", "InvoiceServiceTest > closesPeriod() FAILED",
+				"Caused by: java.sql.SQLTransientConnectionException"}},
+		{"ctest", "    Start 3: pricing_quote_test\n3/5 Test #3: pricing_quote_test ...............***Failed    0.02 sec\n" +
+			"80% tests passed, 1 tests failed out of 5\n\nThe following tests FAILED:\n\t  3 - pricing_quote_test (Failed)\nErrors while running CTest\n",
+			[]string{"pricing_quote_test", "3 - pricing_quote_test (Failed)"}},
+		{"the Kotlin compiler", "> Task :ledger:compileKotlin FAILED\ne: file:///work/ledger/src/main/kotlin/com/quire/ledger/Period.kt:42:13 Unresolved reference: closeAt\n",
+			[]string{"Period.kt:42:13", "Unresolved reference: closeAt"}},
+		{".NET", "  Failed Quire.Pricing.Tests.QuoteTests.RoundsHalfEven [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Expected: 1050, Actual: 1049\n" +
+			"  Stack Trace:\n     at Quire.Pricing.Tests.QuoteTests.RoundsHalfEven() in /src/Pricing.Tests/QuoteTests.cs:line 57\n",
+			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven", "/src/Pricing.Tests/QuoteTests.cs"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
+				run("f", "make check", c.output)...)
+			ids := checkpoint.Ledger(span, "")
+			pos := map[string]int{}
+			for i, id := range ids {
+				if _, ok := pos[id.Text]; !ok {
+					pos[id.Text] = i
+				}
+			}
+			anchor := pos["deploy/overlays/prod/kustomization.yaml"]
+			for _, w := range c.failing {
+				i, found := pos[w]
+				if !found {
+					for _, id := range ids {
+						if strings.Contains(id.Text, w) && (id.Kind == checkpoint.KindError || id.Kind == "error") {
+							found, i = true, pos[id.Text]
+							break
+						}
+					}
+				}
+				if !found || i > anchor {
+					t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, found, anchor, ids)
+				}
+			}
+		})
+	}
+}

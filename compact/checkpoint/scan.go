@@ -335,7 +335,7 @@ func scanCodeToken(t string, out sink) {
 // lineSite returns the file:line site a token names (checkout_test.go:77:,
 // src/a.ts:3:14, with its column when it has one), or "".
 func lineSite(t string) string {
-	t = strings.Trim(t, "()[]<>\"',;:.")
+	t = strings.TrimRight(strings.TrimLeft(t, "()[]<>\"',;:"), "()[]<>\"',;:.")
 	i := lineSuffix(t)
 	if i <= 0 || !hasKnownExt(t[:i]) {
 		return ""
@@ -709,6 +709,15 @@ func failedTest(t string) string {
 		name, _, _ = strings.Cut(t[7:], " ")
 	case strings.HasPrefix(t, "test ") && strings.HasSuffix(t, " ... FAILED"):
 		name = t[5 : len(t)-11] // cargo test's "test a::b ... FAILED"
+	case strings.Contains(t, " Test #") && strings.Contains(t, "***"):
+		// ctest's "3/5 Test #3: quote_test ......***Failed  0.02 sec"
+		_, r, _ := strings.Cut(t, " Test #")
+		_, r, _ = strings.Cut(r, ": ")
+		name, _, _ = strings.Cut(r, " ")
+	case strings.HasPrefix(t, "[  FAILED  ] "):
+		name, _, _ = strings.Cut(t[13:], " ") // GoogleTest's "[  FAILED  ] Suite.Case (0 ms)"
+	case strings.HasPrefix(t, "Failed ") && strings.HasSuffix(t, "]") && strings.Contains(t, " ["):
+		name, _, _ = strings.Cut(t[7:], " ") // dotnet test's "Failed Ns.Tests.Case [12 ms]"
 	default:
 		return ""
 	}
@@ -747,6 +756,9 @@ func isFrameLocation(t string) bool {
 	if strings.HasPrefix(t, "at ") {
 		return true
 	}
+	if site, _ := otherFrame(t); site != "" {
+		return true
+	}
 	i := strings.IndexByte(t, ' ')
 	if i < 0 {
 		i = len(t)
@@ -756,10 +768,135 @@ func isFrameLocation(t string) bool {
 	return lineSuffix(t[:i]) > 0 && hasKnownExt(t[:lineSuffix(t[:i])])
 }
 
+// otherFrame reads the frames of the backtraces the other cases do not:
+// a sanitizer's or gdb's "#0 0x55d0 in pricing::Quote::total() const
+// /src/quote.cc:88:12" (or "... at /src/quote.cc:88"), Ruby's
+// "app/models/line.rb:42:in `total'" (after "from " or "# "), Elixir's
+// "(notifier 0.3.1) lib/notifier/webhook.ex:57: Notifier.Webhook.deliver/1"
+// and .NET's "at Ns.Type.Method() in /src/Type.cs:line 57". It returns
+// the site (for .NET, the file) and the function, or "" and "".
+func otherFrame(t string) (site, fn string) {
+	switch {
+	case len(t) > 3 && t[0] == '#' && isDigit(t[1]):
+		i := strings.IndexByte(t, ' ')
+		if i < 0 {
+			return "", ""
+		}
+		rest := strings.TrimSpace(t[i:])
+		if strings.HasPrefix(rest, "0x") {
+			j := strings.Index(rest, " in ")
+			if j < 0 {
+				return "", ""
+			}
+			rest = rest[j+4:]
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			return "", ""
+		}
+		loc := f[len(f)-1]
+		if k := lineSuffix(loc); k > 0 && hasKnownExt(loc[:k]) {
+			site = loc[:siteEnd(loc, k)]
+		}
+		name := f[0]
+		if k := strings.IndexByte(name, '('); k > 0 {
+			name = name[:k]
+		}
+		if rustPath(name) || strings.Contains(name, ".") {
+			fn = name
+		} else if s, ok := symbolOf(name, true, true); ok {
+			fn = s
+		}
+		if site == "" {
+			fn = ""
+		}
+		return site, fn
+	case strings.Contains(t, ":in `") || strings.Contains(t, ":in '"):
+		r := strings.TrimPrefix(strings.TrimPrefix(t, "from "), "# ")
+		loc, _, _ := strings.Cut(r, ":in ")
+		if k := lineSuffix(loc); k > 0 && hasKnownExt(loc[:k]) && !strings.ContainsAny(loc, " \t") {
+			return loc[:siteEnd(loc, k)], ""
+		}
+	case strings.HasPrefix(t, "at ") && strings.Contains(t, " in ") && strings.Contains(t, ":line "):
+		i := strings.LastIndex(t, " in ")
+		file, _, _ := strings.Cut(t[i+4:], ":line ")
+		if hasKnownExt(file) {
+			name := strings.TrimPrefix(t[:i], "at ")
+			if k := strings.IndexByte(name, '('); k > 0 {
+				name = name[:k]
+			}
+			return file, name
+		}
+	default:
+		r := t
+		if strings.HasPrefix(r, "(") {
+			// Elixir's "(app 0.3.1) " before the site.
+			if k := strings.Index(r, ") "); k > 0 {
+				r = r[k+2:]
+			}
+		}
+		loc, what, ok := strings.Cut(r, ": ")
+		if k := lineSuffix(loc); ok && k > 0 && strings.HasSuffix(loc[:k], ".ex") || ok && k > 0 && strings.HasSuffix(loc[:k], ".exs") {
+			if what == "(test)" || strings.Contains(what, "/") && !strings.Contains(what, " ") {
+				return loc[:siteEnd(loc, k)], ""
+			}
+		}
+	}
+	return "", ""
+}
+
+// runnerFailure reports whether a line is a test runner's report of a
+// failed test: Gradle's "InvoiceServiceTest > closesPeriod() FAILED",
+// ctest's "3/5 Test #3: quote_test ....***Failed" and "3 - quote_test
+// (Failed)", ExUnit's "1) test delivers the webhook (Notifier.WebhookTest)",
+// RSpec's "rspec ./spec/a_spec.rb:17 # renders the invoice".
+func runnerFailure(t string) bool {
+	switch {
+	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, " > "):
+		return true
+	case strings.Contains(t, " Test #") && (strings.Contains(t, "***Failed") || strings.Contains(t, "***Exception") || strings.Contains(t, "***Timeout")):
+		return true
+	case strings.HasPrefix(t, "rspec ") && strings.Contains(t, " # ") && lineSuffix(t) > 0:
+		return true
+	}
+	if i := strings.IndexByte(t, ')'); i > 0 && allDigits(t[:i]) {
+		r := t[i+1:]
+		return strings.HasPrefix(r, " test ") && strings.HasSuffix(r, ")") // ExUnit
+	}
+	if n, name, ok := strings.Cut(t, " - "); ok && allDigits(n) && strings.HasSuffix(name, ")") {
+		_, st, _ := strings.Cut(name, " (")
+		return ctestFailures[strings.TrimSuffix(st, ")")]
+	}
+	return false
+}
+
+// ctestFailures are the outcomes ctest lists under "The following tests
+// FAILED:".
+var ctestFailures = setOf(`Failed SEGFAULT Timeout Exception OTHER_FAULT BAD_COMMAND ILLEGAL`)
+
+// sanitizerMark returns the length of the "==31337==" a sanitizer opens
+// its report lines with, or 0.
+func sanitizerMark(t string) int {
+	if !strings.HasPrefix(t, "==") {
+		return 0
+	}
+	i := 2
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	if i == 2 || !strings.HasPrefix(t[i:], "==") {
+		return 0
+	}
+	return i + 2
+}
+
 // frameSite returns the file:line of a stack frame's location line
 // (Go's "/src/a.go:12 +0x1d", JavaScript's and Rust's "at f (src/a.js:3:5)"),
 // with its column when it has one, or "".
 func frameSite(t string) string {
+	if site, _ := otherFrame(t); site != "" {
+		return site
+	}
 	if !isFrameLocation(t) {
 		return ""
 	}
@@ -1608,7 +1745,9 @@ func isEnvKey(k string) bool {
 
 var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Error: ", "ERROR: ", "ERROR ", "[ERROR] ",
 	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   ",
-	"Exception in thread ", "Error response from daemon: "}
+	"Exception in thread ", "Error response from daemon: ", "[  FAILED  ] ", "Failure/Error: ", "SUMMARY: AddressSanitizer",
+	"SUMMARY: ThreadSanitizer", "SUMMARY: UndefinedBehaviorSanitizer", "SUMMARY: MemorySanitizer", "SUMMARY: LeakSanitizer",
+	"Caused by: ", "e: "}
 
 // errPhrases mark an error line of output or an error quoted as code.
 var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
@@ -1616,7 +1755,7 @@ var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", 
 	"index out of range", "is not defined", "is not a function", "cannot read propert", "unexpected token",
 	"connection refused", "command not found", "module not found", "cannot find module", "no module named",
 	"address already in use", "out of memory", "segmentation fault", "syntax error", "mismatched types",
-	"deadline exceeded", "econnrefused", "eaddrinuse", "enoent", "does not exist on type", "is not assignable to",
+	"deadline exceeded", "runtime error: ", "econnrefused", "eaddrinuse", "enoent", "does not exist on type", "is not assignable to",
 	"missing return", "undefined reference", "has no attribute", "takes 1 positional argument", "unresolved reference",
 	"cannot find symbol", "non-zero exit", "exited with code", "timed out", "status code 5", "401 unauthorized",
 	"403 forbidden", "500 internal server error", "502 bad gateway", "503 service unavailable",
@@ -1635,6 +1774,9 @@ func errorText(t string, strict bool) string {
 	}
 	if strings.HasPrefix(t, "E  ") || strings.HasPrefix(t, "E\t") {
 		t = strings.TrimSpace(t[1:]) // pytest's marker
+	}
+	if n := sanitizerMark(t); n > 0 {
+		t = t[n:] // ==31337==ERROR: AddressSanitizer: ...
 	}
 	if strings.HasPrefix(t, "--- FAIL: ") {
 		msg := t
@@ -1659,7 +1801,7 @@ func errorText(t string, strict bool) string {
 			return cutLine(t)
 		}
 	}
-	if compilerStyle(t) || exceptionShape(t) {
+	if compilerStyle(t) || exceptionShape(t) || runnerFailure(t) {
 		return cutLine(t)
 	}
 	if strict || len(t) > 1000 {
@@ -1873,6 +2015,9 @@ interface impl self this true false nil null None True False string int bool any
 // (file.js:1:2)", `File "a.py", line 3, in fn`, or Go's
 // "pkg.(*T).Method(0x1, ...)".
 func frameSymbol(t string) string {
+	if _, fn := otherFrame(t); fn != "" {
+		return fn
+	}
 	switch {
 	case strings.HasPrefix(t, "at "):
 		r := strings.TrimPrefix(strings.TrimPrefix(t[3:], "async "), "new ")

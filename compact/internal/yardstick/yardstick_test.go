@@ -16,6 +16,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
+	"github.com/strata-memory/strata/compact/internal/triagegen"
 	"github.com/strata-memory/strata/compact/internal/yardstick"
 	"github.com/strata-memory/strata/tiktoken"
 )
@@ -109,7 +110,7 @@ func classes() []string {
 	return out
 }
 
-// opsLabels converts opsgen's labels; the kind goes with the class
+// opsLabels converts opsgen's (and triagegen's) labels; the kind goes with the class
 // (error_line/url), for the per-kind count of what was lost.
 func opsLabels(tr *opsgen.Transcript) []yardstick.Label {
 	out := make([]yardstick.Label, len(tr.Labels))
@@ -173,6 +174,20 @@ func sources(t *testing.T) []source {
 		for _, seed := range size.seeds {
 			tr := opsgen.Generate(seed, size.o)
 			name := fmt.Sprintf("opsgen %s seed %d", size.name, seed)
+			l := opsLabels(tr)
+			out = append(out, source{name, compact.OpenAI, tr.OpenAI(), false, l}, source{name, compact.Anthropic, tr.Anthropic(), false, l})
+		}
+	}
+	// triagegen is held out: written without reading the compaction
+	// code, and measured only, never tuned to.
+	for _, size := range []struct {
+		name  string
+		o     opsgen.Options
+		seeds []uint64
+	}{{"standard", triagegen.Standard(), []uint64{1, 2}}, {"long", triagegen.Long(), []uint64{1}}} {
+		for _, seed := range size.seeds {
+			tr := triagegen.Generate(seed, size.o)
+			name := fmt.Sprintf("triagegen %s seed %d", size.name, seed)
 			l := opsLabels(tr)
 			out = append(out, source{name, compact.OpenAI, tr.OpenAI(), false, l}, source{name, compact.Anthropic, tr.Anthropic(), false, l})
 		}
@@ -272,7 +287,7 @@ func TestMeasure(t *testing.T) {
 	var ops, others []yardstick.Row
 	var lost strings.Builder
 	for _, r := range rows {
-		if !strings.HasPrefix(r.Source, "opsgen") {
+		if !strings.HasPrefix(r.Source, "opsgen") && !strings.HasPrefix(r.Source, "triagegen") {
 			others = append(others, r)
 			continue
 		}
@@ -295,5 +310,5 @@ func TestMeasure(t *testing.T) {
 	for i, c := range opsgen.Classes {
 		opsClasses[i] = string(c)
 	}
-	t.Log("opsgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
+	t.Log("opsgen and triagegen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
