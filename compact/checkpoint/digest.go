@@ -85,9 +85,13 @@ func (d *digestSink) add(k kind, text string, m mark) {
 	default:
 		return
 	}
-	// A stack frame's file:line is where the failure happened.
-	if k == kPath && lineSuffix(text) > 0 {
-		m |= markTrace
+	// A stack frame's file:line is where the failure happened, unless
+	// the frame is in a language's runtime or a dependency (whose line
+	// names it again, without the mark).
+	if k == kPath && lineSuffix(text) > 0 && m&markLib == 0 {
+		if i, ok := d.seen[keyOf(k, text)]; !ok || d.items[i].marks&markLib == 0 {
+			m |= markTrace
+		}
 	}
 	d.item(k, text, m)
 }
@@ -189,8 +193,18 @@ func Digest(output string, limit, failLimit int) string {
 		groups[dgFirstError] = d.errs[:1]
 		groups[dgMoreErrors] = d.errs[1:]
 	}
+	// A path a site names with its line is said by the site.
+	sited := map[string]bool{}
+	for _, it := range d.items {
+		if i := lineSuffix(it.text); it.kind == kPath && i > 0 {
+			sited[it.text[:i]] = true
+		}
+	}
 	for i := range d.items {
 		it := &d.items[i]
+		if it.kind == kPath && sited[it.text] {
+			continue
+		}
 		g := it.group(failing)
 		groups[g] = append(groups[g], it.text)
 	}

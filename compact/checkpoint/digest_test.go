@@ -99,3 +99,69 @@ func TestDigestBounds(t *testing.T) {
 		}
 	}
 }
+
+// junitFailure is a JUnit 5 failure as Gradle prints it: the frames of
+// JUnit, the JDK and Spring around the two of the project, and a cause.
+const junitFailure = `> Task :ledger:test
+
+InvoiceServiceTest > closesPeriodOnce() FAILED
+    org.opentest4j.AssertionFailedError: expected: <2> but was: <3>
+        at app//org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)
+        at app//org.junit.jupiter.api.AssertionFailureBuilder.buildAndThrow(AssertionFailureBuilder.java:132)
+        at app//org.junit.jupiter.api.AssertEquals.failNotEqual(AssertEquals.java:197)
+        at app//org.junit.jupiter.api.AssertEquals.assertEquals(AssertEquals.java:150)
+        at app//org.junit.jupiter.api.Assertions.assertEquals(Assertions.java:560)
+        at app//com.quire.ledger.period.PeriodCloser.close(PeriodCloser.kt:88)
+        at app//com.quire.ledger.InvoiceServiceTest.closesPeriodOnce(InvoiceServiceTest.kt:57)
+        at java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)
+        at java.base/java.lang.reflect.Method.invoke(Method.java:580)
+        at app//org.junit.platform.commons.util.ReflectionUtils.invokeMethod(ReflectionUtils.java:728)
+        at app//org.junit.jupiter.engine.execution.MethodInvocation.proceed(MethodInvocation.java:60)
+        at app//org.springframework.transaction.support.TransactionTemplate.execute(TransactionTemplate.java:140)
+
+    Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30004ms.
+        at app//com.zaxxer.hikari.pool.HikariPool.createTimeoutException(HikariPool.java:686)
+        at app//com.zaxxer.hikari.pool.HikariPool.getConnection(HikariPool.java:179)
+        at app//com.quire.ledger.store.LedgerStore.connect(LedgerStore.kt:31)
+
+12 tests completed, 1 failed
+`
+
+// TestDigestProjectFramesFirst checks that a cleared JVM failure keeps
+// the project's frame sites, and that the frames of the JDK and of
+// libraries (JUnit, Spring, HikariCP) do not take their room.
+func TestDigestProjectFramesFirst(t *testing.T) {
+	d := checkpoint.Digest(junitFailure, 400, 800)
+	for _, want := range []string{"PeriodCloser.kt:88", "InvoiceServiceTest.kt:57", "LedgerStore.kt:31", "HikariPool-1"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the digest lacks %q:\n%s", want, d)
+		}
+	}
+	for _, lib := range []string{"AssertionFailureBuilder.java:151", "org.junit.jupiter.api.Assertions.assertEquals", "Method.java:580"} {
+		if i, j := strings.Index(d, lib), strings.Index(d, "LedgerStore.kt:31"); i >= 0 && i < j {
+			t.Errorf("the library frame %q before the project's last site:\n%s", lib, d)
+		}
+	}
+	// In the ledger, the project's sites are failure evidence, ranked
+	// before what the user names; the library frames' sites after it.
+	span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
+		run("f", "gradle test", junitFailure)...)
+	ids := checkpoint.Ledger(span, "")
+	pos := map[string]int{}
+	for i, id := range ids {
+		if _, ok := pos[id.Text]; !ok {
+			pos[id.Text] = i
+		}
+	}
+	anchor := pos["deploy/overlays/prod/kustomization.yaml"]
+	for _, w := range []string{"PeriodCloser.kt:88", "InvoiceServiceTest.kt:57", "LedgerStore.kt:31"} {
+		if i, ok := pos[w]; !ok || i > anchor {
+			t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, ok, anchor, ids)
+		}
+	}
+	for _, w := range []string{"AssertionFailureBuilder.java:151", "Method.java:580", "HikariPool.java:686"} {
+		if i, ok := pos[w]; ok && i < anchor {
+			t.Errorf("the library frame %s at %d, before the user's path at %d: %v", w, i, anchor, ids)
+		}
+	}
+}

@@ -351,7 +351,7 @@ func (c *collector) rank() []cand {
 		switch {
 		case d.spare:
 			spare = append(spare, d)
-		case d.kind == kPath && !talked(&d) && runtimeSite(d.text):
+		case d.kind == kPath && !talked(&d) && (runtimeSite(d.text) || d.marks&(markLib|markTrace) == markLib):
 			// A file of a language's runtime or of a dependency, as a
 			// stack frame shows it: how a failure travelled, not where
 			// the project failed.

@@ -48,6 +48,7 @@ const (
 	markResult                   // a test a runner reports on (--- PASS: TestX)
 	markFailure                  // on another line of output that reports a failure
 	markErrLine                  // on an error line (a JSON error object, a failed response's headers), or a frame's site
+	markLib                      // a frame's site or function in a language's runtime or a dependency
 )
 
 // sink receives what the scanner finds.
@@ -565,14 +566,28 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 	if name := declared(t); name != "" {
 		out.add(kSymbol, name, markDecl)
 	}
-	frame := frameSymbol(t)
+	frame, site := frameSymbol(t), frameSite(t)
+	if libraryFrame(t) || site != "" && runtimeSite(site) {
+		// A frame in a language's runtime or a dependency: how a
+		// failure travelled, not where the project's code failed. Its
+		// site ranks with what output shows, its function only where
+		// everything fits (see rank), and what else it names is plain
+		// output.
+		if frame != "" {
+			out.add(kSymbol, frame, markLib)
+		}
+		if site != "" {
+			out.add(kPath, site, markLib)
+		}
+		scanTokens(t, out, true)
+		return
+	}
 	if frame != "" {
 		out.add(kSymbol, frame, markTrace)
 	}
-	if site := frameSite(t); site != "" {
+	if site != "" {
 		// The site itself, with its line: where a panic or an exception
-		// happened, ranked with what error lines name (but where it is
-		// in a language's runtime or a dependency: see rank).
+		// happened, ranked with what error lines name.
 		out.add(kPath, site, markTrace|markErrLine)
 	}
 	if name := testResult(t); name != "" {
@@ -612,7 +627,50 @@ func errorObject(t string) bool {
 // dependencies: a frame there says how a failure travelled, not where
 // the project's code failed.
 var runtimeDirs = []string{"/go/src/", "/go/pkg/mod/", "/usr/lib/", "/usr/local/lib/", "site-packages/",
-	"dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/", "<frozen ", "node:internal/", "/jdk/", "/jre/"}
+	"dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/", "<frozen ", "node:internal/", "/jdk/", "/jre/",
+	"/gems/", "/usr/include/", "/rubygems/"}
+
+// libraryPackages are the roots of the JVM's and .NET's runtimes and of
+// widely used libraries, as a frame names its function
+// ("at org.junit.jupiter.api.Assertions.fail(Assertions.java:38)").
+var libraryPackages = []string{"java.", "javax.", "jdk.", "sun.", "com.sun.", "kotlin.", "kotlinx.", "scala.", "groovy.",
+	"org.junit.", "junit.", "org.opentest4j.", "org.springframework.", "org.apache.", "org.gradle.", "worker.org.gradle.",
+	"org.hibernate.", "com.zaxxer.", "io.netty.", "reactor.", "org.mockito.", "net.bytebuddy.", "com.fasterxml.",
+	"org.jetbrains.", "io.ktor.", "com.mysql.", "org.postgresql.", "org.flywaydb.", "org.testcontainers.", "okhttp3.",
+	"retrofit2.", "com.google.", "io.grpc.", "org.eclipse.", "android.", "androidx.", "dalvik.", "System.", "Microsoft.",
+	"Xunit.", "NUnit."}
+
+// elixirRuntime are the applications of Elixir's and Erlang's own
+// distribution, as an Elixir frame names them ("(elixir 1.15.7)").
+var elixirRuntime = setOf(`elixir ex_unit stdlib kernel logger mix iex eex`)
+
+// libraryFrame reports whether a stack frame is in a language's runtime or
+// a widely used library by the function it names: a JVM or .NET frame
+// under one of libraryPackages (past a module: "java.base/", Gradle's
+// "app//"), or an Elixir frame of the distribution's own applications.
+func libraryFrame(t string) bool {
+	if strings.HasPrefix(t, "(") {
+		app, _, _ := strings.Cut(t[1:], " ")
+		return elixirRuntime[app]
+	}
+	if !strings.HasPrefix(t, "at ") {
+		return false
+	}
+	r := t[3:]
+	if i, j := strings.IndexByte(r, '/'), strings.IndexByte(r, '('); i >= 0 && (j < 0 || i < j) {
+		module := r[:i]
+		r = strings.TrimLeft(r[i:], "/")
+		if strings.HasPrefix(module, "java.") || strings.HasPrefix(module, "jdk.") {
+			return true // a module of the runtime: java.base/java.lang.Thread.run
+		}
+	}
+	for _, p := range libraryPackages {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // runtimeSite reports whether a frame's site is in a language's runtime
 // or a dependency (see runtimeDirs).
