@@ -885,7 +885,7 @@ func otherFrame(t string) (site, fn string) {
 			}
 			return file, name
 		}
-	default:
+	case strings.Contains(t, ".ex:") || strings.Contains(t, ".exs:"):
 		r := t
 		if strings.HasPrefix(r, "(") {
 			// Elixir's "(app 0.3.1) " before the site.
@@ -894,10 +894,13 @@ func otherFrame(t string) (site, fn string) {
 			}
 		}
 		loc, what, ok := strings.Cut(r, ": ")
-		if k := lineSuffix(loc); ok && k > 0 && strings.HasSuffix(loc[:k], ".ex") || ok && k > 0 && strings.HasSuffix(loc[:k], ".exs") {
-			if what == "(test)" || strings.Contains(what, "/") && !strings.Contains(what, " ") {
-				return loc[:siteEnd(loc, k)], ""
-			}
+		k := lineSuffix(loc)
+		if !ok || k <= 0 || !strings.HasSuffix(loc[:k], ".ex") && !strings.HasSuffix(loc[:k], ".exs") {
+			return "", ""
+		}
+		// What the frame ran: a test, or a function with its arity.
+		if what == "(test)" || strings.Contains(what, "/") && !strings.Contains(what, " ") {
+			return loc[:siteEnd(loc, k)], ""
 		}
 	}
 	return "", ""
