@@ -144,24 +144,6 @@ func TestDigestProjectFramesFirst(t *testing.T) {
 	}
 	// In the ledger, the project's sites are failure evidence, ranked
 	// before what the user names; the library frames' sites after it.
-	span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
-		run("f", "gradle test", junitFailure)...)
-	ids := checkpoint.Ledger(span, "")
-	pos := map[string]int{}
-	for i, id := range ids {
-		if _, ok := pos[id.Text]; !ok {
-			pos[id.Text] = i
-		}
-	}
-	anchor := pos["deploy/overlays/prod/kustomization.yaml"]
-	for _, w := range []string{"PeriodCloser.kt:88", "InvoiceServiceTest.kt:57", "LedgerStore.kt:31"} {
-		if i, ok := pos[w]; !ok || i > anchor {
-			t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, ok, anchor, ids)
-		}
-	}
-	for _, w := range []string{"AssertionFailureBuilder.java:151", "Method.java:580", "HikariPool.java:686"} {
-		if i, ok := pos[w]; ok && i < anchor {
-			t.Errorf("the library frame %s at %d, before the user's path at %d: %v", w, i, anchor, ids)
-		}
-	}
+	checkFailureRank(t, junitFailure, []string{"PeriodCloser.kt:88", "InvoiceServiceTest.kt:57", "LedgerStore.kt:31"},
+		[]string{"AssertionFailureBuilder.java:151", "Method.java:580", "HikariPool.java:686"})
 }

@@ -424,31 +424,7 @@ func TestFailureShapes(t *testing.T) {
 			"failures:\n    io::reader::tests::caps_flush\n\ntest result: FAILED. 1 passed; 1 failed\n",
 			[]string{"io::reader::tests::caps_flush"}, []string{"io::reader::tests::skips_bom"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
-				run("f", "make check", c.output)...)
-			ids := checkpoint.Ledger(span, "")
-			pos := map[string]int{}
-			for i, id := range ids {
-				if _, ok := pos[id.Text]; !ok {
-					pos[id.Text] = i
-				}
-			}
-			ok, seen := pos["deploy/overlays/prod/kustomization.yaml"]
-			if !seen {
-				t.Fatalf("the user's path is not in the ledger: %v", ids)
-			}
-			for _, w := range c.failing {
-				if i, found := pos[w]; !found || i > ok {
-					t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, found, ok, ids)
-				}
-			}
-			for _, w := range c.not {
-				if i, found := pos[w]; found && i < ok {
-					t.Errorf("%s at %d, ranked as failure evidence: %v", w, i, ids)
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkFailureRank(t, c.output, c.failing, c.not) })
 	}
 }
 
@@ -505,31 +481,43 @@ func TestFailureFormats(t *testing.T) {
 			"  Stack Trace:\n     at Quire.Pricing.Tests.QuoteTests.RoundsHalfEven() in /src/Pricing.Tests/QuoteTests.cs:line 57\n",
 			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven", "/src/Pricing.Tests/QuoteTests.cs"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			span := append([]checkpoint.Entry{user("Fix it; the settings stay in deploy/overlays/prod/kustomization.yaml.")},
-				run("f", "make check", c.output)...)
-			ids := checkpoint.Ledger(span, "")
-			pos := map[string]int{}
-			for i, id := range ids {
-				if _, ok := pos[id.Text]; !ok {
-					pos[id.Text] = i
-				}
+		t.Run(c.name, func(t *testing.T) { checkFailureRank(t, c.output, c.failing, nil) })
+	}
+}
+
+// checkFailureRank checks the ledger of a span where the user names a
+// path and a command prints output: each of failing (an identifier, or
+// a part of an error line) ranks before the user's path, as failure
+// evidence does, and none of not does.
+func checkFailureRank(t *testing.T, output string, failing, not []string) {
+	t.Helper()
+	const anchorPath = "deploy/overlays/prod/kustomization.yaml"
+	span := append([]checkpoint.Entry{user("Fix it; the settings stay in " + anchorPath + ".")}, run("f", "make check", output)...)
+	ids := checkpoint.Ledger(span, "")
+	pos := map[string]int{}
+	for i, id := range ids {
+		if _, ok := pos[id.Text]; !ok {
+			pos[id.Text] = i
+		}
+	}
+	anchor, ok := pos[anchorPath]
+	if !ok {
+		t.Fatalf("the user's path is not in the ledger: %v", ids)
+	}
+	for _, w := range failing {
+		i, found := pos[w]
+		for _, id := range ids {
+			if !found && id.Kind == checkpoint.KindError && strings.Contains(id.Text, w) {
+				i, found = pos[id.Text], true
 			}
-			anchor := pos["deploy/overlays/prod/kustomization.yaml"]
-			for _, w := range c.failing {
-				i, found := pos[w]
-				if !found {
-					for _, id := range ids {
-						if strings.Contains(id.Text, w) && (id.Kind == checkpoint.KindError || id.Kind == "error") {
-							found, i = true, pos[id.Text]
-							break
-						}
-					}
-				}
-				if !found || i > anchor {
-					t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, found, anchor, ids)
-				}
-			}
-		})
+		}
+		if !found || i > anchor {
+			t.Errorf("%s at %d (listed: %v), after the user's path at %d: %v", w, i, found, anchor, ids)
+		}
+	}
+	for _, w := range not {
+		if i, found := pos[w]; found && i < anchor {
+			t.Errorf("%s at %d, ranked as failure evidence, before the user's path at %d: %v", w, i, anchor, ids)
+		}
 	}
 }
