@@ -28,10 +28,7 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // unless tiers is given, on the clock c.
 func newClocked(t testing.TB, c *clock, tiers *strata.TierPolicy) (*strata.Memory, *sqlite.Store) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	if tiers == nil {
 		tiers = &strata.TierPolicy{Off: true}
@@ -265,10 +262,7 @@ func TestPolicyValidation(t *testing.T) {
 // TestCustomPolicy runs a policy of the configuration that mixes levels:
 // sessions, then weeks, then months.
 func TestCustomPolicy(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	defer st.Close()
 	custom := strata.Policy{Name: "episodes", Levels: []strata.Level{
 		{Name: "session", Kind: strata.KindSession, Budget: 200},

@@ -12,7 +12,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // queryHistory is a 600-turn conversation (six closed macros, whose
@@ -21,10 +20,7 @@ import (
 func queryHistory(t *testing.T, o strata.AssemblyOptions) (*strata.Memory, strata.Tokenizer) {
 	t.Helper()
 	tok := o200k(t)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: extractive.New(), Assembly: o})
 	if err != nil {
@@ -151,12 +147,8 @@ func TestContextOverviewRefines(t *testing.T) {
 // overviews; the oldest ranges are listed as omitted, the rest covered, and
 // the budget holds.
 func TestContextOverviewLongHistory(t *testing.T) {
-	ctx := context.Background()
 	tok := o200k(t)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	// Top-level nodes of 4 turns: 1,400 turns make 350 of them, more than
 	// the 256 a package reads.
@@ -308,12 +300,8 @@ func (w wordyOverviews) Summarize(ctx context.Context, req strata.SummaryRequest
 // short enough is cut at a word to its room, marked with an ellipsis,
 // rather than leaving its whole span omitted.
 func TestContextOverviewCutToFit(t *testing.T) {
-	ctx := context.Background()
 	tok := o200k(t)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	defer st.Close()
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: tok, Summarizer: wordyOverviews{extractive.New()}})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
-	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -288,10 +287,7 @@ func TestContextSearchWindow(t *testing.T) {
 		window int
 		from   int64
 	}{{100, 201}, {300, 0}, {-1, 0}} {
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 		defer st.Close()
 		spy := &searchSpy{Store: st}
 		m, err := strata.New(strata.Config{Store: spy, Tokenizer: o200k(t), Summarizer: extractive.New(),

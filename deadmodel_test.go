@@ -16,7 +16,6 @@ import (
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/openai"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // closedPort returns the address of a local TCP port nothing listens on.
@@ -74,10 +73,7 @@ func TestModelEndpointDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := &countingCompleter{Completer: client}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 	defer st.Close()
 	logs := &countingHandler{}
 	// The default backoff (1 s, doubling) and retries: what a user runs.

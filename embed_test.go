@@ -24,10 +24,7 @@ import (
 // openStore opens a fresh SQLite store.
 func openStore(t testing.TB) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	return st
 }

@@ -382,6 +382,10 @@ func (im *Importer) Add(b Batch) error {
 // ImportBatch is how many turns Import gives the store per transaction.
 const ImportBatch = 5000
 
+// importBatch is the batch size Import uses: ImportBatch, which tests may
+// lower (SetImportBatch) to cover several batches with fewer turns.
+var importBatch = ImportBatch
+
 // importBuffer bounds what Import holds back while it gathers the turns of
 // several conversations whose lines alternate: at most this many bytes of
 // turn text across all conversations. Past it, the largest pending batch
@@ -490,7 +494,7 @@ func gatherBatches(ctx context.Context, o ImportOptions, next func() (conversati
 		}
 		b.Turns = append(b.Turns, t)
 		size += turnSize(&t)
-		if len(b.Turns) >= ImportBatch {
+		if len(b.Turns) >= importBatch {
 			if !send(conv) {
 				return ctx.Err()
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // learningsCall reports whether req asks for learnings, not a summary.
@@ -137,10 +136,7 @@ func TestModelLearningsClaimed(t *testing.T) {
 			first, first)
 		return strata.Completion{Text: text, InputTokens: len(req.User) / 4, OutputTokens: 20, FinishReason: "stop"}, nil
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 	t.Cleanup(func() { st.Close() })
 	open := func() *strata.Memory {
 		m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),

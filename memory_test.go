@@ -15,17 +15,12 @@ import (
 	"github.com/strata-memory/strata/formats"
 	"github.com/strata-memory/strata/internal/hashembed"
 	"github.com/strata-memory/strata/internal/synth"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // newMemory opens a Memory over a fresh SQLite file.
 func newMemory(t testing.TB, tok strata.Tokenizer) *strata.Memory {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	if tok == nil {
 		tok = strata.CharEstimator{}
@@ -326,8 +321,12 @@ func TestPyramidGolden(t *testing.T) {
 }
 
 func TestImportPipeline(t *testing.T) {
+	// Import's batches are lowered from ImportBatch (5000) to 500, so
+	// that 1200 turns make the three batches (two whole, then a part)
+	// that 12000 turns make at the real size.
+	defer strata.SetImportBatch(500)()
 	ctx := context.Background()
-	turns := synth.New(31).Turns(12000)
+	turns := synth.New(31).Turns(1200)
 	feed := func(ts []strata.Turn, failAt int, failErr error) func() (string, strata.Turn, error) {
 		i := 0
 		return func() (string, strata.Turn, error) {
@@ -350,7 +349,7 @@ func TestImportPipeline(t *testing.T) {
 		ingest(t, b, "c", turns)
 		ta, _ := a.Tree(ctx, "c")
 		tb, _ := b.Tree(ctx, "c")
-		if len(ta.Nodes) != len(tb.Nodes) || len(ta.Nodes) != 1200+600+120 {
+		if len(ta.Nodes) != len(tb.Nodes) || len(ta.Nodes) != 120+60+12 {
 			t.Fatalf("%d nodes by Import, %d by Ingest", len(ta.Nodes), len(tb.Nodes))
 		}
 		for i := range ta.Nodes {
@@ -362,13 +361,13 @@ func TestImportPipeline(t *testing.T) {
 	t.Run("reader error keeps what came before", func(t *testing.T) {
 		m := newMemory(t, nil)
 		boom := fmt.Errorf("disk on fire")
-		_, err := m.Import(ctx, feed(turns, 7000, boom))
+		_, err := m.Import(ctx, feed(turns, 700, boom))
 		if err != boom {
 			t.Fatalf("err %v, want the reader's", err)
 		}
 		c, _ := m.Conversation(ctx, "c")
-		if c.Turns != 5000 {
-			t.Fatalf("%d turns stored, want the first batch of 5000", c.Turns)
+		if c.Turns != 500 {
+			t.Fatalf("%d turns stored, want the first batch of 500", c.Turns)
 		}
 		// Importing the whole input again completes it.
 		if _, err := m.Import(ctx, feed(turns, -1, nil)); err != nil {
@@ -376,20 +375,20 @@ func TestImportPipeline(t *testing.T) {
 		}
 		tree, _ := m.Tree(ctx, "c")
 		checkTree(t, tree)
-		if tree.Turns != 12000 || tree.Levels[0].Nodes != 120 {
+		if tree.Turns != 1200 || tree.Levels[0].Nodes != 12 {
 			t.Fatalf("after resuming: %d turns, %d macros", tree.Turns, tree.Levels[0].Nodes)
 		}
 	})
 	t.Run("bad turn stops the import at its batch", func(t *testing.T) {
 		m := newMemory(t, nil)
 		bad := append([]strata.Turn(nil), turns...)
-		bad[6001].Role = "robot"
+		bad[601].Role = "robot"
 		_, err := m.Import(ctx, feed(bad, -1, nil))
 		if strata.ErrorCode(err) != strata.EINVALID || !strings.Contains(err.Error(), "role") {
 			t.Fatalf("err %v, want EINVALID about the role", err)
 		}
 		c, _ := m.Conversation(ctx, "c")
-		if c.Turns != 5000 {
+		if c.Turns != 500 {
 			t.Fatalf("%d turns stored, want only the first batch", c.Turns)
 		}
 	})
@@ -420,10 +419,7 @@ func readJSONL(t *testing.T, name string, in io.Reader) []strata.Turn {
 // new namespace, and none of its work lands in the first.
 func TestForNamespaceParts(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	defer st.Close()
 	model := &fakeModel{answer: goodReply}
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),

@@ -12,7 +12,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/primers"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // hugeReply answers every prompt with about 6,000 tokens (as CharEstimator
@@ -26,10 +25,7 @@ func hugeReply(_ int, req strata.CompletionRequest) (strata.Completion, error) {
 // level over a fresh SQLite file, its clock far past the turns.
 func calendarModelMemory(t *testing.T, model strata.Completer) *strata.Memory {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 	t.Cleanup(func() { st.Close() })
 	p := strata.CalendarPolicy()
 	for i := range p.Levels {
@@ -213,10 +209,7 @@ func TestModelOverBudgetShorterServed(t *testing.T) {
 			model := &fakeModel{answer: func(int, strata.CompletionRequest) (strata.Completion, error) {
 				return strata.Completion{Text: "SUMMARY:\n" + strings.Repeat("Ana and Ben talk. ", tt.words/4), FinishReason: "stop"}, nil
 			}}
-			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 			defer st.Close()
 			m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: wordySummarizer{},
 				Policy: llmPolicy, LLM: strata.LLMOptions{Completer: model, Backoff: time.Millisecond}, Tiers: &strata.TierPolicy{Off: true}})

@@ -279,10 +279,7 @@ func TestModelRestart(t *testing.T) {
 // a broken one is refused at New.
 func TestModelDeferAndPrompts(t *testing.T) {
 	model := &fakeModel{answer: goodReply}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 	defer st.Close()
 	prompts := fstest.MapFS{"micro.tmpl": {Data: []byte(`{{define "task"}}Write a haiku of {{.Budget}} tokens.{{end}}`)}}
 	cfg := strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(), Policy: llmPolicy,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // This file tests the month cut (Policy.MonthCut): a month node covers its
@@ -142,10 +141,7 @@ func TestMonthNodesCoverTheirMonth(t *testing.T) {
 			turns = append(turns, strata.Turn{ExtID: fmt.Sprintf("t%02d", i), Role: strata.RoleUser, Name: "Ann",
 				Content: fmt.Sprintf("Note %d about the garden.", i), Time: at})
 		}
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-		if err != nil {
-			rt.Fatalf("%v", err)
-		}
+		st := openNewStore(rt, filepath.Join(t.TempDir(), "strata.db"))
 		defer st.Close()
 		m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 			Policies: policies, Tiers: &strata.TierPolicy{Off: true}, Now: func() time.Time { return at.AddDate(0, 3, 0) }})

@@ -2,8 +2,10 @@ package strata_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -142,11 +144,16 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// streamMemory opens a Memory over the SQLite file at path.
+// streamMemory opens a Memory over the SQLite file at path, a new store
+// (openNewStore) if there is no file there.
 func streamMemory(t fataler, path string, c *clock, tiers strata.TierPolicy) (*strata.Memory, *sqlite.Store) {
-	st, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("%v", err)
+	var st *sqlite.Store
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		st = openNewStore(t, path)
+	} else {
+		if st, err = sqlite.Open(context.Background(), path); err != nil {
+			t.Fatalf("%v", err)
+		}
 	}
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 		Policies: streamPolicies, Now: c.Now, Tiers: &tiers})

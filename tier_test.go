@@ -10,7 +10,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/internal/synth"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // TestRetentionCountsFromArchiving imports a year-old history under a
@@ -151,10 +150,7 @@ func TestDeferTiers(t *testing.T) {
 		return out
 	}
 	open := func(deferred bool) *strata.Memory {
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "strata.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 		t.Cleanup(func() { st.Close() })
 		m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 			Tiers: policy, DeferTiers: deferred})

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/strata-memory/strata"
-	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/storetest"
 )
 
@@ -15,10 +14,7 @@ import (
 // keeps no secret.
 func TestTokens(t *testing.T) {
 	storetest.RunTokens(t, func(t *testing.T) strata.TokenStore {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 		t.Cleanup(func() { st.Close() })
 		return st
 	})

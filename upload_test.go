@@ -16,7 +16,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/formats"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // weekOnly is a calendar policy without months: the weekly fallback of an
@@ -31,10 +30,7 @@ func weekOnly() strata.Policy {
 // past every test's turns, so every period closes at rollup.
 func uploadMemory(t testing.TB) *strata.Memory {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "strata.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "strata.db"))
 	t.Cleanup(func() { st.Close() })
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),
 		Policies: []strata.Policy{weekOnly()},

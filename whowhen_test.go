@@ -14,7 +14,6 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
 	"github.com/strata-memory/strata/formats"
-	"github.com/strata-memory/strata/sqlite"
 )
 
 // genericReply is a model that says who and when of nothing.
@@ -82,10 +81,7 @@ func TestModelKeepsWhoAndWhen(t *testing.T) {
 
 func checkWhoAndWhen(t *testing.T, path, policy string) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openNewStore(t, filepath.Join(t.TempDir(), "s.db"))
 	defer st.Close()
 	model := &fakeModel{answer: genericReply}
 	m, err := strata.New(strata.Config{Store: st, Tokenizer: strata.CharEstimator{}, Summarizer: extractive.New(),

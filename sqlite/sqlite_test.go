@@ -33,7 +33,7 @@ func openTemp(t *testing.T) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) strata.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T) strata.Store { return openNew(t) })
 }
 
 // TestConcurrentRollups appends through two handles on one file, as two
@@ -41,6 +41,7 @@ func TestConformance(t *testing.T) {
 func TestConcurrentRollups(t *testing.T) {
 	storetest.RunConcurrentRollups(t, func(t *testing.T) (strata.Store, strata.Store, func()) {
 		path := filepath.Join(t.TempDir(), "t.db")
+		newStoreFile(t, path)
 		var two [2]*sqlite.Store
 		for i := range two {
 			s, err := sqlite.Open(t.Context(), path)

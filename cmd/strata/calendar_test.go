@@ -253,7 +253,7 @@ func TestConcurrentRollupProcesses(t *testing.T) {
 	}
 	one, two := filepath.Join(dir, "one.db"), filepath.Join(dir, "two.db")
 	backlog(one)
-	backlog(two)
+	copyStoreFile(t, one, two) // the same backlog
 	mustRun(t, one, "rollup")
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
@@ -262,7 +262,7 @@ func TestConcurrentRollupProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "rollup")
-			cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+two)
+			cmd.Env = childEnv("STRATA_DB=" + two)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				errs[i] = fmt.Errorf("%v: %s", err, out)

@@ -348,6 +348,12 @@ func (m *Main) resolveAssembly(a *assemblyConfig) (strata.AssemblyOptions, error
 	return o, nil
 }
 
+// llmBackoff is the first wait before a failed model call is retried
+// (strata.LLMOptions.Backoff): 0, the library's default. It is a variable
+// only so that a test whose model server fails on purpose need not wait
+// out the backoff.
+var llmBackoff time.Duration
+
 // resolveLLM reads the llm settings: flags > STRATA_LLM_* > the llm
 // section. No provider means no model.
 func (m *Main) resolveLLM(g *globals, c *llmConfig, path string) (llmSettings, error) {
@@ -384,7 +390,7 @@ func (m *Main) resolveLLM(g *globals, c *llmConfig, path string) (llmSettings, e
 		return l, fmt.Errorf("config %s: llm concurrency and error_retries cannot be negative", path)
 	}
 	l.Options = strata.LLMOptions{Model: l.Model, Models: c.Models, Concurrency: c.Concurrency, Timeout: l.Timeout,
-		ErrorRetries: c.ErrorRetries, Defer: c.Defer, Learnings: c.Learnings}
+		ErrorRetries: c.ErrorRetries, Backoff: llmBackoff, Defer: c.Defer, Learnings: c.Learnings}
 	if c.PromptsDir != "" {
 		fi, err := os.Stat(c.PromptsDir)
 		if err != nil || !fi.IsDir() {

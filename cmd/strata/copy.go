@@ -57,6 +57,11 @@ func runMigrate(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
+// copyBatch is the batch size strata copy gives storecopy: 0, its default.
+// It is a variable only so that a test can copy several batches of a
+// small store.
+var copyBatch int
+
 // runCopy copies every namespace (or those named) of one store into
 // another, SQLite or PostgreSQL either way, then verifies the copy. A copy
 // cut short is finished by running it again. Every namespace is one that
@@ -99,7 +104,7 @@ func runCopy(ctx context.Context, m *Main, args []string) error {
 					c.Namespace, c.Conversation, c.Turns, c.Nodes, c.Moves+c.Expired, c.Learnings, c.Vectors)
 			}
 		}
-		rep, err = storecopy.Copy(ctx, src, dst, storecopy.Options{Namespaces: nss, Progress: progress})
+		rep, err = storecopy.Copy(ctx, src, dst, storecopy.Options{Namespaces: nss, Batch: copyBatch, Progress: progress})
 		if err != nil && strata.ErrorCode(err) == strata.EINTERNAL {
 			return fmt.Errorf("%w (what was copied stays; run the same copy again to finish it)", err)
 		}

@@ -12,11 +12,18 @@ import (
 // 'strata copy', and expects the same tree and expanded turns in all
 // three; then the errors a user meets.
 func TestCopyCommand(t *testing.T) {
+	// 300 turns copied in batches of 200 are the two batches that 3000
+	// turns make at storecopy's default of 2000, and with spans going
+	// cold once 100 turns follow them (not the default 1000) the store
+	// holds hot, warm and cold spans as 3000 turns do under the defaults.
+	defer func(n int) { copyBatch = n }(copyBatch)
+	copyBatch = 200
 	dir := t.TempDir()
+	cfg := writeFile(t, dir, "strata.yaml", "tiers:\n  warm_max_turns: 100\n")
 	a, b, c := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")
-	mustRun(t, a, "import", writeJSONL(t, dir, "k", 3000))
+	mustCfg(t, a, cfg, "import", writeJSONL(t, dir, "k", 300))
 	out := mustRun(t, "", "copy", "--from", a, "--to", b)
-	if !strings.Contains(out, "copied 1 conversations of 1 namespaces") || !strings.Contains(out, "3000 turns added") || !strings.Contains(out, "verified") {
+	if !strings.Contains(out, "copied 1 conversations of 1 namespaces") || !strings.Contains(out, "300 turns added") || !strings.Contains(out, "verified") {
 		t.Errorf("copy printed:\n%s", out)
 	}
 	mustRun(t, "", "copy", "--from", b, "--to", c)

@@ -158,6 +158,7 @@ func TestCrashServeLosesNothing(t *testing.T) {
 		if err := os.WriteFile(file, []byte(lines.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		newStoreFile(t, ref)
 		mustRun(t, ref, "import", "--config", cfg, file)
 		var want, got strata.Tree
 		if err := json.Unmarshal([]byte(mustRun(t, ref, "tree", "--config", cfg, "--conversation", conv, "--json")), &want); err != nil {
@@ -284,7 +285,7 @@ type crashServer struct {
 func startCrashServer(t *testing.T, db, cfg, logFile string, extra ...string) *crashServer {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--no-auth", "--rate", "0", "--every", "100ms"}, extra...)...)
-	cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db, "STRATA_CONFIG="+cfg)
+	cmd.Env = childEnv("STRATA_DB="+db, "STRATA_CONFIG="+cfg)
 	logs, err := os.Create(logFile)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// childEnv is the environment of a child process that runs the test
+// binary as strata (see TestMain): the test's own, with
+// STRATA_TEST_CHILD=1 and kv. A binary built with the race detector
+// sleeps a second before it exits (GORACE's atexit_sleep_ms, 1000 by
+// default) in case a thread still running is about to report a race;
+// every child here has done its work when it exits, unless it is killed,
+// and the tests start many, so the sleep is skipped unless GORACE sets
+// it. A race a child ran into is reported, and makes it exit with an
+// error, as before.
+func childEnv(kv ...string) []string {
+	env := append(append(os.Environ(), "STRATA_TEST_CHILD=1"), kv...)
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		env = append(env, "GORACE="+strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	return env
+}
+
 // TestKilledImportLosesNothing kills `strata import` at several instants,
 // resumes it each time, and expects exactly the pyramid of an import that
 // was never interrupted, and a store that passes SQLite's integrity check.
@@ -44,7 +62,7 @@ func TestKilledImportLosesNothing(t *testing.T) {
 	kills := 0
 	for _, after := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 700 * time.Millisecond, 1100 * time.Millisecond} {
 		cmd := exec.Command(os.Args[0], "import", file)
-		cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db)
+		cmd.Env = childEnv("STRATA_DB=" + db)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +123,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	var errs []*bytes.Buffer
 	for _, f := range []string{a, b, a, b} { // the same file twice: idempotent under races
 		cmd := exec.Command(os.Args[0], "import", f)
-		cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db)
+		cmd.Env = childEnv("STRATA_DB=" + db)
 		var e bytes.Buffer
 		cmd.Stderr = &e
 		if err := cmd.Start(); err != nil {

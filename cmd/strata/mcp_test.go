@@ -43,7 +43,7 @@ func TestMCPStdio(t *testing.T) {
 	defer cancel()
 	db := filepath.Join(t.TempDir(), "s.db")
 	cmd := exec.Command(os.Args[0], "mcp")
-	cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db)
+	cmd.Env = childEnv("STRATA_DB=" + db)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

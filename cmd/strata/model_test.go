@@ -65,6 +65,10 @@ func runLLM(t *testing.T, db, url string, args ...string) string {
 // server that always answers over budget costs three calls per node; the
 // calls show in stats --cost and the failures in review.
 func TestModelEndToEnd(t *testing.T) {
+	// The server that is down is retried with a backoff of a millisecond,
+	// not the default second: the outcome is the same, without the waits.
+	defer func(d time.Duration) { llmBackoff = d }(llmBackoff)
+	llmBackoff = time.Millisecond
 	fake := &fakeOpenAI{}
 	fake.mode.Store("ok")
 	srv := httptest.NewServer(fake)

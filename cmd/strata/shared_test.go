@@ -255,6 +255,7 @@ func serversShareStore(t *testing.T, dir, db string) {
 		if err := os.WriteFile(file, []byte(lines.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		newStoreFile(t, ref)
 		mustRun(t, ref, "import", "--config", cfg, file)
 		// The killed server's claims keep the others' background tier
 		// passes away until they end; an explicit run moves what is due.

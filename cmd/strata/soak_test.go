@@ -184,6 +184,7 @@ func twoServersOneConversation(t *testing.T, dir, db, preset string, soak time.D
 	if err := os.WriteFile(file, []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	newStoreFile(t, ref)
 	mustRun(t, ref, "import", "--config", cfg, "--policy", preset, "--tz", "UTC", file)
 	var want strata.Tree
 	if err := json.Unmarshal([]byte(mustRun(t, ref, "tree", "--config", cfg, "--conversation", conv, "--json")), &want); err != nil {

@@ -413,19 +413,20 @@ func TestKilledTierLosesNothing(t *testing.T) {
 	on := writeFile(t, dir, "on.yaml", "tiers:\n  hot_chunks: 2\n  warm_max_turns: 300\n")
 	file, src := sourceTurns(t, dir, "k", killedTierTurns)
 
-	// How long an uninterrupted pass takes, on a store of its own.
+	// How long an uninterrupted pass takes, on a store of its own; the
+	// store the passes are killed in is a copy of it before the pass.
 	clean := filepath.Join(dir, "clean.db")
 	mustCfg(t, clean, off, "import", file)
+	db := filepath.Join(dir, "killed.db")
+	copyStoreFile(t, clean, db)
 	start := time.Now()
 	mustCfg(t, clean, on, "tier")
 	full := time.Since(start)
 
-	db := filepath.Join(dir, "killed.db")
-	mustCfg(t, db, off, "import", file)
 	kills := 0
 	for i := 1; i <= 12; i++ {
 		cmd := exec.Command(os.Args[0], "tier")
-		cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db, "STRATA_CONFIG="+on)
+		cmd.Env = childEnv("STRATA_DB="+db, "STRATA_CONFIG="+on)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -212,7 +212,7 @@ func TestWatchKilledFindsEveryRecordOnce(t *testing.T) {
 
 	start := func() (*exec.Cmd, *bytes.Buffer, chan error) {
 		cmd := exec.Command(os.Args[0], "watch", "--poll", "100ms", folder, named)
-		cmd.Env = append(os.Environ(), "STRATA_TEST_CHILD=1", "STRATA_DB="+db, "STRATA_CONFIG=")
+		cmd.Env = childEnv("STRATA_DB="+db, "STRATA_CONFIG=")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
