@@ -123,7 +123,7 @@ func extractTurn(content, speaker, addressee string, at time.Time, loc *time.Loc
 	seen := map[string]bool{}
 	for _, sent := range splitSentences(content) {
 		cls := splitClauses(sent)
-		if strings.HasSuffix(sent, "?") {
+		if strings.HasSuffix(sent, "?") && len(cls) > 0 {
 			// The question is the last clause; those before it may
 			// state something ("I finished another pottery project -
 			// want to see a pic?"), unless they ask too.
@@ -283,7 +283,8 @@ func splitAndVerb(cl string) []string {
 }
 
 // pastVerb reports whether w is a verb in the past tense: a known
-// irregular one, or a word ending in "ed".
+// irregular one, or a word ending in "ed" (but need, feed and the other
+// presentEd).
 func pastVerb(w string) bool {
 	if len(w) > 3 && strings.HasSuffix(w, "ed") && !presentEd[w] {
 		return true
