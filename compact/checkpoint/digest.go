@@ -42,14 +42,10 @@ type digestSink struct {
 	errs   []string // error lines, one of each shape
 	shapes map[string]bool
 	repeat bool // the line being scanned repeats an earlier error line's shape
-	logs   bool // the output is a passing go test run (see goTestPassed)
 }
 
-// line scans one line of output.
-func (d *digestSink) line(l string) {
-	d.repeat = false
-	scanOutputLine(l, d, d.logs)
-}
+// startLine is called as each line of the output is scanned.
+func (d *digestSink) startLine() { d.repeat = false }
 
 func (d *digestSink) add(k kind, text string, m mark) {
 	text = strings.TrimSpace(text)
@@ -174,18 +170,8 @@ func cutWordsVerbatim(s string, n int) string {
 // fits is taken. Like the ledger, it reads the head and the tail of a
 // long output.
 func Digest(output string, limit, failLimit int) string {
-	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}, logs: goTestPassed(output)}
-	scanBounded(output, func(s string) {
-		for len(s) > 0 {
-			l := s
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				l, s = s[:i], s[i+1:]
-			} else {
-				s = ""
-			}
-			d.line(l)
-		}
-	})
+	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
+	scanBounded(output, func(s string) { scanCode(s, d) })
 	failing := len(d.errs) > 0
 	var groups [dgCount][]string
 	if failing {

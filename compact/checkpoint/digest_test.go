@@ -147,3 +147,69 @@ func TestDigestProjectFramesFirst(t *testing.T) {
 	checkFailureRank(t, junitFailure, []string{"PeriodCloser.kt:88", "InvoiceServiceTest.kt:57", "LedgerStore.kt:31"},
 		[]string{"AssertionFailureBuilder.java:151", "Method.java:580", "HikariPool.java:686"})
 }
+
+// TestDigestFrameNoise checks that what a frame prints besides its
+// function and site (a sanitizer frame's number and parameter types,
+// logback's packaging data) takes no room in a digest, and that the
+// runtime's frames (libc, the sanitizer's own) come after the project's.
+func TestDigestFrameNoise(t *testing.T) {
+	asan := "==812==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc 0x55d0c3a2b1c4\n" +
+		"READ of size 8 at 0x602000000010 thread T0\n" +
+		"    #0 0x55d0c3a2b1c3 in pricing::Book::rate(std::basic_string_view<char, std::char_traits<char> >) const /src/pricing/src/book.cc:52:9\n" +
+		"    #1 0x55d0c3a2a0f1 in BookTest_RatesAfterReload_Test::TestBody() /src/pricing/tests/book_test.cc:88:3\n" +
+		"    #2 0x7f2b1c0d in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58\n" +
+		"    #3 0x7f2b1c0e (/src/pricing/build/tests/pricing_tests+0x2d81a3)\n" +
+		"freed by thread T0 here:\n" +
+		"    #0 0x7f51c750 in operator delete(void*) ../../../../src/libsanitizer/asan/asan_new_delete.cpp:164\n" +
+		"    #1 0x55d0c3a29e10 in pricing::Book::reload() /src/pricing/src/book.cc:140:5\n"
+	d := checkpoint.Digest(asan, 300, 800)
+	for _, want := range []string{"/src/pricing/src/book.cc:52:9", "BookTest_RatesAfterReload_Test::TestBody()", "/src/pricing/src/book.cc:140:5"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the digest lacks %q:\n%s", want, d)
+		}
+	}
+	for _, noise := range []string{"#1", "std::char_traits", "__libc_start_call_main", "pricing_tests+"} {
+		if strings.Contains(d, noise) {
+			t.Errorf("the digest lists %q:\n%s", noise, d)
+		}
+	}
+	for _, lib := range []string{"libc_start_call_main.h:58", "asan_new_delete.cpp:164"} {
+		if i, j := strings.Index(d, lib), strings.Index(d, "/src/pricing/src/book.cc:140:5"); i >= 0 && i < j {
+			t.Errorf("the runtime's frame %q before the project's last site:\n%s", lib, d)
+		}
+	}
+
+	jvm := "java.lang.IllegalStateException: rate missing\n" +
+		"\tat com.acme.fx.RateBook.lookup(RateBook.kt:77) ~[main/:na]\n" +
+		"\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:885) ~[spring-webmvc-6.1.14.jar!/:6.1.14]\n" +
+		"\tat jakarta.servlet.http.HttpServlet.service(HttpServlet.java:658) ~[tomcat-embed-core-10.1.31.jar!/:na]\n" +
+		"\tat com.acme.fx.RateController.get(RateController.kt:31) ~[main/:na]\n"
+	d = checkpoint.Digest(jvm, 300, 800)
+	if !strings.Contains(d, "RateBook.kt:77") || !strings.Contains(d, "RateController.kt:31") {
+		t.Errorf("the digest lacks the project's frames:\n%s", d)
+	}
+	for _, noise := range []string{"spring-webmvc", "tomcat-embed-core", "main/:na"} {
+		if strings.Contains(d, noise) {
+			t.Errorf("the digest lists %q:\n%s", noise, d)
+		}
+	}
+	for _, lib := range []string{"FrameworkServlet.java:885", "HttpServlet.java:658"} {
+		if i, j := strings.Index(d, lib), strings.Index(d, "RateController.kt:31"); i >= 0 && i < j {
+			t.Errorf("the library frame %q before the project's last site:\n%s", lib, d)
+		}
+	}
+}
+
+// TestRepeatedLogErrors checks that of a log's error lines that differ
+// only in their ids and numbers, the first ones' identifiers are
+// failure evidence and the repeats' are not.
+func TestRepeatedLogErrors(t *testing.T) {
+	ids := []string{"7c1e0f55-0a4b-4c7e-9d51-2b8e6f3a9c10", "0d9b2f71-5e3a-4b8c-a6d2-91f0c4e7b853", "e4a8c6b2-1f3d-4a5e-b7c9-0d2f4e6a8b1c",
+		"5b7d9f1a-3c5e-4a7b-9d1f-3a5c7e9b1d3f", "a1c3e5b7-9d1f-4b3c-8e5a-7c9e1b3d5f7a"}
+	var b strings.Builder
+	for i, id := range ids {
+		fmt.Fprintf(&b, "2025-03-03T09:%02d:11.482Z ERROR relay: insert order %s (attempt %d/5): duplicate key value violates unique constraint \"orders_ref_key\"\n", 10+i, id, 2+i%3)
+		fmt.Fprintf(&b, "2025-03-03T09:%02d:12.007Z INFO relay: backing off 2s\n", 10+i)
+	}
+	checkFailureRank(t, b.String(), ids[:1], ids[2:])
+}

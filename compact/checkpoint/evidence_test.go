@@ -480,6 +480,39 @@ func TestFailureFormats(t *testing.T) {
 		{".NET", "  Failed Quire.Pricing.Tests.QuoteTests.RoundsHalfEven [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Expected: 1050, Actual: 1049\n" +
 			"  Stack Trace:\n     at Quire.Pricing.Tests.QuoteTests.RoundsHalfEven() in /src/Pricing.Tests/QuoteTests.cs:line 57\n",
 			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven", "/src/Pricing.Tests/QuoteTests.cs"}},
+		// Lines past a log collector's prefix are read as the program
+		// printed them.
+		{"docker compose logs", "web-1     | Started GET \"/orders/12\" for 172.18.0.1\n" +
+			"web-1     | /app/app/models/order.rb:57:in 'Order#total': undefined method 'cents' for nil (NoMethodError)\n" +
+			"web-1     | \tfrom /app/app/controllers/orders_controller.rb:9:in 'OrdersController#show'\n",
+			[]string{"/app/app/models/order.rb:57", "/app/app/controllers/orders_controller.rb:9", "undefined method 'cents' for nil"}},
+		{"journald", "Mar 03 09:12:44 app-02 java[4471]: Exception in thread \"main\" java.lang.IllegalStateException: pool closed\n" +
+			"Mar 03 09:12:44 app-02 java[4471]: \tat com.acme.store.Pool.take(Pool.kt:118)\n",
+			[]string{"Pool.kt:118", "Exception in thread"}},
+		{"Rails' tagged log", "[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] Completed 500 Internal Server Error in 12ms\n" +
+			"[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] ActiveRecord::RecordNotUnique (PG::UniqueViolation: duplicate key value violates \"idx_users_email\"):\n" +
+			"[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] app/models/user.rb:31:in 'User#register'\n",
+			[]string{"app/models/user.rb:31", "ActiveRecord::RecordNotUnique", "PG::UniqueViolation"}},
+		{"a scoped Ruby error", "  1) Signup rejects a taken email\n     Failure/Error: post :create\n\n     Mysql2::Error:\n" +
+			"       Mysql2::Error: Duplicate entry 'usr_8kq2m' for key 'users.index_users_on_handle'\n",
+			[]string{"usr_8kq2m"}},
+		{"logback's packaging data", "java.lang.IllegalStateException: rate missing\n" +
+			"\tat com.acme.fx.RateBook.lookup(RateBook.kt:77) ~[main/:na]\n" +
+			"\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:885) ~[spring-webmvc-6.1.14.jar!/:6.1.14]\n",
+			[]string{"RateBook.kt:77"}},
+		{"an Elixir exit", "  1) test sends the receipt (Mailer.ReceiptTest)\n" +
+			"     ** (exit) exited in: GenServer.call(Mailer.Queue, {:push, \"rcpt_4kd9q2\"}, 5000)\n",
+			[]string{"rcpt_4kd9q2"}},
+		{"an error body", "HTTP/1.1 500\ncontent-type: application/json\n\n" +
+			"{\"timestamp\":\"2025-03-03T09:12:44Z\",\"status\":500,\"error\":\"Internal Server Error\",\"code\":\"PAY-4410\",\"traceId\":\"8c1f0e2d9b7a4c3e\"}\n",
+			[]string{"PAY-4410", "8c1f0e2d9b7a4c3e"}},
+		{"what an assertion compared", "  1) test signs the payload (Hooks.SignerTest)\n     test/hooks/signer_test.exs:14\n" +
+			"     Assertion with == failed\n     code:  assert sig == expected\n" +
+			"     left:  \"sha256=9f2c4e1a7b3d5f60\"\n     right: \"sha256=1e0d9c8b7a6f5e4d\"\n",
+			[]string{"9f2c4e1a7b3d5f60"}},
+		{"gcc's note under an error", "src/quote.cc:41:17: error: no matching function for call to 'scale(double)'\n" +
+			"include/pricing/money.h:108:37: note: candidate: 'Money Money::scale(Ratio) const'\n",
+			[]string{"include/pricing/money.h:108:37"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkFailureRank(t, c.output, c.failing, nil) })
 	}

@@ -70,17 +70,43 @@ type collector struct {
 	at    int32
 	src   source
 	buf   []byte
+	// shapes count the shapes and loose shapes of the error lines of
+	// the output being scanned; repeat says the line being scanned
+	// repeats one of them but for its opaque tokens and numbers (a
+	// log's "ERROR insert order <uuid> (attempt 3/5)" lines).
+	shapes map[string]int
+	repeat bool
 }
 
 func newCollector(si *spanInfo) *collector {
-	return &collector{si: si, idx: map[string]int32{}}
+	return &collector{si: si, idx: map[string]int32{}, shapes: map[string]int{}}
 }
+
+// startLine is called as each line of output is scanned.
+func (c *collector) startLine() { c.repeat = false }
 
 // add records one occurrence.
 func (c *collector) add(k kind, text string, m mark) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
+	}
+	if c.src == srcOutput {
+		if k == kError {
+			// Repeats as collapseAlike counts them: the same shape, or
+			// a loose shape past its first few lines.
+			sh := shape(keyOf(k, text))
+			ls := "\x00" + looseShape(sh)
+			c.repeat = c.shapes[sh] > 0 || c.shapes[ls] >= maxLooseAlike
+			c.shapes[sh]++
+			c.shapes[ls]++
+		}
+		if c.repeat && m&markTrace != 0 {
+			// What only the repeats of an error line name (each
+			// line's request id or order id) is weaker evidence than
+			// what the first of them names.
+			m = m&^(markTrace|markErrLine) | markFailure
+		}
 	}
 	spare := false
 	if k == kError && c.src == srcOutput && c.si != nil {
@@ -184,6 +210,7 @@ func collect(si *spanInfo) *collector {
 			c.scanCall(i, e)
 		case e.Kind == "tool_result" || e.Role == "tool":
 			c.src = srcOutput
+			clear(c.shapes)
 			if items, ok := clearedDigest(e.Text); ok {
 				// A cleared result: what its digest says it held.
 				scanCode(items, c)
@@ -499,9 +526,9 @@ func looseShape(sh string) string {
 }
 
 // shape is a key with its opaque tokens replaced by '#': words of hex
-// digits that hold a digit and a letter (hashes, output ids), runs of
-// six digits or more (timestamps, request ids), IPv4 addresses (with
-// their port) and prefixed object ids (req_7hk2mq9x). Small numbers
+// digits that hold a digit and a letter (hashes, output ids), UUIDs,
+// runs of six digits or more (timestamps, request ids), IPv4 addresses
+// (with their port) and prefixed object ids (req_7hk2mq9x). Small numbers
 // (line numbers, counts, values) are kept: lines that differ in them
 // say different things.
 func shape(key string) string {
@@ -511,6 +538,9 @@ func shape(key string) string {
 			n := ipv4Len(key[i:])
 			if n == 0 {
 				n = clockLen(key[i:])
+			}
+			if n == 0 && len(key)-i >= 36 && isUUID(key[i:i+36]) && (len(key)-i == 36 || !isWordByte(key[i+36])) {
+				n = 36
 			}
 			if n > 0 {
 				b = append(b, '#')

@@ -427,6 +427,10 @@ func scanCode(s string, out sink) {
 	// warning); pytestE: the last line that was not empty was one of
 	// pytest's "E   " lines.
 	compileErr, pytestE := false, false
+	// sinceErr counts the lines that were not empty since the last error
+	// line (large when there was none).
+	sinceErr := assertReach + 1
+	starter, _ := out.(lineStarter)
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -434,27 +438,50 @@ func scanCode(s string, out sink) {
 		} else {
 			s = ""
 		}
+		if starter != nil {
+			starter.startLine()
+		}
 		t := strings.TrimSpace(line)
+		indented := line != "" && (line[0] == ' ' || line[0] == '\t')
+		if n := logPrefix(t); n > 0 {
+			// What the program printed, past a log collector's prefix.
+			rest := t[n:]
+			indented = rest != "" && (rest[0] == ' ' || rest[0] == '\t')
+			t = strings.TrimSpace(rest)
+		}
 		afterE := pytestE
 		if t != "" {
 			pytestE = pytestLine(t)
+		}
+		if t != "" {
+			sinceErr++
 		}
 		switch {
 		case strings.HasPrefix(t, "error[") || strings.HasPrefix(t, "error:"):
 			compileErr = true
 		case strings.HasPrefix(t, "warning[") || strings.HasPrefix(t, "warning:"):
 			compileErr = false
+		case compilerStyle(t):
+			compileErr = true // gcc's and clang's "a.cc:3:5: error: ..."
+		case diagnostic(t, "warning"):
+			compileErr = false
 		}
 		switch {
 		case compileErr && strings.HasPrefix(t, "--> "),
+			compileErr && diagnostic(t, "note"),
 			afterE && crashSite(t),
-			pytestE:
+			pytestE,
+			sinceErr <= assertReach && assertDetail(t):
 			// Where rustc places an error (not a warning): "--> src/a.rs:79:20";
-			// the site pytest gives after its "E   " lines
-			// ("etl/load.py:49: UniqueViolation"); and what an "E   "
-			// line says, part of the failure whatever its shape
-			// (E   DETAIL:  Key (id)=(9bfc...) already exists.).
-			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			// gcc's and clang's notes under an error ("money.h:108:37:
+			// note: candidate: ..."); the site pytest gives after its
+			// "E   " lines ("etl/load.py:49: UniqueViolation"); what an
+			// "E   " line says, part of the failure whatever its shape
+			// (E   DETAIL:  Key (id)=(9bfc...) already exists.); and the
+			// values a failed assertion compares (left:, Expected:).
+			if scanOutputLine(line, marked{out, markTrace | markErrLine}, logs) {
+				sinceErr = 0
+			}
 			continue
 		}
 		switch {
@@ -463,7 +490,7 @@ func scanCode(s string, out sink) {
 		case strings.HasPrefix(t, "thread '") && strings.Contains(t, "' panicked at ") && strings.HasSuffix(t, ":"):
 			// Rust prints a panic's message on the next line.
 			panicked = true
-		case panicked && t != "", traceback && t != "" && line[0] != ' ' && line[0] != '\t':
+		case panicked && t != "", traceback && t != "" && !indented:
 			// The panic's message, or the line that closes a Python
 			// traceback: the exception and what it says
 			// ("decimal.InvalidOperation: ... row 4471"), whatever the
@@ -473,6 +500,7 @@ func scanCode(s string, out sink) {
 				out.add(kError, t, 0)
 			}
 			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
+			sinceErr = 0
 			continue
 		case serverError(t):
 			failedResponse = true
@@ -485,8 +513,53 @@ func scanCode(s string, out sink) {
 			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
 			continue
 		}
-		scanOutputLine(line, out, logs)
+		if scanOutputLine(line, out, logs) {
+			sinceErr = 0
+		}
 	}
+}
+
+// lineStarter is a sink that wants to know where each line of output
+// starts (the digest's).
+type lineStarter interface{ startLine() }
+
+// assertReach is how many lines past an error line a failed assertion's
+// values may come (ExUnit prints the test, its file, "Assertion with ==
+// failed" and the code first).
+const assertReach = 8
+
+// assertLabels open the lines on which test runners print what a failed
+// assertion compared: ExUnit's and Rust's left:/right:, Jest's
+// Expected:/Received:, GoogleTest's "Which is:", and the common
+// expected/actual and want/got.
+var assertLabels = []string{"left:", "right:", "expected:", "received:", "actual:", "got:", "want:", "which is:"}
+
+// assertDetail reports whether a line gives a value a failed assertion
+// compared.
+func assertDetail(t string) bool {
+	if len(t) < 4 || !isLetter(t[0]) {
+		return false
+	}
+	var buf [12]byte
+	head := t[:min(len(t), len(buf))]
+	low := string(lowerASCII(buf[:0], head))
+	for _, l := range assertLabels {
+		if strings.HasPrefix(low, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// diagnostic reports whether a line is a compiler's diagnostic of the
+// level given, at a file:line: "money.h:108:37: note: candidate: ...".
+func diagnostic(t, level string) bool {
+	loc, rest, ok := strings.Cut(t, ": ")
+	if !ok || !strings.HasPrefix(rest, level+":") {
+		return false
+	}
+	i := lineSuffix(loc)
+	return i > 0 && hasKnownExt(loc[:i]) && !strings.ContainsAny(loc, " \t")
 }
 
 // pytestLine reports whether a line is one of pytest's "E   " lines: what
@@ -550,11 +623,47 @@ func isTestLog(t string) bool {
 func scanCodeLine(line string, out sink) { scanOutputLine(line, out, false) }
 
 // scanOutputLine is scanCodeLine; with testLogs (the output is a passing
-// go test run), a test's log line is no error line.
-func scanOutputLine(line string, out sink, testLogs bool) {
+// go test run), a test's log line is no error line. It reports whether
+// the line is an error line.
+func scanOutputLine(line string, out sink, testLogs bool) bool {
 	t := strings.TrimSpace(line)
 	if t == "" || len(t) > 4096 {
-		return
+		return false
+	}
+	if n := logPrefix(t); n > 0 {
+		// A log collector's prefix: its tokens (a host, a request id)
+		// are plain output; the line the program printed follows.
+		scanTokens(t[:n], out, true)
+		t = strings.TrimSpace(t[n:])
+	}
+	if strings.HasPrefix(t, "at ") && strings.HasSuffix(t, "]") {
+		// Logback's packaging data after a JVM frame: "~[main/:na]",
+		// "[spring-webmvc-6.1.14.jar!/:6.1.14]".
+		if i := strings.LastIndex(t, ") "); i > 0 && (strings.HasPrefix(t[i+2:], "~[") || strings.HasPrefix(t[i+2:], "[")) {
+			t = t[:i+1]
+		}
+	}
+	if len(t) > 3 && t[0] == '#' && isDigit(t[1]) {
+		if site, fn, ok := nativeFrame(t); ok {
+			// A sanitizer's or gdb's frame names its function and site;
+			// the rest (its number, its address, the types of its
+			// parameters) is noise.
+			m := markTrace
+			if runtimeSite(site) || strings.HasPrefix(fn, "std::") || strings.HasPrefix(fn, "__") {
+				m = markLib
+			}
+			if fn != "" {
+				out.add(kSymbol, fn, m)
+			}
+			if site != "" {
+				sm := markTrace | markErrLine // where it failed
+				if m == markLib {
+					sm = markLib
+				}
+				out.add(kPath, site, sm)
+			}
+			return false
+		}
 	}
 	msg := errorText(t, false)
 	if testLogs && msg != "" && isTestLog(t) {
@@ -580,7 +689,7 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 			out.add(kPath, site, markLib)
 		}
 		scanTokens(t, out, true)
-		return
+		return msg != ""
 	}
 	if frame != "" {
 		out.add(kSymbol, frame, markTrace)
@@ -611,16 +720,56 @@ func scanOutputLine(line string, out sink, testLogs bool) {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
+	return msg != ""
 }
 
 // errorObject reports whether a line is a JSON object that reports an
-// error: {"error": ...} or {"errors": ...} as its first key.
+// error: an "error" or "errors" key with a value (not null, false or
+// empty), or a 5xx "status" (Spring Boot's {"timestamp":...,"status":500,
+// "error":"Internal Server Error",...}).
 func errorObject(t string) bool {
 	if !strings.HasPrefix(t, "{") {
 		return false
 	}
-	r := strings.TrimLeft(t[1:], " \t")
-	return strings.HasPrefix(r, `"error"`) || strings.HasPrefix(r, `"errors"`)
+	for _, key := range []string{`"error"`, `"errors"`} {
+		for r := t; ; {
+			i := strings.Index(r, key)
+			if i < 0 {
+				break
+			}
+			r = r[i+len(key):]
+			v, ok := jsonValue(r)
+			if ok && v != "" && !strings.HasPrefix(v, "null") && !strings.HasPrefix(v, "false") &&
+				!strings.HasPrefix(v, `""`) && !strings.HasPrefix(v, "[]") && !strings.HasPrefix(v, "{}") {
+				return true
+			}
+		}
+	}
+	for _, key := range []string{`"status"`, `"statusCode"`, `"status_code"`} {
+		for r := t; ; {
+			i := strings.Index(r, key)
+			if i < 0 {
+				break
+			}
+			r = r[i+len(key):]
+			v, ok := jsonValue(r)
+			v = strings.TrimPrefix(v, `"`)
+			if ok && len(v) >= 3 && v[0] == '5' && isDigit(v[1]) && isDigit(v[2]) && (len(v) == 3 || !isDigit(v[3])) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonValue returns what follows a JSON key's colon, or false if no colon
+// follows it (the key was a value).
+func jsonValue(r string) (string, bool) {
+	r = strings.TrimLeft(r, " \t")
+	if !strings.HasPrefix(r, ":") {
+		return "", false
+	}
+	return strings.TrimLeft(r[1:], " \t"), true
 }
 
 // runtimeDirs name the places of a language's runtime and of installed
@@ -628,13 +777,13 @@ func errorObject(t string) bool {
 // the project's code failed.
 var runtimeDirs = []string{"/go/src/", "/go/pkg/mod/", "/usr/lib/", "/usr/local/lib/", "site-packages/",
 	"dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/", "<frozen ", "node:internal/", "/jdk/", "/jre/",
-	"/gems/", "/usr/include/", "/rubygems/"}
+	"/gems/", "/usr/include/", "/rubygems/", "/sysdeps/", "/csu/", "libsanitizer/", "compiler-rt/"}
 
 // libraryPackages are the roots of the JVM's and .NET's runtimes and of
 // widely used libraries, as a frame names its function
 // ("at org.junit.jupiter.api.Assertions.fail(Assertions.java:38)").
 var libraryPackages = []string{"java.", "javax.", "jdk.", "sun.", "com.sun.", "kotlin.", "kotlinx.", "scala.", "groovy.",
-	"org.junit.", "junit.", "org.opentest4j.", "org.springframework.", "org.apache.", "org.gradle.", "worker.org.gradle.",
+	"jakarta.", "org.junit.", "junit.", "org.opentest4j.", "org.springframework.", "org.apache.", "org.gradle.", "worker.org.gradle.",
 	"org.hibernate.", "com.zaxxer.", "io.netty.", "reactor.", "org.mockito.", "net.bytebuddy.", "com.fasterxml.",
 	"org.jetbrains.", "io.ktor.", "com.mysql.", "org.postgresql.", "org.flywaydb.", "org.testcontainers.", "okhttp3.",
 	"retrofit2.", "com.google.", "io.grpc.", "org.eclipse.", "android.", "androidx.", "dalvik.", "System.", "Microsoft.",
@@ -856,9 +1005,9 @@ func otherFrame(t string) (site, fn string) {
 		if k := lineSuffix(loc); k > 0 && hasKnownExt(loc[:k]) {
 			site = loc[:siteEnd(loc, k)]
 		}
-		name := f[0]
+		name, params := f[0], ""
 		if k := strings.IndexByte(name, '('); k > 0 {
-			name = name[:k]
+			name, params = name[:k], name[k:]
 		}
 		if rustPath(name) || strings.Contains(name, ".") {
 			fn = name
@@ -867,6 +1016,9 @@ func otherFrame(t string) (site, fn string) {
 		}
 		if site == "" {
 			fn = ""
+		}
+		if fn == name && strings.HasPrefix(params, "()") {
+			fn += "()" // as the frame prints it: Suite_Case_Test::TestBody()
 		}
 		return site, fn
 	case strings.Contains(t, ":in `") || strings.Contains(t, ":in '"):
@@ -904,6 +1056,24 @@ func otherFrame(t string) (site, fn string) {
 		}
 	}
 	return "", ""
+}
+
+// nativeFrame reads a sanitizer's or gdb's frame, "#0 0x55d0 in f()
+// /src/a.cc:8:3", "#1  main (argc=1) at main.c:12", or one in a shared
+// object, "#2 0x7f2b in __libc_start_main (/lib/libc.so.6+0x270b2)": its
+// site and function (none for a shared object's), and whether the line
+// is such a frame.
+func nativeFrame(t string) (site, fn string, ok bool) {
+	i := strings.IndexByte(t, ' ')
+	if i < 0 || !allDigits(t[1:i]) {
+		return "", "", false
+	}
+	rest := strings.TrimSpace(t[i:])
+	if !strings.HasPrefix(rest, "0x") && !strings.Contains(rest, " at ") {
+		return "", "", false
+	}
+	site, fn = otherFrame(t)
+	return site, fn, true
 }
 
 // runnerFailure reports whether a line is a test runner's report of a
@@ -1808,7 +1978,7 @@ var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Er
 	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   ",
 	"Exception in thread ", "Error response from daemon: ", "[  FAILED  ] ", "Failure/Error: ", "SUMMARY: AddressSanitizer",
 	"SUMMARY: ThreadSanitizer", "SUMMARY: UndefinedBehaviorSanitizer", "SUMMARY: MemorySanitizer", "SUMMARY: LeakSanitizer",
-	"Caused by: ", "e: "}
+	"Caused by: ", "e: ", "** ("}
 
 // errPhrases mark an error line of output or an error quoted as code.
 var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
@@ -1862,7 +2032,7 @@ func errorText(t string, strict bool) string {
 			return cutLine(t)
 		}
 	}
-	if compilerStyle(t) || exceptionShape(t) || runnerFailure(t) {
+	if compilerStyle(t) || exceptionShape(t) || runnerFailure(t) || rubyRaise(t) {
 		return cutLine(t)
 	}
 	if strict || len(t) > 1000 {
@@ -1976,9 +2146,22 @@ func compilerStyle(t string) bool {
 }
 
 // exceptionShape: TypeError: msg, pkg.errors.NotFound: msg,
-// AssertionError [ERR_ASSERTION]: msg.
+// AssertionError [ERR_ASSERTION]: msg, Ruby's Mysql2::Error: msg, and
+// how Rails logs an exception, "ActiveRecord::RecordNotUnique (msg):".
 func exceptionShape(t string) bool {
 	i := strings.IndexByte(t, ':')
+	for i > 0 && i+1 < len(t) && t[i+1] == ':' {
+		// Ruby's and C++'s scopes: Mysql2::Error.
+		j := strings.IndexByte(t[i+2:], ':')
+		if j < 0 {
+			i = -1
+			break
+		}
+		i += 2 + j
+	}
+	if p := strings.Index(t, " ("); p > 0 && (i < 0 || p < i) && strings.HasSuffix(t, "):") {
+		i = p // Rails: Name (message):
+	}
 	if i <= 0 || i > 80 {
 		return false
 	}
@@ -1990,12 +2173,22 @@ func exceptionShape(t string) bool {
 		return false
 	}
 	for k := 0; k < len(name); k++ {
-		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$') {
+		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$' || c == ':') {
 			return false
 		}
 	}
-	if i+1 < len(t) && t[i+1] != ' ' {
+	if i+1 < len(t) && t[i+1] != ' ' && t[i] != ' ' {
 		return false
+	}
+	if strings.Contains(name, "::") {
+		// Rails' errors are named for what went wrong, not "Error":
+		// ActiveRecord::RecordNotFound.
+		last := name[strings.LastIndex(name, "::")+2:]
+		for _, suf := range []string{"NotFound", "NotUnique", "Invalid", "Timeout", "Denied", "Unauthorized", "Forbidden"} {
+			if strings.HasSuffix(last, suf) && len(last) > len(suf) {
+				return true
+			}
+		}
 	}
 	for _, suf := range []string{"Error", "Exception", "Exit", "Interrupt", "Fault", "Failure", "Panic", "Rejection"} {
 		if strings.HasSuffix(name, suf) && len(name) > len(suf) || name == "Error" {
@@ -2003,6 +2196,23 @@ func exceptionShape(t string) bool {
 		}
 	}
 	return false
+}
+
+// rubyRaise reports whether a line is the first of an uncaught Ruby
+// exception's report: the frame that raised it, what it says and its
+// class, "config/x.rb:11:in 'Hash#fetch': key not found: \"K\" (KeyError)".
+func rubyRaise(t string) bool {
+	i := strings.Index(t, ":in ")
+	if i <= 0 || !strings.HasSuffix(t, ")") {
+		return false
+	}
+	j := strings.Index(t[i:], "': ")
+	k := strings.LastIndex(t, " (")
+	if j < 0 || k < i+j {
+		return false
+	}
+	name := t[k+2 : len(t)-1]
+	return name != "" && name[0] >= 'A' && name[0] <= 'Z' && !strings.ContainsAny(name, " \t")
 }
 
 // cutLine cuts a line to maxLineIdent bytes at a word boundary; the result
@@ -2211,4 +2421,122 @@ func setOf(words string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// logPrefix returns the length of what a log collector put before the
+// line a program printed, or 0: docker compose's "api-1  | " (v1's
+// "api_1  | "), journald's "Nov 05 11:40:48 host java[935]: ", an ISO
+// timestamp ("2024-11-05T10:48:57.129Z "), and tags in brackets that
+// carry an id or a place (Rails' request id "[7006...] ", kubectl
+// --prefix's "[pod/web-7d9/app] "). Prefixes may follow each other.
+func logPrefix(t string) int {
+	n := 0
+	for {
+		r := t[n:]
+		k := composePrefix(r)
+		if k == 0 {
+			k = journalPrefix(r)
+		}
+		if k == 0 {
+			k = timePrefix(r)
+		}
+		if k == 0 {
+			k = tagPrefix(r)
+		}
+		if k == 0 || n+k >= len(t) {
+			return n
+		}
+		n += k
+	}
+}
+
+// composePrefix: "api-1  | ", a compose service with its replica number,
+// padded, then "| ".
+func composePrefix(t string) int {
+	i := 0
+	for i < len(t) && (isLetter(t[i]) || isDigit(t[i]) || t[i] == '_' || t[i] == '-' || t[i] == '.') {
+		i++
+	}
+	j := i
+	for j > 0 && isDigit(t[j-1]) {
+		j--
+	}
+	if j == i || j < 2 || t[j-1] != '-' && t[j-1] != '_' || i >= len(t) || t[i] != ' ' {
+		return 0
+	}
+	for i < len(t) && t[i] == ' ' {
+		i++
+	}
+	if !strings.HasPrefix(t[i:], "| ") && t[i:] != "|" {
+		return 0
+	}
+	return min(i+2, len(t))
+}
+
+// journalPrefix: journald's and syslog's "Nov 05 11:40:48 host prog[935]: ".
+func journalPrefix(t string) int {
+	if len(t) < 16 || !months[t[:3]] || t[3] != ' ' || t[6] != ' ' || !clock(t[7:15]) || t[15] != ' ' {
+		return 0
+	}
+	r := t[16:]
+	host, r, ok := strings.Cut(r, " ")
+	if !ok || host == "" {
+		return 0
+	}
+	prog, _, ok := strings.Cut(r, ": ")
+	if !ok || prog == "" || strings.ContainsAny(prog, " \t") {
+		return 0
+	}
+	return 16 + len(host) + 1 + len(prog) + 2
+}
+
+var months = setOf(`Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec`)
+
+// clock reports whether s is "hh:mm:ss".
+func clock(s string) bool {
+	return len(s) == 8 && isDigit(s[0]) && isDigit(s[1]) && s[2] == ':' && isDigit(s[3]) && isDigit(s[4]) &&
+		s[5] == ':' && isDigit(s[6]) && isDigit(s[7])
+}
+
+// timePrefix: an ISO date and time and a space ("2024-11-05T10:48:57.129Z ",
+// "2024-11-05 10:48:57,129 "), a fraction and a zone allowed.
+func timePrefix(t string) int {
+	if len(t) < 20 || !allDigits(t[:4]) || t[4] != '-' || !allDigits(t[5:7]) || t[7] != '-' || !allDigits(t[8:10]) ||
+		t[10] != 'T' && t[10] != ' ' || !clock(t[11:19]) {
+		return 0
+	}
+	i := 19
+	if i < len(t) && (t[i] == '.' || t[i] == ',') {
+		i++
+		for i < len(t) && isDigit(t[i]) {
+			i++
+		}
+	}
+	switch {
+	case i < len(t) && t[i] == 'Z':
+		i++
+	case i < len(t) && (t[i] == '+' || t[i] == '-'):
+		i++
+		for i < len(t) && (isDigit(t[i]) || t[i] == ':') {
+			i++
+		}
+	}
+	if i >= len(t) || t[i] != ' ' {
+		return 0
+	}
+	return i + 1
+}
+
+// tagPrefix: "[tag] " where the tag is one word that holds a digit or a
+// slash (a request id, pod/name/container), not a level ("[ERROR]").
+func tagPrefix(t string) int {
+	if len(t) < 4 || t[0] != '[' {
+		return 0
+	}
+	end := strings.IndexByte(t, ']')
+	if end < 2 || end+1 >= len(t) || t[end+1] != ' ' || strings.ContainsAny(t[1:end], " \t") ||
+		!strings.ContainsAny(t[1:end], "0123456789/") {
+		return 0
+	}
+	return end + 2
 }
