@@ -21,15 +21,21 @@ var errorWord = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_])(?:errors?|fail|failed|f
 // frame's "at ... (file:line:col)".
 var stackFrame = regexp.MustCompile(`\.[a-z]+:[0-9]+ \+0x[0-9a-f]+\s*$|^\s*File "[^"]+", line [0-9]+|^\s+at .*:[0-9]+:[0-9]+\)?\s*$`)
 
-// ErrorLines returns the error lines of a tool output: each line the
-// errorWord rule matches, and, in an output that has one, each stack
-// frame line.
+// maxErrorLine is the longest line that counts as an error line, in
+// bytes: a longer one is data (a JSON document on one line, a minified
+// file), whose every identifier is not failure evidence because a word
+// somewhere in it is "error".
+const maxErrorLine = 1000
+
+// ErrorLines returns the error lines of a tool output: each line of at
+// most maxErrorLine bytes the errorWord rule matches, and, in an output
+// that has one, each stack frame line.
 func ErrorLines(output string) []string {
 	lines := strings.Split(output, "\n")
 	var out []string
 	any := false
 	for _, l := range lines {
-		if errorWord.MatchString(l) {
+		if len(l) <= maxErrorLine && errorWord.MatchString(l) {
 			any = true
 			out = append(out, l)
 		}

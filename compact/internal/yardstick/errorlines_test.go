@@ -3,6 +3,7 @@ package yardstick_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/strata-memory/strata/compact"
@@ -36,6 +37,11 @@ func TestErrorLines(t *testing.T) {
 	}
 	if got := yardstick.ErrorLines("ok\nPASS\n\t/x/table.go:12 +0x1"); got != nil {
 		t.Errorf("a passing output has error lines %q", got)
+	}
+	// A JSON document on one line is data, whatever words it holds.
+	blob := `{"type":"snapshot","files":["` + strings.Repeat(`docs/notes.md","`, 80) + `"],"last":"error"}`
+	if got := yardstick.ErrorLines(blob); got != nil {
+		t.Errorf("a %d-byte line of data is an error line", len(blob))
 	}
 	ids := yardstick.Identifiers(`level=error code=E4821 upstream=https://billing-3.acme.test:8443/v2/charge request_id=req_7Hk2mQ9xA1bC at internal/proxy/retry.go:217 (ECONNREFUSED) sha 9c1e7ab2 deadbeef TestRetryBudget/upstream_502`)
 	want = []string{"E4821", "https://billing-3.acme.test:8443/v2/charge", "req_7Hk2mQ9xA1bC", "internal/proxy/retry.go:217", "ECONNREFUSED", "9c1e7ab2", "TestRetryBudget/upstream_502"}
