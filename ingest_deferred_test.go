@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/strata-memory/strata"
+	"github.com/strata-memory/strata/internal/proptest"
 	"github.com/strata-memory/strata/internal/synth"
 )
 
@@ -20,6 +21,7 @@ func TestIngestDeferredEqualsIngest(t *testing.T) {
 	// opening two stores a case cost most of the test's time.
 	ctx := context.Background()
 	a, b := newMemory(t, nil), newMemory(t, nil)
+	defer proptest.Bound(100, 25)()
 	cases := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		cases++

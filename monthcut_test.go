@@ -2,9 +2,7 @@ package strata_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/proptest"
 )
 
 // This file tests the month cut (Policy.MonthCut): a month node covers its
@@ -112,11 +111,7 @@ var weekMonth = strata.Policy{Name: "weekmonth", Levels: []strata.Level{
 // calendar month, and each turn of a closed month lies under exactly its
 // node.
 func TestMonthNodesCoverTheirMonth(t *testing.T) {
-	if f := flag.Lookup("rapid.checks"); f != nil && os.Getenv("RAPID_CHECKS") == "" && f.Value.String() == f.DefValue {
-		// Bounded in `go test ./...`; RAPID_CHECKS or -rapid.checks for more.
-		flag.Set("rapid.checks", "40")
-		defer flag.Set("rapid.checks", f.DefValue)
-	}
+	defer proptest.Bound(40, 15)()
 	policies := append([]strata.Policy{weekMonth}, streamPolicies...)
 	rapid.Check(t, func(rt *rapid.T) {
 		name := rapid.SampledFrom([]string{"calendar", "diary", "episodes", "weekmonth"}).Draw(rt, "policy")

@@ -3,7 +3,6 @@ package strata_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/proptest"
 	"github.com/strata-memory/strata/sqlite"
 )
 
@@ -228,11 +228,7 @@ func checkTiling(t fataler, s pyramidState) {
 }
 
 func TestStreamEqualsBulk(t *testing.T) {
-	if f := flag.Lookup("rapid.checks"); f != nil && os.Getenv("RAPID_CHECKS") == "" && f.Value.String() == f.DefValue {
-		// Bounded in `go test ./...`; RAPID_CHECKS or -rapid.checks for more.
-		flag.Set("rapid.checks", "25")
-		defer flag.Set("rapid.checks", f.DefValue)
-	}
+	defer proptest.Bound(25, 8)()
 	rapid.Check(t, func(rt *rapid.T) {
 		c := genStreamCase(rt)
 		dir := t.TempDir()

@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/proptest"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/sqlite"
 )
@@ -105,13 +105,9 @@ func TestDerivedTextsAgainstChildren(t *testing.T) {
 // that never was, through its own cache after each step and freshly
 // opened at the end.
 func TestDerivedTextsFollowTheirChildren(t *testing.T) {
-	if f := flag.Lookup("rapid.checks"); f != nil && os.Getenv("RAPID_CHECKS") == "" && f.Value.String() == f.DefValue {
-		// Bounded in `go test ./...`: each case copies two stores, opens
-		// three and compresses one, about half a second under the race
-		// detector. RAPID_CHECKS or -rapid.checks for more.
-		flag.Set("rapid.checks", "40")
-		defer flag.Set("rapid.checks", f.DefValue)
-	}
+	// Each case copies two stores, opens three and compresses one, about
+	// half a second under the race detector.
+	defer proptest.Bound(40, 15)()
 	ctx := t.Context()
 	base := filepath.Join(t.TempDir(), "base.db")
 	derivedBase(t, base, 300)

@@ -3,7 +3,6 @@ package storecopy_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/proptest"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/postgres"
 	"github.com/strata-memory/strata/sqlite"
@@ -372,11 +372,7 @@ func TestCopyResumes(t *testing.T) {
 	}
 	writes := 1<<40 - n.Load()
 	t.Logf("a whole copy makes %d writes", writes)
-	if f := flag.Lookup("rapid.checks"); f != nil && os.Getenv("RAPID_CHECKS") == "" && f.Value.String() == f.DefValue {
-		// Bounded in `go test ./...`; RAPID_CHECKS or -rapid.checks for more.
-		flag.Set("rapid.checks", resumeChecks)
-		defer flag.Set("rapid.checks", f.DefValue)
-	}
+	defer proptest.Bound(12, 4)()
 	rapid.Check(t, func(rt *rapid.T) {
 		cut := rapid.Int64Range(1, writes-1).Draw(rt, "cut")
 		dst, err := sqlite.Open(ctx, filepath.Join(dir, "cut.db"))

@@ -1,6 +1,0 @@
-//go:build !race
-
-package storecopy_test
-
-// resumeChecks is how many cut points TestCopyResumes tries by default.
-const resumeChecks = "12"
