@@ -171,7 +171,8 @@ func cutWordsVerbatim(s string, n int) string {
 // long output.
 func Digest(output string, limit, failLimit int) string {
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
-	scanBounded(output, func(s string) { scanCode(s, d) })
+	said := failureLine(output) != ""
+	scanBounded(output, func(s string) { scanOutput(s, d, said) })
 	failing := len(d.errs) > 0
 	var groups [dgCount][]string
 	if failing {

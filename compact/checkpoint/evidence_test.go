@@ -411,6 +411,18 @@ func TestFailureShapes(t *testing.T) {
 			"E       DETAIL:  Key (tenant_id, entry_id)=(9bfc5d9d-ce25-4373-9778-1314e6173a20, 86475) already exists.\n\n" +
 			"etl/loaders/csv_loader.py:49: UniqueViolation\n",
 			[]string{"9bfc5d9d-ce25-4373-9778-1314e6173a20", "etl/loaders/csv_loader.py:49"}, nil},
+		// Formats no rule knows: a failed output's lines that say it
+		// failed, in words, are its error lines; the lines under an
+		// error line, up to a blank line, are its report (but for the
+		// names of code on them).
+		{"an unknown tool's failure in words", "uploading 14 files to s3://assets-prod-7/site/\n" +
+			"upload of css/site.css stopped: bucket locked by lease lse_91kq2 (request failed after 3 tries)\n" +
+			"uploaded 13 of 14 files\nexit status 1\n",
+			[]string{"lse_91kq2"}, nil},
+		{"the lines under an error line", "applying 3 migrations\nError: migration 0042 did not apply\n" +
+			"  while applying db/migrations/0042_add_index.sql line 7\n  lock held by txid 99a1c4f2e7 since 10:42\n\n" +
+			"next step reads db/seed/fixtures.sql\n",
+			[]string{"db/migrations/0042_add_index.sql", "99a1c4f2e7"}, []string{"db/seed/fixtures.sql"}},
 		{"curl -v's failed response", "*   Trying 127.0.0.1:443...\n> POST /v1/batches HTTP/1.1\n>\n< HTTP/1.1 502 Bad Gateway\n" +
 			"< Content-Type: application/json\n< X-Request-Id: req_IOeRVGVy90atPY\n<\n{\"status\":\"degraded\"}\n",
 			[]string{"req_IOeRVGVy90atPY"}, nil},

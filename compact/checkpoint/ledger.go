@@ -216,7 +216,8 @@ func collect(si *spanInfo) *collector {
 				scanCode(items, c)
 				continue
 			}
-			scanBounded(e.Text, func(s string) { scanCode(s, c) })
+			failing := e.IsError || failureLine(e.Text) != ""
+			scanBounded(e.Text, func(s string) { scanOutput(s, c, failing) })
 		case e.Kind == "thinking":
 			c.src = srcThinking
 			scanBounded(e.Text, func(s string) { scanProse(s, c) })

@@ -420,8 +420,50 @@ func isCodeDelim(c byte) bool {
 // scanCode scans tool output and code: error lines, declarations, stack
 // frames, then tokens. Numbers count only with a size or percent unit
 // there (timings are noise in test output).
-func scanCode(s string, out sink) {
-	logs := goTestPassed(s)
+func scanCode(s string, out sink) { scanOutput(s, out, false) }
+
+// lineMode says how an output's lines are read: modeTestLogs, its
+// "x_test.go:12: message" lines are a passing go test run's logs, not
+// errors; modeFailing, the output failed (its result is an error, or
+// it says so: see failureLine), so a line that reports a failure in
+// words is an error line whatever its format.
+type lineMode uint8
+
+const (
+	modeTestLogs lineMode = 1 << iota
+	modeFailing
+	modeBlock // the line follows an error line with no blank line between (see blockReach)
+)
+
+// blockReach is how many lines after an error line, up to a blank line,
+// are read as part of its report (the frames, causes and details a
+// runner prints under it, in whatever format): what they name is
+// failure evidence, as a stack frame's names are.
+const blockReach = 12
+
+// scanOutput is scanCode for a tool's output, which failed or not. A
+// failed output in which no line is an error line by the rules gets its
+// lines that report a failure in words (at most maxWordedErrors) read
+// again as error lines, in modeFailing.
+func scanOutput(s string, out sink, failing bool) {
+	var logs lineMode
+	if goTestPassed(s) {
+		logs = modeTestLogs
+		failing = false
+	}
+	sawErr, block := false, 0
+	var worded []string
+	defer func() {
+		if !failing || sawErr {
+			return
+		}
+		for _, l := range worded {
+			if starter, ok := out.(lineStarter); ok {
+				starter.startLine()
+			}
+			scanOutputLine(l, out, modeFailing)
+		}
+	}()
 	failedResponse, traceback, panicked := false, false, false
 	// compileErr: the last compiler diagnostic was an error (not a
 	// warning); pytestE: the last line that was not empty was one of
@@ -482,6 +524,7 @@ func scanCode(s string, out sink) {
 			if scanOutputLine(line, marked{out, markTrace | markErrLine}, logs) {
 				sinceErr = 0
 			}
+			sawErr, block = true, blockReach
 			continue
 		}
 		switch {
@@ -500,7 +543,7 @@ func scanCode(s string, out sink) {
 				out.add(kError, t, 0)
 			}
 			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
-			sinceErr = 0
+			sinceErr, sawErr, block = 0, true, blockReach
 			continue
 		case serverError(t):
 			failedResponse = true
@@ -513,10 +556,38 @@ func scanCode(s string, out sink) {
 			scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)
 			continue
 		}
-		if scanOutputLine(line, out, logs) {
-			sinceErr = 0
+		mode := logs
+		if block > 0 && t != "" {
+			mode |= modeBlock
+			block--
+		}
+		if t == "" {
+			block = 0
+		}
+		if scanOutputLine(line, out, mode) {
+			sinceErr, sawErr, block = 0, true, blockReach
+		} else if failing && !sawErr && len(worded) < maxWordedErrors && !strings.HasPrefix(t, "FAIL") &&
+			!strings.HasPrefix(t, "Traceback ") && reportsFailure(t) {
+			// (Not a runner's FAIL summary or a traceback's opening,
+			// which the rules leave out as saying nothing more.)
+			worded = append(worded, line)
 		}
 	}
+}
+
+// maxWordedErrors is how many lines that report a failure in words a
+// failed output with no error line by the rules gets as its error lines.
+const maxWordedErrors = 24
+
+// blockMarked marks what a line under an error line names, but for
+// symbols, as failure evidence.
+type blockMarked struct{ out sink }
+
+func (b blockMarked) add(k kind, text string, m mark) {
+	if k != kSymbol {
+		m |= markTrace
+	}
+	b.out.add(k, text, m)
 }
 
 // lineStarter is a sink that wants to know where each line of output
@@ -620,12 +691,12 @@ func isTestLog(t string) bool {
 
 // scanCodeLine scans one line of code or output. In a diff, the a/ and b/
 // prefixes of file names are dropped.
-func scanCodeLine(line string, out sink) { scanOutputLine(line, out, false) }
+func scanCodeLine(line string, out sink) { scanOutputLine(line, out, 0) }
 
-// scanOutputLine is scanCodeLine; with testLogs (the output is a passing
-// go test run), a test's log line is no error line. It reports whether
-// the line is an error line.
-func scanOutputLine(line string, out sink, testLogs bool) bool {
+// scanOutputLine is scanCodeLine for a line of output read in a mode
+// (see lineMode). It reports whether the line is an error line.
+func scanOutputLine(line string, out sink, mode lineMode) bool {
+	testLogs := mode&modeTestLogs != 0
 	t := strings.TrimSpace(line)
 	if t == "" || len(t) > 4096 {
 		return false
@@ -669,6 +740,11 @@ func scanOutputLine(line string, out sink, testLogs bool) bool {
 	if testLogs && msg != "" && isTestLog(t) {
 		msg = ""
 	}
+	if msg == "" && mode&modeFailing != 0 && reportsFailure(t) {
+		// A failed output's report in a format the rules do not know:
+		// what says it failed, in words, is its error line.
+		msg = cutLine(t)
+	}
 	if msg != "" {
 		out.add(kError, msg, 0)
 	}
@@ -710,6 +786,10 @@ func scanOutputLine(line string, out sink, testLogs bool) bool {
 		out = marked{out, markTrace | markErrLine} // what an error line names
 	case frame != "" || isFrameLocation(t):
 		out = marked{out, markTrace} // what a stack frame names
+	case mode&modeBlock != 0:
+		// What an error's report names under it, but for the names of
+		// code, which such lines print for other reasons too.
+		out = blockMarked{out}
 	case !testLogs && reportsFailure(t):
 		out = marked{out, markFailure}
 	}
