@@ -9,6 +9,7 @@ import (
 	"github.com/strata-memory/strata/compact"
 	"github.com/strata-memory/strata/compact/checkpoint"
 	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/internal/race"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -20,8 +21,10 @@ import (
 // list (every string in its JSON, tool call arguments decoded) says it as a whole word; the truth
 // is agentgen's planted identifiers.
 func TestAgentgenSurvivalThroughCompact(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures 6 transcripts of 80 tasks")
+	if testing.Short() || race.Enabled {
+		// Without the race detector it takes a few seconds, under it a
+		// minute and a half, for no concurrency: .ci/run runs it without.
+		t.Skip("measures 6 transcripts of 80 tasks: run it without -short and without -race")
 	}
 	tok, err := tiktoken.New(tiktoken.O200kBase)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact/checkpoint"
 	"github.com/strata-memory/strata/compact/internal/agentgen"
+	"github.com/strata-memory/strata/internal/race"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -137,8 +138,10 @@ func measure(t testing.TB, sc scenario, budget int, tok strata.Tokenizer) surviv
 }
 
 func TestIdentifierSurvival(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures 20 seeds of several span sizes")
+	if testing.Short() || race.Enabled {
+		// Without the race detector it takes a few seconds, under it a
+		// minute and a half, for no concurrency: .ci/run runs it without.
+		t.Skip("measures 20 seeds of several span sizes: run it without -short and without -race")
 	}
 	tok, err := tiktoken.New(tiktoken.O200kBase)
 	if err != nil {

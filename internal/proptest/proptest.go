@@ -9,6 +9,8 @@ import (
 	"flag"
 	"os"
 	"strconv"
+
+	"github.com/strata-memory/strata/internal/race"
 )
 
 // Bound sets rapid's number of cases to n, or to underRace when the race
@@ -23,7 +25,7 @@ func Bound(n, underRace int) (restore func()) {
 	if f == nil || os.Getenv("RAPID_CHECKS") != "" || f.Value.String() != f.DefValue {
 		return func() {}
 	}
-	if RaceDetector {
+	if race.Enabled {
 		n = underRace
 	}
 	f.Value.Set(strconv.Itoa(n))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-memory/strata/internal/proptest"
+	"github.com/strata-memory/strata/internal/race"
 	"pgregory.net/rapid"
 )
 
@@ -21,7 +22,7 @@ func TestBound(t *testing.T) {
 	}
 	t.Setenv("RAPID_CHECKS", "")
 	want := 7
-	if proptest.RaceDetector {
+	if race.Enabled {
 		want = 3
 	}
 	restore := proptest.Bound(7, 3)

@@ -1,6 +1,0 @@
-//go:build race
-
-package proptest
-
-// RaceDetector reports whether the race detector is on.
-const RaceDetector = true
