@@ -811,45 +811,34 @@ func errorObject(t string) bool {
 	if !strings.HasPrefix(t, "{") {
 		return false
 	}
-	for _, key := range []string{`"error"`, `"errors"`} {
-		for r := t; ; {
-			i := strings.Index(r, key)
-			if i < 0 {
-				break
-			}
-			r = r[i+len(key):]
-			v, ok := jsonValue(r)
-			if ok && v != "" && !strings.HasPrefix(v, "null") && !strings.HasPrefix(v, "false") &&
-				!strings.HasPrefix(v, `""`) && !strings.HasPrefix(v, "[]") && !strings.HasPrefix(v, "{}") {
-				return true
-			}
-		}
+	set := func(v string) bool {
+		return v != "" && !strings.HasPrefix(v, "null") && !strings.HasPrefix(v, "false") &&
+			!strings.HasPrefix(v, `""`) && !strings.HasPrefix(v, "[]") && !strings.HasPrefix(v, "{}")
 	}
-	for _, key := range []string{`"status"`, `"statusCode"`, `"status_code"`} {
+	serverStatus := func(v string) bool {
+		v = strings.TrimPrefix(v, `"`)
+		return len(v) >= 3 && v[0] == '5' && isDigit(v[1]) && isDigit(v[2]) && (len(v) == 3 || !isDigit(v[3]))
+	}
+	return jsonKey(t, set, `"error"`, `"errors"`) || jsonKey(t, serverStatus, `"status"`, `"statusCode"`, `"status_code"`)
+}
+
+// jsonKey reports whether one of keys, as a key of the JSON text t, has a
+// value (what follows its colon) that ok accepts.
+func jsonKey(t string, ok func(value string) bool, keys ...string) bool {
+	for _, key := range keys {
 		for r := t; ; {
 			i := strings.Index(r, key)
 			if i < 0 {
 				break
 			}
 			r = r[i+len(key):]
-			v, ok := jsonValue(r)
-			v = strings.TrimPrefix(v, `"`)
-			if ok && len(v) >= 3 && v[0] == '5' && isDigit(v[1]) && isDigit(v[2]) && (len(v) == 3 || !isDigit(v[3])) {
+			v := strings.TrimLeft(r, " \t")
+			if strings.HasPrefix(v, ":") && ok(strings.TrimLeft(v[1:], " \t")) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// jsonValue returns what follows a JSON key's colon, or false if no colon
-// follows it (the key was a value).
-func jsonValue(r string) (string, bool) {
-	r = strings.TrimLeft(r, " \t")
-	if !strings.HasPrefix(r, ":") {
-		return "", false
-	}
-	return strings.TrimLeft(r[1:], " \t"), true
 }
 
 // runtimeDirs name the places of a language's runtime and of installed
