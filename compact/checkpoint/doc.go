@@ -80,9 +80,14 @@
 //     compiler location (file.go:12:5: msg, a.ts(3,4): error TS...), an
 //     exception (TypeError: msg), or, in output, a phrase such as
 //     "undefined: ", "no such file or directory", "connection refused".
-//     Go's bare FAIL summary lines and grep hits are not errors. A line is
-//     cut at 200 bytes on a word boundary (a prefix of the line, so still
-//     verbatim); at most 8 error lines are taken per tool result.
+//     Go's bare FAIL summary lines and grep hits are not errors. A failed
+//     output (its result is an error, or it shows an exit status, FAIL,
+//     ...) in which no line is shaped so gets its lines that report a
+//     failure in words as error lines. A log collector's prefix (docker
+//     compose's "api-1  | ", journald's "Nov 05 11:40:48 host app[9]: ",
+//     an ISO timestamp, a tag in brackets holding an id) is read past. A
+//     line is cut at 200 bytes on a word boundary (a prefix of the line,
+//     so still verbatim); at most 8 error lines are taken per tool result.
 //   - symbol: snake_case, camelCase, compound PascalCase (TokenStore,
 //     TestRefresh), dotted names (pkg.Func), calls (total()), declared
 //     names in code (func Name, def name, class Name), stack frame
@@ -101,10 +106,14 @@
 // What the conversation does not name comes second: an identifier found
 // only in tool output or in code a tool call writes is in the first tier
 // only if it is an error line, or an error line or a stack frame names it
-// (the file and function of a crash, with its file:line site), or another
-// line of output that reports a failure in words (a JSON body's "error"
-// field, "... FAILED", "connection refused"; not a count of none such as
-// "errors: 0") names it, or the written code declares it.
+// (the file and function of a crash, with its file:line site), or a line
+// under an error line names it (up to a blank line, at most 12 lines; a
+// name of code excepted), or another line of output that reports a
+// failure in words (a JSON body's "error" field, "... FAILED",
+// "connection refused"; not a count of none such as "errors: 0") names
+// it, or the written code declares it. What only the repeats of an
+// error line name (lines of one output that differ only in their ids and
+// numbers: a log's request ids) counts as named on such another line.
 // The other URLs, paths, ids and sizes of tool output form a second tier
 // that fills what room the budget leaves; then come the file:line sites other output shows (a log,
 // grep -n, a profile) and the tests a runner says passed; the code names
