@@ -522,6 +522,14 @@ func TestFailureFormats(t *testing.T) {
 			"     Assertion with == failed\n     code:  assert sig == expected\n" +
 			"     left:  \"sha256=9f2c4e1a7b3d5f60\"\n     right: \"sha256=1e0d9c8b7a6f5e4d\"\n",
 			[]string{"9f2c4e1a7b3d5f60"}},
+		{"PHPUnit and a PHP trace", "There was 1 error:\n\n1) Tests\\Unit\\RateTableTest::test_rounds_half_up\n" +
+			"Illuminate\\Database\\QueryException: SQLSTATE[HY000]: General error: 1 no such table: rates\n\n" +
+			"/srv/shop/vendor/laravel/framework/src/Illuminate/Database/Connection.php:825\n" +
+			"#0 /srv/shop/vendor/laravel/framework/src/Illuminate/Database/Connection.php(779): Illuminate\\Database\\Connection->runQueryCallback()\n" +
+			"#1 /srv/shop/app/Services/RateTable.php(41): Illuminate\\Database\\Query\\Builder->get()\n#2 {main}\n",
+			[]string{"SQLSTATE[HY000]", "/srv/shop/app/Services/RateTable.php(41)", "1) Tests\\Unit\\RateTableTest::test_rounds_half_up"}},
+		{"an error class with its code", "Error: command failed\nMongoServerError[CursorNotFound]: cursor id 7712 not found\n",
+			[]string{"MongoServerError[CursorNotFound]"}},
 		{"gcc's note under an error", "src/quote.cc:41:17: error: no matching function for call to 'scale(double)'\n" +
 			"include/pricing/money.h:108:37: note: candidate: 'Money Money::scale(Ratio) const'\n",
 			[]string{"include/pricing/money.h:108:37"}},

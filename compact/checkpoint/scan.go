@@ -747,6 +747,11 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 	}
 	if msg != "" {
 		out.add(kError, msg, 0)
+		for _, f := range strings.Fields(t) {
+			if c := bracketCode(f); c != "" {
+				out.add(kID, c, markTrace|markErrLine)
+			}
+		}
 	}
 	if name := declared(t); name != "" {
 		out.add(kSymbol, name, markDecl)
@@ -846,7 +851,7 @@ func jsonKey(t string, ok func(value string) bool, keys ...string) bool {
 // the project's code failed.
 var runtimeDirs = []string{"/go/src/", "/go/pkg/mod/", "/usr/lib/", "/usr/local/lib/", "site-packages/",
 	"dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/", "<frozen ", "node:internal/", "/jdk/", "/jre/",
-	"/gems/", "/usr/include/", "/rubygems/", "/sysdeps/", "/csu/", "libsanitizer/", "compiler-rt/"}
+	"/gems/", "/usr/include/", "/rubygems/", "/sysdeps/", "/csu/", "libsanitizer/", "compiler-rt/", "/vendor/"}
 
 // libraryPackages are the roots of the JVM's and .NET's runtimes and of
 // widely used libraries, as a frame names its function
@@ -1129,15 +1134,27 @@ func otherFrame(t string) (site, fn string) {
 
 // nativeFrame reads a sanitizer's or gdb's frame, "#0 0x55d0 in f()
 // /src/a.cc:8:3", "#1  main (argc=1) at main.c:12", or one in a shared
-// object, "#2 0x7f2b in __libc_start_main (/lib/libc.so.6+0x270b2)": its
-// site and function (none for a shared object's), and whether the line
-// is such a frame.
+// object, "#2 0x7f2b in __libc_start_main (/lib/libc.so.6+0x270b2)", and
+// PHP's "#6 /app/Rates.php(203): Model->save()": its site and function
+// (none for a shared object's), and whether the line is such a frame.
 func nativeFrame(t string) (site, fn string, ok bool) {
 	i := strings.IndexByte(t, ' ')
 	if i < 0 || !allDigits(t[1:i]) {
 		return "", "", false
 	}
 	rest := strings.TrimSpace(t[i:])
+	if j := strings.Index(rest, "): "); j > 0 {
+		// PHP's "#6 /app/Services/Rates.php(203): Model->save()": the
+		// site as PHP prints it, and the method it called.
+		if k := strings.LastIndexByte(rest[:j], '('); k > 0 && allDigits(rest[k+1:j]) && hasKnownExt(rest[:k]) &&
+			!strings.ContainsAny(rest[:k], " \t") {
+			call := rest[j+3:]
+			if p := strings.IndexByte(call, '('); p > 0 {
+				call = call[:p]
+			}
+			return rest[:j+1], call, true
+		}
+	}
 	if !strings.HasPrefix(rest, "0x") && !strings.Contains(rest, " at ") {
 		return "", "", false
 	}
@@ -1149,6 +1166,7 @@ func nativeFrame(t string) (site, fn string, ok bool) {
 // failed test: Gradle's "InvoiceServiceTest > closesPeriod() FAILED",
 // ctest's "3/5 Test #3: quote_test ....***Failed" and "3 - quote_test
 // (Failed)", ExUnit's "1) test delivers the webhook (Notifier.WebhookTest)",
+// PHPUnit's "1) Tests\Unit\RateTest::test_rounds",
 // RSpec's "rspec ./spec/a_spec.rb:17 # renders the invoice".
 func runnerFailure(t string) bool {
 	switch {
@@ -1161,6 +1179,9 @@ func runnerFailure(t string) bool {
 	}
 	if i := strings.IndexByte(t, ')'); i > 0 && allDigits(t[:i]) {
 		r := t[i+1:]
+		if strings.HasPrefix(r, " ") && strings.Contains(r, "::") && !strings.ContainsAny(r[1:], " \t") {
+			return true // PHPUnit's "1) Tests\Unit\RateTest::test_rounds"
+		}
 		return strings.HasPrefix(r, " test ") && strings.HasSuffix(r, ")") // ExUnit
 	}
 	if n, name, ok := strings.Cut(t, " - "); ok && allDigits(n) && strings.HasSuffix(name, ")") {
@@ -2215,8 +2236,9 @@ func compilerStyle(t string) bool {
 }
 
 // exceptionShape: TypeError: msg, pkg.errors.NotFound: msg,
-// AssertionError [ERR_ASSERTION]: msg, Ruby's Mysql2::Error: msg, and
-// how Rails logs an exception, "ActiveRecord::RecordNotUnique (msg):".
+// AssertionError [ERR_ASSERTION]: msg, Ruby's Mysql2::Error: msg, PHP's
+// Illuminate\Database\QueryException: msg, and how Rails logs an
+// exception, "ActiveRecord::RecordNotUnique (msg):".
 func exceptionShape(t string) bool {
 	i := strings.IndexByte(t, ':')
 	for i > 0 && i+1 < len(t) && t[i+1] == ':' {
@@ -2235,14 +2257,14 @@ func exceptionShape(t string) bool {
 		return false
 	}
 	name := t[:i]
-	if j := strings.Index(name, " ["); j > 0 && name[len(name)-1] == ']' {
-		name = name[:j]
+	if j := strings.IndexByte(name, '['); j > 0 && name[len(name)-1] == ']' {
+		name = strings.TrimSuffix(name[:j], " ") // MongoServerError[Code], AssertionError [ERR_X]
 	}
 	if name == "" || !isLetter(name[0]) {
 		return false
 	}
 	for k := 0; k < len(name); k++ {
-		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$' || c == ':') {
+		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$' || c == ':' || c == '\\') {
 			return false
 		}
 	}
@@ -2265,6 +2287,39 @@ func exceptionShape(t string) bool {
 		}
 	}
 	return false
+}
+
+// bracketCode returns the error class and code a field of an error line
+// opens with, "SQLSTATE[23000]" of "SQLSTATE[23000]:", or
+// "MongoServerError[QueryExceededMemoryLimit]", or "".
+func bracketCode(f string) string {
+	f = strings.TrimRight(f, ":,")
+	i := strings.IndexByte(f, '[')
+	if i < 2 || !strings.HasSuffix(f, "]") || len(f) > maxIdent {
+		return ""
+	}
+	name, code := f[:i], f[i+1:len(f)-1]
+	if code == "" || !isLetter(name[0]) {
+		return ""
+	}
+	for j := 0; j < len(code); j++ {
+		if c := code[j]; !(isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.') {
+			return ""
+		}
+	}
+	upper := true
+	for j := 0; j < len(name); j++ {
+		if c := name[j]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_') {
+			upper = false
+		}
+		if c := name[j]; !(isLetter(c) || isDigit(c) || c == '_') {
+			return ""
+		}
+	}
+	if !upper && !strings.HasSuffix(name, "Error") && !strings.HasSuffix(name, "Exception") {
+		return ""
+	}
+	return f
 }
 
 // rubyRaise reports whether a line is the first of an uncaught Ruby
