@@ -83,8 +83,9 @@ func (d *digestSink) add(k kind, text string, m mark) {
 	}
 	// A stack frame's file:line is where the failure happened, unless
 	// the frame is in a language's runtime or a dependency (whose line
-	// names it again, without the mark).
-	if k == kPath && lineSuffix(text) > 0 && m&markLib == 0 {
+	// names it again, without the mark) or the line reports a test that
+	// passed.
+	if k == kPath && lineSuffix(text) > 0 && m&(markLib|markResult) == 0 {
 		if i, ok := d.seen[keyOf(k, text)]; !ok || d.items[i].marks&markLib == 0 {
 			m |= markTrace
 		}

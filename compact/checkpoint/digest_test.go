@@ -213,3 +213,24 @@ func TestRepeatedLogErrors(t *testing.T) {
 	}
 	checkFailureRank(t, b.String(), ids[:1], ids[2:])
 }
+
+// TestDigestPassingSitesLast checks that in a failing run the file:line
+// of the tests a runner says passed do not take the room of the failure's
+// sites.
+func TestDigestPassingSitesLast(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "  ✓  %d [chromium] › e2e/checkout_%02d.spec.ts:%d:3 › checkout › pays with a saved card (1.%ds)\n", i+1, i, 10+i, i%10)
+	}
+	b.WriteString("  ✘  41 [chromium] › e2e/refund.spec.ts:88:3 › refund › refunds a split order (30.2s)\n\n" +
+		"  1) [chromium] › e2e/refund.spec.ts:88:3 › refund › refunds a split order\n\n" +
+		"    Error: Timed out 5000ms waiting for expect(locator).toBeVisible()\n\n" +
+		"        at /srv/web/e2e/refund.spec.ts:97:41\n\n  1 failed\n  40 passed (1.2m)\n")
+	d := checkpoint.Digest(b.String(), 300, 800)
+	if !strings.Contains(d, "/srv/web/e2e/refund.spec.ts:97:41") {
+		t.Errorf("the digest lacks the failure's site:\n%s", d)
+	}
+	if i, j := strings.Index(d, "checkout_00.spec.ts"), strings.Index(d, "refund.spec.ts:97:41"); i >= 0 && i < j {
+		t.Errorf("a passing test's site before the failure's:\n%s", d)
+	}
+}

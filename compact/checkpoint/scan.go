@@ -791,6 +791,10 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 		out = marked{out, markTrace | markErrLine} // what an error line names
 	case frame != "" || isFrameLocation(t):
 		out = marked{out, markTrace} // what a stack frame names
+	case passLine(t):
+		// A test a runner says passed: its file:line is no failure's
+		// site, whatever else the output shows.
+		out = marked{out, markResult}
 	case mode&modeBlock != 0:
 		// What an error's report names under it, but for the names of
 		// code, which such lines print for other reasons too.
@@ -955,6 +959,20 @@ func noneCount(before, after string) bool {
 	}
 	a := strings.TrimLeft(after, ":= ")
 	return len(a) < len(after) && strings.HasPrefix(a, "0") && (len(a) == 1 || !isDigit(a[1]) && a[1] != '.')
+}
+
+// passLine reports whether a line is a test runner's report of a test
+// that passed: Jest's, Vitest's, Mocha's and Playwright's "✓ ...",
+// GoogleTest's "[       OK ] ...", cargo's "test a::b ... ok", pytest's
+// and Gradle's "... PASSED", ctest's "Test #3: x ....   Passed".
+func passLine(t string) bool {
+	switch {
+	case strings.HasPrefix(t, "✓"), strings.HasPrefix(t, "✔"), strings.HasPrefix(t, "√"), strings.HasPrefix(t, "[       OK ]"):
+		return true
+	case strings.HasSuffix(t, " ... ok"), strings.HasSuffix(t, " PASSED"):
+		return true
+	}
+	return strings.Contains(t, " Test #") && strings.Contains(t, "   Passed ")
 }
 
 // testResult returns the test a test runner's line says passed: Go's
