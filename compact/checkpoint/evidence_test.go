@@ -528,6 +528,11 @@ func TestFailureFormats(t *testing.T) {
 			"#0 /srv/shop/vendor/laravel/framework/src/Illuminate/Database/Connection.php(779): Illuminate\\Database\\Connection->runQueryCallback()\n" +
 			"#1 /srv/shop/app/Services/RateTable.php(41): Illuminate\\Database\\Query\\Builder->get()\n#2 {main}\n",
 			[]string{"SQLSTATE[HY000]", "/srv/shop/app/Services/RateTable.php(41)", "1) Tests\\Unit\\RateTableTest::test_rounds_half_up"}},
+		{"Monolog's log", "[2025-02-11 08:14:02] production.INFO: queue worker started\n" +
+			"[2025-02-11 08:14:09] production.ERROR: SQLSTATE[40001]: Serialization failure: 1213 Deadlock found {\"job\":\"job_7Qm2xk9d\"}\n",
+			[]string{"SQLSTATE[40001]", "job_7Qm2xk9d"}},
+		{"a driver's error line", "migrating 2025_01_09_add_unique_sku\n\n  SQLSTATE[23000]: Integrity constraint violation: 1062 Duplicate entry 'SKU-77812' for key 'items_sku_unique'\n",
+			[]string{"SQLSTATE[23000]: Integrity constraint violation"}},
 		{"an error class with its code", "Error: command failed\nMongoServerError[CursorNotFound]: cursor id 7712 not found\n",
 			[]string{"MongoServerError[CursorNotFound]"}},
 		{"gcc's note under an error", "src/quote.cc:41:17: error: no matching function for call to 'scale(double)'\n" +

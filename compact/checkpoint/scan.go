@@ -1337,7 +1337,7 @@ func classify(t string, code, loose bool) (kind, string) {
 		}
 		return kNone, ""
 	}
-	if isTicket(t) || isErrorCode(t) || isPrefixedID(t) {
+	if isTicket(t) || isErrorCode(t) || isPrefixedID(t) || isAdvisory(t) {
 		return kID, t
 	}
 	if isVersion(t) || isPinned(t) || isConstraintVersion(t) {
@@ -2034,6 +2034,24 @@ func isTicket(t string) bool {
 	return !notTickets[t[:i]]
 }
 
+// isAdvisory reports whether t names a security advisory: CVE-2024-44247,
+// GHSA-v32w-h8x8-7fxg.
+func isAdvisory(t string) bool {
+	switch {
+	case strings.HasPrefix(t, "CVE-") && len(t) >= 13 && len(t) <= 20:
+		year, num, ok := strings.Cut(t[4:], "-")
+		return ok && len(year) == 4 && allDigits(year) && len(num) >= 4 && allDigits(num)
+	case strings.HasPrefix(t, "GHSA-") && len(t) == 19:
+		for _, part := range strings.Split(t[5:], "-") {
+			if len(part) != 4 {
+				return false
+			}
+		}
+		return strings.Count(t, "-") == 3
+	}
+	return false
+}
+
 // isKey: a name that may be assigned in text or a command line: NAME,
 // name, --flag, -f, a.b.
 func isKey(k string) bool {
@@ -2281,6 +2299,9 @@ func exceptionShape(t string) bool {
 	if name == "" || !isLetter(name[0]) {
 		return false
 	}
+	if bracketCode(t[:i]) != "" && name == strings.ToUpper(name) {
+		return true // SQLSTATE[23000]: Integrity constraint violation
+	}
 	for k := 0; k < len(name); k++ {
 		if c := name[k]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '$' || c == ':' || c == '\\') {
 			return false
@@ -2288,6 +2309,9 @@ func exceptionShape(t string) bool {
 	}
 	if i+1 < len(t) && t[i+1] != ' ' && t[i] != ' ' {
 		return false
+	}
+	if dot := strings.LastIndexByte(name, '.'); dot > 0 && monologLevels[name[dot+1:]] {
+		return true // Monolog's "production.ERROR: message" (Laravel, Symfony)
 	}
 	if strings.Contains(name, "::") {
 		// Rails' errors are named for what went wrong, not "Error":
@@ -2339,6 +2363,10 @@ func bracketCode(f string) string {
 	}
 	return f
 }
+
+// monologLevels are the levels of Monolog's "channel.LEVEL:" lines that
+// report a failure.
+var monologLevels = setOf(`ERROR CRITICAL ALERT EMERGENCY`)
 
 // rubyRaise reports whether a line is the first of an uncaught Ruby
 // exception's report: the frame that raised it, what it says and its
@@ -2568,7 +2596,8 @@ func setOf(words string) map[string]bool {
 // logPrefix returns the length of what a log collector put before the
 // line a program printed, or 0: docker compose's "api-1  | " (v1's
 // "api_1  | "), journald's "Nov 05 11:40:48 host java[935]: ", an ISO
-// timestamp ("2024-11-05T10:48:57.129Z "), and tags in brackets that
+// timestamp ("2024-11-05T10:48:57.129Z ", or in brackets as Monolog
+// writes it, "[2024-11-05 10:07:48] "), and tags in brackets that
 // carry an id or a place (Rails' request id "[7006...] ", kubectl
 // --prefix's "[pod/web-7d9/app] "). Prefixes may follow each other.
 func logPrefix(t string) int {
@@ -2584,6 +2613,14 @@ func logPrefix(t string) int {
 		}
 		if k == 0 {
 			k = tagPrefix(r)
+		}
+		if k == 0 && len(r) > 2 && r[0] == '[' {
+			// Monolog's and many loggers' "[2024-11-05 10:07:48] ".
+			if e := strings.IndexByte(r, ']'); e > 0 && e+1 < len(r) && r[e+1] == ' ' {
+				if stamp := r[1:e] + " "; timePrefix(stamp) == len(stamp) {
+					k = e + 2
+				}
+			}
 		}
 		if k == 0 || n+k >= len(t) {
 			return n

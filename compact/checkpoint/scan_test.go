@@ -82,6 +82,8 @@ func TestKinds(t *testing.T) {
 			[]want{{"url", "https://example.com/a?b=c"}, {"url", "http://localhost:8080/healthz"}, {"url", "localhost:5432"}}, nil},
 		{"markdown link", said("Docs: [migration](https://docs.example.dev/v2/migrate#breaking)."),
 			[]want{{"url", "https://docs.example.dev/v2/migrate#breaking"}}, nil},
+		{"security advisories", output("bash", "found 2 advisories: CVE-2024-44247 (high), GHSA-v32w-h8x8-7fxg\n"),
+			[]want{{"id", "CVE-2024-44247"}, {"id", "GHSA-v32w-h8x8-7fxg"}}, nil},
 		{"schemes with digits and plus", output("bash", "manifest s3://ll-dlq-e865/refund/ lists 14 parts\nremote: git+ssh://git@example.com/acme/api.git\n"),
 			[]want{{"url", "s3://ll-dlq-e865/refund/"}, {"url", "git+ssh://git@example.com/acme/api.git"}}, nil},
 
