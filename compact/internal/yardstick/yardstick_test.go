@@ -15,6 +15,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/agentlog"
 	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
+	"github.com/strata-memory/strata/compact/internal/fleetgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/shipgen"
 	"github.com/strata-memory/strata/compact/internal/triagegen"
@@ -111,7 +112,7 @@ func classes() []string {
 	return out
 }
 
-// opsLabels converts opsgen's (and triagegen's and shipgen's) labels; the kind goes with the class
+// opsLabels converts the labels of opsgen and the generators that share its types; the kind goes with the class
 // (error_line/url), for the per-kind count of what was lost.
 func opsLabels(tr *opsgen.Transcript) []yardstick.Label {
 	out := make([]yardstick.Label, len(tr.Labels))
@@ -168,15 +169,15 @@ func sources(t *testing.T) []source {
 		}
 	}
 	// Generators whose labels carry a class and a kind: opsgen (design
-	// side since the fifth round), triagegen (design side since the
-	// sixth) and shipgen, held out (written without reading the
-	// compaction code, measured only, never tuned to).
+	// side since the fifth round), triagegen (since the sixth), shipgen
+	// (since the seventh) and fleetgen, held out (written without
+	// reading the compaction code, measured only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
 		standard, long opsgen.Options
 	}{{"opsgen", opsgen.Generate, opsgen.Standard(), opsgen.Long()}, {"triagegen", triagegen.Generate, triagegen.Standard(), triagegen.Long()},
-		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}} {
+		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()}} {
 		for _, size := range []struct {
 			name  string
 			o     opsgen.Options
@@ -285,7 +286,7 @@ func TestMeasure(t *testing.T) {
 	var ops, others []yardstick.Row
 	var lost strings.Builder
 	for _, r := range rows {
-		if !strings.HasPrefix(r.Source, "opsgen") && !strings.HasPrefix(r.Source, "triagegen") && !strings.HasPrefix(r.Source, "shipgen") {
+		if !strings.HasPrefix(r.Source, "opsgen") && !strings.HasPrefix(r.Source, "triagegen") && !strings.HasPrefix(r.Source, "shipgen") && !strings.HasPrefix(r.Source, "fleetgen") {
 			others = append(others, r)
 			continue
 		}
@@ -308,5 +309,5 @@ func TestMeasure(t *testing.T) {
 	for i, c := range opsgen.Classes {
 		opsClasses[i] = string(c)
 	}
-	t.Log("opsgen, triagegen and shipgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
+	t.Log("opsgen, triagegen, shipgen and fleetgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
