@@ -172,7 +172,7 @@ func cutWordsVerbatim(s string, n int) string {
 // long output.
 func Digest(output string, limit, failLimit int) string {
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
-	said := failureLine(output) != ""
+	said := func() bool { return failureLine(output) != "" }
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })
 	failing := len(d.errs) > 0
 	var groups [dgCount][]string

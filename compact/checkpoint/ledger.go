@@ -216,8 +216,9 @@ func collect(si *spanInfo) *collector {
 				scanCode(items, c)
 				continue
 			}
-			failing := e.IsError || failureLine(e.Text) != ""
-			scanBounded(e.Text, func(s string) { scanOutput(s, c, failing) })
+			text, isErr := e.Text, e.IsError
+			failed := func() bool { return isErr || failureLine(text) != "" }
+			scanBounded(e.Text, func(s string) { scanOutput(s, c, failed) })
 		case e.Kind == "thinking":
 			c.src = srcThinking
 			scanBounded(e.Text, func(s string) { scanProse(s, c) })

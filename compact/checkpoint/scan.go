@@ -420,7 +420,7 @@ func isCodeDelim(c byte) bool {
 // scanCode scans tool output and code: error lines, declarations, stack
 // frames, then tokens. Numbers count only with a size or percent unit
 // there (timings are noise in test output).
-func scanCode(s string, out sink) { scanOutput(s, out, false) }
+func scanCode(s string, out sink) { scanOutput(s, out, nil) }
 
 // lineMode says how an output's lines are read: modeTestLogs, its
 // "x_test.go:12: message" lines are a passing go test run's logs, not
@@ -441,20 +441,21 @@ const (
 // failure evidence, as a stack frame's names are.
 const blockReach = 12
 
-// scanOutput is scanCode for a tool's output, which failed or not. A
-// failed output in which no line is an error line by the rules gets its
-// lines that report a failure in words (at most maxWordedErrors) read
-// again as error lines, in modeFailing.
-func scanOutput(s string, out sink, failing bool) {
+// scanOutput is scanCode for a tool's output. A failed output (failed,
+// asked only when it matters, says so; nil: not failed) in which no line
+// is an error line by the rules gets its lines that report a failure in
+// words (at most maxWordedErrors) read again as error lines, in
+// modeFailing.
+func scanOutput(s string, out sink, failed func() bool) {
 	var logs lineMode
 	if goTestPassed(s) {
 		logs = modeTestLogs
-		failing = false
+		failed = nil
 	}
 	sawErr, block := false, 0
 	var worded []string
 	defer func() {
-		if !failing || sawErr {
+		if sawErr || len(worded) == 0 || failed == nil || !failed() {
 			return
 		}
 		for _, l := range worded {
@@ -521,7 +522,7 @@ func scanOutput(s string, out sink, failing bool) {
 			// "E   " line says, part of the failure whatever its shape
 			// (E   DETAIL:  Key (id)=(9bfc...) already exists.); and the
 			// values a failed assertion compares (left:, Expected:).
-			if scanOutputLine(line, marked{out, markTrace | markErrLine}, logs) {
+			if scanOutputLine(line, marked{out, markTrace | markErrLine}, logs)&lineErr != 0 {
 				sinceErr = 0
 			}
 			sawErr, block = true, blockReach
@@ -564,10 +565,10 @@ func scanOutput(s string, out sink, failing bool) {
 		if t == "" {
 			block = 0
 		}
-		if scanOutputLine(line, out, mode) {
+		if k := scanOutputLine(line, out, mode); k&lineErr != 0 {
 			sinceErr, sawErr, block = 0, true, blockReach
-		} else if failing && !sawErr && len(worded) < maxWordedErrors && !strings.HasPrefix(t, "FAIL") &&
-			!strings.HasPrefix(t, "Traceback ") && reportsFailure(t) {
+		} else if k&lineWorded != 0 && !sawErr && len(worded) < maxWordedErrors && !strings.HasPrefix(t, "FAIL") &&
+			!strings.HasPrefix(t, "Traceback ") {
 			// (Not a runner's FAIL summary or a traceback's opening,
 			// which the rules leave out as saying nothing more.)
 			worded = append(worded, line)
@@ -693,13 +694,22 @@ func isTestLog(t string) bool {
 // prefixes of file names are dropped.
 func scanCodeLine(line string, out sink) { scanOutputLine(line, out, 0) }
 
+// lineKind is what scanOutputLine found a line to be.
+type lineKind uint8
+
+const (
+	lineErr    lineKind = 1 << iota // an error line
+	lineWorded                      // another line that reports a failure in words
+)
+
 // scanOutputLine is scanCodeLine for a line of output read in a mode
-// (see lineMode). It reports whether the line is an error line.
-func scanOutputLine(line string, out sink, mode lineMode) bool {
+// (see lineMode). It says whether the line is an error line or reports
+// a failure in words.
+func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 	testLogs := mode&modeTestLogs != 0
 	t := strings.TrimSpace(line)
 	if t == "" || len(t) > 4096 {
-		return false
+		return 0
 	}
 	if n := logPrefix(t); n > 0 {
 		// A log collector's prefix: its tokens (a host, a request id)
@@ -733,7 +743,7 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 				}
 				out.add(kPath, site, sm)
 			}
-			return false
+			return 0
 		}
 	}
 	msg := errorText(t, false)
@@ -770,7 +780,10 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 			out.add(kPath, site, markLib)
 		}
 		scanTokens(t, out, true)
-		return msg != ""
+		if msg != "" {
+			return lineErr
+		}
+		return 0
 	}
 	if frame != "" {
 		out.add(kSymbol, frame, markTrace)
@@ -786,6 +799,7 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 	if name := failedTest(t); name != "" {
 		out.add(kSymbol, name, markTrace|markErrLine)
 	}
+	var kind lineKind
 	switch {
 	case msg != "" || errorObject(t):
 		out = marked{out, markTrace | markErrLine} // what an error line names
@@ -801,6 +815,7 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 		out = blockMarked{out}
 	case !testLogs && reportsFailure(t):
 		out = marked{out, markFailure}
+		kind = lineWorded
 	}
 	switch {
 	case strings.HasPrefix(t, "+++ b/"), strings.HasPrefix(t, "--- a/"):
@@ -809,7 +824,10 @@ func scanOutputLine(line string, out sink, mode lineMode) bool {
 		t = strings.Replace(t[11:], " b/", " ", 1)
 	}
 	scanTokens(t, out, true)
-	return msg != ""
+	if msg != "" {
+		kind |= lineErr
+	}
+	return kind
 }
 
 // errorObject reports whether a line is a JSON object that reports an

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -217,20 +218,31 @@ func failureMarked(t string) bool {
 			return true
 		}
 	}
-	l := strings.ToLower(t)
-	if i := strings.Index(l, " failed"); i > 0 && isDigit(l[i-1]) {
-		return nonZeroBefore(l[:i]) // pytest "1 failed", jest "2 failed"
+	// The head of a line is enough for a count or a status; it is
+	// lowered in place, without an allocation.
+	var buf [256]byte
+	l := lowerASCII(buf[:0], t[:min(len(t), len(buf))])
+	if i := bytes.Index(l, failedWord); i > 0 && isDigit(l[i-1]) {
+		return nonZeroBefore(string(l[:i])) // pytest "1 failed", jest "2 failed"
 	}
-	for _, p := range []string{"exit status ", "exit code ", "exited with code ", "exit code: "} {
-		if i := strings.Index(l, p); i >= 0 {
-			rest := l[i+len(p):]
-			if len(rest) > 0 && isDigit(rest[0]) && !(rest[0] == '0' && (len(rest) == 1 || !isDigit(rest[1]))) {
-				return true
+	if bytes.Contains(l, exitWord) {
+		for _, p := range exitStatuses {
+			if i := bytes.Index(l, p); i >= 0 {
+				rest := l[i+len(p):]
+				if len(rest) > 0 && isDigit(rest[0]) && !(rest[0] == '0' && (len(rest) == 1 || !isDigit(rest[1]))) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
+
+var (
+	failedWord   = []byte(" failed")
+	exitWord     = []byte("exit")
+	exitStatuses = [][]byte{[]byte("exit status "), []byte("exit code "), []byte("exited with code "), []byte("exit code: ")}
+)
 
 // nonZeroBefore reports whether the digits that end s are not all zeros.
 func nonZeroBefore(s string) bool {
