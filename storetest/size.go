@@ -4,6 +4,3 @@ package storetest
 
 // bigSize is the size of the big turn ContentExact stores: 10 MB.
 const bigSize = 10 << 20
-
-// raceDetector reports whether the race detector is on.
-const raceDetector = false

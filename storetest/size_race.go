@@ -6,6 +6,3 @@ package storetest
 // detector an embedded database written in Go (modernc.org/sqlite) runs
 // 20-50x slower, so the turn is 1 MB there and 10 MB otherwise.
 const bigSize = 1 << 20
-
-// raceDetector reports whether the race detector is on.
-const raceDetector = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/race"
 )
 
 // testValidInput drives a Memory over the store with what some store
@@ -150,7 +151,7 @@ func testRefusedTurns(t *testing.T, c context.Context, m *strata.Memory) {
 // turn may carry, and reads it back whole: the limit is one every store
 // takes.
 func testMaxTurn(t *testing.T, s strata.Store) {
-	if raceDetector {
+	if race.Enabled {
 		t.Skip("a turn of MaxTurnBytes takes minutes under the race detector")
 	}
 	ensure(t, s, "ns", "c")

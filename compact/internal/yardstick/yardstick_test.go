@@ -20,6 +20,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/shipgen"
 	"github.com/strata-memory/strata/compact/internal/triagegen"
 	"github.com/strata-memory/strata/compact/internal/yardstick"
+	"github.com/strata-memory/strata/internal/race"
 	"github.com/strata-memory/strata/tiktoken"
 )
 
@@ -248,7 +249,10 @@ func settings(real bool) []struct {
 // STRATA_YARDSTICK_TARGET (a share, such as 0.95) also fails rows that
 // keep fewer identifiers.
 func TestMeasure(t *testing.T) {
-	if testing.Short() || raceDetector {
+	if testing.Short() || race.Enabled {
+		// Under the race detector TestMeasure, which compacts about 10M
+		// tokens to print figures, takes several minutes:
+		// TestMeasureSmall checks the same code paths there.
 		t.Skip("compacts about 10M tokens: run it without -short and without -race")
 	}
 	target := 0.0

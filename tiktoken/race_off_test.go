@@ -1,5 +1,0 @@
-//go:build !race
-
-package tiktoken
-
-const raceOn = false
