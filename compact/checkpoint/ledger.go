@@ -582,8 +582,8 @@ func shape(key string) string {
 }
 
 // clockLen returns the length of the time of day (10:42:07, with its
-// fraction) or the date (2024-05-12) that opens s, or 0: a log line's
-// timestamp.
+// fraction) or the date (2024-05-12, with its time: 2024-05-12T10:42:07)
+// that opens s, or 0: a log line's timestamp.
 func clockLen(s string) int {
 	two := func(i int) bool { return i+1 < len(s) && isDigit(s[i]) && isDigit(s[i+1]) }
 	switch {
@@ -597,7 +597,7 @@ func clockLen(s string) int {
 		}
 		return i
 	case len(s) >= 10 && two(0) && two(2) && s[4] == '-' && two(5) && s[7] == '-' && two(8):
-		if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
+		if len(s) > 10 && (s[10] == 't' || s[10] == 'T' || s[10] == ' ') {
 			if n := clockLen(s[11:]); n > 0 {
 				return 11 + n // 2024-05-12t10:42:07
 			}

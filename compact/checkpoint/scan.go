@@ -454,12 +454,13 @@ func scanOutput(s string, out sink, failed func() bool) {
 	}
 	sawErr, block := false, 0
 	var worded []string
+	starter, _ := out.(lineStarter)
 	defer func() {
 		if sawErr || len(worded) == 0 || failed == nil || !failed() {
 			return
 		}
 		for _, l := range worded {
-			if starter, ok := out.(lineStarter); ok {
+			if starter != nil {
 				starter.startLine()
 			}
 			scanOutputLine(l, out, modeFailing)
@@ -473,7 +474,6 @@ func scanOutput(s string, out sink, failed func() bool) {
 	// sinceErr counts the lines that were not empty since the last error
 	// line (large when there was none).
 	sinceErr := assertReach + 1
-	starter, _ := out.(lineStarter)
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -485,13 +485,15 @@ func scanOutput(s string, out sink, failed func() bool) {
 			starter.startLine()
 		}
 		t := strings.TrimSpace(line)
-		indented := line != "" && (line[0] == ' ' || line[0] == '\t')
-		if n := logPrefix(t); n > 0 {
-			// What the program printed, past a log collector's prefix.
-			rest := t[n:]
-			indented = rest != "" && (rest[0] == ' ' || rest[0] == '\t')
-			t = strings.TrimSpace(rest)
+		if n := logPrefix(t); n > 0 && len(t) <= maxOutputLine {
+			// A log collector's prefix: its tokens (a host, a request
+			// id) are plain output; the line the program printed
+			// follows, and is what the rest of this reads.
+			scanTokens(t[:n], out, true)
+			line = t[n:]
+			t = strings.TrimSpace(line)
 		}
+		indented := line != "" && (line[0] == ' ' || line[0] == '\t')
 		afterE := pytestE
 		if t != "" {
 			pytestE = pytestLine(t)
@@ -612,11 +614,8 @@ func assertDetail(t string) bool {
 	if len(t) < 4 || !isLetter(t[0]) {
 		return false
 	}
-	var buf [12]byte
-	head := t[:min(len(t), len(buf))]
-	low := string(lowerASCII(buf[:0], head))
 	for _, l := range assertLabels {
-		if strings.HasPrefix(low, l) {
+		if len(t) >= len(l) && strings.EqualFold(t[:len(l)], l) {
 			return true
 		}
 	}
@@ -627,7 +626,7 @@ func assertDetail(t string) bool {
 // level given, at a file:line: "money.h:108:37: note: candidate: ...".
 func diagnostic(t, level string) bool {
 	loc, rest, ok := strings.Cut(t, ": ")
-	if !ok || !strings.HasPrefix(rest, level+":") {
+	if !ok || !strings.HasPrefix(rest, level) || !strings.HasPrefix(rest[len(level):], ":") {
 		return false
 	}
 	i := lineSuffix(loc)
@@ -691,8 +690,20 @@ func isTestLog(t string) bool {
 }
 
 // scanCodeLine scans one line of code or output. In a diff, the a/ and b/
-// prefixes of file names are dropped.
-func scanCodeLine(line string, out sink) { scanOutputLine(line, out, 0) }
+// prefixes of file names are dropped; past a log collector's prefix (see
+// logPrefix), the line is read as the program printed it.
+func scanCodeLine(line string, out sink) {
+	if t := strings.TrimSpace(line); len(t) <= maxOutputLine {
+		if n := logPrefix(t); n > 0 {
+			scanTokens(t[:n], out, true)
+			line = t[n:]
+		}
+	}
+	scanOutputLine(line, out, 0)
+}
+
+// maxOutputLine is the longest line of output scanned, in bytes.
+const maxOutputLine = 4096
 
 // lineKind is what scanOutputLine found a line to be.
 type lineKind uint8
@@ -702,20 +713,14 @@ const (
 	lineWorded                      // another line that reports a failure in words
 )
 
-// scanOutputLine is scanCodeLine for a line of output read in a mode
-// (see lineMode). It says whether the line is an error line or reports
-// a failure in words.
+// scanOutputLine is scanCodeLine for a line of output, past any log
+// collector's prefix, read in a mode (see lineMode). It says whether the
+// line is an error line or reports a failure in words.
 func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 	testLogs := mode&modeTestLogs != 0
 	t := strings.TrimSpace(line)
-	if t == "" || len(t) > 4096 {
+	if t == "" || len(t) > maxOutputLine {
 		return 0
-	}
-	if n := logPrefix(t); n > 0 {
-		// A log collector's prefix: its tokens (a host, a request id)
-		// are plain output; the line the program printed follows.
-		scanTokens(t[:n], out, true)
-		t = strings.TrimSpace(t[n:])
 	}
 	if strings.HasPrefix(t, "at ") && strings.HasSuffix(t, "]") {
 		// Logback's packaging data after a JVM frame: "~[main/:na]",
@@ -2614,10 +2619,10 @@ func setOf(words string) map[string]bool {
 // logPrefix returns the length of what a log collector put before the
 // line a program printed, or 0: docker compose's "api-1  | " (v1's
 // "api_1  | "), journald's "Nov 05 11:40:48 host java[935]: ", an ISO
-// timestamp ("2024-11-05T10:48:57.129Z ", or in brackets as Monolog
-// writes it, "[2024-11-05 10:07:48] "), and tags in brackets that
-// carry an id or a place (Rails' request id "[7006...] ", kubectl
-// --prefix's "[pod/web-7d9/app] "). Prefixes may follow each other.
+// timestamp ("2024-11-05T10:48:57.129Z "), and tags in brackets that
+// carry an id, a place or a timestamp (Rails' request id "[7006...] ",
+// kubectl --prefix's "[pod/web-7d9/app] ", Monolog's "[2024-11-05
+// 10:07:48] "). Prefixes may follow each other.
 func logPrefix(t string) int {
 	n := 0
 	for {
@@ -2631,14 +2636,6 @@ func logPrefix(t string) int {
 		}
 		if k == 0 {
 			k = tagPrefix(r)
-		}
-		if k == 0 && len(r) > 2 && r[0] == '[' {
-			// Monolog's and many loggers' "[2024-11-05 10:07:48] ".
-			if e := strings.IndexByte(r, ']'); e > 0 && e+1 < len(r) && r[e+1] == ' ' {
-				if stamp := r[1:e] + " "; timePrefix(stamp) == len(stamp) {
-					k = e + 2
-				}
-			}
 		}
 		if k == 0 || n+k >= len(t) {
 			return n
@@ -2672,7 +2669,7 @@ func composePrefix(t string) int {
 
 // journalPrefix: journald's and syslog's "Nov 05 11:40:48 host prog[935]: ".
 func journalPrefix(t string) int {
-	if len(t) < 16 || !months[t[:3]] || t[3] != ' ' || t[6] != ' ' || !clock(t[7:15]) || t[15] != ' ' {
+	if len(t) < 16 || !months[t[:3]] || t[3] != ' ' || t[6] != ' ' || clockLen(t[7:15]) != 8 || t[15] != ' ' {
 		return 0
 	}
 	r := t[16:]
@@ -2689,25 +2686,25 @@ func journalPrefix(t string) int {
 
 var months = setOf(`Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec`)
 
-// clock reports whether s is "hh:mm:ss".
-func clock(s string) bool {
-	return len(s) == 8 && isDigit(s[0]) && isDigit(s[1]) && s[2] == ':' && isDigit(s[3]) && isDigit(s[4]) &&
-		s[5] == ':' && isDigit(s[6]) && isDigit(s[7])
-}
-
 // timePrefix: an ISO date and time and a space ("2024-11-05T10:48:57.129Z ",
-// "2024-11-05 10:48:57,129 "), a fraction and a zone allowed.
+// "2024-11-05 10:48:57,129 ").
 func timePrefix(t string) int {
-	if len(t) < 20 || !allDigits(t[:4]) || t[4] != '-' || !allDigits(t[5:7]) || t[7] != '-' || !allDigits(t[8:10]) ||
-		t[10] != 'T' && t[10] != ' ' || !clock(t[11:19]) {
+	i := isoStamp(t)
+	if i == 0 || i >= len(t) || t[i] != ' ' {
 		return 0
 	}
-	i := 19
-	if i < len(t) && (t[i] == '.' || t[i] == ',') {
-		i++
-		for i < len(t) && isDigit(t[i]) {
-			i++
-		}
+	return i + 1
+}
+
+// isoStamp returns the length of the ISO date and time that opens t (see
+// clockLen), with its zone (Z, +02:00), or 0.
+func isoStamp(t string) int {
+	if len(t) < 19 || t[4] != '-' {
+		return 0
+	}
+	i := clockLen(t)
+	if i <= 10 {
+		return 0 // a time alone, or a date alone
 	}
 	switch {
 	case i < len(t) && t[i] == 'Z':
@@ -2718,21 +2715,22 @@ func timePrefix(t string) int {
 			i++
 		}
 	}
-	if i >= len(t) || t[i] != ' ' {
-		return 0
-	}
-	return i + 1
+	return i
 }
 
 // tagPrefix: "[tag] " where the tag is one word that holds a digit or a
-// slash (a request id, pod/name/container), not a level ("[ERROR]").
+// slash (a request id, pod/name/container), not a level ("[ERROR]"), or
+// a date and time as Monolog and many loggers write it
+// ("[2024-11-05 10:07:48] ").
 func tagPrefix(t string) int {
 	if len(t) < 4 || t[0] != '[' {
 		return 0
 	}
 	end := strings.IndexByte(t, ']')
-	if end < 2 || end+1 >= len(t) || t[end+1] != ' ' || strings.ContainsAny(t[1:end], " \t") ||
-		!strings.ContainsAny(t[1:end], "0123456789/") {
+	if end < 2 || end+1 >= len(t) || t[end+1] != ' ' {
+		return 0
+	}
+	if tag := t[1:end]; isoStamp(tag) != len(tag) && (strings.ContainsAny(tag, " \t") || !strings.ContainsAny(tag, "0123456789/")) {
 		return 0
 	}
 	return end + 2
