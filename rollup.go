@@ -98,14 +98,30 @@ func (py *pyramid) rollupThenTier(ctx context.Context, conv string, p Policy, fr
 }
 
 // replaceTries bounds how many times a rollup starts again because another
-// process changed the pyramid between its read and its write; each new try
-// first waits a random while, longer each time, so that two writers
-// appending to one conversation in a tight loop do not keep colliding.
-const replaceTries = 8
+// process changed the pyramid between its read and its write. Each new try
+// first waits (replaceWait), so that two writers appending to one
+// conversation in a tight loop stop colliding.
+const replaceTries = 12
+
+// maxReplaceWait caps one wait between tries.
+const maxReplaceWait = 2 * time.Second
+
+// replaceSleep waits d or until ctx ends; tests replace it.
+var replaceSleep = func(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 func (py *pyramid) rollupLocked(ctx context.Context, conv string, p Policy, fresh []Turn) (int, error) {
 	made := 0
 	for try := 1; ; try++ {
+		start := time.Now()
 		n, err := py.rollupOnce(ctx, conv, p, fresh)
 		made += n
 		var lost *replacedError
@@ -113,15 +129,28 @@ func (py *pyramid) rollupLocked(ctx context.Context, conv string, p Policy, fres
 			return made, err
 		}
 		// Another writer changed the pyramid first: read it again.
-		py.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "error", lost.err)
+		wait := replaceWait(try, time.Since(start), rand.Int64N)
+		py.log.Debug("another writer changed the pyramid; rolling up again", "conversation", conv, "try", try, "wait", wait, "error", lost.err)
 		fresh = nil
-		wait := time.Duration(rand.Int64N(int64(try) * int64(5*time.Millisecond)))
-		select {
-		case <-ctx.Done():
-			return made, ctx.Err()
-		case <-time.After(wait):
+		if err := replaceSleep(ctx, wait); err != nil {
+			return made, err
 		}
 	}
+}
+
+// replaceWait is how long a rollup waits after losing try number try,
+// which took took: a random share (rnd(n) is in [0, n)) of a window that
+// starts at the try's own length, the time another writer had to write
+// first, and doubles with each try, up to maxReplaceWait. A window of a
+// fixed few milliseconds kept two slow writers (a loaded machine, a
+// distant database) in step, each read overtaken by the other's write.
+func replaceWait(try int, took time.Duration, rnd func(int64) int64) time.Duration {
+	window := max(took, 5*time.Millisecond)
+	for i := 1; i < try && window < maxReplaceWait; i++ {
+		window *= 2
+	}
+	window = min(window, maxReplaceWait)
+	return time.Duration(rnd(int64(window)))
 }
 
 // replacedError is a write that found the pyramid changed since the
