@@ -234,3 +234,37 @@ func TestDigestPassingSitesLast(t *testing.T) {
 		t.Errorf("a passing test's site before the failure's:\n%s", d)
 	}
 }
+
+// TestDigestPrettyErrorBody checks a pretty-printed JSON error body (a
+// search engine's): the line that names the error's type is an error
+// line, a generated id under it (the node that failed) is what the error
+// names, and it comes before the identifiers of the request's lines.
+func TestDigestPrettyErrorBody(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("GET /orders-2025.03/_search?q=status:late\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "# shard orders-2025.0%d-r%d on 10.4.0.%d:9300\n", i%9+1, i, i+10)
+	}
+	b.WriteString("{\n  \"error\" : {\n    \"type\" : \"index_not_found_exception\",\n" +
+		"    \"reason\" : \"no such index [orders-2025.03]\",\n    \"shard\" : \"3\",\n" +
+		"    \"node\" : \"Zk4qP0sT2uV6wX8yA1bC3d\"\n  },\n  \"status\" : 404\n}\n")
+	d := checkpoint.Digest(b.String(), 300, 300)
+	if !strings.Contains(d, "index_not_found_exception") || !strings.Contains(d, "Zk4qP0sT2uV6wX8yA1bC3d") {
+		t.Errorf("the digest lacks the error's type or the node it names:\n%s", d)
+	}
+}
+
+// TestDigestLogRecordsApart checks that in a log, the records after an
+// error line are records of their own, not its report: what they name
+// does not rank as what the failure names.
+func TestDigestLogRecordsApart(t *testing.T) {
+	out := "[2025-01-02 10:00:00] app.ERROR: payout po_Aa11Bb22 failed: card declined\n" +
+		"[2025-01-02 10:00:01] app.INFO: synced acct_91XkQm2 in 212ms\n" +
+		"[2025-01-02 10:00:02] app.INFO: synced acct_7Lp0Zr4 in 198ms\n" +
+		"see docs/runbooks/payouts.md\n"
+	d := checkpoint.Digest(out, 400, 800)
+	i, j := strings.Index(d, "docs/runbooks/payouts.md"), strings.Index(d, "acct_91XkQm2")
+	if !strings.Contains(d, "po_Aa11Bb22") || i < 0 || j >= 0 && j < i {
+		t.Errorf("a later record's id ranks as the failure's, or the failure's id is missing:\n%s", d)
+	}
+}

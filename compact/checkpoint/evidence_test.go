@@ -423,6 +423,12 @@ func TestFailureShapes(t *testing.T) {
 			"  while applying db/migrations/0042_add_index.sql line 7\n  lock held by txid 99a1c4f2e7 since 10:42\n\n" +
 			"next step reads db/seed/fixtures.sql\n",
 			[]string{"db/migrations/0042_add_index.sql", "99a1c4f2e7"}, []string{"db/seed/fixtures.sql"}},
+		{"a warning that something failed", "14:02:11.204 INFO  sync.Worker - pulled 212 rows from ledger-eu\n" +
+			"14:02:11.915 WARN  sync.Worker - batch b-7741 rejected by upstream: checksum mismatch (txn 5f0c2a9e)\n" +
+			"14:02:12.010 INFO  sync.Worker - next pull for acct_91XkQm2 in 30s\n",
+			[]string{"b-7741", "5f0c2a9e"}, []string{"acct_91XkQm2"}},
+		{"an API's error body that names its type", `{"kind":"ThrottlingException","detail":"rate exceeded for key ak_7Hq2Lm9x on /v2/exports"}` + "\n",
+			[]string{"ak_7Hq2Lm9x", "/v2/exports"}, nil},
 		{"curl -v's failed response", "*   Trying 127.0.0.1:443...\n> POST /v1/batches HTTP/1.1\n>\n< HTTP/1.1 502 Bad Gateway\n" +
 			"< Content-Type: application/json\n< X-Request-Id: req_IOeRVGVy90atPY\n<\n{\"status\":\"degraded\"}\n",
 			[]string{"req_IOeRVGVy90atPY"}, nil},

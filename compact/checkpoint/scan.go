@@ -488,8 +488,14 @@ func scanOutput(s string, out sink, failed func() bool) {
 		if n := logPrefix(t); n > 0 && len(t) <= maxOutputLine {
 			// A log collector's prefix: its tokens (a host, a request
 			// id) are plain output; the line the program printed
-			// follows, and is what the rest of this reads.
+			// follows, and is what the rest of this reads. A time in it
+			// opens a record of its own, which ends an error line's
+			// block (the lines under it are its report; the next
+			// record is not).
 			scanTokens(t[:n], out, true)
+			if stamped(t[:n]) {
+				block = 0
+			}
 			line = t[n:]
 			t = strings.TrimSpace(line)
 		}
@@ -755,9 +761,16 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 	if testLogs && msg != "" && isTestLog(t) {
 		msg = ""
 	}
-	if msg == "" && mode&modeFailing != 0 && reportsFailure(t) {
-		// A failed output's report in a format the rules do not know:
-		// what says it failed, in words, is its error line.
+	if msg == "" && (mode&modeFailing != 0 || warnLevel(t)) && reportsFailure(t) {
+		// A failed output's report in a format the rules do not know,
+		// or a warning that something failed, in whatever logger's
+		// format: what says it failed, in words, is its error line.
+		msg = cutLine(t)
+	}
+	if msg == "" && exceptionValue(t) {
+		// A JSON body (one line, or a line of a pretty-printed one)
+		// that names an error's type: an API's or a search engine's
+		// error response, whatever its keys.
 		msg = cutLine(t)
 	}
 	if msg != "" {
@@ -939,7 +952,86 @@ func runtimeSite(site string) bool {
 // the identifiers on it are failure evidence, though the line itself is
 // not listed.
 var failureWords = setOf(`error errors fail failed failure failing panic panicked exception traceback refused denied
-fatal`)
+fatal rejected mismatch aborted unreachable crashed`)
+
+// warnLevel reports whether a line of a log is at warning level: a WARN
+// or WARNING word near its start (log4j's "WARN", Monolog's
+// "prod.WARNING:", "[WARN]"), "level=warn" or a JSON "level" of "warn".
+func warnLevel(t string) bool {
+	head := t[:min(len(t), 100)]
+	for i := 0; i+4 <= len(head); i++ {
+		if head[i] != 'W' || i > 0 && isLetter(head[i-1]) {
+			continue
+		}
+		n := 0
+		switch {
+		case strings.HasPrefix(head[i:], "WARNING"):
+			n = 7
+		case strings.HasPrefix(head[i:], "WARN"):
+			n = 4
+		}
+		if n > 0 && (i+n == len(head) || !isLetter(head[i+n])) {
+			return true
+		}
+	}
+	var buf [100]byte
+	low := string(lowerASCII(buf[:0], head))
+	return strings.Contains(low, "level=warn") || strings.Contains(low, `"level":"warn`) || strings.Contains(low, `"level": "warn`)
+}
+
+// exceptionValue reports whether a line holds a JSON string value (after
+// a key's colon) that names an error's type: one word that ends in
+// Exception, Error or Fault after a lower-case letter or a digit
+// ("AccessDeniedException", "aws#ThrottlingError"), or in _exception or
+// _error ("search_phase_execution_exception"). A level ("error") or a
+// word that merely ends so ("mirror") is not one.
+func exceptionValue(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] != ':' || i == 0 {
+			continue
+		}
+		k := strings.TrimRight(t[:i], " ")
+		if !strings.HasSuffix(k, `"`) {
+			continue
+		}
+		v := strings.TrimLeft(t[i+1:], " ")
+		if !strings.HasPrefix(v, `"`) {
+			continue
+		}
+		v = v[1:]
+		end := strings.IndexByte(v, '"')
+		if end < 0 || end > 120 {
+			continue
+		}
+		if errorTypeName(v[:end]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorTypeName: see exceptionValue.
+func errorTypeName(v string) bool {
+	if len(v) < 6 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '#' || c == '$' || c == ':') {
+			return false
+		}
+	}
+	for _, suf := range []string{"Exception", "Error", "Fault"} {
+		if n := len(v) - len(suf); n > 0 && v[n:] == suf && (isLower(v[n-1]) || isDigit(v[n-1])) {
+			return true
+		}
+	}
+	for _, suf := range []string{"_exception", "_error"} {
+		if n := len(v) - len(suf); n > 0 && v[n:] == suf && isLetter(v[n-1]) {
+			return true
+		}
+	}
+	return false
+}
 
 // reportsFailure reports whether a line of output reports a failure: a
 // failure word, not as a count of none ("errors: 0", "0 failed"), or an
@@ -1384,10 +1476,48 @@ func classify(t string, code, loose bool) (kind, string) {
 	if strings.ContainsAny(t, "/\\") {
 		return kNone, ""
 	}
+	if isRandomToken(t) {
+		return kID, t
+	}
 	if s, ok := symbolOf(t, code, loose); ok {
 		return kSymbol, s
 	}
 	return kNone, ""
+}
+
+// isRandomToken reports whether t looks generated rather than named: 12
+// to 64 letters and digits (and - or _), at least two each of digits,
+// upper-case and lower-case letters, the class changing at least once in
+// two characters ("Zk4qP0sT2uV6wX8yA1bC3d", a node or a push id). A
+// code name changes class at its words only ("Utf8Decoder16Bit").
+func isRandomToken(t string) bool {
+	if len(t) < 12 || len(t) > 64 {
+		return false
+	}
+	var n [3]int
+	changes, last := 0, -1
+	for i := 0; i < len(t); i++ {
+		c, class := t[i], 0
+		switch {
+		case isDigit(c):
+			class = 0
+		case c >= 'A' && c <= 'Z':
+			class = 1
+		case isLower(c):
+			class = 2
+		case c == '-' || c == '_':
+			last = -1
+			continue
+		default:
+			return false
+		}
+		n[class]++
+		if last >= 0 && class != last {
+			changes++
+		}
+		last = class
+	}
+	return n[0] >= 2 && n[1] >= 2 && n[2] >= 2 && changes*2 >= len(t)
 }
 
 // dottedName reports whether t, a name with inner dots, is a dotted code
@@ -2575,6 +2705,7 @@ func isSpace(c byte) bool {
 }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
 
 func allDigits(s string) bool {
 	if s == "" {
@@ -2614,6 +2745,16 @@ func setOf(words string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// stamped reports whether a log prefix holds a time of day or a date.
+func stamped(prefix string) bool {
+	for i := 0; i < len(prefix); i++ {
+		if isDigit(prefix[i]) && (i == 0 || !isDigit(prefix[i-1])) && clockLen(prefix[i:]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // logPrefix returns the length of what a log collector put before the

@@ -143,6 +143,10 @@ func TestKinds(t *testing.T) {
 		{"settings and pins", user("Set PORT=8080 and --timeout=30s, then install lodash@4.17.21 (requires ^1.2.3)."),
 			[]want{{"id", "PORT=8080"}, {"number", "--timeout=30s"}, {"id", "lodash@4.17.21"}, {"id", "^1.2.3"}}, nil},
 		{"id near misses", user("UTF-8 text, deadbeef, 1234567 rows, #hashtag."), nil, []string{"UTF-8", "deadbeef", "1234567", "#hashtag"}},
+		{"generated ids", user("Node Zk4qP0sT2uV6wX8yA1bC3d left; push id -Nx8aQ2kLm4ZpR7tW1yE stays."),
+			[]want{{"id", "Zk4qP0sT2uV6wX8yA1bC3d"}, {"id", "-Nx8aQ2kLm4ZpR7tW1yE"}}, nil},
+		{"generated id near misses", user("Utf8Decoder16Bit and HTTP2ServerConfig are names; ABCdef123456 is not random enough."),
+			[]want{{"symbol", "HTTP2ServerConfig"}}, []string{"Utf8Decoder16Bit", "ABCdef123456"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
