@@ -110,7 +110,7 @@ func prune(t *Transcript, cfg Config) PruneStats {
 			act = actClear
 		}
 		if m.role == "tool" {
-			c, ok, s := pruneContent(&m.content, act, cfg)
+			c, ok, s := pruneContent(&m.content, act, cfg, false)
 			st.add(s)
 			if ok {
 				nm := *m
@@ -125,7 +125,7 @@ func prune(t *Transcript, cfg Config) PruneStats {
 			if p.typ != "tool_result" {
 				continue
 			}
-			c, ok, s := pruneContent(&p.result, act, cfg)
+			c, ok, s := pruneContent(&p.result, act, cfg, p.isError)
 			st.add(s)
 			if !ok {
 				continue
@@ -149,7 +149,8 @@ func prune(t *Transcript, cfg Config) PruneStats {
 }
 
 // pruneContent returns c trimmed or cleared, and whether it changed.
-func pruneContent(c *content, act pruneAction, cfg Config) (content, bool, PruneStats) {
+// failed says its tool reported the result as an error (is_error).
+func pruneContent(c *content, act pruneAction, cfg Config, failed bool) (content, bool, PruneStats) {
 	if !c.allText() {
 		return content{}, false, PruneStats{Skipped: 1}
 	}
@@ -165,7 +166,11 @@ func pruneContent(c *content, act pruneAction, cfg Config) (content, bool, Prune
 		}
 		out, n := ClearedPlaceholder, placeholderRunes
 		if cfg.ToolClearDigest {
-			if d := checkpoint.Digest(text, DigestMaxChars, DigestFailMaxChars); d != "" {
+			digest := checkpoint.Digest
+			if failed {
+				digest = checkpoint.DigestFailed
+			}
+			if d := digest(text, DigestMaxChars, DigestFailMaxChars); d != "" {
 				out += "\n" + d
 				n += 1 + utf8.RuneCountInString(d)
 			}

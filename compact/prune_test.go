@@ -516,3 +516,26 @@ func TestSoftTrimMultiBlockResult(t *testing.T) {
 		t.Fatal("cache_control was dropped")
 	}
 }
+
+// TestClearedDigestOfAFailedResult checks that a cleared Anthropic result
+// its tool marked is_error keeps, in its digest, the line that says in
+// words how it failed, though no rule knows the tool's format.
+func TestClearedDigestOfAFailedResult(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "copied shards/s-%02d/part-%04d.dat\n", i, i*7)
+	}
+	b.WriteString("shard s-31 copy failed: checksum differs at blk_7f3a9\n")
+	msgs := []string{user(compact.Anthropic, "copy the shards")}
+	msgs = append(msgs, anUses(call{"c0", "bash", `{"cmd":"shardcp --all"}`}), anResults(result{id: "c0", content: b.String(), isError: true}))
+	for k := 1; k < 9; k++ {
+		msgs = append(msgs, toolRound(compact.Anthropic, fmt.Sprintf("c%d", k), "bash", `{"cmd":"ls"}`, strings.Repeat("y", 300))...)
+	}
+	tr := mustParse(t, compact.Anthropic, list(append(msgs, assistant(compact.Anthropic, "done"))...))
+	if st := prune(t, tr, compact.DefaultConfig()); st.Cleared == 0 {
+		t.Fatalf("nothing cleared: %+v", st)
+	}
+	if got := resultText(t, tr, 0); !strings.Contains(got, "blk_7f3a9") {
+		t.Errorf("the failed result's digest lacks its failure:\n%s", got)
+	}
+}

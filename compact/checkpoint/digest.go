@@ -171,13 +171,27 @@ func cutWordsVerbatim(s string, n int) string {
 // fits is taken. Like the ledger, it reads the head and the tail of a
 // long output.
 func Digest(output string, limit, failLimit int) string {
+	return digest(output, false, limit, failLimit)
+}
+
+// DigestFailed is Digest for an output its tool reported as failed (an
+// Anthropic tool_result's is_error): it is a failing output whatever its
+// format, so its lines that report a failure in words are its error
+// lines when no rule finds one, and it gets failLimit.
+func DigestFailed(output string, limit, failLimit int) string {
+	return digest(output, true, limit, failLimit)
+}
+
+func digest(output string, failed bool, limit, failLimit int) string {
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
-	said := func() bool { return failureLine(output) != "" }
+	said := func() bool { return failed || failureLine(output) != "" }
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })
-	failing := len(d.errs) > 0
+	failing := failed || len(d.errs) > 0
 	var groups [dgCount][]string
 	if failing {
 		limit = max(limit, failLimit)
+	}
+	if len(d.errs) > 0 {
 		groups[dgFirstError] = d.errs[:1]
 		groups[dgMoreErrors] = d.errs[1:]
 	}

@@ -268,3 +268,22 @@ func TestDigestLogRecordsApart(t *testing.T) {
 		t.Errorf("a later record's id ranks as the failure's, or the failure's id is missing:\n%s", d)
 	}
 }
+
+// TestDigestFailedByItsTool checks an output its tool reported as failed
+// in a format no rule knows: the line that says, in words, that it
+// failed is its error line, and the failure's id is kept ahead of the
+// paths the output listed.
+func TestDigestFailedByItsTool(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "copied shards/s-%02d/part-%04d.dat\n", i, i*7)
+	}
+	b.WriteString("shard s-31 copy failed: checksum differs at blk_7f3a9\n")
+	out := b.String()
+	if d := checkpoint.DigestFailed(out, 400, 800); !strings.Contains(d, "blk_7f3a9") || !strings.Contains(d, "copy failed") {
+		t.Errorf("the failed output's digest lacks its failure:\n%s", d)
+	}
+	if d := checkpoint.Digest(out, 400, 800); strings.Contains(d, "copy failed") {
+		t.Errorf("an output nothing marks as failed took a worded line as its error line:\n%s", d)
+	}
+}
