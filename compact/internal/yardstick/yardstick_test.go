@@ -18,6 +18,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/fleetgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/shipgen"
+	"github.com/strata-memory/strata/compact/internal/streamgen"
 	"github.com/strata-memory/strata/compact/internal/triagegen"
 	"github.com/strata-memory/strata/compact/internal/yardstick"
 	"github.com/strata-memory/strata/internal/race"
@@ -171,14 +172,16 @@ func sources(t *testing.T) []source {
 	}
 	// Generators whose labels carry a class and a kind: opsgen (design
 	// side since the fifth round), triagegen (since the sixth), shipgen
-	// (since the seventh) and fleetgen, held out (written without
+	// (since the seventh), fleetgen (held out through the eighth, its
+	// outputs never read yet) and streamgen, held out (written without
 	// reading the compaction code, measured only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
 		standard, long opsgen.Options
 	}{{"opsgen", opsgen.Generate, opsgen.Standard(), opsgen.Long()}, {"triagegen", triagegen.Generate, triagegen.Standard(), triagegen.Long()},
-		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()}} {
+		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()},
+		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}} {
 		for _, size := range []struct {
 			name  string
 			o     opsgen.Options
@@ -290,7 +293,8 @@ func TestMeasure(t *testing.T) {
 	var ops, others []yardstick.Row
 	var lost strings.Builder
 	for _, r := range rows {
-		if !strings.HasPrefix(r.Source, "opsgen") && !strings.HasPrefix(r.Source, "triagegen") && !strings.HasPrefix(r.Source, "shipgen") && !strings.HasPrefix(r.Source, "fleetgen") {
+		if !strings.HasPrefix(r.Source, "opsgen") && !strings.HasPrefix(r.Source, "triagegen") && !strings.HasPrefix(r.Source, "shipgen") && !strings.HasPrefix(r.Source, "fleetgen") &&
+			!strings.HasPrefix(r.Source, "streamgen") {
 			others = append(others, r)
 			continue
 		}
@@ -313,5 +317,5 @@ func TestMeasure(t *testing.T) {
 	for i, c := range opsgen.Classes {
 		opsClasses[i] = string(c)
 	}
-	t.Log("opsgen, triagegen, shipgen and fleetgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
+	t.Log("opsgen, triagegen, shipgen, fleetgen and streamgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
