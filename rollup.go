@@ -142,8 +142,9 @@ func (py *pyramid) rollupLocked(ctx context.Context, conv string, p Policy, fres
 // which took took: a random share (rnd(n) is in [0, n)) of a window that
 // starts at the try's own length, the time another writer had to write
 // first, and doubles with each try, up to maxReplaceWait. A window of a
-// fixed few milliseconds kept two slow writers (a loaded machine, a
-// distant database) in step, each read overtaken by the other's write.
+// fixed few milliseconds is shorter than one try of a slow writer (a
+// loaded machine, a distant database), so two such writers could stay
+// in step, each read overtaken by the other's write.
 func replaceWait(try int, took time.Duration, rnd func(int64) int64) time.Duration {
 	window := max(took, 5*time.Millisecond)
 	for i := 1; i < try && window < maxReplaceWait; i++ {
