@@ -429,6 +429,8 @@ func TestFailureShapes(t *testing.T) {
 			[]string{"b-7741", "5f0c2a9e"}, []string{"acct_91XkQm2"}},
 		{"an API's error body that names its type", `{"kind":"ThrottlingException","detail":"rate exceeded for key ak_7Hq2Lm9x on /v2/exports"}` + "\n",
 			[]string{"ak_7Hq2Lm9x", "/v2/exports"}, nil},
+		{"an error type in capitals", `{"type":"HTTPError","msg":"upstream said 502 for job jb_4Kx9Pq2w"}` + "\n",
+			[]string{"jb_4Kx9Pq2w"}, nil},
 		{"curl -v's failed response", "*   Trying 127.0.0.1:443...\n> POST /v1/batches HTTP/1.1\n>\n< HTTP/1.1 502 Bad Gateway\n" +
 			"< Content-Type: application/json\n< X-Request-Id: req_IOeRVGVy90atPY\n<\n{\"status\":\"degraded\"}\n",
 			[]string{"req_IOeRVGVy90atPY"}, nil},

@@ -981,10 +981,11 @@ func warnLevel(t string) bool {
 
 // exceptionValue reports whether a line holds a JSON string value (after
 // a key's colon) that names an error's type: one word that ends in
-// Exception, Error or Fault after a lower-case letter or a digit
-// ("AccessDeniedException", "aws#ThrottlingError"), or in _exception or
-// _error ("search_phase_execution_exception"). A level ("error") or a
-// word that merely ends so ("mirror") is not one.
+// Exception, Error or Fault after a letter or a digit
+// ("AccessDeniedException", "aws#ThrottlingError", "HTTPError"), or in
+// _exception or _error ("search_phase_execution_exception"). A level
+// ("error", "ERROR") or a word that merely ends so ("mirror") is not
+// one.
 func exceptionValue(t string) bool {
 	for i := 0; i < len(t); i++ {
 		if t[i] != ':' || i == 0 {
@@ -1021,7 +1022,7 @@ func errorTypeName(v string) bool {
 		}
 	}
 	for _, suf := range []string{"Exception", "Error", "Fault"} {
-		if n := len(v) - len(suf); n > 0 && v[n:] == suf && (isLower(v[n-1]) || isDigit(v[n-1])) {
+		if n := len(v) - len(suf); n > 0 && v[n:] == suf && (isLetter(v[n-1]) || isDigit(v[n-1])) {
 			return true
 		}
 	}
