@@ -184,7 +184,7 @@ func DigestFailed(output string, limit, failLimit int) string {
 
 func digest(output string, failed bool, limit, failLimit int) string {
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
-	said := func() bool { return failed || failureLine(output) != "" }
+	said := outputFailed(output, failed)
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })
 	failing := failed || len(d.errs) > 0
 	var groups [dgCount][]string

@@ -221,8 +221,7 @@ func collect(si *spanInfo) *collector {
 				scanCode(items, c)
 				continue
 			}
-			text, isErr := e.Text, e.IsError
-			failed := func() bool { return isErr || failureLine(text) != "" }
+			failed := outputFailed(e.Text, e.IsError)
 			scanBounded(e.Text, func(s string) { scanOutput(s, c, failed) })
 		case e.Kind == "thinking":
 			c.src = srcThinking

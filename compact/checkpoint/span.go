@@ -181,6 +181,20 @@ func isCleared(text string) bool {
 	return strings.Contains(head, "cleared") || strings.Contains(head, "removed") || strings.Contains(head, "omitted")
 }
 
+// outputFailed returns what scanOutput asks of a tool's output text: did
+// it fail? isErr (its tool said so) answers at once; otherwise
+// failureLine is read, once, when first asked, so that the head and the
+// tail of a long output (scanBounded) share the answer.
+func outputFailed(text string, isErr bool) func() bool {
+	asked, failed := false, isErr
+	return func() bool {
+		if !asked && !failed {
+			asked, failed = true, failureLine(text) != ""
+		}
+		return failed
+	}
+}
+
 // failureLine returns the first line of a check's output that says it
 // failed, or "": a test runner's FAIL, FAILED or "N failed" summary, a
 // panic, an error line, a traceback, npm ERR!, a non-zero exit status.
