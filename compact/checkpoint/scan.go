@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -975,9 +976,17 @@ func warnLevel(t string) bool {
 		}
 	}
 	var buf [100]byte
-	low := string(lowerASCII(buf[:0], head))
-	return strings.Contains(low, "level=warn") || strings.Contains(low, `"level":"warn`) || strings.Contains(low, `"level": "warn`)
+	low := lowerASCII(buf[:0], head) // in place, without an allocation
+	for _, l := range warnLevels {
+		if bytes.Contains(low, l) {
+			return true
+		}
+	}
+	return false
 }
+
+// warnLevels are the lowered forms of a structured log's warning level.
+var warnLevels = [][]byte{[]byte("level=warn"), []byte(`"level":"warn`), []byte(`"level": "warn`)}
 
 // exceptionValue reports whether a line holds a JSON string value (after
 // a key's colon) that names an error's type: one word that ends in
