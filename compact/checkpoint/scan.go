@@ -486,18 +486,15 @@ func scanOutput(s string, out sink, failed func() bool) {
 			starter.startLine()
 		}
 		t := strings.TrimSpace(line)
-		if n := logPrefix(t); n > 0 && len(t) <= maxOutputLine {
-			// A log collector's prefix: its tokens (a host, a request
-			// id) are plain output; the line the program printed
-			// follows, and is what the rest of this reads. A time in it
-			// opens a record of its own, which ends an error line's
-			// block (the lines under it are its report; the next
-			// record is not).
-			scanTokens(t[:n], out, true)
-			if stamped(t[:n]) {
+		if prefix, rest := pastLogPrefix(t, out); prefix != "" {
+			// What the rest of this reads is the line the program
+			// printed. A time in the prefix opens a record of its own,
+			// which ends an error line's block (the lines under it are
+			// its report; the next record is not).
+			if stamped(prefix) {
 				block = 0
 			}
-			line = t[n:]
+			line = rest
 			t = strings.TrimSpace(line)
 		}
 		indented := line != "" && (line[0] == ' ' || line[0] == '\t')
@@ -700,13 +697,26 @@ func isTestLog(t string) bool {
 // prefixes of file names are dropped; past a log collector's prefix (see
 // logPrefix), the line is read as the program printed it.
 func scanCodeLine(line string, out sink) {
-	if t := strings.TrimSpace(line); len(t) <= maxOutputLine {
-		if n := logPrefix(t); n > 0 {
-			scanTokens(t[:n], out, true)
-			line = t[n:]
-		}
+	if prefix, rest := pastLogPrefix(strings.TrimSpace(line), out); prefix != "" {
+		line = rest
 	}
 	scanOutputLine(line, out, 0)
+}
+
+// pastLogPrefix splits t, a trimmed line of at most maxOutputLine bytes,
+// at the end of a log collector's prefix (see logPrefix), whose tokens (a
+// host, a request id) it scans as plain output. It returns the prefix and
+// the line the program printed, or "" and t.
+func pastLogPrefix(t string, out sink) (prefix, rest string) {
+	if len(t) > maxOutputLine {
+		return "", t
+	}
+	n := logPrefix(t)
+	if n == 0 {
+		return "", t
+	}
+	scanTokens(t[:n], out, true)
+	return t[:n], t[n:]
 }
 
 // maxOutputLine is the longest line of output scanned, in bytes.
