@@ -499,7 +499,7 @@ func TestFailureFormats(t *testing.T) {
 			[]string{"Period.kt:42:13", "Unresolved reference: closeAt"}},
 		{".NET", "  Failed Quire.Pricing.Tests.QuoteTests.RoundsHalfEven [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Expected: 1050, Actual: 1049\n" +
 			"  Stack Trace:\n     at Quire.Pricing.Tests.QuoteTests.RoundsHalfEven() in /src/Pricing.Tests/QuoteTests.cs:line 57\n",
-			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven", "/src/Pricing.Tests/QuoteTests.cs"}},
+			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven", "/src/Pricing.Tests/QuoteTests.cs:line 57"}},
 		// Lines past a log collector's prefix are read as the program
 		// printed them.
 		{"docker compose logs", "web-1     | Started GET \"/orders/12\" for 172.18.0.1\n" +
@@ -509,6 +509,24 @@ func TestFailureFormats(t *testing.T) {
 		{"journald", "Mar 03 09:12:44 app-02 java[4471]: Exception in thread \"main\" java.lang.IllegalStateException: pool closed\n" +
 			"Mar 03 09:12:44 app-02 java[4471]: \tat com.acme.store.Pool.take(Pool.kt:118)\n",
 			[]string{"Pool.kt:118", "Exception in thread"}},
+		{"Android's logcat", "11-19 14:02:11.406  4417  4417 E AndroidRuntime: FATAL EXCEPTION: main\n" +
+			"11-19 14:02:11.406  4417  4417 E AndroidRuntime: java.lang.IllegalStateException: sync queue closed\n" +
+			"11-19 14:02:11.406  4417  4417 E AndroidRuntime: \tat android.app.ActivityThread.handleServiceArgs(ActivityThread.java:5101)\n" +
+			"11-19 14:02:11.406  4417  4417 E AndroidRuntime: \tat com.acme.courier.sync.UploadWorker.drain(UploadWorker.kt:64)\n",
+			[]string{"UploadWorker.kt:64", "sync queue closed"}},
+		{"a CI log by job and step", "build\tTest\t2025-03-03T09:12:44.5040000Z   Failed Quire.Pricing.Tests.QuoteTests.RoundsHalfEven [12 ms]\n" +
+			"build\tTest\t2025-03-03T09:12:44.5040000Z   Error Message:\n" +
+			"build\tTest\t2025-03-03T09:12:44.5040000Z    Assert.Equal() Failure: Expected: 1050, Actual: 1049\n",
+			[]string{"Quire.Pricing.Tests.QuoteTests.RoundsHalfEven"}},
+		{"a trace context id", "HTTP/1.1 500\ncontent-type: application/problem+json\n\n" +
+			"{\"title\":\"An error occurred while processing your request.\",\"status\":500,\"traceId\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}\n",
+			[]string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
+		{"a quoted value in an error body", "ERROR: (InvalidParameterValue) The request is invalid.\n{\n  \"error\": {\n    \"code\": \"InvalidParameterValue\",\n" +
+			"    \"message\": \"Elastic pool 'ep-shop-stg-q7x2' and sku 'GP_Gen5' combination is invalid.\"\n  }\n}\n",
+			[]string{"ep-shop-stg-q7x2"}},
+		{"the Dart analyzer", "Analyzing mobile...\n\n   info • Unused import • lib/src/app.dart:3:8 • unused_import\n" +
+			"  error • The method 'onTokenRefresh' isn't defined for the type 'FirebaseMessaging' • lib/src/push/push_service.dart:21:23 • undefined_method\n\n2 issues found.\n",
+			[]string{"lib/src/push/push_service.dart:21:23", "The method 'onTokenRefresh' isn't defined"}},
 		{"Rails' tagged log", "[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] Completed 500 Internal Server Error in 12ms\n" +
 			"[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] ActiveRecord::RecordNotUnique (PG::UniqueViolation: duplicate key value violates \"idx_users_email\"):\n" +
 			"[5f0c1a2e-77d1-4b8e-9a41-0c2d9e1f3b6a] app/models/user.rb:31:in 'User#register'\n",
@@ -549,6 +567,23 @@ func TestFailureFormats(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { checkFailureRank(t, c.output, c.failing, nil) })
 	}
+}
+
+// TestDotNetSiteThroughADigest checks that a .NET frame's site keeps its
+// line as .NET prints it (Quote.cs:line 57), in a cleared result's digest
+// and in the ledger that reads the digest again.
+func TestDotNetSiteThroughADigest(t *testing.T) {
+	out := "  Failed Quire.Pricing.Tests.QuoteTests.RoundsHalfEven [12 ms]\n  Error Message:\n   Assert.Equal() Failure: Expected: 1050, Actual: 1049\n" +
+		"  Stack Trace:\n     at Quire.Pricing.Quote.Round(Decimal d) in /src/Pricing/Quote.cs:line 88\n" +
+		"     at Quire.Pricing.Tests.QuoteTests.RoundsHalfEven() in /src/Pricing.Tests/QuoteTests.cs:line 57\n"
+	d := checkpoint.Digest(out, 400, 800)
+	for _, want := range []string{"/src/Pricing/Quote.cs:line 88", "/src/Pricing.Tests/QuoteTests.cs:line 57"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the digest lacks %q:\n%s", want, d)
+		}
+	}
+	cleared := "[Tool output cleared — content was processed in earlier turns]\n" + d
+	checkFailureRank(t, cleared, []string{"/src/Pricing/Quote.cs:line 88", "/src/Pricing.Tests/QuoteTests.cs:line 57"}, nil)
 }
 
 // checkFailureRank checks the ledger of a span where the user names a

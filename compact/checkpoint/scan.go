@@ -792,10 +792,23 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 			}
 		}
 	}
+	if msg != "" || mode&modeBlock != 0 {
+		// What an error message quotes is the value it failed on
+		// (Elastic pool 'ep-stg-4kx9' ... is invalid), whatever its
+		// shape.
+		for _, f := range strings.Fields(t) {
+			if v := quotedValue(f); v != "" {
+				out.add(kID, v, markTrace|markErrLine)
+			}
+		}
+	}
 	if name := declared(t); name != "" {
 		out.add(kSymbol, name, markDecl)
 	}
 	frame, site := frameSymbol(t), frameSite(t)
+	if site == "" {
+		site = dotnetSite(t)
+	}
 	if libraryFrame(t) || site != "" && runtimeSite(site) {
 		// A frame in a language's runtime or a dependency: how a
 		// failure travelled, not where the project's code failed. Its
@@ -1208,7 +1221,7 @@ func isFrameLocation(t string) bool {
 // "app/models/line.rb:42:in `total'" (after "from " or "# "), Elixir's
 // "(notifier 0.3.1) lib/notifier/webhook.ex:57: Notifier.Webhook.deliver/1"
 // and .NET's "at Ns.Type.Method() in /src/Type.cs:line 57". It returns
-// the site (for .NET, the file) and the function, or "" and "".
+// the site and the function, or "" and "".
 func otherFrame(t string) (site, fn string) {
 	switch {
 	case len(t) > 3 && t[0] == '#' && isDigit(t[1]):
@@ -1256,11 +1269,20 @@ func otherFrame(t string) (site, fn string) {
 		}
 	case strings.HasPrefix(t, "at ") && strings.Contains(t, " in ") && strings.Contains(t, ":line "):
 		i := strings.LastIndex(t, " in ")
-		file, _, _ := strings.Cut(t[i+4:], ":line ")
+		file, line, _ := strings.Cut(t[i+4:], ":line ")
 		if hasKnownExt(file) {
 			name := strings.TrimPrefix(t[:i], "at ")
 			if k := strings.IndexByte(name, '('); k > 0 {
 				name = name[:k]
+			}
+			n := 0
+			for n < len(line) && isDigit(line[n]) {
+				n++
+			}
+			if n > 0 {
+				// As .NET prints it, which is what a reader searches
+				// for: Quote.cs:line 57.
+				return file + ":line " + line[:n], name
 			}
 			return file, name
 		}
@@ -1283,6 +1305,49 @@ func otherFrame(t string) (site, fn string) {
 		}
 	}
 	return "", ""
+}
+
+// quotedValue returns the value a word of an error message quotes in
+// single quotes ('ep-stg-4kx9', 'usr_8kq2m'): 4 to 64 letters, digits
+// and _.:/@- with a digit and a letter among them, or "".
+func quotedValue(f string) string {
+	f = strings.TrimRight(f, ".,;:)")
+	if len(f) < 6 || f[0] != '\'' || f[len(f)-1] != '\'' {
+		return ""
+	}
+	v := f[1 : len(f)-1]
+	if len(v) < 4 || len(v) > 64 {
+		return ""
+	}
+	digit, letter := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c):
+			digit = true
+		case isLetter(c):
+			letter = true
+		case c == '_' || c == '.' || c == ':' || c == '/' || c == '@' || c == '-':
+		default:
+			return ""
+		}
+	}
+	if !digit || !letter {
+		return ""
+	}
+	return v
+}
+
+// dotnetSite returns a line that is a .NET frame's site alone,
+// "/src/Quote.cs:line 57" (as a digest lists it), or "".
+func dotnetSite(t string) string {
+	file, line, ok := strings.Cut(t, ":line ")
+	if !ok || line == "" || !allDigits(line) || strings.ContainsAny(file, " \t") || !hasKnownExt(file) {
+		return ""
+	}
+	if _, ok := pathOf(file); !ok {
+		return ""
+	}
+	return t
 }
 
 // nativeFrame reads a sanitizer's or gdb's frame, "#0 0x55d0 in f()
@@ -1457,7 +1522,7 @@ func classify(t string, code, loose bool) (kind, string) {
 	if hasHostPort(t) {
 		return kURL, t
 	}
-	if isUUID(t) {
+	if isUUID(t) || dashedHex(t) {
 		return kID, t
 	}
 	if t[0] == ':' && len(t) >= 3 && len(t) <= 6 && allDigits(t[1:]) {
@@ -2109,6 +2174,38 @@ func isHash(t string) bool {
 	return digit && letter
 }
 
+// dashedHex reports whether t is an id of hex groups joined by dashes
+// that is not a UUID: three groups or more, 24 hex digits or more, with
+// digits and letters among them (a W3C trace context's
+// "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", an X-Ray
+// trace id's "1-5759e988-bd862e3fe1be46a994272793").
+func dashedHex(t string) bool {
+	if len(t) < 26 || len(t) > 100 {
+		return false
+	}
+	groups, hex, run, digit, letter := 1, 0, 0, false, false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c == '-':
+			if run == 0 {
+				return false
+			}
+			groups, run = groups+1, 0
+			continue
+		case isDigit(c):
+			digit = true
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			letter = true
+		default:
+			return false
+		}
+		hex++
+		run++
+	}
+	return run > 0 && groups >= 3 && hex >= 24 && digit && letter
+}
+
 func isUUID(t string) bool {
 	if len(t) != 36 {
 		return false
@@ -2277,7 +2374,7 @@ var errPrefixes = []string{"panic: ", "fatal error: ", "fatal: ", "error: ", "Er
 	"error[", "npm ERR! ", "Uncaught ", "FAILED ", "FAIL: ", "ERROR in ", "Segmentation fault", "thread '", "E   ",
 	"Exception in thread ", "Error response from daemon: ", "[  FAILED  ] ", "Failure/Error: ", "SUMMARY: AddressSanitizer",
 	"SUMMARY: ThreadSanitizer", "SUMMARY: UndefinedBehaviorSanitizer", "SUMMARY: MemorySanitizer", "SUMMARY: LeakSanitizer",
-	"Caused by: ", "e: ", "** ("}
+	"Caused by: ", "e: ", "** (", "error • "}
 
 // errPhrases mark an error line of output or an error quoted as code.
 var errPhrases = []string{"undefined: ", "cannot use ", "not enough arguments", "too many arguments", "declared and not used",
@@ -2798,6 +2895,12 @@ func logPrefix(t string) int {
 		if k == 0 {
 			k = tagPrefix(r)
 		}
+		if k == 0 {
+			k = logcatPrefix(r)
+		}
+		if k == 0 {
+			k = jobStepPrefix(r)
+		}
 		if k == 0 || n+k >= len(t) {
 			return n
 		}
@@ -2843,6 +2946,53 @@ func journalPrefix(t string) int {
 		return 0
 	}
 	return 16 + len(host) + 1 + len(prog) + 2
+}
+
+// logcatPrefix: Android's logcat in its default (threadtime) format,
+// "02-04 09:04:38.853  9058  9058 E AndroidRuntime: ": a month and day,
+// a time, the process and thread ids, a level letter and a tag.
+func logcatPrefix(t string) int {
+	if len(t) < 20 || !isDigit(t[0]) || !isDigit(t[1]) || t[2] != '-' || !isDigit(t[3]) || !isDigit(t[4]) || t[5] != ' ' {
+		return 0
+	}
+	n := clockLen(t[6:])
+	if n == 0 {
+		return 0
+	}
+	f := strings.Fields(t[6+n:])
+	if len(f) < 4 || !allDigits(f[0]) || !allDigits(f[1]) || len(f[2]) != 1 || !strings.Contains("VDIWEFA", f[2]) {
+		return 0
+	}
+	// The tag runs to the first ": ", spaces and all.
+	lvl := strings.Index(t[6+n:], " "+f[2]+" ")
+	if lvl < 0 {
+		return 0
+	}
+	i := 6 + n + lvl + 3
+	j := strings.Index(t[i:], ": ")
+	if j <= 0 || j > 64 {
+		return 0
+	}
+	return i + j + 2
+}
+
+// jobStepPrefix: a CI log as GitHub's gh run view --log prints it, the
+// job and the step before the time of each line, tab-separated
+// ("build\tTest\t2025-02-04T11:51:13.5040000Z ").
+func jobStepPrefix(t string) int {
+	job, r, ok := strings.Cut(t, "\t")
+	if !ok || job == "" || len(job) > 100 {
+		return 0
+	}
+	step, r, ok := strings.Cut(r, "\t")
+	if !ok || step == "" || len(step) > 200 {
+		return 0
+	}
+	k := timePrefix(r)
+	if k == 0 {
+		return 0
+	}
+	return len(job) + 1 + len(step) + 1 + k
 }
 
 var months = setOf(`Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec`)
