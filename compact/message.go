@@ -73,6 +73,9 @@ type Message struct {
 	callID     string     // OpenAI tool message: the call it answers
 	name       string     // OpenAI: the name field
 	toolResult bool
+	// failed: an OpenAI tool message whose tool reported failure, which
+	// the form has no field for (see Transcript.MarkFailed).
+	failed bool
 }
 
 // content is a message's content, or a tool result's.

@@ -110,7 +110,7 @@ func prune(t *Transcript, cfg Config) PruneStats {
 			act = actClear
 		}
 		if m.role == "tool" {
-			c, ok, s := pruneContent(&m.content, act, cfg, false)
+			c, ok, s := pruneContent(&m.content, act, cfg, m.failed)
 			st.add(s)
 			if ok {
 				nm := *m

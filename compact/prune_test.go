@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact"
 )
 
@@ -537,5 +538,42 @@ func TestClearedDigestOfAFailedResult(t *testing.T) {
 	}
 	if got := resultText(t, tr, 0); !strings.Contains(got, "blk_7f3a9") {
 		t.Errorf("the failed result's digest lacks its failure:\n%s", got)
+	}
+}
+
+// TestMarkFailedOpenAI checks that a tool message marked failed
+// (MarkFailed: what a stored turn's is_error says, which OpenAI's form
+// cannot) is digested as a failed result, and that the mark leaves the
+// list unchanged.
+func TestMarkFailedOpenAI(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "copied shards/s-%02d/part-%04d.dat\n", i, i*7)
+	}
+	b.WriteString("shard s-31 copy failed: checksum differs at blk_7f3a9\n")
+	msgs := []string{user(compact.OpenAI, "copy the shards")}
+	msgs = append(msgs, toolRound(compact.OpenAI, "c0", "bash", `{"cmd":"shardcp --all"}`, b.String())...)
+	for k := 1; k < 9; k++ {
+		msgs = append(msgs, toolRound(compact.OpenAI, fmt.Sprintf("c%d", k), "bash", `{"cmd":"ls"}`, strings.Repeat("y", 300))...)
+	}
+	doc := list(append(msgs, assistant(compact.OpenAI, "done"))...)
+	for _, mark := range []bool{false, true} {
+		tr := mustParse(t, compact.OpenAI, doc)
+		if mark {
+			tr.MarkFailed("c0", "nope")
+			if got := marshal(t, tr); got != marshal(t, mustParse(t, compact.OpenAI, doc)) {
+				t.Fatalf("MarkFailed changed the list:\n%s", got)
+			}
+		}
+		if st := prune(t, tr, compact.DefaultConfig()); st.Cleared == 0 {
+			t.Fatalf("nothing cleared: %+v", st)
+		}
+		if got := resultText(t, tr, 0); strings.Contains(got, "blk_7f3a9") != mark {
+			t.Errorf("marked %v: the digest holds the failure %v, want %v:\n%s", mark, !mark, mark, got)
+		}
+	}
+	turns := []strata.Turn{{Role: strata.RoleTool, ToolResults: []strata.ToolResult{{CallID: "a", IsError: true}, {CallID: "b"}, {IsError: true}}}}
+	if got := compact.FailedCalls(turns); len(got) != 1 || got[0] != "a" {
+		t.Errorf("FailedCalls = %v, want [a]", got)
 	}
 }

@@ -67,7 +67,7 @@ func entries(ms []*Message, names map[string]string) []checkpoint.Entry {
 			if name == "" {
 				name = m.name
 			}
-			out = append(out, checkpoint.Entry{Role: "tool", Kind: "tool_result", Name: name, CallID: m.callID, Text: m.content.joined(true)})
+			out = append(out, checkpoint.Entry{Role: "tool", Kind: "tool_result", Name: name, CallID: m.callID, Text: m.content.joined(true), IsError: m.failed})
 			continue
 		}
 		switch m.content.form {
@@ -165,7 +165,7 @@ func messageTurn(m *Message, names map[string]string) strata.Turn {
 		if name == "" {
 			name = m.name
 		}
-		t.ToolResults = []strata.ToolResult{{CallID: m.callID, Name: name, Content: m.content.joined(true)}}
+		t.ToolResults = []strata.ToolResult{{CallID: m.callID, Name: name, Content: m.content.joined(true), IsError: m.failed}}
 		if !m.content.allText() {
 			t.Metadata = map[string]any{"message": m.JSON()}
 		}

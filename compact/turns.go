@@ -115,6 +115,44 @@ func openAIName(name string) string {
 	return b.String()
 }
 
+// FailedCalls returns the ids of the calls whose stored results the tool
+// reported as failed (ToolResult.IsError), which TurnsMessages cannot
+// write in OpenAI's form: pass them to Transcript.MarkFailed.
+func FailedCalls(turns []strata.Turn) []string {
+	var ids []string
+	for _, t := range turns {
+		for _, r := range t.ToolResults {
+			if r.IsError && r.CallID != "" {
+				ids = append(ids, r.CallID)
+			}
+		}
+	}
+	return ids
+}
+
+// MarkFailed marks the OpenAI tool messages that answer the calls ids as
+// failed, as an Anthropic tool_result's is_error marks its result: what
+// a caller knows from elsewhere (a stored turn, a wrapper's exit code)
+// and the form has no field for. Pruning gives a failed result's digest
+// a failing output's room and reads its worded failure lines as error
+// lines; the checkpoint ranks its identifiers as failure evidence; a
+// remembered turn keeps the flag. The list written back is unchanged.
+// It does nothing in Anthropic's form, which says it itself.
+func (t *Transcript) MarkFailed(ids ...string) {
+	if t.Provider != OpenAI || len(ids) == 0 {
+		return
+	}
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	for _, m := range t.Messages {
+		if m.role == "tool" && set[m.callID] {
+			m.failed = true
+		}
+	}
+}
+
 // StoredList is the list to compact for a conversation whose turns strata
 // stores (see TurnsMessages), given the conversation's compaction state:
 // the summary pair of the state's checkpoint, then the messages after the

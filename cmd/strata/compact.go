@@ -184,9 +184,10 @@ func (c *compactCmd) config(getenv func(string) string) (compact.Config, error) 
 // the list parsed.
 func (c *compactCmd) input(ctx context.Context, m *Main, a *app, p compact.Provider) ([]byte, *compact.Transcript, error) {
 	var data []byte
+	var failed []string
 	var err error
 	if *c.fromStore {
-		if data, err = storedList(ctx, a, *c.conv); err != nil {
+		if data, failed, err = storedList(ctx, a, *c.conv); err != nil {
 			return nil, nil, err
 		}
 		// The span is stored already: appending it again would store it
@@ -202,6 +203,9 @@ func (c *compactCmd) input(ctx context.Context, m *Main, a *app, p compact.Provi
 		}
 		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}
+	// The tool's own word that a stored result failed, which OpenAI's
+	// form cannot carry.
+	tr.MarkFailed(failed...)
 	return data, tr, nil
 }
 
@@ -313,25 +317,26 @@ func shellHook(m *Main, command, conversation string) compact.Hook {
 
 // storedList is the list compact --from-store compacts: conversation
 // conv's turns as OpenAI messages, from where its last compaction stopped
-// (compact.StoredList).
-func storedList(ctx context.Context, a *app, conv string) ([]byte, error) {
+// (compact.StoredList), and the calls whose results failed
+// (compact.FailedCalls).
+func storedList(ctx context.Context, a *app, conv string) ([]byte, []string, error) {
 	if _, err := a.mem.Conversation(ctx, conv); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	turns, err := a.store.Turns(ctx, strata.TurnFilter{Namespace: a.mem.Namespace(), Conversation: conv})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(turns) == 0 {
-		return nil, strata.Errorf(strata.EINVALID, "conversation %s has no turns to compact", conv)
+		return nil, nil, strata.Errorf(strata.EINVALID, "conversation %s has no turns to compact", conv)
 	}
 	st, err := compact.StoreState{Store: a.store, Namespace: a.mem.Namespace()}.Load(ctx, conv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list, err := compact.StoredList(turns, st)
 	if err != nil {
-		return nil, fmt.Errorf("conversation %s: %w", conv, err)
+		return nil, nil, fmt.Errorf("conversation %s: %w", conv, err)
 	}
-	return list, nil
+	return list, compact.FailedCalls(turns), nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,4 +222,50 @@ func TestCompactFromStore(t *testing.T) {
 			t.Fatalf("%v: %v, want an error saying %q", bad.args, err, bad.says)
 		}
 	}
+}
+
+// TestCompactFromStoreKeepsFailures checks that compact --from-store
+// digests a stored result its tool reported as failed (is_error) as a
+// failed one, though the OpenAI messages it compacts cannot say so: the
+// failure reported only in words survives the clearing.
+func TestCompactFromStoreKeepsFailures(t *testing.T) {
+	dir := t.TempDir()
+	db, file := filepath.Join(dir, "s.db"), filepath.Join(dir, "shards.jsonl")
+	var shards strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&shards, "copied shards/s-%02d/part-%04d.dat\n", i, i*7)
+	}
+	shards.WriteString("shard s-31 copy failed: checksum differs at blk_7f3a9\n")
+	line := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) + "\n" }
+	var in strings.Builder
+	in.WriteString(line(map[string]any{"conversation": "shards", "role": "user", "content": "copy the shards"}))
+	for k := range 9 {
+		id, cmd, out := fmt.Sprintf("c%d", k), "ls", strings.Repeat("y", 300)
+		if k == 0 {
+			cmd, out = "shardcp --all", shards.String()
+		}
+		in.WriteString(line(map[string]any{"conversation": "shards", "role": "assistant",
+			"tool_calls": []any{map[string]any{"id": id, "name": "bash", "arguments": map[string]any{"cmd": cmd}}}}))
+		in.WriteString(line(map[string]any{"conversation": "shards", "role": "tool",
+			"tool_results": []any{map[string]any{"call_id": id, "content": out, "is_error": k == 0}}}))
+	}
+	in.WriteString(line(map[string]any{"conversation": "shards", "role": "assistant", "content": "done"}))
+	if err := os.WriteFile(file, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, db, "import", file)
+	out := mustRun(t, db, "compact", "--conversation=shards", "--from-store", "--keep-last-tool-results", "0")
+	tr, err := compact.Parse(compact.OpenAI, []byte(out))
+	if err != nil {
+		t.Fatalf("the compacted list: %v\n%s", err, out)
+	}
+	for _, m := range tr.Messages {
+		if m.IsToolResult() && strings.Contains(m.Text(), "shards/s-00") {
+			if !strings.Contains(m.Text(), "blk_7f3a9") {
+				t.Fatalf("the failed result's digest lacks its failure:\n%s", m.Text())
+			}
+			return
+		}
+	}
+	t.Fatalf("no digest of the failed result in:\n%s", out)
 }
