@@ -16,6 +16,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
 	"github.com/strata-memory/strata/compact/internal/fleetgen"
+	"github.com/strata-memory/strata/compact/internal/moorgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/shipgen"
 	"github.com/strata-memory/strata/compact/internal/streamgen"
@@ -184,16 +185,16 @@ func sources(t *testing.T) []source {
 	}
 	// Generators whose labels carry a class and a kind: opsgen (design
 	// side since the fifth round), triagegen (since the sixth), shipgen
-	// (since the seventh), fleetgen (held out through the eighth, its
-	// outputs never read yet) and streamgen, held out (written without
-	// reading the compaction code, measured only, never tuned to).
+	// (since the seventh), fleetgen (since the ninth), and streamgen and
+	// moorgen, held out (written without reading the compaction code,
+	// measured only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
 		standard, long opsgen.Options
 	}{{"opsgen", opsgen.Generate, opsgen.Standard(), opsgen.Long()}, {"triagegen", triagegen.Generate, triagegen.Standard(), triagegen.Long()},
 		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()},
-		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}} {
+		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}, {"moorgen", moorgen.Generate, moorgen.Standard(), moorgen.Long()}} {
 		for _, size := range []struct {
 			name  string
 			o     opsgen.Options
@@ -328,5 +329,5 @@ func TestMeasure(t *testing.T) {
 	for i, c := range opsgen.Classes {
 		opsClasses[i] = string(c)
 	}
-	t.Log("opsgen, triagegen, shipgen, fleetgen and streamgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
+	t.Log("opsgen, triagegen, shipgen, fleetgen, streamgen and moorgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
