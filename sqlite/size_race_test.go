@@ -6,11 +6,6 @@ package sqlite_test
 // 20-50x slower under the race detector, so it is 1 MB there.
 const bigTurnSize = 1 << 20
 
-// rankQueries is how many queries the tests that compare the in-memory
-// indexes with FTS5 ask at each stage: each is a few dozen searches, and
-// the race detector looks for races, which a few find as well as many.
-const rankQueries = 12
-
 // runVariants is false: the conformance suite's variants (compressed
 // texts, blob copies, the summary index from the first turn) skip under
 // the race detector. They run the suite TestConformance runs, over other

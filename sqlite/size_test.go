@@ -5,8 +5,5 @@ package sqlite_test
 // bigTurnSize is the size of TestBigTurn's turn: 10 MB.
 const bigTurnSize = 10 << 20
 
-// rankQueries: see size_race_test.go.
-const rankQueries = 60
-
 // runVariants: see size_race_test.go.
 const runVariants = true

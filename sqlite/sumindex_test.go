@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/race"
 	"github.com/strata-memory/strata/internal/synth"
 	"github.com/strata-memory/strata/sqlite"
 	"github.com/strata-memory/strata/storetest"
@@ -146,11 +147,21 @@ func indexedAndPlain(t *testing.T) (path string, mem, plain *sqlite.Store) {
 	return path, mem, plain
 }
 
+// rankQueries is how many queries the tests that compare the in-memory
+// indexes with FTS5 ask at each stage.
+const rankQueries = 60
+
 // TestSummaryIndexRanksAsFTS5: the in-memory index ranks summaries as
 // FTS5 does, and stays in step with writes made through another store
 // on the same file (another process), with a Vacuum that compresses every
 // text, and with a log that no longer holds what it missed.
 func TestSummaryIndexRanksAsFTS5(t *testing.T) {
+	if race.Enabled {
+		// Ingesting 3000 turns takes minutes under the detector; what
+		// the indexes do under concurrent writers and readers,
+		// TestSummaryIndexConcurrent checks there.
+		t.Skip("ranking, not concurrency: .ci/run runs it without the race detector")
+	}
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)
@@ -300,6 +311,12 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 // or into blocks, a log trimmed past what the index missed, and windows
 // that start before the index or far after it.
 func TestTurnIndexRanksAsFTS5(t *testing.T) {
+	if race.Enabled {
+		// Ingesting 3000 turns takes minutes under the detector; what
+		// the indexes do under concurrent writers and readers,
+		// TestSummaryIndexConcurrent checks there.
+		t.Skip("ranking, not concurrency: .ci/run runs it without the race detector")
+	}
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)
