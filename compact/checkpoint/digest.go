@@ -169,7 +169,9 @@ func cutWordsVerbatim(s string, n int) string {
 // the repeats of an error line name (a log's request ids), and only then
 // the other groups in turns. What does not fit is left out and the next item that
 // fits is taken. Like the ledger, it reads the head and the tail of a
-// long output.
+// long output. An output a harness wrapped in JSON with its exit status
+// (Codex's {"output": ..., "metadata": {"exit_code": 1}}) is digested as
+// the text it wraps, as a failed one when the status is not zero.
 func Digest(output string, limit, failLimit int) string {
 	return digest(output, false, limit, failLimit)
 }
@@ -183,6 +185,9 @@ func DigestFailed(output string, limit, failLimit int) string {
 }
 
 func digest(output string, failed bool, limit, failLimit int) string {
+	if text, f, ok := unwrapExit(output); ok {
+		output, failed = text, failed || f
+	}
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
 	said := outputFailed(output, failed)
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -286,4 +287,44 @@ func TestDigestFailedByItsTool(t *testing.T) {
 	if d := checkpoint.Digest(out, 400, 800); strings.Contains(d, "copy failed") {
 		t.Errorf("an output nothing marks as failed took a worded line as its error line:\n%s", d)
 	}
+}
+
+// TestDigestExitStatus checks that an output that ends with its exit
+// status, in the ways harnesses write one, is digested as a failed one
+// when the status is not zero, and that a JSON wrapper with the status
+// (Codex's) is digested as the text it wraps.
+func TestDigestExitStatus(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "copied shards/s-%02d/part-%04d.dat\n", i, i*7)
+	}
+	b.WriteString("shard s-31 copy failed: checksum differs at blk_7f3a9\n")
+	out := b.String()
+	for _, c := range []struct {
+		status string
+		failed bool
+	}{
+		{"[process exited with status 2]", true}, {"Exit status: 1", true}, {`{"exit_code": 1, "duration_ms": 812}`, true},
+		{`{"exitCode":137}`, true}, {"exit_code=1", true},
+		{"Exit status: 0", false}, {`{"exit_code": 0}`, false}, {"exit_code=0", false},
+	} {
+		d := checkpoint.Digest(out+c.status+"\n", 400, 800)
+		if strings.Contains(d, "copy failed") != c.failed {
+			t.Errorf("%q: digested as failed %v, want %v:\n%s", c.status, !c.failed, c.failed, d)
+		}
+	}
+	for _, code := range []int{0, 1} {
+		wrapped, _ := json.Marshal(map[string]any{"output": out, "metadata": map[string]any{"exit_code": code, "duration_seconds": 0.4}})
+		d := checkpoint.Digest(string(wrapped), 400, 800)
+		if !strings.Contains(d, "shards/s-00/part-0000.dat") || strings.Contains(d, `\n`) {
+			t.Errorf("exit_code %d: the wrapper's text was not digested as text:\n%s", code, d)
+		}
+		if strings.Contains(d, "copy failed") != (code != 0) {
+			t.Errorf("exit_code %d: digested as failed %v:\n%s", code, code == 0, d)
+		}
+	}
+	// In the ledger, a wrapped failed output's failure is evidence.
+	wrapped, _ := json.Marshal(map[string]any{"output": "uploading 14 files\nupload of css/site.css stopped: bucket locked by lease lse_91kq2 (request failed after 3 tries)\n",
+		"metadata": map[string]any{"exit_code": 1}})
+	checkFailureRank(t, string(wrapped), []string{"lse_91kq2"}, nil)
 }

@@ -70,6 +70,7 @@ new_source source_code body input edits replacement`)
 )
 
 func analyze(span []Entry) *spanInfo {
+	span = unwrapped(span)
 	n := len(span)
 	si := &spanInfo{entries: span, skip: make([]bool, n), args: make([]map[string]any, n), act: make([]int32, n),
 		firstErr: make([]string, n), errs: make([]int32, n)}
@@ -195,6 +196,51 @@ func outputFailed(text string, isErr bool) func() bool {
 	}
 }
 
+// unwrapExit reads a tool output a harness wrapped with its exit status
+// in JSON, as Codex CLI's older shell tool does: {"output": text,
+// "metadata": {"exit_code": n, ...}}. It returns the text, whether the
+// status is not zero, and whether output was such a wrapper.
+func unwrapExit(output string) (text string, failed, ok bool) {
+	t := strings.TrimSpace(output)
+	if len(t) < 20 || t[0] != '{' || t[len(t)-1] != '}' || !strings.Contains(t, `"metadata"`) || !strings.Contains(t, `"exit_code"`) {
+		return output, false, false
+	}
+	var w struct {
+		Output   *string `json:"output"`
+		Metadata *struct {
+			ExitCode *int `json:"exit_code"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal([]byte(t), &w) != nil || w.Output == nil || w.Metadata == nil || w.Metadata.ExitCode == nil {
+		return output, false, false
+	}
+	return *w.Output, *w.Metadata.ExitCode != 0, true
+}
+
+// unwrapped returns span with its tool results' wrapped outputs (see
+// unwrapExit) unwrapped, a wrapper's non-zero status marking its result
+// failed: span itself when it holds none.
+func unwrapped(span []Entry) []Entry {
+	var out []Entry
+	for i, e := range span {
+		if e.Kind != "tool_result" && e.Role != "tool" {
+			continue
+		}
+		text, failed, ok := unwrapExit(e.Text)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = append([]Entry(nil), span...)
+		}
+		out[i].Text, out[i].IsError = text, e.IsError || failed
+	}
+	if out == nil {
+		return span
+	}
+	return out
+}
+
 // failureLine returns the first line of a check's output that says it
 // failed, or "": a test runner's FAIL, FAILED or "N failed" summary, a
 // panic, an error line, a traceback, npm ERR!, a non-zero exit status.
@@ -255,7 +301,13 @@ func failureMarked(t string) bool {
 var (
 	failedWord   = []byte(" failed")
 	exitWord     = []byte("exit")
-	exitStatuses = [][]byte{[]byte("exit status "), []byte("exit code "), []byte("exited with code "), []byte("exit code: ")}
+	// exitStatuses are the ways a harness or a tool writes a command's
+	// exit status, lowered: "exit status 1", "Exit code: 2", "exited with
+	// code 1", "exited with status 3", "Exit status: 1", JSON's
+	// "exit_code": 1 and "exitCode": 1, and exit_code=1.
+	exitStatuses = [][]byte{[]byte("exit status "), []byte("exit code "), []byte("exited with code "), []byte("exit code: "),
+		[]byte("exited with status "), []byte("exit status: "), []byte(`exit_code":`), []byte(`exit_code": `),
+		[]byte(`exitcode":`), []byte(`exitcode": `), []byte("exit_code="), []byte("exitcode=")}
 )
 
 // nonZeroBefore reports whether the digits that end s are not all zeros.
