@@ -299,8 +299,8 @@ func failureMarked(t string) bool {
 }
 
 var (
-	failedWord   = []byte(" failed")
-	exitWord     = []byte("exit")
+	failedWord = []byte(" failed")
+	exitWord   = []byte("exit")
 	// exitStatuses are the ways a harness or a tool writes a command's
 	// exit status, lowered: "exit status 1", "Exit code: 2", "exited with
 	// code 1", "exited with status 3", "Exit status: 1", JSON's
