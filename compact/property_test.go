@@ -60,9 +60,7 @@ func toolIDs(t testing.TB, raw []byte) (calls, results []string) {
 // a second compaction over the grown list does too, and updates the first
 // checkpoint.
 func TestPropertyCompactKeepsPairsAndAlternation(t *testing.T) {
-	if race.Enabled {
-		t.Skip("one goroutine, where the race detector finds nothing: .ci/run runs it without the detector")
-	}
+	race.SkipOneGoroutine(t)
 	iterations := 600
 	if testing.Short() {
 		iterations = 100

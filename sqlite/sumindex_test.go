@@ -156,12 +156,10 @@ const rankQueries = 60
 // on the same file (another process), with a Vacuum that compresses every
 // text, and with a log that no longer holds what it missed.
 func TestSummaryIndexRanksAsFTS5(t *testing.T) {
-	if race.Enabled {
-		// Ingesting 3000 turns takes minutes under the detector; what
-		// the indexes do under concurrent writers and readers,
-		// TestSummaryIndexConcurrent checks there.
-		t.Skip("ranking, not concurrency: .ci/run runs it without the race detector")
-	}
+	// Ranking, not concurrency: ingesting 3000 turns takes minutes under
+	// the detector, and TestSummaryIndexConcurrent checks the indexes
+	// under concurrent writers and readers there.
+	race.SkipOneGoroutine(t)
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)
@@ -311,12 +309,10 @@ func TestSummaryIndexConcurrent(t *testing.T) {
 // or into blocks, a log trimmed past what the index missed, and windows
 // that start before the index or far after it.
 func TestTurnIndexRanksAsFTS5(t *testing.T) {
-	if race.Enabled {
-		// Ingesting 3000 turns takes minutes under the detector; what
-		// the indexes do under concurrent writers and readers,
-		// TestSummaryIndexConcurrent checks there.
-		t.Skip("ranking, not concurrency: .ci/run runs it without the race detector")
-	}
+	// Ranking, not concurrency: ingesting 3000 turns takes minutes under
+	// the detector, and TestSummaryIndexConcurrent checks the indexes
+	// under concurrent writers and readers there.
+	race.SkipOneGoroutine(t)
 	defer sqlite.SetSummaryIndexMinTurns(0)()
 	ctx := t.Context()
 	path, mem, plain := indexedAndPlain(t)

@@ -360,11 +360,9 @@ func (c cutStore) PutEmbeddings(ctx context.Context, ns, id string, sp strata.Em
 // TestCopyResumes (property): a copy stopped after any number of writes
 // and run again leaves the destination equal to the source.
 func TestCopyResumes(t *testing.T) {
-	if race.Enabled {
-		// A copy runs on one goroutine: the detector finds nothing in
-		// it, and its cases take half a minute each under it.
-		t.Skip("one goroutine: .ci/run runs it without the race detector")
-	}
+	// A copy runs on one goroutine; its cases take half a minute each
+	// under the detector.
+	race.SkipOneGoroutine(t)
 	dir := t.TempDir()
 	src := source(t, dir)
 	ctx := context.Background()

@@ -480,9 +480,7 @@ var alphabet = []rune{
 // TestSplitExhaustive compares the scanners with the pattern on every
 // string of up to three characters of the alphabet and on random longer ones.
 func TestSplitExhaustive(t *testing.T) {
-	if race.Enabled {
-		t.Skip("one goroutine, where the race detector finds nothing: .ci/run runs it without the detector")
-	}
+	race.SkipOneGoroutine(t)
 	n := 3
 	random := 20000
 	if testing.Short() {

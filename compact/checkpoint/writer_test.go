@@ -354,9 +354,7 @@ func verbose(int, strata.CompletionRequest) (strata.Completion, error) {
 }
 
 func TestBudgetNeverExceeded(t *testing.T) {
-	if race.Enabled {
-		t.Skip("one goroutine, where the race detector finds nothing: .ci/run runs it without the detector")
-	}
+	race.SkipOneGoroutine(t)
 	o200k, err := tiktoken.New(tiktoken.O200kBase)
 	if err != nil {
 		t.Fatal(err)

@@ -12,3 +12,16 @@ func Main(m interface{ Run() int }) int {
 	}
 	return m.Run()
 }
+
+// SkipOneGoroutine skips a test that runs on one goroutine under the race
+// detector, as Main skips a whole package's; .ci/run runs it without the
+// detector.
+func SkipOneGoroutine(t interface {
+	Helper()
+	Skip(args ...any)
+}) {
+	t.Helper()
+	if Enabled {
+		t.Skip("one goroutine, where the race detector finds nothing: .ci/run runs it without the detector")
+	}
+}
