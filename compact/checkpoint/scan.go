@@ -1340,6 +1340,9 @@ func quotedValue(f string) string {
 // dotnetSite returns a line that is a .NET frame's site alone,
 // "/src/Quote.cs:line 57" (as a digest lists it), or "".
 func dotnetSite(t string) string {
+	if len(t) < 8 || !isDigit(t[len(t)-1]) {
+		return "" // most lines: no search through them
+	}
 	file, line, ok := strings.Cut(t, ":line ")
 	if !ok || line == "" || !allDigits(line) || strings.ContainsAny(file, " \t") || !hasKnownExt(file) {
 		return ""
