@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/extractive"
+	"github.com/strata-memory/strata/internal/race"
 )
 
 // fillStore writes a conversation "c" of n turns into a new store at path
@@ -350,6 +351,7 @@ func TestFullDiskSaysDiskFull(t *testing.T) {
 // that names the conversation and the turn on every read, where it was
 // served silently (integrity_check finds nothing wrong with such a row).
 func TestHotRowChecksum(t *testing.T) {
+	race.SkipOneGoroutine(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	fillStore(t, path, 40)
