@@ -49,6 +49,13 @@ func (d *digestSink) startLine() { d.repeat = false }
 
 func (d *digestSink) add(k kind, text string, m mark) {
 	text = strings.TrimSpace(text)
+	if k == kError {
+		if i := strings.Index(text, "; "); i > 0 {
+			// "; " parts the digest's items: an error line keeps
+			// what comes before it, verbatim.
+			text = strings.TrimRight(text[:i], " ,:")
+		}
+	}
 	if text == "" || strings.ContainsAny(text, "\n\r") || strings.Contains(text, "; ") {
 		return
 	}
@@ -188,6 +195,7 @@ func digest(output string, failed bool, limit, failLimit int) string {
 	if text, f, ok := unwrapExit(output); ok {
 		output, failed = text, failed || f
 	}
+	output = trimmedDigest(output)
 	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
 	said := outputFailed(output, failed)
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })
@@ -257,6 +265,28 @@ func digest(output string, failed bool, limit, failLimit int) string {
 		return ""
 	}
 	return b.String()
+}
+
+// trimMarkerEnd ends the marker of a tool result trimmed to its head and
+// tail; the digest of what the trim cut out may follow it on the next
+// line.
+const trimMarkerEnd = " chars) ---\n" + DigestPrefix
+
+// trimmedDigest returns s with the digest line under a trim marker split
+// into its items, one per line, so that an error line it kept is read as
+// one; s unchanged when it has none.
+func trimmedDigest(s string) string {
+	i := strings.Index(s, trimMarkerEnd)
+	if i < 0 {
+		return s
+	}
+	start := i + len(trimMarkerEnd) - len(DigestPrefix)
+	end := strings.IndexByte(s[start:], '\n')
+	if end < 0 {
+		end = len(s) - start
+	}
+	items := strings.ReplaceAll(s[start+len(DigestPrefix):start+end], "; ", "\n")
+	return s[:start] + items + s[start+end:]
 }
 
 // clearedDigest returns the digest items of a cleared tool result, one

@@ -328,3 +328,48 @@ func TestDigestExitStatus(t *testing.T) {
 		"metadata": map[string]any{"exit_code": 1}})
 	checkFailureRank(t, string(wrapped), []string{"lse_91kq2"}, nil)
 }
+
+// TestDigestErrorRecordsAnyFormat checks that an output no tool reported
+// as failed, with no exit status, is digested as failing when a line of
+// it is a logger's record at error level (whatever the prefix before the
+// level) or names an exception past its start, and that the values such
+// a line quotes and the cause a long one ends with are kept.
+func TestDigestErrorRecordsAnyFormat(t *testing.T) {
+	var filler strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&filler, "24/11/05 10:48:%02d INFO BlockManager: stored block rdd_%d_0 in memory (estimated size 41.2 KiB)\n", i, i)
+	}
+	for _, c := range []struct {
+		name, line string
+		want       []string
+	}{
+		{"a level after a short date", "24/11/05 10:49:02 ERROR TaskSetManager: Task 3 in stage 2.0 failed 4 times; aborting job",
+			[]string{"ERROR TaskSetManager: Task 3 in stage 2.0 failed 4 times"}},
+		{"a level after a time and a source in braces", "[2024-11-05T10:49:02.129+0000] {loader.py:84} ERROR - load of batch b-7731 stopped",
+			[]string{"{loader.py:84} ERROR - load of batch b-7731 stopped"}},
+		{"a level in brackets, lower case", "[error] (ledger / Compile / compileIncremental) Compilation failed",
+			[]string{"[error] (ledger / Compile / compileIncremental) Compilation failed"}},
+		{"an exception past the start", "Code: 81. DB::Exception: Database ledger_q4 does not exist. (UNKNOWN_DATABASE)",
+			[]string{"Code: 81. DB::Exception: Database ledger_q4 does not exist"}},
+		{"a quoted name", `psql:migrate.sql:12: ERROR:  column "invoice_total" does not exist`, []string{"invoice_total"}},
+		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
+			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",
+			[]string{"No setting found for key 'billing.retry.max-wait'", "billing.retry.max-wait"}},
+	} {
+		d := checkpoint.Digest(filler.String()+c.line+"\n"+filler.String(), 400, 800)
+		for _, w := range c.want {
+			if !strings.Contains(d, w) {
+				t.Errorf("%s: the digest lost %q:\n%s", c.name, w, d)
+			}
+		}
+	}
+	// A count of errors, a level word in prose and a word in capitals
+	// that is no level are not error records.
+	for _, line := range []string{"17:03:22  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4", "[info] Error handling specs: 12 passed",
+		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual"} {
+		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
+		if strings.Contains(d, line[len(line)-12:]) {
+			t.Errorf("%q was taken for an error record:\n%s", line, d)
+		}
+	}
+}

@@ -79,7 +79,13 @@
 //     prefix such as "panic: ", "Error: ", "FAILED ", "--- FAIL: ", a
 //     compiler location (file.go:12:5: msg, a.ts(3,4): error TS...), an
 //     exception (TypeError: msg), or, in output, a phrase such as
-//     "undefined: ", "no such file or directory", "connection refused".
+//     "undefined: ", "no such file or directory", "connection refused";
+//     a logger's record at error level whatever its prefix (a level
+//     word, ERROR, FATAL, SEVERE..., in capitals or in brackets in any
+//     case, past what only a prefix holds: times, dates, numbers, tags
+//     in brackets or braces), and a line that names an exception or an
+//     error level past its start ("Code: 60. DB::Exception: ...",
+//     "psql:a.sql:12: ERROR:  ...").
 //     Go's bare FAIL summary lines and grep hits are not errors. A failed
 //     output (its result is an error, or it shows an exit status, FAIL,
 //     ...) in which no line is shaped so gets its lines that report a
@@ -87,7 +93,12 @@
 //     compose's "api-1  | ", journald's "Nov 05 11:40:48 host app[9]: ",
 //     an ISO timestamp, a tag in brackets holding an id) is read past. A
 //     line is cut at 200 bytes on a word boundary (a prefix of the line,
-//     so still verbatim); at most 8 error lines are taken per tool result.
+//     so still verbatim), and a line longer than 120 bytes whose last
+//     clause (past its last ": ") a digest's cut would lose gives that
+//     clause as an error line too: wrapping messages end with the cause
+//     that names the value. What an error line quotes in single or
+//     double quotes, a name with a digit or a separator (_ . - / : @),
+//     is an id. At most 8 error lines are taken per tool result.
 //   - symbol: snake_case, camelCase, compound PascalCase (TokenStore,
 //     TestRefresh), dotted names (pkg.Func), calls (total()), declared
 //     names in code (func Name, def name, class Name), stack frame

@@ -448,6 +448,7 @@ const blockReach = 12
 // words (at most maxWordedErrors) read again as error lines, in
 // modeFailing.
 func scanOutput(s string, out sink, failed func() bool) {
+	s = trimmedDigest(s)
 	var logs lineMode
 	if goTestPassed(s) {
 		logs = modeTestLogs
@@ -769,6 +770,11 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 		}
 	}
 	msg := errorText(t, false)
+	if msg == "" && (errorLevel(t) || namedException(t)) {
+		// A logger's record at error level, whatever its prefix, or a
+		// line that names an exception past its start.
+		msg = cutLine(t)
+	}
 	if testLogs && msg != "" && isTestLog(t) {
 		msg = ""
 	}
@@ -786,6 +792,9 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 	}
 	if msg != "" {
 		out.add(kError, msg, 0)
+		if c := causeTail(t); c != "" {
+			out.add(kError, c, 0)
+		}
 		for _, f := range strings.Fields(t) {
 			if c := bracketCode(f); c != "" {
 				out.add(kID, c, markTrace|markErrLine)
@@ -1006,6 +1015,145 @@ func warnLevel(t string) bool {
 		}
 	}
 	return false
+}
+
+// causeTail returns the last clause of a long error line, past its last
+// ": ", when a digest's cut of the line would lose it, or "": messages
+// that wrap others put the cause that names the value last ("...:
+// reference.conf: 1: No configuration setting found for key 'x'").
+func causeTail(t string) string {
+	if len(t) <= maxDigestLine {
+		return ""
+	}
+	i := strings.LastIndex(t, ": ")
+	if i+2 < maxDigestLine*3/4 {
+		return "" // the cut keeps most of it
+	}
+	c := strings.TrimSpace(t[i+2:])
+	if len(c) < 12 || len(c) > maxDigestLine || !strings.Contains(c, " ") {
+		return ""
+	}
+	return c
+}
+
+// errorLevels are the levels a logger writes a record that reports a
+// failure at.
+var errorLevels = setOf(`ERROR FATAL CRITICAL CRIT SEVERE EMERG EMERGENCY ALERT PANIC`)
+
+// errorLevel reports whether a line of a log is a record at error level,
+// in whatever logger's format: a level word (ERROR, FATAL, SEVERE...) in
+// capitals, or in any case in brackets ("[error]"), alone or before a
+// colon, as the first field past what only a log prefix holds (times,
+// dates, numbers, tags in brackets or braces, a dash or a bar): Spark's
+// "25/03/09 19:10:11 ERROR Writer: ...", Airflow's "[time] {file.py:84}
+// ERROR - ...", sbt's "[error] ...", Spring Boot's "time ERROR 1 ---".
+// A count ("ERROR=1", "errors: 0") is no level.
+func errorLevel(t string) bool {
+	for k := 0; k < 6 && t != ""; k++ {
+		f := t
+		if i := strings.IndexAny(t, " \t"); i >= 0 {
+			f, t = t[:i], strings.TrimLeft(t[i:], " \t")
+		} else {
+			t = ""
+		}
+		bracketed := len(f) > 2 && (f[0] == '[' && f[len(f)-1] == ']' || f[0] == '<' && f[len(f)-1] == '>')
+		w := strings.TrimSuffix(f, ":")
+		if bracketed {
+			w = f[1 : len(f)-1]
+		} else if i := strings.IndexByte(w, ':'); i > 0 {
+			w = w[:i] // Python's "ERROR:root:message"
+		}
+		if len(w) <= 9 {
+			var buf [9]byte
+			up := upperASCII(buf[:0], w)
+			if errorLevels[string(up)] {
+				return bracketed || string(up) == w
+			}
+		}
+		if !prefixField(f) {
+			return false
+		}
+	}
+	return false
+}
+
+// prefixField reports whether a field of a log line is one only a log
+// prefix holds: a tag in brackets, braces or parentheses, a field with
+// no letter but a time's T and Z (a date, a time, a pid), a dash or a
+// bar.
+func prefixField(f string) bool {
+	if len(f) >= 2 && (f[0] == '[' || f[0] == '{' || f[0] == '(') {
+		return true
+	}
+	for i := 0; i < len(f); i++ {
+		if c := f[i]; isLetter(c) && c != 'T' && c != 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// upperASCII appends s to dst in upper case (ASCII letters only).
+func upperASCII(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// namedException reports whether a line names an exception or an error
+// level past its start, with its message: a field such as
+// "DB::Exception:", "java.io.IOException:", "TimeoutError:" or "ERROR:"
+// followed by text, as when a tool wraps the error it got ("Code: 60.
+// DB::Exception: Table ... does not exist", "send failed:
+// ConnectionResetError: ...") or a logger's prefix holds words
+// ("psql:load.sql:12: ERROR:  ...", "10:48:57 UTC [81] FATAL:  ...").
+func namedException(t string) bool {
+	if len(t) > 1000 {
+		return false
+	}
+	first := true
+	for len(t) > 0 {
+		f := t
+		if i := strings.IndexByte(t, ' '); i >= 0 {
+			f, t = t[:i], strings.TrimLeft(t[i:], " ")
+		} else {
+			t = ""
+		}
+		if !first && t != "" && strings.HasSuffix(f, ":") && (exceptionName(f[:len(f)-1]) || errorLevels[f[:len(f)-1]]) {
+			return true
+		}
+		first = false
+	}
+	return false
+}
+
+// exceptionName reports whether a word is an exception's name: a
+// letter, then letters, digits, _, $ and the separators of packages and
+// scopes (. ::), ending in Error or Exception after something more.
+func exceptionName(w string) bool {
+	var suf string
+	switch {
+	case strings.HasSuffix(w, "Exception"):
+		suf = "Exception"
+	case strings.HasSuffix(w, "Error"):
+		suf = "Error"
+	default:
+		return false
+	}
+	if len(w) == len(suf) || !isLetter(w[0]) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !(isLetter(c) || isDigit(c) || c == '_' || c == '$' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
 }
 
 // warnLevels are the lowered forms of a structured log's warning level.
@@ -1308,30 +1456,36 @@ func otherFrame(t string) (site, fn string) {
 }
 
 // quotedValue returns the value a word of an error message quotes in
-// single quotes ('ep-stg-4kx9', 'usr_8kq2m'): 4 to 64 letters, digits
-// and _.:/@- with a digit and a letter among them, or "".
+// single or double quotes ('ep-stg-4kx9', "session_start",
+// 'eddy.auth.jwks-url'): 4 to 64 letters, digits and _.:/@- with a
+// letter and a digit or one of those separators among them (a name, not
+// a word of prose), or "". A JSON key ("name":) is not a value.
 func quotedValue(f string) string {
-	f = strings.TrimRight(f, ".,;:)")
-	if len(f) < 6 || f[0] != '\'' || f[len(f)-1] != '\'' {
+	if strings.HasSuffix(f, "\":") {
+		return ""
+	}
+	f = strings.TrimRight(f, ".,;:)?!")
+	if len(f) < 6 || f[0] != '\'' && f[0] != '"' || f[len(f)-1] != f[0] {
 		return ""
 	}
 	v := f[1 : len(f)-1]
 	if len(v) < 4 || len(v) > 64 {
 		return ""
 	}
-	digit, letter := false, false
+	named, letter := false, false
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case isDigit(c):
-			digit = true
+			named = true
 		case isLetter(c):
 			letter = true
 		case c == '_' || c == '.' || c == ':' || c == '/' || c == '@' || c == '-':
+			named = named || i > 0 && i < len(v)-1
 		default:
 			return ""
 		}
 	}
-	if !digit || !letter {
+	if !named || !letter {
 		return ""
 	}
 	return v
