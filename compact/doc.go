@@ -9,9 +9,12 @@
 //	[first 1500 characters]
 //
 //	--- trimmed (kept 1500 head + 1500 tail of 24000 chars) ---
+//	It held: [the digest of the part cut out, see below]
 //
 //	[last 1500 characters]
 //
+// (the digest line only where the room left below ToolSoftTrimChars
+// holds one),
 // and very old ones are hard-cleared to ClearedPlaceholder, followed by
 // a digest line naming the identifiers they held (checkpoint.Digest,
 // at most DigestMaxChars, DigestFailMaxChars for a result with an error

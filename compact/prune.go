@@ -65,8 +65,11 @@ func (s *PruneStats) add(o PruneStats) {
 //
 //	--- trimmed (kept 1500 head + 1500 tail of 24000 chars) ---
 //
-// Characters are runes: a cut never falls inside a UTF-8 sequence.
-// Results that carry an image are left whole, and nothing else is ever
+// With cfg.ToolClearDigest, the line under the marker is the digest of
+// the part cut out (see checkpoint.Digest), as long as the room the
+// trimmed result leaves below ToolSoftTrimChars allows, so that a
+// trimmed result is not trimmed again. Characters are runes: a cut
+// never falls inside a UTF-8 sequence. Results that carry an image are left whole, and nothing else is ever
 // changed: user text, assistant messages (text, tool calls, thinking) and
 // unknown fields stay byte for byte. A message Prune changes is replaced
 // by a changed copy in t.Messages; the old *Message is left as it was.
@@ -183,14 +186,33 @@ func pruneContent(c *content, act pruneAction, cfg Config, failed bool) (content
 		if runes <= cfg.ToolSoftTrimChars {
 			return content{}, false, PruneStats{}
 		}
-		s, n := softTrim(c.joined(false), runes, cfg.ToolSoftTrimHead, cfg.ToolSoftTrimTail)
+		// The digest of what the cut drops (an error in the middle of a
+		// long log) goes under the marker, in the room the trimmed
+		// text leaves below ToolSoftTrimChars, so that pruning the
+		// result again changes nothing.
+		room := 0
+		if cfg.ToolClearDigest {
+			room = cfg.ToolSoftTrimChars - cfg.ToolSoftTrimHead - cfg.ToolSoftTrimTail - markerRoom - 1
+		}
+		s, n := softTrim(c.joined(false), runes, cfg.ToolSoftTrimHead, cfg.ToolSoftTrimTail, func(middle string) string {
+			if room < len(checkpoint.DigestPrefix)+20 {
+				return ""
+			}
+			digest := checkpoint.Digest
+			if failed {
+				digest = checkpoint.DigestFailed
+			}
+			return digest(middle, min(DigestMaxChars, room), min(DigestFailMaxChars, room))
+		})
 		return c.withText(s, n), true, PruneStats{Trimmed: 1, CharsRemoved: runes - n}
 	}
 }
 
 // softTrim keeps the first head and last tail runes of s (which has runes
-// runes) around a marker, and returns the result and its rune count.
-func softTrim(s string, runes, head, tail int) (string, int) {
+// runes) around a marker, followed by what digest makes of the part cut
+// out (nothing when it returns ""), and returns the result and its rune
+// count.
+func softTrim(s string, runes, head, tail int, digest func(middle string) string) (string, int) {
 	hb := 0
 	for k := 0; k < head; k++ {
 		_, size := utf8.DecodeRuneInString(s[hb:])
@@ -208,12 +230,20 @@ func softTrim(s string, runes, head, tail int) (string, int) {
 	marker = strconv.AppendInt(marker, int64(tail), 10)
 	marker = append(marker, " tail of "...)
 	marker = strconv.AppendInt(marker, int64(runes), 10)
-	marker = append(marker, " chars) ---\n\n"...)
-	out := make([]byte, 0, hb+len(marker)+len(s)-tb)
+	marker = append(marker, " chars) ---\n"...)
+	d := digest(s[hb:tb])
+	out := make([]byte, 0, hb+len(marker)+len(d)+2+len(s)-tb)
 	out = append(out, s[:hb]...)
 	out = append(out, marker...)
+	n := head + tail + len(marker) // the marker is ASCII
+	if d != "" {
+		out = append(out, d...)
+		out = append(out, '\n')
+		n += utf8.RuneCountInString(d) + 1
+	}
+	out = append(out, '\n')
 	out = append(out, s[tb:]...)
-	return string(out), head + tail + len(marker) // the marker is ASCII
+	return string(out), n + 1
 }
 
 // withText returns content of c's form holding s (of runes runes): a

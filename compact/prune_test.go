@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-memory/strata"
 	"github.com/strata-memory/strata/compact"
+	"github.com/strata-memory/strata/compact/checkpoint"
 )
 
 // results builds a list with n tool rounds in one user turn, the k-th
@@ -575,5 +576,62 @@ func TestMarkFailedOpenAI(t *testing.T) {
 	turns := []strata.Turn{{Role: strata.RoleTool, ToolResults: []strata.ToolResult{{CallID: "a", IsError: true}, {CallID: "b"}, {IsError: true}}}}
 	if got := compact.FailedCalls(turns); len(got) != 1 || got[0] != "a" {
 		t.Errorf("FailedCalls = %v, want [a]", got)
+	}
+}
+
+// TestSoftTrimDigestsTheCut checks that a soft-trimmed result keeps, under
+// its marker, the digest of the part the trim cut out (an error in the
+// middle of a long log), within ToolSoftTrimChars so that pruning again
+// changes nothing, that the digest is read back when the trimmed result
+// ages into a cleared one, and that there is none when the settings leave
+// no room for it.
+func TestSoftTrimDigestsTheCut(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "24/11/05 10:%02d:%02d INFO BlockManager: stored block rdd_%d_0 in memory\n", i/60, i%60, i)
+		if i == 150 {
+			b.WriteString("24/11/05 10:02:30 ERROR Executor: task 81.0 in stage 4.0 lost: shuffle file shuffle_4_81_0.data not found\n")
+		}
+	}
+	big := b.String()
+	const errLine = "ERROR Executor: task 81.0 in stage 4.0 lost: shuffle file shuffle_4_81_0.data not found"
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			cfg := compact.DefaultConfig()
+			tr := mustParse(t, p, results(p, 3, func(int) string { return big }))
+			if st := prune(t, tr, cfg); st.Trimmed != 1 {
+				t.Fatalf("stats = %+v, want 1 trimmed", st)
+			}
+			got := resultText(t, tr, 0)
+			head, rest, ok := strings.Cut(got, fmt.Sprintf("\n\n--- trimmed (kept 1500 head + 1500 tail of %d chars) ---\n", utf8.RuneCountInString(big)))
+			if !ok || head != big[:1500] {
+				t.Fatalf("no head and marker in %.300q", got)
+			}
+			digest, tail, _ := strings.Cut(rest, "\n\n")
+			if !strings.HasPrefix(digest, checkpoint.DigestPrefix) || !strings.Contains(digest, errLine) {
+				t.Fatalf("the cut's digest lost the error line: %q", digest)
+			}
+			if tail != big[len(big)-1500:] {
+				t.Fatalf("tail changed: %.100q", tail)
+			}
+			if n := utf8.RuneCountInString(got); n > cfg.ToolSoftTrimChars {
+				t.Fatalf("the trimmed result has %d chars, over tool_soft_trim_chars %d", n, cfg.ToolSoftTrimChars)
+			}
+			once := marshal(t, tr)
+			if st := prune(t, tr, cfg); st != (compact.PruneStats{}) || marshal(t, tr) != once {
+				t.Fatalf("a second prune changed the list: %+v", st)
+			}
+			// Aged into a cleared result, its digest still holds the error.
+			if d := checkpoint.Digest(got, compact.DigestMaxChars, compact.DigestFailMaxChars); !strings.Contains(d, errLine) {
+				t.Fatalf("the digest of the trimmed result lost the error line: %s", d)
+			}
+			// No room under tool_soft_trim_chars: no digest.
+			cfg.ToolSoftTrimChars = 3100
+			tr = mustParse(t, p, results(p, 3, func(int) string { return big }))
+			prune(t, tr, cfg)
+			if got := resultText(t, tr, 0); strings.Contains(got, checkpoint.DigestPrefix) {
+				t.Fatalf("a digest with no room for it: %.200q", got[1500:])
+			}
+		})
 	}
 }
