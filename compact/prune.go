@@ -22,10 +22,10 @@ var placeholderRunes = utf8.RuneCountInString(ClearedPlaceholder)
 const DigestMaxChars = 400
 
 // DigestFailMaxChars caps the digest line of a result with an error line
-// (a failing test or build, a stack trace, an error log): about 200
+// (a failing test or build, a stack trace, an error log): about 350
 // tokens. Its first error line, then what its error lines and stack
 // frames name, then its other error lines come first.
-const DigestFailMaxChars = 800
+const DigestFailMaxChars = 1400
 
 // markerRoom is the room a trim marker needs: the longest marker, with
 // three 10-digit numbers, is 80 characters.

@@ -868,6 +868,9 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 		out = marked{out, markFailure}
 		kind = lineWorded
 	}
+	if countSummary(t) {
+		out = dropCounts{out}
+	}
 	switch {
 	case strings.HasPrefix(t, "+++ b/"), strings.HasPrefix(t, "--- a/"):
 		t = t[6:]
@@ -879,6 +882,50 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 		kind |= lineErr
 	}
 	return kind
+}
+
+// countSummary reports whether a line sums up a run in three or more
+// KEY=N counts ("PASS=3 WARN=0 ERROR=1 SKIP=0 TOTAL=4").
+func countSummary(t string) bool {
+	if strings.Count(t, "=") < 3 {
+		return false
+	}
+	n := 0
+	for _, f := range strings.Fields(t) {
+		if _, ok := countField(f); ok {
+			n++
+		}
+	}
+	return n >= 3
+}
+
+// countField reports whether a field is a KEY=N count, and returns it
+// without trailing punctuation.
+func countField(f string) (string, bool) {
+	f = strings.TrimRight(f, ",;")
+	i := strings.IndexByte(f, '=')
+	if i <= 0 || !allDigits(f[i+1:]) || f[i+1:] == "" {
+		return "", false
+	}
+	for j := 0; j < i; j++ {
+		if c := f[j]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-') {
+			return "", false
+		}
+	}
+	return f, true
+}
+
+// dropCounts passes on what a summary of counts names but its counts,
+// which are not identifiers.
+type dropCounts struct{ out sink }
+
+func (d dropCounts) add(k kind, text string, m mark) {
+	if k != kError {
+		if _, ok := countField(text); ok {
+			return
+		}
+	}
+	d.out.add(k, text, m)
 }
 
 // errorObject reports whether a line is a JSON object that reports an
@@ -1067,11 +1114,22 @@ func errorLevel(t string) bool {
 			var buf [9]byte
 			up := upperASCII(buf[:0], w)
 			if errorLevels[string(up)] {
-				return bracketed || string(up) == w
+				return (bracketed || string(up) == w) && hasWord(t)
 			}
 		}
 		if !prefixField(f) {
 			return false
+		}
+	}
+	return false
+}
+
+// hasWord reports whether s holds a run of two letters: a message, not
+// the rule or caret a compiler draws under its error ("[error]    |").
+func hasWord(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if isLetter(s[i]) && isLetter(s[i+1]) {
+			return true
 		}
 	}
 	return false
@@ -2713,8 +2771,12 @@ func exceptionShape(t string) bool {
 		}
 		i += 2 + j
 	}
-	if p := strings.Index(t, " ("); p > 0 && (i < 0 || p < i) && strings.HasSuffix(t, "):") {
-		i = p // Rails: Name (message):
+	if p := strings.Index(t, " ("); p > 0 && (i < 0 || p < i) {
+		if strings.HasSuffix(t, "):") {
+			i = p // Rails: Name (message):
+		} else if q := strings.IndexByte(t[p:], ')'); q > 0 && strings.HasPrefix(t[p+q:], "): ") {
+			i = p // .NET: Name (0x80131904): message
+		}
 	}
 	if i <= 0 || i > 80 {
 		return false

@@ -84,6 +84,8 @@ func TestKinds(t *testing.T) {
 			[]want{{"url", "https://docs.example.dev/v2/migrate#breaking"}}, nil},
 		{"security advisories", output("bash", "found 2 advisories: CVE-2024-44247 (high), GHSA-v32w-h8x8-7fxg\n"),
 			[]want{{"id", "CVE-2024-44247"}, {"id", "GHSA-v32w-h8x8-7fxg"}}, nil},
+		{"counts in a run's summary are not settings", output("bash", "12:04:51  Done. PASS=3 WARN=0 ERROR=1 SKIP=0 TOTAL=4\nstarting with PORT=8080\n"),
+			[]want{{"id", "PORT=8080"}}, []string{"PASS=3", "ERROR=1", "TOTAL=4"}},
 		{"schemes with digits and plus", output("bash", "manifest s3://ll-dlq-e865/refund/ lists 14 parts\nremote: git+ssh://git@example.com/acme/api.git\n"),
 			[]want{{"url", "s3://ll-dlq-e865/refund/"}, {"url", "git+ssh://git@example.com/acme/api.git"}}, nil},
 
