@@ -353,6 +353,8 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 			[]string{"Code: 81. DB::Exception: Database ledger_q4 does not exist"}},
 		{"a .NET exception with its code", `Npgsql.PostgresException (0x80004005): 23505: duplicate key value violates unique constraint "ix_invoice_number"`,
 			[]string{"Npgsql.PostgresException (0x80004005): 23505: duplicate key value", "ix_invoice_number"}},
+		{"a line that opens with a failure word", "Error in query string: Error processing job 'ledger-prod:job_7f3a9c': Unrecognized name: tenant at [1:73]",
+			[]string{"Error in query string: Error processing job 'ledger-prod:job_7f3a9c'", "ledger-prod:job_7f3a9c"}},
 		{"a quoted name", `psql:migrate.sql:12: ERROR:  column "invoice_total" does not exist`, []string{"invoice_total"}},
 		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
 			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",
@@ -368,7 +370,7 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 	// A count of errors, a level word in prose and a word in capitals
 	// that is no level are not error records.
 	for _, line := range []string{"17:03:22  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4", "[info] Error handling specs: 12 passed",
-		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^"} {
+		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12"} {
 		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
 		if strings.Contains(d, line[len(line)-12:]) {
 			t.Errorf("%q was taken for an error record:\n%s", line, d)

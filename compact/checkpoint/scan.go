@@ -770,9 +770,10 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 		}
 	}
 	msg := errorText(t, false)
-	if msg == "" && (errorLevel(t) || namedException(t)) {
-		// A logger's record at error level, whatever its prefix, or a
-		// line that names an exception past its start.
+	if msg == "" && (errorLevel(t) || namedException(t) || failureOpening(t)) {
+		// A logger's record at error level, whatever its prefix, a
+		// line that names an exception past its start, or one that
+		// opens by saying something failed.
 		msg = cutLine(t)
 	}
 	if testLogs && msg != "" && isTestLog(t) {
@@ -1120,6 +1121,23 @@ func errorLevel(t string) bool {
 		if !prefixField(f) {
 			return false
 		}
+	}
+	return false
+}
+
+// failureOpening reports whether a line of output opens with a word that
+// says something failed, followed by words: "Error in query string:
+// ...", "Failed to connect to ...", "Fatal: ...", not a count ("Failed:
+// 0, Passed: 12").
+func failureOpening(t string) bool {
+	w, rest, ok := strings.Cut(t, " ")
+	if !ok {
+		return false
+	}
+	switch strings.TrimSuffix(w, ":") {
+	case "Error", "Failed", "Failure", "Fatal", "FAILURE", "FATAL":
+		rest = strings.TrimLeft(rest, " ")
+		return rest != "" && !isDigit(rest[0]) && hasWord(rest) // not a count
 	}
 	return false
 }
