@@ -185,9 +185,9 @@ func sources(t *testing.T) []source {
 	}
 	// Generators whose labels carry a class and a kind: opsgen (design
 	// side since the fifth round), triagegen (since the sixth), shipgen
-	// (since the seventh), fleetgen (since the ninth), and streamgen and
-	// moorgen, held out (written without reading the compaction code,
-	// measured only, never tuned to).
+	// (since the seventh), fleetgen (since the ninth), streamgen (since
+	// the tenth), and moorgen, held out (written without reading the
+	// compaction code, measured only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
