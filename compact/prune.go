@@ -69,12 +69,12 @@ func (s *PruneStats) add(o PruneStats) {
 // the part cut out (see checkpoint.Digest), as long as the room the
 // trimmed result leaves below ToolSoftTrimChars allows, so that a
 // trimmed result is not trimmed again. Characters are runes: a cut
-// never falls inside a UTF-8 sequence. Results that carry an image are left whole, and nothing else is ever
-// changed: user text, assistant messages (text, tool calls, thinking) and
-// unknown fields stay byte for byte. A message Prune changes is replaced
-// by a changed copy in t.Messages; the old *Message is left as it was.
-// Pruning an already pruned transcript changes nothing more until results
-// age. Prune returns an EINVALID error if cfg does not validate.
+// never falls inside a UTF-8 sequence. Results that carry an image are
+// left whole, and nothing else is ever changed: user text, assistant
+// messages (text, tool calls, thinking) and unknown fields stay byte for
+// byte. A message Prune changes is replaced by a changed copy in
+// t.Messages; the old *Message is left as it was. Pruning an already
+// pruned transcript changes nothing more until results age. Prune returns an EINVALID error if cfg does not validate.
 func Prune(t *Transcript, cfg Config) (PruneStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return PruneStats{}, err

@@ -83,9 +83,11 @@
 //     a logger's record at error level whatever its prefix (a level
 //     word, ERROR, FATAL, SEVERE..., in capitals or in brackets in any
 //     case, past what only a prefix holds: times, dates, numbers, tags
-//     in brackets or braces), and a line that names an exception or an
+//     in brackets or braces), a line that names an exception or an
 //     error level past its start ("Code: 60. DB::Exception: ...",
-//     "psql:a.sql:12: ERROR:  ...").
+//     "psql:a.sql:12: ERROR:  ...", .NET's "Name (0x80131904): msg"),
+//     and one that opens with a failure word and goes on in words
+//     ("Error in query string: ...", "Failed to connect to ...").
 //     Go's bare FAIL summary lines and grep hits are not errors. A failed
 //     output (its result is an error, or it shows an exit status, FAIL,
 //     ...) in which no line is shaped so gets its lines that report a
@@ -106,7 +108,8 @@
 //   - id: commit hashes (7 to 40 hex digits with a letter and a digit),
 //     #123, BILL-231, UUIDs, versions (v1.2.3, 1.2.3, go1.22, ^4.17.0,
 //     lodash@4.17.21), port 8080, :8080, and key=value settings
-//     (PORT=8080, --timeout=30s).
+//     (PORT=8080, --timeout=30s), but for the counts of a line that sums
+//     up a run in three or more of them (PASS=3 WARN=0 ERROR=1).
 //
 // Identifiers are deduplicated by a key that ignores case, trailing
 // punctuation, a leading ./ of a path and the () of a call; a text found
