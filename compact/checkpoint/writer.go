@@ -468,12 +468,16 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 	var seen strings.Builder
 	seen.WriteString(prose)
 	seen.WriteByte('\n')
+	// The words of seen: an identifier can only be said where each of
+	// its words is one of them, which most are not.
+	words := map[string]bool{}
+	addWords(words, prose)
 	var listedIdx, said []int
 	var started [kID + 1]bool
 	est, omitted := 0, 0
 	for i := range cands {
 		d := &cands[i]
-		if containsWord(seen.String(), d.text) {
+		if hasWords(words, d.text) && containsWord(seen.String(), d.text) {
 			said = append(said, i)
 			continue
 		}
@@ -499,6 +503,7 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 		listedIdx = append(listedIdx, i)
 		seen.WriteString(d.text)
 		seen.WriteByte('\n')
+		addWords(words, d.text)
 	}
 	for {
 		s.Ledger = make([]Identifier, len(listedIdx))
@@ -532,6 +537,45 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 		listedIdx = listedIdx[:len(listedIdx)-drop]
 		omitted += drop
 	}
+}
+
+// addWords adds the words of s (its runs of word bytes) to m.
+func addWords(m map[string]bool, s string) {
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		m[s[i:j]] = true
+		i = j
+	}
+}
+
+// hasWords reports whether every word of s (every run of word bytes) is
+// in m. Where containsWord(hay, s) holds, each is a whole word of hay: a
+// run inside s is bounded by bytes that are no word's, and the first and
+// last, where they open or close s, by the word boundaries containsWord
+// asks for.
+func hasWords(m map[string]bool, s string) bool {
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		if !m[s[i:j]] {
+			return false
+		}
+		i = j
+	}
+	return true
 }
 
 // containsWord reports whether needle occurs in hay where it does not
