@@ -355,6 +355,10 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 			[]string{"Npgsql.PostgresException (0x80004005): 23505: duplicate key value", "ix_invoice_number"}},
 		{"a line that opens with a failure word", "Error in query string: Error processing job 'ledger-prod:job_7f3a9c': Unrecognized name: tenant at [1:73]",
 			[]string{"Error in query string: Error processing job 'ledger-prod:job_7f3a9c'", "ledger-prod:job_7f3a9c"}},
+		{"a TAP failure", "not ok 14 - rounds a refund of 0.005 EUR half up (ledger_rounding.bats:41)",
+			[]string{"not ok 14 - rounds a refund of 0.005 EUR half up"}},
+		{"an access log record with a 5xx status", `10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "POST /api/v2/refunds/batch HTTP/1.1" 502 157 "-" "ledger-cli/2.4.1"`,
+			[]string{`"POST /api/v2/refunds/batch HTTP/1.1" 502 157`}},
 		{"a quoted name", `psql:migrate.sql:12: ERROR:  column "invoice_total" does not exist`, []string{"invoice_total"}},
 		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
 			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",
@@ -370,9 +374,10 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 	// A count of errors, a level word in prose and a word in capitals
 	// that is no level are not error records.
 	for _, line := range []string{"17:03:22  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4", "[info] Error handling specs: 12 passed",
-		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12"} {
+		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12",
+		`10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "GET /api/v2/refunds HTTP/1.1" 200 512 "-" "ledger-cli/2.4.1"`} {
 		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
-		if strings.Contains(d, line[len(line)-12:]) {
+		if strings.Contains(d, line[:min(len(line), 40)]) {
 			t.Errorf("%q was taken for an error record:\n%s", line, d)
 		}
 	}
