@@ -541,17 +541,8 @@ func fitLedger(s Sections, cands []cand, budget int, tok strata.Tokenizer) (stri
 
 // addWords adds the words of s (its runs of word bytes) to m.
 func addWords(m map[string]bool, s string) {
-	for i := 0; i < len(s); {
-		if !isWordByte(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isWordByte(s[j]) {
-			j++
-		}
+	for i, j := wordAt(s, 0); i < j; i, j = wordAt(s, j) {
 		m[s[i:j]] = true
-		i = j
 	}
 }
 
@@ -561,21 +552,25 @@ func addWords(m map[string]bool, s string) {
 // last, where they open or close s, by the word boundaries containsWord
 // asks for.
 func hasWords(m map[string]bool, s string) bool {
-	for i := 0; i < len(s); {
-		if !isWordByte(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isWordByte(s[j]) {
-			j++
-		}
+	for i, j := wordAt(s, 0); i < j; i, j = wordAt(s, j) {
 		if !m[s[i:j]] {
 			return false
 		}
-		i = j
 	}
 	return true
+}
+
+// wordAt returns the bounds of the first run of word bytes of s at or
+// after i, empty at the end of s when there is none.
+func wordAt(s string, i int) (start, end int) {
+	for i < len(s) && !isWordByte(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && isWordByte(s[j]) {
+		j++
+	}
+	return i, j
 }
 
 // containsWord reports whether needle occurs in hay where it does not
