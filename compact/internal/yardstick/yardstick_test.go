@@ -16,6 +16,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/evidgen"
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
 	"github.com/strata-memory/strata/compact/internal/fleetgen"
+	"github.com/strata-memory/strata/compact/internal/kilngen"
 	"github.com/strata-memory/strata/compact/internal/moorgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/shipgen"
@@ -186,15 +187,16 @@ func sources(t *testing.T) []source {
 	// Generators whose labels carry a class and a kind: opsgen (design
 	// side since the fifth round), triagegen (since the sixth), shipgen
 	// (since the seventh), fleetgen (since the ninth), streamgen (since
-	// the tenth), and moorgen, held out (written without reading the
-	// compaction code, measured only, never tuned to).
+	// the tenth), and moorgen and kilngen, held out (written without
+	// reading the compaction code, measured only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
 		standard, long opsgen.Options
 	}{{"opsgen", opsgen.Generate, opsgen.Standard(), opsgen.Long()}, {"triagegen", triagegen.Generate, triagegen.Standard(), triagegen.Long()},
 		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()},
-		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}, {"moorgen", moorgen.Generate, moorgen.Standard(), moorgen.Long()}} {
+		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}, {"moorgen", moorgen.Generate, moorgen.Standard(), moorgen.Long()},
+		{"kilngen", kilngen.Generate, kilngen.Standard(), kilngen.Long()}} {
 		for _, size := range []struct {
 			name  string
 			o     opsgen.Options
@@ -329,5 +331,5 @@ func TestMeasure(t *testing.T) {
 	for i, c := range opsgen.Classes {
 		opsClasses[i] = string(c)
 	}
-	t.Log("opsgen, triagegen, shipgen, fleetgen, streamgen and moorgen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
+	t.Log("opsgen, triagegen, shipgen, fleetgen, streamgen, moorgen and kilngen, classes by the generator's own record of where it put each identifier:\n" + yardstick.ClassTable(ops, opsClasses) + "\n" + lost.String())
 }
