@@ -893,27 +893,27 @@ func countSummary(t string) bool {
 	}
 	n := 0
 	for _, f := range strings.Fields(t) {
-		if _, ok := countField(f); ok {
+		if countField(f) {
 			n++
 		}
 	}
 	return n >= 3
 }
 
-// countField reports whether a field is a KEY=N count, and returns it
-// without trailing punctuation.
-func countField(f string) (string, bool) {
+// countField reports whether a field is a KEY=N count (trailing commas
+// and semicolons aside).
+func countField(f string) bool {
 	f = strings.TrimRight(f, ",;")
 	i := strings.IndexByte(f, '=')
-	if i <= 0 || !allDigits(f[i+1:]) || f[i+1:] == "" {
-		return "", false
+	if i <= 0 || !allDigits(f[i+1:]) {
+		return false
 	}
 	for j := 0; j < i; j++ {
 		if c := f[j]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-') {
-			return "", false
+			return false
 		}
 	}
-	return f, true
+	return true
 }
 
 // dropCounts passes on what a summary of counts names but its counts,
@@ -921,10 +921,8 @@ func countField(f string) (string, bool) {
 type dropCounts struct{ out sink }
 
 func (d dropCounts) add(k kind, text string, m mark) {
-	if k != kError {
-		if _, ok := countField(text); ok {
-			return
-		}
+	if k != kError && countField(text) {
+		return
 	}
 	d.out.add(k, text, m)
 }
