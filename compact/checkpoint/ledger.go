@@ -222,7 +222,7 @@ func collect(si *spanInfo) *collector {
 				continue
 			}
 			failed := outputFailed(e.Text, e.IsError)
-			scanBounded(e.Text, func(s string) { scanOutput(s, c, failed) })
+			scanBounded(trimmedDigest(e.Text), func(s string) { scanOutput(s, c, failed) })
 		case e.Kind == "thinking":
 			c.src = srcThinking
 			scanBounded(e.Text, func(s string) { scanProse(s, c) })

@@ -448,7 +448,6 @@ const blockReach = 12
 // words (at most maxWordedErrors) read again as error lines, in
 // modeFailing.
 func scanOutput(s string, out sink, failed func() bool) {
-	s = trimmedDigest(s)
 	var logs lineMode
 	if goTestPassed(s) {
 		logs = modeTestLogs
