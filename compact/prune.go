@@ -74,7 +74,8 @@ func (s *PruneStats) add(o PruneStats) {
 // messages (text, tool calls, thinking) and unknown fields stay byte for
 // byte. A message Prune changes is replaced by a changed copy in
 // t.Messages; the old *Message is left as it was. Pruning an already
-// pruned transcript changes nothing more until results age. Prune returns an EINVALID error if cfg does not validate.
+// pruned transcript changes nothing more until results age. Prune
+// returns an EINVALID error if cfg does not validate.
 func Prune(t *Transcript, cfg Config) (PruneStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return PruneStats{}, err
@@ -169,11 +170,7 @@ func pruneContent(c *content, act pruneAction, cfg Config, failed bool) (content
 		}
 		out, n := ClearedPlaceholder, placeholderRunes
 		if cfg.ToolClearDigest {
-			digest := checkpoint.Digest
-			if failed {
-				digest = checkpoint.DigestFailed
-			}
-			if d := digest(text, DigestMaxChars, DigestFailMaxChars); d != "" {
+			if d := digestOf(text, failed, DigestMaxChars, DigestFailMaxChars); d != "" {
 				out += "\n" + d
 				n += 1 + utf8.RuneCountInString(d)
 			}
@@ -198,14 +195,19 @@ func pruneContent(c *content, act pruneAction, cfg Config, failed bool) (content
 			if room < len(checkpoint.DigestPrefix)+20 {
 				return ""
 			}
-			digest := checkpoint.Digest
-			if failed {
-				digest = checkpoint.DigestFailed
-			}
-			return digest(middle, min(DigestMaxChars, room), min(DigestFailMaxChars, room))
+			return digestOf(middle, failed, min(DigestMaxChars, room), min(DigestFailMaxChars, room))
 		})
 		return c.withText(s, n), true, PruneStats{Trimmed: 1, CharsRemoved: runes - n}
 	}
+}
+
+// digestOf is checkpoint.Digest of text, or checkpoint.DigestFailed when
+// its tool reported it as failed.
+func digestOf(text string, failed bool, limit, failLimit int) string {
+	if failed {
+		return checkpoint.DigestFailed(text, limit, failLimit)
+	}
+	return checkpoint.Digest(text, limit, failLimit)
 }
 
 // softTrim keeps the first head and last tail runes of s (which has runes
