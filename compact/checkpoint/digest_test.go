@@ -357,8 +357,6 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 			[]string{"Error in query string: Error processing job 'ledger-prod:job_7f3a9c'", "ledger-prod:job_7f3a9c"}},
 		{"a TAP failure", "not ok 14 - rounds a refund of 0.005 EUR half up (ledger_rounding.bats:41)",
 			[]string{"not ok 14 - rounds a refund of 0.005 EUR half up"}},
-		{"an access log record with a 5xx status", `10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "POST /api/v2/refunds/batch HTTP/1.1" 502 157 "-" "ledger-cli/2.4.1"`,
-			[]string{`"POST /api/v2/refunds/batch HTTP/1.1" 502 157`}},
 		{"a quoted name", `psql:migrate.sql:12: ERROR:  column "invoice_total" does not exist`, []string{"invoice_total"}},
 		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
 			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",

@@ -87,9 +87,8 @@
 //     error level past its start ("Code: 60. DB::Exception: ...",
 //     "psql:a.sql:12: ERROR:  ...", .NET's "Name (0x80131904): msg"),
 //     one that opens with a failure word and goes on in words ("Error
-//     in query string: ...", "Failed to connect to ..."), TAP's "not ok
-//     N - ..." and an access log record whose status, right after the
-//     quoted request line, is 5xx.
+//     in query string: ...", "Failed to connect to ..."), and TAP's "not
+//     ok N - ...".
 //     Go's bare FAIL summary lines and grep hits are not errors. A failed
 //     output (its result is an error, or it shows an exit status, FAIL,
 //     ...) in which no line is shaped so gets its lines that report a

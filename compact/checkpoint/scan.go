@@ -1620,8 +1620,6 @@ func runnerFailure(t string) bool {
 	switch {
 	case strings.HasPrefix(t, "not ok ") && len(t) > 7 && isDigit(t[7]):
 		return true // TAP's "not ok 3 - rounds half up" (bats, node:test, prove)
-	case accessLogFailure(t):
-		return true
 	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, " > "):
 		return true
 	case strings.Contains(t, " Test #") && (strings.Contains(t, "***Failed") || strings.Contains(t, "***Exception") || strings.Contains(t, "***Timeout")):
@@ -1641,23 +1639,6 @@ func runnerFailure(t string) bool {
 		return ctestFailures[strings.TrimSuffix(st, ")")]
 	}
 	return false
-}
-
-// accessLogFailure reports whether a line is an HTTP access log record
-// in the common and combined formats (nginx, Apache, Envoy, Caddy's
-// common log) whose status is 5xx: the field right after the quoted
-// request line ("POST /api/v1/x HTTP/1.1" 502 157).
-func accessLogFailure(t string) bool {
-	i := strings.Index(t, " HTTP/")
-	if i < 0 {
-		return false
-	}
-	q := strings.IndexByte(t[i:], '"')
-	if q < 0 || !strings.Contains(t[:i], "\"") {
-		return false
-	}
-	st := t[i+q+1:]
-	return len(st) >= 4 && st[0] == ' ' && st[1] == '5' && isDigit(st[2]) && isDigit(st[3]) && (len(st) == 4 || st[4] == ' ')
 }
 
 // ctestFailures are the outcomes ctest lists under "The following tests
