@@ -15,6 +15,7 @@ const (
 	dgFirstError = iota // the output's first error line
 	dgFailure           // identifiers an error line or a stack frame names
 	dgMoreErrors        // its other error lines, one of each shape
+	dgTails             // what the cut of a long error line left out
 	dgRepeats           // identifiers only error lines of a repeated shape name
 	dgCode              // error codes
 	dgURL               // URLs and host:port addresses
@@ -40,6 +41,7 @@ type digestSink struct {
 	seen   map[string]int // key -> index in items
 	items  []digestItem
 	errs   []string // error lines, one of each shape
+	tails  []string // the rest of the error lines a cut shortened
 	shapes map[string]bool
 	repeat bool // the line being scanned repeats an earlier error line's shape
 }
@@ -63,7 +65,11 @@ func (d *digestSink) add(k kind, text string, m mark) {
 		// An error line comes before what is on it.
 		if sh := shape(keyOf(k, text)); !d.shapes[sh] {
 			d.shapes[sh] = true
-			d.errs = append(d.errs, cutWordsVerbatim(text, maxDigestLine))
+			cut := cutWordsVerbatim(text, maxDigestLine)
+			d.errs = append(d.errs, cut)
+			if t := lineRest(text, len(cut)); t != "" {
+				d.tails = append(d.tails, t)
+			}
 		} else {
 			d.repeat = true
 		}
@@ -155,6 +161,24 @@ func cutWordsVerbatim(s string, n int) string {
 	return strings.TrimRight(s[:cut], " ,;:")
 }
 
+// lineRest returns what a cut of line s to its first n bytes left out,
+// from the start of the word the cut split, at most 2*maxDigestLine
+// bytes of it (cut at a word), or "": the ids a long error line names
+// last (a log record's tag=..., a compiler's site past a long path).
+func lineRest(s string, n int) string {
+	if n >= len(s) {
+		return ""
+	}
+	if s[n] != ' ' {
+		if i := strings.LastIndexByte(s[:n], ' '); i >= 0 {
+			n = i
+		} else {
+			n = 0
+		}
+	}
+	return cutWordsVerbatim(strings.TrimLeft(s[n:], " ,;:"), 2*maxDigestLine)
+}
+
 // Digest returns the one-line digest of a tool output that is being
 // cleared: DigestPrefix and the identifiers it held, separated by "; ",
 // or "" if it held none. It is at most limit characters (runes) long, or
@@ -172,11 +196,15 @@ func cutWordsVerbatim(s string, n int) string {
 // name (the failing tests, the file:line sites, the codes, URLs and ids
 // of the failure, the exception and the frames' functions), in the order
 // they appear, then its other error lines (one of each shape: lines that
-// differ only in hashes or long ids are one), then the identifiers only
-// the repeats of an error line name (a log's request ids), and only then
-// the other groups in turns. What does not fit is left out and the next item that
-// fits is taken. Like the ledger, it reads the head and the tail of a
-// long output. An output a harness wrapped in JSON with its exit status
+// differ only in hashes or long ids are one), then the rest of each
+// error line its cut shortened (from the start of the word the cut
+// split, up to 240 bytes: a record's last fields, a site past a long
+// path), then the identifiers only the repeats of an error line name (a
+// log's request ids), and only then the other groups in turns. What does
+// not fit is left out and the next item that fits is taken. A failing
+// output whose lines fit the room whole is kept whole instead: every
+// line that holds something, trimmed, each once, in order. Like the
+// ledger, it reads the head and the tail of a long output. An output a harness wrapped in JSON with its exit status
 // (Codex's {"output": ..., "metadata": {"exit_code": 1}}) is digested as
 // the text it wraps, as a failed one when the status is not zero.
 func Digest(output string, limit, failLimit int) string {
@@ -207,6 +235,12 @@ func digest(output string, failed bool, limit, failLimit int) string {
 	if len(d.errs) > 0 {
 		groups[dgFirstError] = d.errs[:1]
 		groups[dgMoreErrors] = d.errs[1:]
+		groups[dgTails] = d.tails
+	}
+	if failing {
+		if whole := wholeDigest(output, limit); whole != "" {
+			return whole
+		}
 	}
 	// A path a site names with its line is said by the site.
 	sited := map[string]bool{}
@@ -259,6 +293,42 @@ func digest(output string, failed bool, limit, failLimit int) string {
 		}
 		if !more {
 			break
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return b.String()
+}
+
+// wholeDigest returns the digest of a failing output that fits its room
+// whole: every line that holds something, trimmed, in order, each once;
+// or "" when it does not fit. A short failure's every word may be what
+// names it (a scheduler's "Constraint \"zone = x\": 2 nodes excluded").
+func wholeDigest(output string, limit int) string {
+	if len(output) > 2*limit {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(DigestPrefix)
+	used := utf8.RuneCountInString(DigestPrefix)
+	seen := map[string]bool{}
+	n := 0
+	for line := range strings.SplitSeq(output, "\n") {
+		line = strings.Trim(line, " \t\r;")
+		if line == "" || seen[line] {
+			continue
+		}
+		seen[line] = true
+		if n > 0 {
+			b.WriteString("; ")
+			used += 2
+		}
+		b.WriteString(line)
+		used += utf8.RuneCountInString(line)
+		n++
+		if used > limit {
+			return ""
 		}
 	}
 	if n == 0 {

@@ -163,7 +163,9 @@ func TestDigestFrameNoise(t *testing.T) {
 		"freed by thread T0 here:\n" +
 		"    #0 0x7f51c750 in operator delete(void*) ../../../../src/libsanitizer/asan/asan_new_delete.cpp:164\n" +
 		"    #1 0x55d0c3a29e10 in pricing::Book::reload() /src/pricing/src/book.cc:140:5\n"
-	d := checkpoint.Digest(asan, 300, 800)
+	// Rooms under the outputs' lengths: an output that fits is kept
+	// whole (TestDigestWholeWhenItFits).
+	d := checkpoint.Digest(asan, 300, 600)
 	for _, want := range []string{"/src/pricing/src/book.cc:52:9", "BookTest_RatesAfterReload_Test::TestBody()", "/src/pricing/src/book.cc:140:5"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("the digest lacks %q:\n%s", want, d)
@@ -185,7 +187,7 @@ func TestDigestFrameNoise(t *testing.T) {
 		"\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:885) ~[spring-webmvc-6.1.14.jar!/:6.1.14]\n" +
 		"\tat jakarta.servlet.http.HttpServlet.service(HttpServlet.java:658) ~[tomcat-embed-core-10.1.31.jar!/:na]\n" +
 		"\tat com.acme.fx.RateController.get(RateController.kt:31) ~[main/:na]\n"
-	d = checkpoint.Digest(jvm, 300, 800)
+	d = checkpoint.Digest(jvm, 300, 360)
 	if !strings.Contains(d, "RateBook.kt:77") || !strings.Contains(d, "RateController.kt:31") {
 		t.Errorf("the digest lacks the project's frames:\n%s", d)
 	}
@@ -263,7 +265,7 @@ func TestDigestLogRecordsApart(t *testing.T) {
 		"[2025-01-02 10:00:01] app.INFO: synced acct_91XkQm2 in 212ms\n" +
 		"[2025-01-02 10:00:02] app.INFO: synced acct_7Lp0Zr4 in 198ms\n" +
 		"see docs/runbooks/payouts.md\n"
-	d := checkpoint.Digest(out, 400, 800)
+	d := checkpoint.Digest(out, 150, 180)
 	i, j := strings.Index(d, "docs/runbooks/payouts.md"), strings.Index(d, "acct_91XkQm2")
 	if !strings.Contains(d, "po_Aa11Bb22") || i < 0 || j >= 0 && j < i {
 		t.Errorf("a later record's id ranks as the failure's, or the failure's id is missing:\n%s", d)
@@ -358,6 +360,17 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 		{"a TAP failure", "not ok 14 - rounds a refund of 0.005 EUR half up (ledger_rounding.bats:41)",
 			[]string{"not ok 14 - rounds a refund of 0.005 EUR half up"}},
 		{"a quoted name", `psql:migrate.sql:12: ERROR:  column "invoice_total" does not exist`, []string{"invoice_total"}},
+		{"a level in angle brackets, short", "[00:00:04.102,330] <err> ledger_rtc: drift of 913 ms past bound on core 1",
+			[]string{"<err> ledger_rtc: drift of 913 ms past bound on core 1"}},
+		{"a level past a capture's source", "12:04:55.0031 [INFO] uart1: [00:00:04.102,330] <err> ledger_rtc: drift of 913 ms past bound on core 1",
+			[]string{"uart1: [00:00:04.102,330] <err> ledger_rtc: drift of 913 ms"}},
+		{"a level after a journal's date, host and unit", "Nov 05 11:40:48 ledger-7 ledgerd[912]: ERROR payout batch pb_77x stalled",
+			[]string{"ERROR payout batch pb_77x stalled"}},
+		{"a runner's verdict last", "settles a refund twice ... FAILED (52ms)", []string{"settles a refund twice ... FAILED"}},
+		{"a verdict after a suite's arrow", "%%% ledger_SUITE ==> refund_twice: FAILED", []string{"ledger_SUITE ==> refund_twice: FAILED"}},
+		{"a thing that failed, named first", "Assertion failed at ledger/round.c:88: round_half_up: (total == 4 is false)",
+			[]string{"Assertion failed at ledger/round.c:88: round_half_up"}},
+		{"a FAIL with a dash", " FAIL - test_refund_twice in 0.024 seconds", []string{"FAIL - test_refund_twice"}},
 		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
 			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",
 			[]string{"No setting found for key 'billing.retry.max-wait'", "billing.retry.max-wait"}},
@@ -373,10 +386,53 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 	// that is no level are not error records.
 	for _, line := range []string{"17:03:22  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4", "[info] Error handling specs: 12 passed",
 		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12",
-		`10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "GET /api/v2/refunds HTTP/1.1" 200 512 "-" "ledger-cli/2.4.1"`} {
+		`10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "GET /api/v2/refunds HTTP/1.1" 200 512 "-" "ledger-cli/2.4.1"`,
+		"Summary: 14 passed, 0 ERROR", "and then the nightly build FAILED", "Build succeeded; failed builds are retried"} {
 		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
 		if strings.Contains(d, line[:min(len(line), 40)]) {
 			t.Errorf("%q was taken for an error record:\n%s", line, d)
+		}
+	}
+}
+
+// TestDigestWholeWhenItFits checks that a failing output whose lines fit
+// the failing digest's room is kept whole, each line once, and that a
+// passing one is not: a short failure's every word may name it.
+func TestDigestWholeWhenItFits(t *testing.T) {
+	failing := "scheduling ledger-sweep: 1 placement failed\n" +
+		"  Task Group \"sweep\" (failed to place 1 allocation):\n" +
+		"    * Constraint \"${meta.zone} = fra2-dc4-q7z\": 3 nodes excluded by filter\n" +
+		"    * Constraint \"${meta.zone} = fra2-dc4-q7z\": 3 nodes excluded by filter\n" +
+		"[process exited with code 2]\n"
+	d := checkpoint.Digest(failing, 400, 800)
+	want := checkpoint.DigestPrefix + "scheduling ledger-sweep: 1 placement failed; Task Group \"sweep\" (failed to place 1 allocation):; " +
+		"* Constraint \"${meta.zone} = fra2-dc4-q7z\": 3 nodes excluded by filter; [process exited with code 2]"
+	if d != want {
+		t.Errorf("the failing output is not kept whole:\n got %s\nwant %s", d, want)
+	}
+	if d := checkpoint.Digest(failing, 120, 120); strings.Contains(d, "3 nodes excluded") {
+		t.Errorf("an output over the room is kept whole:\n%s", d)
+	}
+	passing := "synced 3 ledgers from fra2-dc4-q7z in 212 ms\nall 3 ledgers balanced\n"
+	if d := checkpoint.Digest(passing, 400, 800); strings.Contains(d, "balanced") {
+		t.Errorf("a passing output is kept whole:\n%s", d)
+	}
+}
+
+// TestDigestKeepsTheRestOfALongErrorLine checks that what the digest's
+// cut of a long error line leaves out is kept after the error lines,
+// from the start of the word the cut split: a record's last field, a
+// compiler's site past a long path.
+func TestDigestKeepsTheRestOfALongErrorLine(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`Nov 05 11:40:48 ledger-7 ledgerd[912]: level=error msg="spool replay failed" segment=/var/lib/ledgerd/spool/8gse.wal err="crc mismatch at offset 277776" tag=LDG-5116-9139`,
+			"LDG-5116-9139"},
+		{"[ERROR] /srv/build/ledger/core/src/main/java/com/quire/ledger/core/settlement/SettlementWindow.java:[41,18] method close cannot be applied to given types;",
+			"SettlementWindow.java:[41,18]"},
+	} {
+		d := checkpoint.Digest(strings.Repeat("compiling module ledger-core\n", 30)+c.line+"\n"+strings.Repeat("compiling module ledger-api\n", 30), 400, 800)
+		if !strings.Contains(d, c.want) {
+			t.Errorf("the digest lost %q:\n%s", c.want, d)
 		}
 	}
 }

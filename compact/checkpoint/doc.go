@@ -81,14 +81,20 @@
 //     exception (TypeError: msg), or, in output, a phrase such as
 //     "undefined: ", "no such file or directory", "connection refused";
 //     a logger's record at error level whatever its prefix (a level
-//     word, ERROR, FATAL, SEVERE..., in capitals or in brackets in any
-//     case, past what only a prefix holds: times, dates, numbers, tags
-//     in brackets or braces), a line that names an exception or an
+//     word, ERROR, ERR, FATAL, SEVERE..., in capitals or in brackets or
+//     angle brackets in any case, past what only a prefix holds: times,
+//     dates, month and day names, numbers, tags in brackets or braces,
+//     a host's name, a source and a colon such as "uart0:" or
+//     "app[912]:"), a line that names an exception or an
 //     error level past its start ("Code: 60. DB::Exception: ...",
 //     "psql:a.sql:12: ERROR:  ...", .NET's "Name (0x80131904): msg"),
 //     one that opens with a failure word and goes on in words ("Error
-//     in query string: ...", "Failed to connect to ..."), and TAP's "not
-//     ok N - ...".
+//     in query string: ...", "Failed to connect to ..."), or with a
+//     thing and "failed" ("Assertion failed at a.c:88: ..."), one that
+//     ends in a runner's verdict on what it names first ("name ...
+//     FAILED (52ms)", "a_SUITE ==> case: FAILED", "test_x (a.T) ...
+//     ERROR"; not a count, "0 ERROR", nor a sentence's last word),
+//     TAP's "not ok N - ..." and ztest's "FAIL - name".
 //     Go's bare FAIL summary lines and grep hits are not errors. A failed
 //     output (its result is an error, or it shows an exit status, FAIL,
 //     ...) in which no line is shaped so gets its lines that report a

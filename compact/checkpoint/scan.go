@@ -1083,7 +1083,7 @@ func causeTail(t string) string {
 
 // errorLevels are the levels a logger writes a record that reports a
 // failure at.
-var errorLevels = setOf(`ERROR FATAL CRITICAL CRIT SEVERE EMERG EMERGENCY ALERT PANIC`)
+var errorLevels = setOf(`ERROR ERR FATAL CRITICAL CRIT SEVERE EMERG EMERGENCY ALERT PANIC`)
 
 // errorLevel reports whether a line of a log is a record at error level,
 // in whatever logger's format: a level word (ERROR, FATAL, SEVERE...) in
@@ -1094,7 +1094,7 @@ var errorLevels = setOf(`ERROR FATAL CRITICAL CRIT SEVERE EMERG EMERGENCY ALERT 
 // ERROR - ...", sbt's "[error] ...", Spring Boot's "time ERROR 1 ---".
 // A count ("ERROR=1", "errors: 0") is no level.
 func errorLevel(t string) bool {
-	for k := 0; k < 6 && t != ""; k++ {
+	for k := 0; k < 8 && t != ""; k++ {
 		f := t
 		if i := strings.IndexAny(t, " \t"); i >= 0 {
 			f, t = t[:i], strings.TrimLeft(t[i:], " \t")
@@ -1136,7 +1136,27 @@ func failureOpening(t string) bool {
 		rest = strings.TrimLeft(rest, " ")
 		return rest != "" && !isDigit(rest[0]) && hasWord(rest) // not a count
 	}
+	// A thing that failed, named first: "Assertion failed at a.c:415:
+	// ...", "Build FAILED: ...", "Deployment failed with ...".
+	v, rest, ok := strings.Cut(rest, " ")
+	if !ok || len(w) < 3 || w[0] < 'A' || w[0] > 'Z' || !allLetters(w) {
+		return false
+	}
+	switch strings.TrimSuffix(v, ":") {
+	case "failed", "FAILED":
+		return hasWord(rest)
+	}
 	return false
+}
+
+// allLetters reports whether s is ASCII letters only.
+func allLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // hasWord reports whether s holds a run of two letters: a message, not
@@ -1158,12 +1178,56 @@ func prefixField(f string) bool {
 	if len(f) >= 2 && (f[0] == '[' || f[0] == '{' || f[0] == '(') {
 		return true
 	}
+	if calendarWords[f] || sourceTag(f) || hostName(f) {
+		return true
+	}
 	for i := 0; i < len(f); i++ {
 		if c := f[i]; isLetter(c) && c != 'T' && c != 'Z' {
 			return false
 		}
 	}
 	return true
+}
+
+// calendarWords are the months and days a syslog or journal prefix
+// spells ("Aug 07 09:28:59", "Mon Jan  2").
+var calendarWords = setOf(`Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun`)
+
+// sourceTag reports whether a field of a log prefix names its source:
+// a name and a colon, maybe with a pid in brackets ("uart0:",
+// "moorhen-gw[20669]:", "kernel:").
+func sourceTag(f string) bool {
+	if len(f) < 2 || f[len(f)-1] != ':' {
+		return false
+	}
+	f = f[:len(f)-1]
+	if i := strings.IndexByte(f, '['); i > 0 && f[len(f)-1] == ']' && allDigits(f[i+1:len(f)-1]) {
+		f = f[:i]
+	}
+	for i := 0; i < len(f); i++ {
+		if c := f[i]; !isLetter(c) && !isDigit(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return f != ""
+}
+
+// hostName reports whether a field is a host's name as a log prefix
+// gives it: lower case, digits and a dash or a dot ("gw-hull-02",
+// "node7.dc1").
+func hostName(f string) bool {
+	digit, sep := false, false
+	for i := 0; i < len(f); i++ {
+		switch c := f[i]; {
+		case isDigit(c):
+			digit = true
+		case c == '-' || c == '.':
+			sep = true
+		case c < 'a' || c > 'z':
+			return false
+		}
+	}
+	return digit && sep
 }
 
 // upperASCII appends s to dst in upper case (ASCII letters only).
@@ -1620,6 +1684,8 @@ func runnerFailure(t string) bool {
 	switch {
 	case strings.HasPrefix(t, "not ok ") && len(t) > 7 && isDigit(t[7]):
 		return true // TAP's "not ok 3 - rounds half up" (bats, node:test, prove)
+	case verdictLast(t):
+		return true
 	case strings.HasSuffix(t, " FAILED") && strings.Contains(t, " > "):
 		return true
 	case strings.Contains(t, " Test #") && (strings.Contains(t, "***Failed") || strings.Contains(t, "***Exception") || strings.Contains(t, "***Timeout")):
@@ -1640,6 +1706,41 @@ func runnerFailure(t string) bool {
 	}
 	return false
 }
+
+// verdictLast reports whether a line ends in a runner's verdict on what
+// it names first: "FAILED", "FAIL" or "ERROR" after a runner's leader
+// (" ... ", ": ", " - ", "==> "), then maybe a duration in parentheses or
+// brackets: "rounds a fix ... FAILED (52ms)", "test_x (a.T) ... ERROR",
+// "%%% a_SUITE ==> case: FAILED".
+func verdictLast(t string) bool {
+	if strings.HasSuffix(t, ")") || strings.HasSuffix(t, "]") {
+		if i := strings.LastIndexAny(t, "(["); i > 0 && t[i-1] == ' ' && strings.IndexFunc(t[i:], isDigitRune) > 0 {
+			t = t[:i-1]
+		}
+	}
+	var head string
+	for _, v := range []string{"FAILED", "FAIL", "ERROR"} {
+		if strings.HasSuffix(t, v) {
+			head = t[:len(t)-len(v)]
+			break
+		}
+	}
+	if head == "" {
+		return false
+	}
+	for _, l := range []string{" ... ", "...", ": ", " - ", " "} {
+		if strings.HasSuffix(head, l) {
+			head = strings.TrimSuffix(head, l)
+			if last := head[strings.LastIndexByte(head, ' ')+1:]; l == " " && (allLetters(last) || !hasLetter(last)) {
+				return false // a sentence's word or a count ("the build FAILED", "0 ERROR")
+			}
+			return hasWord(head)
+		}
+	}
+	return false
+}
+
+func isDigitRune(r rune) bool { return r >= '0' && r <= '9' }
 
 // ctestFailures are the outcomes ctest lists under "The following tests
 // FAILED:".
@@ -2647,8 +2748,8 @@ func errorText(t string, strict bool) string {
 	if t == "FAIL" || strings.HasPrefix(t, "FAIL\t") || strings.HasPrefix(t, "FAIL ") {
 		// Go's summary line (FAIL pkg 0.01s) says nothing more; a test
 		// runner's names the test (FAIL src/a.test.ts > case).
-		if strings.Contains(t, " > ") || strings.Contains(t, "::") {
-			return cutLine(t)
+		if strings.Contains(t, " > ") || strings.Contains(t, "::") || strings.HasPrefix(t[4:], " - ") {
+			return cutLine(t) // or Zephyr's ztest: " FAIL - test_x in 0.02 seconds"
 		}
 		return ""
 	}
