@@ -44,7 +44,9 @@ func TestCheckpointReadsSpanBeforePruning(t *testing.T) {
 				c.CompactionThreshold = 4000
 				c.KeepRecentTokens = 600
 			}, nil)
-			tr := mustParse(t, p, list(agentLoop(p, 14, 1200, func(k int) string {
+			// Outputs longer than a failing digest's room: one that
+			// fits is kept whole, and clearing it saves nothing.
+			tr := mustParse(t, p, list(agentLoop(p, 14, compact.DigestFailMaxChars+200, func(k int) string {
 				return fmt.Sprintf("panic: order %d: dial tcp 10.0.%d.7:5432: connect: connection refused\n", 9100+k, k)
 			})...))
 			res := compactOK(t, c, compact.Request{Transcript: tr, Force: true})

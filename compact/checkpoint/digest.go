@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -44,6 +45,21 @@ type digestSink struct {
 	tails  []string // the rest of the error lines a cut shortened
 	shapes map[string]bool
 	repeat bool // the line being scanned repeats an earlier error line's shape
+	output string
+}
+
+// wholeLine returns the line of the output that error text t opens, to
+// its end: the scanners cut an error line at 200 bytes.
+func (d *digestSink) wholeLine(t string) string {
+	i := strings.Index(d.output, t)
+	if i < 0 {
+		return t
+	}
+	line := d.output[i:]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	return strings.TrimRight(line, " \r")
 }
 
 // startLine is called as each line of the output is scanned.
@@ -67,7 +83,7 @@ func (d *digestSink) add(k kind, text string, m mark) {
 			d.shapes[sh] = true
 			cut := cutWordsVerbatim(text, maxDigestLine)
 			d.errs = append(d.errs, cut)
-			if t := lineRest(text, len(cut)); t != "" {
+			if t := lineRest(d.wholeLine(text), len(cut)); t != "" {
 				d.tails = append(d.tails, t)
 			}
 		} else {
@@ -224,7 +240,7 @@ func digest(output string, failed bool, limit, failLimit int) string {
 		output, failed = text, failed || f
 	}
 	output = trimmedDigest(output)
-	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}}
+	d := &digestSink{seen: map[string]int{}, shapes: map[string]bool{}, output: output}
 	said := outputFailed(output, failed)
 	scanBounded(output, func(s string) { scanOutput(s, d, said) })
 	failing := failed || len(d.errs) > 0
@@ -316,8 +332,8 @@ func wholeDigest(output string, limit int) string {
 	n := 0
 	for line := range strings.SplitSeq(output, "\n") {
 		line = strings.Trim(line, " \t\r;")
-		if line == "" || seen[line] {
-			continue
+		if strings.IndexFunc(line, isAlnum) < 0 || seen[line] {
+			continue // nothing, or only braces or a box's border
 		}
 		seen[line] = true
 		if n > 0 {
@@ -336,6 +352,8 @@ func wholeDigest(output string, limit int) string {
 	}
 	return b.String()
 }
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // trimMarkerEnd ends the marker of a tool result trimmed to its head and
 // tail; the digest of what the trim cut out may follow it on the next

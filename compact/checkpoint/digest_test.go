@@ -371,6 +371,10 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 		{"a thing that failed, named first", "Assertion failed at ledger/round.c:88: round_half_up: (total == 4 is false)",
 			[]string{"Assertion failed at ledger/round.c:88: round_half_up"}},
 		{"a FAIL with a dash", " FAIL - test_refund_twice in 0.024 seconds", []string{"FAIL - test_refund_twice"}},
+		{"a JSON status that says it failed", `  "provisioningState": "Failed",`, []string{`"provisioningState": "Failed"`}},
+		{"a diagnostic in a box", "│ Error: creating queue (ledger-retries): QueueDeletedRecently: wait 60 seconds", []string{"Error: creating queue (ledger-retries)"}},
+		{"an id glued to its name", "Error Number:2627,State:1,Class:14\nClientConnectionId:6f1c0e2a-93b4-4c1e-8d2f-0a7b5e9c3d11",
+			[]string{"6f1c0e2a-93b4-4c1e-8d2f-0a7b5e9c3d11"}},
 		{"the cause a long line ends with", "Exception in thread \"main\" com.quire.config.ConfigError: merge of /srv/ledger/conf/app.conf: " +
 			"1,reference.conf @ jar:file:/srv/ledger/lib/ledger-core-2.4.1.jar!/reference.conf: 1: No setting found for key 'billing.retry.max-wait'",
 			[]string{"No setting found for key 'billing.retry.max-wait'", "billing.retry.max-wait"}},
@@ -387,7 +391,8 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 	for _, line := range []string{"17:03:22  Done. PASS=4 WARN=0 ERROR=0 SKIP=0 TOTAL=4", "[info] Error handling specs: 12 passed",
 		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12",
 		`10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "GET /api/v2/refunds HTTP/1.1" 200 512 "-" "ledger-cli/2.4.1"`,
-		"Summary: 14 passed, 0 ERROR", "and then the nightly build FAILED", "Build succeeded; failed builds are retried"} {
+		"Summary: 14 passed, 0 ERROR", "and then the nightly build FAILED", "Build succeeded; failed builds are retried",
+		`  "provisioningState": "Succeeded",`, `  "lastState": "failedOver",`} {
 		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
 		if strings.Contains(d, line[:min(len(line), 40)]) {
 			t.Errorf("%q was taken for an error record:\n%s", line, d)
@@ -429,6 +434,9 @@ func TestDigestKeepsTheRestOfALongErrorLine(t *testing.T) {
 			"LDG-5116-9139"},
 		{"[ERROR] /srv/build/ledger/core/src/main/java/com/quire/ledger/core/settlement/SettlementWindow.java:[41,18] method close cannot be applied to given types;",
 			"SettlementWindow.java:[41,18]"},
+		{"Microsoft.Data.SqlClient.SqlException (0x80131904): The CREATE UNIQUE INDEX statement terminated because a duplicate key was found for " +
+			"the object name 'dbo.Payouts' and the index name 'IX_Payouts_Batch'. The duplicate key value is (9098, 2024-11-24 20:00:00.0000000).",
+			"(9098, 2024-11-24 20:00:00.0000000)"},
 	} {
 		d := checkpoint.Digest(strings.Repeat("compiling module ledger-core\n", 30)+c.line+"\n"+strings.Repeat("compiling module ledger-api\n", 30), 400, 800)
 		if !strings.Contains(d, c.want) {

@@ -94,7 +94,12 @@
 //     ends in a runner's verdict on what it names first ("name ...
 //     FAILED (52ms)", "a_SUITE ==> case: FAILED", "test_x (a.T) ...
 //     ERROR"; not a count, "0 ERROR", nor a sentence's last word),
-//     TAP's "not ok N - ..." and ztest's "FAIL - name".
+//     TAP's "not ok N - ..." and ztest's "FAIL - name", and a JSON
+//     field naming a state, a status, a result, an outcome, a
+//     conclusion or a phase whose value is a failure word
+//     ("provisioningState": "Failed", "conclusion": "failure"). A
+//     diagnostic drawn in a box ("│ Error: ...") is read inside its
+//     border.
 //     Go's bare FAIL summary lines and grep hits are not errors. A failed
 //     output (its result is an error, or it shows an exit status, FAIL,
 //     ...) in which no line is shaped so gets its lines that report a
@@ -114,7 +119,8 @@
 //     functions; any name inside an inline code span.
 //   - id: commit hashes (7 to 40 hex digits with a letter and a digit),
 //     #123, BILL-231, UUIDs, versions (v1.2.3, 1.2.3, go1.22, ^4.17.0,
-//     lodash@4.17.21), port 8080, :8080, and key=value settings
+//     lodash@4.17.21), port 8080, :8080, an id glued to its name by a
+//     colon (ClientConnectionId:6f1c0e2a-...), and key=value settings
 //     (PORT=8080, --timeout=30s), but for the counts of a line that sums
 //     up a run in three or more of them (PASS=3 WARN=0 ERROR=1).
 //

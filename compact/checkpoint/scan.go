@@ -188,6 +188,15 @@ func scanTokens(s string, out sink, code bool) {
 			prev = ""
 			continue
 		}
+		if i := strings.IndexByte(t, ':'); i > 1 && i+2 < len(t) && allLetters(t[:i]) {
+			// A name glued to an id by a colon:
+			// "ClientConnectionId:589bedd2-...", "commit:9f3c2ab".
+			if k, text := classify(t[i+1:], false, false); k == kID {
+				out.add(k, text, 0)
+				prev = ""
+				continue
+			}
+		}
 		if code {
 			if isBareNumber(t) && strings.HasSuffix(raw, t) {
 				if n := unitAfter(rest, sizeWords); n > 0 {
@@ -497,6 +506,12 @@ func scanOutput(s string, out sink, failed func() bool) {
 			line = rest
 			t = strings.TrimSpace(line)
 		}
+		if n := boxBorder(t); n > 0 {
+			// A diagnostic drawn in a box (Terraform's "│ Error: ..."):
+			// the line is what the box holds.
+			line = t[n:]
+			t = strings.TrimSpace(line)
+		}
 		indented := line != "" && (line[0] == ' ' || line[0] == '\t')
 		afterE := pytestE
 		if t != "" {
@@ -784,7 +799,7 @@ func scanOutputLine(line string, out sink, mode lineMode) lineKind {
 		// format: what says it failed, in words, is its error line.
 		msg = cutLine(t)
 	}
-	if msg == "" && exceptionValue(t) {
+	if msg == "" && (exceptionValue(t) || statusFailed(t)) {
 		// A JSON body (one line, or a line of a pretty-printed one)
 		// that names an error's type: an API's or a search engine's
 		// error response, whatever its keys.
@@ -1189,6 +1204,16 @@ func prefixField(f string) bool {
 	return true
 }
 
+// boxBorder returns the length of the border a line of a box drawn with
+// box-drawing characters opens with ("│ ", "┃ ", "║ "), or 0.
+func boxBorder(t string) int {
+	r, n := utf8.DecodeRuneInString(t)
+	if r < 0x2500 || r > 0x257F || n >= len(t) || t[n] != ' ' {
+		return 0
+	}
+	return n + 1
+}
+
 // calendarWords are the months and days a syslog or journal prefix
 // spells ("Aug 07 09:28:59", "Mon Jan  2").
 var calendarWords = setOf(`Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun`)
@@ -1327,6 +1352,43 @@ func exceptionValue(t string) bool {
 	}
 	return false
 }
+
+// statusFailed reports whether a line is a JSON field that says, by
+// its value, that something failed: a key that names a state, a status,
+// a result, an outcome, a conclusion or a phase, and a value that is a
+// failure word ("provisioningState": "Failed", "conclusion":
+// "failure", "phase": "Failed", "status": "ERROR").
+func statusFailed(t string) bool {
+	k, v, ok := strings.Cut(t, ":")
+	if !ok {
+		return false
+	}
+	k = strings.TrimSpace(k)
+	v = strings.TrimRight(strings.TrimSpace(v), ",")
+	if len(k) < 4 || k[0] != '"' || k[len(k)-1] != '"' || len(v) < 4 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	var buf [64]byte
+	key := lowerASCII(buf[:0], k[1 : len(k)-1][:min(len(k)-2, 64)])
+	named := false
+	for _, w := range []string{"state", "status", "result", "outcome", "conclusion", "phase"} {
+		if bytes.HasSuffix(key, []byte(w)) {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return false
+	}
+	var vbuf [16]byte
+	if len(v)-2 > len(vbuf) {
+		return false
+	}
+	return failureValues[string(lowerASCII(vbuf[:0], v[1:len(v)-1]))]
+}
+
+// failureValues are the values of a state or a status that say it failed.
+var failureValues = setOf(`failed failure error errored crashed fatal timedout timed_out`)
 
 // errorTypeName: see exceptionValue.
 func errorTypeName(v string) bool {
