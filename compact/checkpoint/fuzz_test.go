@@ -18,6 +18,7 @@ var fuzzSeeds = []string{
 	"https://example.com/a?b=(c)) localhost:8080 PORT=8080 --x=1 lodash@4.17.21 ^1.2.3 C:\\a\\b.py ~/x ./... /",
 	"`", "``", "$ ", "--- FAIL: ", "a=b= c==d ::x a::b ..:/ :1: ::::",
 	"\xff\xfe broken \xc3 utf8 \u2028 line\rreturn",
+	"==31337==\n==31337== Invalid read of size 4\n==31337==    at 0x4005: solve (solver.f90:88)\n==31337==",
 }
 
 // FuzzLedger checks that the scanner never panics, and that every
@@ -37,6 +38,11 @@ func FuzzLedger(f *testing.F) {
 			e = checkpoint.Entry{Role: "assistant", Kind: "thinking", Text: text}
 		default:
 			e = call("bash", text)
+		}
+		for _, d := range []string{checkpoint.Digest(text, 400, 1400), checkpoint.DigestFailed(text, 400, 1400)} {
+			if strings.ContainsAny(d, "\n") {
+				t.Fatalf("a digest of two lines: %q", d)
+			}
 		}
 		ids := checkpoint.Ledger([]checkpoint.Entry{e}, text)
 		for _, id := range ids {

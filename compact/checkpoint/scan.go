@@ -2798,7 +2798,10 @@ func errorText(t string, strict bool) string {
 		t = strings.TrimSpace(t[1:]) // pytest's marker
 	}
 	if n := sanitizerMark(t); n > 0 {
-		t = t[n:] // ==31337==ERROR: AddressSanitizer: ...
+		t = strings.TrimSpace(t[n:]) // ==31337==ERROR: AddressSanitizer: ...
+		if t == "" {
+			return "" // Valgrind's "==31337==" between its records
+		}
 	}
 	if strings.HasPrefix(t, "--- FAIL: ") {
 		msg := t
