@@ -17,6 +17,7 @@ import (
 	"github.com/strata-memory/strata/compact/internal/fieldgen"
 	"github.com/strata-memory/strata/compact/internal/fleetgen"
 	"github.com/strata-memory/strata/compact/internal/kilngen"
+	"github.com/strata-memory/strata/compact/internal/loomgen"
 	"github.com/strata-memory/strata/compact/internal/moorgen"
 	"github.com/strata-memory/strata/compact/internal/opsgen"
 	"github.com/strata-memory/strata/compact/internal/shipgen"
@@ -187,8 +188,9 @@ func sources(t *testing.T) []source {
 	// Generators whose labels carry a class and a kind: opsgen (design
 	// side since the fifth round), triagegen (since the sixth), shipgen
 	// (since the seventh), fleetgen (since the ninth), streamgen (since
-	// the tenth), and moorgen and kilngen, held out (written without
-	// reading the compaction code, measured only, never tuned to).
+	// the tenth), moorgen (since the eleventh), and kilngen and loomgen,
+	// held out (written without reading the compaction code, measured
+	// only, never tuned to).
 	for _, g := range []struct {
 		name           string
 		generate       func(uint64, opsgen.Options) *opsgen.Transcript
@@ -196,7 +198,7 @@ func sources(t *testing.T) []source {
 	}{{"opsgen", opsgen.Generate, opsgen.Standard(), opsgen.Long()}, {"triagegen", triagegen.Generate, triagegen.Standard(), triagegen.Long()},
 		{"shipgen", shipgen.Generate, shipgen.Standard(), shipgen.Long()}, {"fleetgen", fleetgen.Generate, fleetgen.Standard(), fleetgen.Long()},
 		{"streamgen", streamgen.Generate, streamgen.Standard(), streamgen.Long()}, {"moorgen", moorgen.Generate, moorgen.Standard(), moorgen.Long()},
-		{"kilngen", kilngen.Generate, kilngen.Standard(), kilngen.Long()}} {
+		{"kilngen", kilngen.Generate, kilngen.Standard(), kilngen.Long()}, {"loomgen", loomgen.Generate, loomgen.Standard(), loomgen.Long()}} {
 		for _, size := range []struct {
 			name  string
 			o     opsgen.Options
