@@ -18,7 +18,8 @@
 // and very old ones are hard-cleared to ClearedPlaceholder, followed by
 // a digest line naming the identifiers they held (checkpoint.Digest,
 // at most DigestMaxChars, DigestFailMaxChars for a result with an error
-// line, whose failure evidence comes first; Config.ToolClearDigest). The latest
+// line, whose failure evidence comes first, or all its lines when they
+// fit; Config.ToolClearDigest). The latest
 // tool results, results with images, user text and everything an
 // assistant wrote (text, tool calls, thinking) are never touched.
 //
