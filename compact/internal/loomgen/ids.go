@@ -151,10 +151,6 @@ func (g *gen) mkNode(kind string) func() string {
 	return func() string { return fmt.Sprintf("%s-%04d", kind, g.n(101, 899)) }
 }
 
-func (g *gen) mkFQDN(kind string) func() string {
-	return func() string { return fmt.Sprintf("%s-%04d.warp.loomfield.net", kind, g.n(101, 899)) }
-}
-
 func (g *gen) mkHostPort(prefix string, ports ...int) func() string {
 	return func() string {
 		p := ports[g.r.IntN(len(ports))]
@@ -182,10 +178,6 @@ func (g *gen) mkTest(prefix, sep string, ws []string, k int) func() string {
 
 func (g *gen) mkVersion() func() string {
 	return func() string { return fmt.Sprintf("v%d.%d.%d", g.n(0, 4), g.n(10, 39), g.n(1, 19)) }
-}
-
-func (g *gen) mkCode(prefix string, digits int) func() string {
-	return func() string { return prefix + g.chars("0123456789", digits) }
 }
 
 func (g *gen) mkReq(prefix string, n int) func() string {

@@ -223,7 +223,7 @@ func (g *gen) turn(text string, ps ...pend) {
 	}
 	for _, p := range ps {
 		m.Calls = append(m.Calls, p.call)
-		est += g.count(argsJSON(p.call.Args)) + 24
+		est += g.count(opsgen.ArgsJSON(p.call.Args)) + 24
 	}
 	g.spent += est
 	res := opsgen.Message{Role: "tool"}
@@ -243,23 +243,6 @@ func (g *gen) turn(text string, ps ...pend) {
 		g.calls++
 	}
 	g.t.Messages = append(g.t.Messages, res)
-}
-
-func argsJSON(args []opsgen.Arg) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, a := range args {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(a.Key)
-		v, _ := json.Marshal(a.Value)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 func (g *gen) callID() string {

@@ -114,7 +114,9 @@ type Result struct {
 // Failed says the command failed.
 func (r Result) Failed() bool { return r.Exit != 0 }
 
-func argsJSON(args []Arg) string {
+// ArgsJSON is a call's arguments as the JSON object both forms give
+// them, keys in order.
+func ArgsJSON(args []Arg) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, a := range args {
@@ -163,7 +165,7 @@ func (t *Transcript) OpenAI() []byte {
 				om.Content = str(m.Text)
 			}
 			for _, c := range m.Calls {
-				om.ToolCalls = append(om.ToolCalls, call{ID: "call_" + c.ID, Type: "function", Function: fn{Name: c.Name, Arguments: argsJSON(c.Args)}})
+				om.ToolCalls = append(om.ToolCalls, call{ID: "call_" + c.ID, Type: "function", Function: fn{Name: c.Name, Arguments: ArgsJSON(c.Args)}})
 			}
 			out = append(out, om)
 		}
@@ -212,7 +214,7 @@ func (t *Transcript) Anthropic() []byte {
 				bs = append(bs, blk{Type: "text", Text: m.Text})
 			}
 			for _, c := range m.Calls {
-				bs = append(bs, blk{Type: "tool_use", ID: "toolu_01" + c.ID, Name: c.Name, Input: json.RawMessage(argsJSON(c.Args))})
+				bs = append(bs, blk{Type: "tool_use", ID: "toolu_01" + c.ID, Name: c.Name, Input: json.RawMessage(ArgsJSON(c.Args))})
 			}
 			out = append(out, msg{Role: "assistant", Content: bs})
 		}
