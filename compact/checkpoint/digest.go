@@ -49,13 +49,19 @@ type digestSink struct {
 }
 
 // wholeLine returns the line of the output that error text t opens, to
-// its end: the scanners cut an error line at 200 bytes.
+// its end: the scanners cut an error line at 200 bytes. It searches
+// what the scanners read of the output (see scanBounded), and gives t
+// itself when the text is not found there.
 func (d *digestSink) wholeLine(t string) string {
-	i := strings.Index(d.output, t)
-	if i < 0 {
+	line := ""
+	scanBounded(d.output, func(s string) {
+		if i := strings.Index(s, t); line == "" && i >= 0 {
+			line = s[i:]
+		}
+	})
+	if line == "" {
 		return t
 	}
-	line := d.output[i:]
 	if j := strings.IndexByte(line, '\n'); j >= 0 {
 		line = line[:j]
 	}
@@ -220,9 +226,10 @@ func lineRest(s string, n int) string {
 // not fit is left out and the next item that fits is taken. A failing
 // output whose lines fit the room whole is kept whole instead: every
 // line that holds something, trimmed, each once, in order. Like the
-// ledger, it reads the head and the tail of a long output. An output a harness wrapped in JSON with its exit status
-// (Codex's {"output": ..., "metadata": {"exit_code": 1}}) is digested as
-// the text it wraps, as a failed one when the status is not zero.
+// ledger, it reads the head and the tail of a long output. An output a
+// harness wrapped in JSON with its exit status (Codex's {"output": ...,
+// "metadata": {"exit_code": 1}}) is digested as the text it wraps, as a
+// failed one when the status is not zero.
 func Digest(output string, limit, failLimit int) string {
 	return digest(output, false, limit, failLimit)
 }

@@ -368,6 +368,7 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 			[]string{"ERROR payout batch pb_77x stalled"}},
 		{"a runner's verdict last", "settles a refund twice ... FAILED (52ms)", []string{"settles a refund twice ... FAILED"}},
 		{"a verdict after a suite's arrow", "%%% ledger_SUITE ==> refund_twice: FAILED", []string{"ledger_SUITE ==> refund_twice: FAILED"}},
+		{"a verdict after a name, then a share", "tests/test_refunds.py::test_twice FAILED [ 50%]", []string{"tests/test_refunds.py::test_twice FAILED"}},
 		{"a thing that failed, named first", "Assertion failed at ledger/round.c:88: round_half_up: (total == 4 is false)",
 			[]string{"Assertion failed at ledger/round.c:88: round_half_up"}},
 		{"a FAIL with a dash", " FAIL - test_refund_twice in 0.024 seconds", []string{"FAIL - test_refund_twice"}},

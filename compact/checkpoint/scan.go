@@ -1770,10 +1770,11 @@ func runnerFailure(t string) bool {
 }
 
 // verdictLast reports whether a line ends in a runner's verdict on what
-// it names first: "FAILED", "FAIL" or "ERROR" after a runner's leader
-// (" ... ", ": ", " - ", "==> "), then maybe a duration in parentheses or
-// brackets: "rounds a fix ... FAILED (52ms)", "test_x (a.T) ... ERROR",
-// "%%% a_SUITE ==> case: FAILED".
+// it names first: "FAILED", "FAIL" or "ERROR" after a leader (" ... ",
+// "...", ": ", " - ", or a space after a name that is no plain word nor
+// a count), then maybe a duration in parentheses or brackets: "rounds a
+// fix ... FAILED (52ms)", "test_x (a.T) ... ERROR", "%%% a_SUITE ==>
+// case: FAILED", "tests/a.py::test_b FAILED [ 50%]".
 func verdictLast(t string) bool {
 	if strings.HasSuffix(t, ")") || strings.HasSuffix(t, "]") {
 		if i := strings.LastIndexAny(t, "(["); i > 0 && t[i-1] == ' ' && strings.IndexFunc(t[i:], isDigitRune) > 0 {
