@@ -393,7 +393,7 @@ func TestDigestErrorRecordsAnyFormat(t *testing.T) {
 		"2024-11-05 10:49:02 INFO ledger: the ERROR column stays empty", "see the Error: section of the manual", "[error]    |      ^^^^", "Failed: 0, Passed: 12",
 		`10.4.7.21 - - [05/Nov/2024:10:49:02 +0000] "GET /api/v2/refunds HTTP/1.1" 200 512 "-" "ledger-cli/2.4.1"`,
 		"Summary: 14 passed, 0 ERROR", "and then the nightly build FAILED", "Build succeeded; failed builds are retried",
-		`  "provisioningState": "Succeeded",`, `  "lastState": "failedOver",`} {
+		`  "provisioningState": "Succeeded",`, `  "lastState": "failedOver",`, "log_level: ERROR", "  minSeverity: ERROR"} {
 		d := checkpoint.Digest(filler.String()+line+"\n", 400, 800)
 		if strings.Contains(d, line[:min(len(line), 40)]) {
 			t.Errorf("%q was taken for an error record:\n%s", line, d)

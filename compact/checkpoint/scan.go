@@ -1794,8 +1794,12 @@ func verdictLast(t string) bool {
 	for _, l := range []string{" ... ", "...", ": ", " - ", " "} {
 		if strings.HasSuffix(head, l) {
 			head = strings.TrimSuffix(head, l)
-			if last := head[strings.LastIndexByte(head, ' ')+1:]; l == " " && (allLetters(last) || !hasLetter(last)) {
+			last := head[strings.LastIndexByte(head, ' ')+1:]
+			if l == " " && (allLetters(last) || !hasLetter(last)) {
 				return false // a sentence's word or a count ("the build FAILED", "0 ERROR")
+			}
+			if l == ": " && levelKey(last) {
+				return false // a setting: "log_level: ERROR"
 			}
 			return hasWord(head)
 		}
@@ -1804,6 +1808,18 @@ func verdictLast(t string) bool {
 }
 
 func isDigitRune(r rune) bool { return r >= '0' && r <= '9' }
+
+// levelKey reports whether a key names a log level or a severity
+// ("level", "log_level", "minSeverity"): its value is a setting, not a
+// verdict.
+func levelKey(k string) bool {
+	var buf [64]byte
+	if len(k) > len(buf) {
+		return false
+	}
+	low := lowerASCII(buf[:0], strings.Trim(k, `"'`))
+	return bytes.HasSuffix(low, []byte("level")) || bytes.HasSuffix(low, []byte("severity"))
+}
 
 // ctestFailures are the outcomes ctest lists under "The following tests
 // FAILED:".
