@@ -93,7 +93,8 @@
 //     thing and "failed" ("Assertion failed at a.c:88: ..."), one that
 //     ends in a runner's verdict on what it names first ("name ...
 //     FAILED (52ms)", "a_SUITE ==> case: FAILED", "test_x (a.T) ...
-//     ERROR"; not a count, "0 ERROR", nor a sentence's last word),
+//     ERROR"; not a count, "0 ERROR", a sentence's last word, nor a
+//     setting, "log_level: ERROR"),
 //     TAP's "not ok N - ..." and ztest's "FAIL - name", and a JSON
 //     field naming a state, a status, a result, an outcome, a
 //     conclusion or a phase whose value is a failure word
