@@ -1368,16 +1368,7 @@ func statusFailed(t string) bool {
 	if len(k) < 4 || k[0] != '"' || k[len(k)-1] != '"' || len(v) < 4 || v[0] != '"' || v[len(v)-1] != '"' {
 		return false
 	}
-	var buf [64]byte
-	key := lowerASCII(buf[:0], k[1 : len(k)-1][:min(len(k)-2, 64)])
-	named := false
-	for _, w := range []string{"state", "status", "result", "outcome", "conclusion", "phase"} {
-		if bytes.HasSuffix(key, []byte(w)) {
-			named = true
-			break
-		}
-	}
-	if !named {
+	if !keyEndsIn(k[1 : len(k)-1][:min(len(k)-2, 64)], "state", "status", "result", "outcome", "conclusion", "phase") {
 		return false
 	}
 	var vbuf [16]byte
@@ -1777,7 +1768,7 @@ func runnerFailure(t string) bool {
 // case: FAILED", "tests/a.py::test_b FAILED [ 50%]".
 func verdictLast(t string) bool {
 	if strings.HasSuffix(t, ")") || strings.HasSuffix(t, "]") {
-		if i := strings.LastIndexAny(t, "(["); i > 0 && t[i-1] == ' ' && strings.IndexFunc(t[i:], isDigitRune) > 0 {
+		if i := strings.LastIndexAny(t, "(["); i > 0 && t[i-1] == ' ' && strings.ContainsAny(t[i:], "0123456789") {
 			t = t[:i-1]
 		}
 	}
@@ -1807,18 +1798,27 @@ func verdictLast(t string) bool {
 	return false
 }
 
-func isDigitRune(r rune) bool { return r >= '0' && r <= '9' }
-
 // levelKey reports whether a key names a log level or a severity
 // ("level", "log_level", "minSeverity"): its value is a setting, not a
 // verdict.
 func levelKey(k string) bool {
+	return len(k) <= 64 && keyEndsIn(strings.Trim(k, `"'`), "level", "severity")
+}
+
+// keyEndsIn reports whether key, in lower case, ends in one of ends; a
+// key longer than 64 bytes ends in none.
+func keyEndsIn(key string, ends ...string) bool {
 	var buf [64]byte
-	if len(k) > len(buf) {
+	if len(key) > len(buf) {
 		return false
 	}
-	low := lowerASCII(buf[:0], strings.Trim(k, `"'`))
-	return bytes.HasSuffix(low, []byte("level")) || bytes.HasSuffix(low, []byte("severity"))
+	low := lowerASCII(buf[:0], key)
+	for _, e := range ends {
+		if bytes.HasSuffix(low, []byte(e)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ctestFailures are the outcomes ctest lists under "The following tests
